@@ -1,0 +1,251 @@
+//! Verdict lines, narratives and the JSON report.
+
+use crate::catalogue::{Entry, Verdict};
+use crate::runner::{self, CheckResult};
+use serde_json::{json, Value};
+use stateright::Model;
+use std::time::Duration;
+use wbspec_models::fuse::{Actor, FuseModel, State};
+
+/// JSON report schema version.
+pub const SCHEMA: u32 = 1;
+
+/// One line per check × property, herd7 style:
+/// `Check <check> <property> Never|Sometimes <count> <states> ok|MISMATCH`.
+pub fn print_verdicts(e: &Entry, r: &CheckResult) {
+    for p in &r.props {
+        let word = match p.observed {
+            Verdict::Holds => "Never",
+            Verdict::Violated => "Sometimes",
+        };
+        let status = if p.expected == p.observed {
+            "ok".to_string()
+        } else {
+            format!("MISMATCH expected {}", p.expected.as_str())
+        };
+        println!(
+            "Check {} {} {} {} {} {}",
+            r.name, p.name, word, p.count, r.unique_states, status
+        );
+    }
+    for w in &r.witnesses {
+        if !w.required && w.count == 0 {
+            continue;
+        }
+        let word = if w.count > 0 { "Reached" } else { "Unreached" };
+        let status = if w.required && w.count == 0 {
+            "MISMATCH required"
+        } else if w.required {
+            "ok"
+        } else {
+            "-"
+        };
+        println!(
+            "Witness {} {} {} {} {} {}",
+            r.name, w.name, word, w.count, r.unique_states, status
+        );
+    }
+    let states = match r.expected_states {
+        Some(x) if x == r.unique_states => "ok".to_string(),
+        Some(x) => format!("MISMATCH pinned {x}"),
+        None => "unpinned".to_string(),
+    };
+    println!(
+        "States {} {} {} depth={} {:.2}s {}",
+        r.name,
+        if r.complete { "complete" } else { "INCOMPLETE" },
+        r.unique_states,
+        r.max_depth,
+        r.elapsed.as_secs_f64(),
+        states
+    );
+    let _ = e;
+}
+
+pub fn print_summary(results: &[CheckResult], t: Duration) {
+    let verdicts: usize = results.iter().map(|r| r.props.len()).sum();
+    let mism: usize = results
+        .iter()
+        .map(|r| r.props.iter().filter(|p| p.expected != p.observed).count())
+        .sum();
+    let bad: Vec<&str> = results
+        .iter()
+        .filter(|r| !r.ok())
+        .map(|r| r.name.as_str())
+        .collect();
+    println!(
+        "Summary: {} checks, {} verdicts, {} verdict mismatches, {} checks not as expected, {:.1}s",
+        results.len(),
+        verdicts,
+        mism,
+        bad.len(),
+        t.as_secs_f64()
+    );
+    if !bad.is_empty() {
+        println!("Not as expected: {}", bad.join(" "));
+    }
+}
+
+/// Numbered kernel-terms narrative of a path, ≤ 72 columns per line.
+pub fn narrate(
+    m: &FuseModel,
+    states: &[State],
+    actions: &[wbspec_models::fuse::Action],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, a) in actions.iter().enumerate() {
+        let (before, after) = (&states[i], &states[i + 1]);
+        let who = match a.actor {
+            Actor::Task(t) => format!("T{t} {:<10}", m.cfg.tasks[t as usize].short()),
+            Actor::Daemon(w) => format!("D{w} {:<10}", "daemon"),
+        };
+        let what = describe(m, before, after, a);
+        let line = format!("{:>2} {} {}", i + 1, who, what);
+        out.push(clip(&line, 72));
+    }
+    out
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('~');
+        t
+    }
+}
+
+/// What changed, in kernel words.
+pub fn describe(m: &FuseModel, b: &State, a: &State, act: &wbspec_models::fuse::Action) -> String {
+    use wbspec_models::fuse::state::Worker;
+    let mut bits: Vec<String> = vec![act.step.kernel_fn().to_string()];
+    if b.writectr != a.writectr {
+        bits.push(if a.writectr < 0 {
+            format!(
+                "writectr=NOWRITE+{}",
+                a.writectr - wbspec_models::fuse::state::FUSE_NOWRITE
+            )
+        } else {
+            format!("writectr={}", a.writectr)
+        });
+    }
+    if b.i_size != a.i_size {
+        bits.push(format!("i_size={}p", a.i_size));
+    }
+    if let Actor::Task(_) = act.actor {
+        // a task step only appends to /dev/fuse
+        for r in a.fuse_q.iter().skip(b.fuse_q.len()) {
+            bits.push(format!("sends {r}"));
+        }
+    }
+    if a.queued.len() > b.queued.len() {
+        bits.push("queued on queued_writes".into());
+    }
+    match act.actor {
+        Actor::Daemon(w) => match (b.workers[w as usize], a.workers[w as usize]) {
+            (_, Worker::Busy { req, payload }) => {
+                let mut s = format!("reads {req}");
+                if let wbspec_models::fuse::state::Req::CacheWrite { first, sent, .. } = req {
+                    let vs: Vec<String> = (first..first + sent)
+                        .map(|p| format!("v{}", payload[p as usize]))
+                        .collect();
+                    s.push_str(&format!(" data {}", vs.join(",")));
+                }
+                bits = vec![s];
+            }
+            (Worker::Busy { req, .. }, _) => {
+                bits = vec![format!(
+                    "applies {req}, replies; server size={}p",
+                    a.srv_size
+                )];
+            }
+            (Worker::Ending { first, n }, _) => {
+                bits.push(format!("end writeback p{}..{}", first, first + n - 1));
+            }
+            _ => {}
+        },
+        Actor::Task(_) => {
+            for p in 0..m.cfg.pages as usize {
+                let (x, y) = (b.pages[p], a.pages[p]);
+                if x != y {
+                    bits.push(format!("p{p}:{}", a.page_str(p)));
+                }
+            }
+        }
+    }
+    bits.join("; ")
+}
+
+pub fn print_counterexamples(e: &Entry, r: &CheckResult) -> Result<(), String> {
+    let m = runner::build_model(e)?;
+    for p in &r.props {
+        if let Some(cx) = &p.trace {
+            let states = runner::replay(&m, &cx.actions)?;
+            println!(
+                "Counterexample {} {} ({} steps, #/steps/{})",
+                r.name,
+                p.name,
+                cx.actions.len(),
+                cx.encoded
+            );
+            for l in narrate(&m, &states, &cx.actions) {
+                println!("  {l}");
+            }
+            println!(
+                "  => {} fails: {}",
+                p.name,
+                runner::property_description(p.name)
+            );
+        }
+    }
+    Ok(())
+}
+
+pub fn json_report(entries: &[&Entry], results: &[CheckResult]) -> Value {
+    let checks: Vec<Value> = entries
+        .iter()
+        .zip(results)
+        .map(|(e, r)| {
+            let m = runner::build_model(e).expect("model built before");
+            json!({
+                "name": r.name,
+                "question": e.question,
+                "model": e.model,
+                "kernel": format!("{:?}", e.config.kernel),
+                "variant": e.config.variant.flags_on(),
+                "config": e.config,
+                "complete": r.complete,
+                "unique_states": r.unique_states,
+                "total_states": r.total_states,
+                "max_depth": r.max_depth,
+                "pinned_states": r.expected_states,
+                "seconds": r.elapsed.as_secs_f64(),
+                "as_expected": r.ok(),
+                "properties": r.props.iter().map(|p| json!({
+                    "name": p.name,
+                    "expected": p.expected.as_str(),
+                    "observed": p.observed.as_str(),
+                    "violating_states": p.count,
+                    "counterexample": p.trace.as_ref().map(|cx| json!({
+                        "encoded": cx.encoded,
+                        "actions": cx.actions,
+                        "steps": cx.actions.iter().map(|a| m.format_action(a)).collect::<Vec<_>>(),
+                    })),
+                })).collect::<Vec<_>>(),
+                "witnesses": r.witnesses.iter().map(|w| json!({
+                    "name": w.name,
+                    "required": w.required,
+                    "reached": w.count > 0,
+                    "states": w.count,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "schema": SCHEMA,
+        "tool": format!("wbspec {}", env!("CARGO_PKG_VERSION")),
+        "stateright": "0.31.0",
+        "checks": checks,
+    })
+}

@@ -1,0 +1,386 @@
+//! Configuration of the FUSE model: kernel state, variant flags, geometry
+//! and workload. Everything here is data; the model never branches on a
+//! check's name.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Most pages a configuration may have (the issue asks for 1..=4).
+pub const MAX_PAGES: usize = 4;
+/// Most daemon worker threads.
+pub const MAX_WORKERS: usize = 2;
+/// Most kernel tasks in one workload. Versions are 4-bit (see `hist`), and
+/// versions 0 and 1 are reserved, so at most 14 writing tasks fit; we keep
+/// it smaller to bound the state.
+pub const MAX_TASKS: usize = 8;
+
+/// Kernel states of fs/fuse (kernel-fuse-protocol.md §0, §0.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Kernel {
+    /// v6.16–v6.18: temp pages removed (0c58a97f919c); PG_writeback lasts
+    /// until the daemon replies; fuse_flush no longer calls fuse_sync_writes.
+    T,
+    /// v6.19 (T″): T plus 1ce120dcefc0 (FOPEN_DIRECT_IO always flushes
+    /// before direct I/O) and b359af8275a9 (invalidate after a
+    /// FOPEN_DIRECT_IO write). Backported to 6.18.3.
+    T2,
+}
+
+impl Kernel {
+    pub fn parse(s: &str) -> Option<Kernel> {
+        match s {
+            "T" | "6.16" | "6.17" | "6.18" => Some(Kernel::T),
+            "T2" | "T''" | "T″" | "6.19" => Some(Kernel::T2),
+            _ => None,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Kernel::T => "T (6.16-6.18)",
+            Kernel::T2 => "T'' (6.19)",
+        }
+    }
+}
+
+/// Behaviour switches. A kernel state sets a base; a check may add
+/// proposals or mutants on top. Every flag names the kernel code it stands
+/// for, so a reader can see what differs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Variant {
+    /// fuse_direct_io step (A) runs for every FOPEN_DIRECT_IO request, not
+    /// only with fc->direct_io_allow_mmap (6.19, 1ce120dcefc0).
+    pub dio_flush_always: bool,
+    /// fuse_direct_io step (E): invalidate_inode_pages2_range after a
+    /// FOPEN_DIRECT_IO write (6.19, b359af8275a9).
+    pub dio_invalidate_after_write: bool,
+    /// fuse_flush takes inode_lock and calls fuse_sync_writes (≤ 6.15; the
+    /// v8 review removed it).
+    pub flush_sync_writes: bool,
+
+    // ---- mutants: each deliberately breaks one protection (vacuity guards)
+    /// fuse_page_mkwrite without folio_wait_writeback (kills c1).
+    pub mut_mkwrite_no_wait: bool,
+    /// __fuse_release_nowrite crops queued WRITEs with the *old* i_size:
+    /// the flush runs before i_size_write (kills a2).
+    pub mut_crop_old_size: bool,
+    /// fuse_flush_writepages ignores the FUSE_NOWRITE bias (kills a1).
+    pub mut_flush_ignores_nowrite: bool,
+    /// fuse_do_setattr calls truncate_pagecache / invalidate_inode_pages2
+    /// before __fuse_release_nowrite (kills e: the launder deadlock).
+    pub mut_invalidate_under_nowrite: bool,
+    /// fuse_fsync without file_write_and_wait_range's wait and without
+    /// fuse_sync_writes (kills d).
+    pub mut_fsync_no_wait: bool,
+    /// fuse_direct_io write without steps (A), (B) and (C) (kills b2).
+    pub mut_dio_write_no_flush: bool,
+}
+
+pub const VARIANT_FLAGS: &[&str] = &[
+    "dio_flush_always",
+    "dio_invalidate_after_write",
+    "flush_sync_writes",
+    "mut_mkwrite_no_wait",
+    "mut_crop_old_size",
+    "mut_flush_ignores_nowrite",
+    "mut_invalidate_under_nowrite",
+    "mut_fsync_no_wait",
+    "mut_dio_write_no_flush",
+];
+
+impl Variant {
+    pub fn base(k: Kernel) -> Variant {
+        match k {
+            Kernel::T => Variant::default(),
+            Kernel::T2 => Variant {
+                dio_flush_always: true,
+                dio_invalidate_after_write: true,
+                ..Variant::default()
+            },
+        }
+    }
+
+    /// Turns on (or, with a leading '!', off) one flag by name.
+    pub fn set(&mut self, flag: &str) -> Result<(), String> {
+        let (name, on) = match flag.strip_prefix('!') {
+            Some(n) => (n, false),
+            None => (flag, true),
+        };
+        let f = match name {
+            "dio_flush_always" => &mut self.dio_flush_always,
+            "dio_invalidate_after_write" => &mut self.dio_invalidate_after_write,
+            "flush_sync_writes" => &mut self.flush_sync_writes,
+            "mut_mkwrite_no_wait" => &mut self.mut_mkwrite_no_wait,
+            "mut_crop_old_size" => &mut self.mut_crop_old_size,
+            "mut_flush_ignores_nowrite" => &mut self.mut_flush_ignores_nowrite,
+            "mut_invalidate_under_nowrite" => &mut self.mut_invalidate_under_nowrite,
+            "mut_fsync_no_wait" => &mut self.mut_fsync_no_wait,
+            "mut_dio_write_no_flush" => &mut self.mut_dio_write_no_flush,
+            _ => {
+                return Err(format!(
+                    "unknown variant flag '{name}' (known: {})",
+                    VARIANT_FLAGS.join(", ")
+                ))
+            }
+        };
+        *f = on;
+        Ok(())
+    }
+
+    pub fn flags_on(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let all = [
+            ("dio_flush_always", self.dio_flush_always),
+            (
+                "dio_invalidate_after_write",
+                self.dio_invalidate_after_write,
+            ),
+            ("flush_sync_writes", self.flush_sync_writes),
+            ("mut_mkwrite_no_wait", self.mut_mkwrite_no_wait),
+            ("mut_crop_old_size", self.mut_crop_old_size),
+            ("mut_flush_ignores_nowrite", self.mut_flush_ignores_nowrite),
+            (
+                "mut_invalidate_under_nowrite",
+                self.mut_invalidate_under_nowrite,
+            ),
+            ("mut_fsync_no_wait", self.mut_fsync_no_wait),
+            ("mut_dio_write_no_flush", self.mut_dio_write_no_flush),
+        ];
+        for (n, on) in all {
+            if on {
+                v.push(n);
+            }
+        }
+        v
+    }
+}
+
+/// One kernel task of the workload. Page ranges are `first..first+n` in
+/// page units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TaskSpec {
+    /// write(2) on a cached open with writeback_cache (whole pages).
+    Write { first: u8, n: u8 },
+    /// A store through a MAP_SHARED mapping to one page.
+    Mmap { page: u8 },
+    /// The flusher / sync_file_range(WRITE): fuse_writepages over the
+    /// whole file, WB_SYNC_NONE (`all == false`) or WB_SYNC_ALL.
+    Writeback { all: bool },
+    /// ftruncate(fd, size) (shrink or extend), size in pages.
+    Truncate { size: u8 },
+    /// fsync(fd) over the whole file.
+    Fsync,
+    /// close(fd): fuse_flush.
+    Close,
+    /// write(2) on a FOPEN_DIRECT_IO open.
+    DioWrite { first: u8, n: u8 },
+    /// read(2) on a FOPEN_DIRECT_IO open.
+    DioRead { first: u8, n: u8 },
+    /// write(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO).
+    OdirectWrite { first: u8, n: u8 },
+    /// read(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO).
+    OdirectRead { first: u8, n: u8 },
+}
+
+impl TaskSpec {
+    /// Parses the catalogue's compact syntax, e.g. `write 0+2`, `mmap 1`,
+    /// `wb none`, `wb all`, `truncate 1`, `fsync`, `close`,
+    /// `dio-write 0+1`, `dio-read 0+1`, `odirect-write 0+1`,
+    /// `odirect-read 0+1`.
+    pub fn parse(s: &str) -> Result<TaskSpec, String> {
+        let words: Vec<&str> = s.split_whitespace().collect();
+        let range = |w: Option<&&str>| -> Result<(u8, u8), String> {
+            let w = w.ok_or_else(|| format!("task '{s}': missing page range like 0+2"))?;
+            let (a, b) = w.split_once('+').unwrap_or((w, "1"));
+            let first = a
+                .parse::<u8>()
+                .map_err(|_| format!("task '{s}': bad first page '{a}'"))?;
+            let n = b
+                .parse::<u8>()
+                .map_err(|_| format!("task '{s}': bad page count '{b}'"))?;
+            if n == 0 {
+                return Err(format!("task '{s}': empty page range"));
+            }
+            Ok((first, n))
+        };
+        let num = |w: Option<&&str>| -> Result<u8, String> {
+            w.ok_or_else(|| format!("task '{s}': missing number"))?
+                .parse::<u8>()
+                .map_err(|_| format!("task '{s}': bad number"))
+        };
+        let t = match words.first().copied() {
+            Some("write") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Write { first, n }
+            }
+            Some("mmap") => TaskSpec::Mmap {
+                page: num(words.get(1))?,
+            },
+            Some("wb") => match words.get(1).copied() {
+                Some("none") => TaskSpec::Writeback { all: false },
+                Some("all") => TaskSpec::Writeback { all: true },
+                _ => return Err(format!("task '{s}': wb takes 'none' or 'all'")),
+            },
+            Some("truncate") => TaskSpec::Truncate {
+                size: num(words.get(1))?,
+            },
+            Some("fsync") => TaskSpec::Fsync,
+            Some("close") => TaskSpec::Close,
+            Some("dio-write") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::DioWrite { first, n }
+            }
+            Some("dio-read") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::DioRead { first, n }
+            }
+            Some("odirect-write") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::OdirectWrite { first, n }
+            }
+            Some("odirect-read") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::OdirectRead { first, n }
+            }
+            _ => return Err(format!("unknown task '{s}'")),
+        };
+        let max_words = match t {
+            TaskSpec::Fsync | TaskSpec::Close => 1,
+            _ => 2,
+        };
+        if words.len() > max_words {
+            return Err(format!("task '{s}': trailing words"));
+        }
+        Ok(t)
+    }
+
+    /// Short name used in narratives (≤ 10 columns).
+    pub fn short(&self) -> &'static str {
+        match self {
+            TaskSpec::Write { .. } => "write",
+            TaskSpec::Mmap { .. } => "mmap-store",
+            TaskSpec::Writeback { all: false } => "flusher",
+            TaskSpec::Writeback { all: true } => "sync-wb",
+            TaskSpec::Truncate { .. } => "ftruncate",
+            TaskSpec::Fsync => "fsync",
+            TaskSpec::Close => "close",
+            TaskSpec::DioWrite { .. } => "dio-write",
+            TaskSpec::DioRead { .. } => "dio-read",
+            TaskSpec::OdirectWrite { .. } => "odir-write",
+            TaskSpec::OdirectRead { .. } => "odir-read",
+        }
+    }
+
+    /// Does this task produce data (and so owns a version number)?
+    pub fn writes(&self) -> bool {
+        matches!(
+            self,
+            TaskSpec::Write { .. }
+                | TaskSpec::Mmap { .. }
+                | TaskSpec::Truncate { .. }
+                | TaskSpec::DioWrite { .. }
+                | TaskSpec::OdirectWrite { .. }
+        )
+    }
+
+    pub fn range(&self) -> Option<(u8, u8)> {
+        match *self {
+            TaskSpec::Write { first, n }
+            | TaskSpec::DioWrite { first, n }
+            | TaskSpec::DioRead { first, n }
+            | TaskSpec::OdirectWrite { first, n }
+            | TaskSpec::OdirectRead { first, n } => Some((first, n)),
+            TaskSpec::Mmap { page } => Some((page, 1)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for TaskSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            TaskSpec::Write { first, n } => write!(f, "write {first}+{n}"),
+            TaskSpec::Mmap { page } => write!(f, "mmap {page}"),
+            TaskSpec::Writeback { all } => write!(f, "wb {}", if all { "all" } else { "none" }),
+            TaskSpec::Truncate { size } => write!(f, "truncate {size}"),
+            TaskSpec::Fsync => write!(f, "fsync"),
+            TaskSpec::Close => write!(f, "close"),
+            TaskSpec::DioWrite { first, n } => write!(f, "dio-write {first}+{n}"),
+            TaskSpec::DioRead { first, n } => write!(f, "dio-read {first}+{n}"),
+            TaskSpec::OdirectWrite { first, n } => write!(f, "odirect-write {first}+{n}"),
+            TaskSpec::OdirectRead { first, n } => write!(f, "odirect-read {first}+{n}"),
+        }
+    }
+}
+
+/// A complete configuration of the FUSE model.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Config {
+    pub kernel: Kernel,
+    pub variant: Variant,
+    /// Pages modelled (1..=4).
+    pub pages: u8,
+    /// File size in pages at the start (server size == i_size).
+    pub init_size: u8,
+    /// Bitmask of pages that start in the page cache, uptodate and clean.
+    pub cached: u8,
+    /// Bitmask of pages that start dirty (data written before the
+    /// workload began; implies cached).
+    pub dirty: u8,
+    /// FUSE daemon worker threads (1 = FIFO server, 2 = any order).
+    pub daemon_threads: u8,
+    /// fc->direct_io_allow_mmap (FUSE_DIRECT_IO_ALLOW_MMAP).
+    pub direct_io_allow_mmap: bool,
+    /// fc->max_pages: most folios in one writeback WRITE.
+    pub max_pages: u8,
+    pub tasks: Vec<TaskSpec>,
+}
+
+impl Config {
+    pub fn validate(&self) -> Result<(), String> {
+        let p = self.pages;
+        if p == 0 || p as usize > MAX_PAGES {
+            return Err(format!("pages must be 1..={MAX_PAGES}, got {p}"));
+        }
+        if self.init_size > p {
+            return Err(format!("init_size {} exceeds pages {p}", self.init_size));
+        }
+        let all = ((1u16 << p) - 1) as u8;
+        if self.cached & !all != 0 || self.dirty & !all != 0 {
+            return Err("cached/dirty name a page beyond `pages`".into());
+        }
+        if self.dirty & !self.cached != 0 {
+            return Err("a dirty page must also be cached".into());
+        }
+        // cached pages must lie inside the file
+        let inside = if self.init_size == 0 {
+            0
+        } else {
+            ((1u16 << self.init_size) - 1) as u8
+        };
+        if self.cached & !inside != 0 {
+            return Err("a cached page lies beyond init_size".into());
+        }
+        if self.daemon_threads == 0 || self.daemon_threads as usize > MAX_WORKERS {
+            return Err(format!("daemon_threads must be 1..={MAX_WORKERS}"));
+        }
+        if self.max_pages == 0 {
+            return Err("max_pages must be at least 1".into());
+        }
+        if self.tasks.is_empty() || self.tasks.len() > MAX_TASKS {
+            return Err(format!("a workload has 1..={MAX_TASKS} tasks"));
+        }
+        for t in &self.tasks {
+            if let Some((first, n)) = t.range() {
+                if first as usize + n as usize > p as usize {
+                    return Err(format!("task '{t}' goes beyond page {}", p - 1));
+                }
+            }
+            if let TaskSpec::Truncate { size } = t {
+                if *size > p {
+                    return Err(format!("task '{t}' exceeds pages {p}"));
+                }
+            }
+        }
+        Ok(())
+    }
+}

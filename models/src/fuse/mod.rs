@@ -1,0 +1,38 @@
+//! The FUSE client model: writeback, truncate and direct I/O on one inode
+//! of a writeback_cache mount (kernel-fuse-protocol.md §2–§10).
+
+pub mod config;
+pub mod model;
+pub mod program;
+pub mod properties;
+pub mod state;
+
+pub use config::{Config, Kernel, TaskSpec, Variant};
+pub use model::{Action, Actor, FuseModel};
+pub use program::Step;
+pub use state::State;
+
+impl stateright::Model for FuseModel {
+    type State = State;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<State> {
+        vec![self.initial()]
+    }
+
+    fn actions(&self, s: &State, out: &mut Vec<Action>) {
+        self.enabled(s, out);
+    }
+
+    fn next_state(&self, s: &State, a: Action) -> Option<State> {
+        self.step(s, a)
+    }
+
+    fn format_action(&self, a: &Action) -> String {
+        format!("{}: {}", self.actor_label(a.actor), a.step.kernel_fn())
+    }
+
+    fn properties(&self) -> Vec<stateright::Property<Self>> {
+        properties::properties()
+    }
+}

@@ -1,0 +1,1027 @@
+//! Step semantics of the FUSE model (kernel-fuse-protocol.md §2–§8) and the
+//! Stateright `Model` implementation.
+//!
+//! Stateright's `ActorModel` is message-only; kernel tasks share inode and
+//! page-cache memory, so we implement `Model` directly and make the actors
+//! explicit: every kernel task and every daemon worker has its own program
+//! counter, and kernel and daemon talk only through `State::fuse_q`
+//! (/dev/fuse) and the reply slots.
+
+use super::config::{Config, TaskSpec, MAX_PAGES, MAX_WORKERS};
+use super::program::{build, Op, RecvKind, SendKind, Step};
+use super::state::*;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Who acts in a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Actor {
+    /// Kernel task `T<i>`.
+    Task(u8),
+    /// Daemon worker `D<i>`.
+    Daemon(u8),
+}
+
+/// One atomic step: the actor and the kernel function it executes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Action {
+    pub actor: Actor,
+    pub step: Step,
+}
+
+/// The FUSE writeback / direct-I/O / truncate model.
+#[derive(Clone)]
+pub struct FuseModel {
+    pub cfg: Config,
+    pub programs: Vec<Vec<Op>>,
+    /// Per property, how many visited states violate (always) or satisfy
+    /// (sometimes) it. Filled while a checker evaluates properties; each
+    /// unique state is evaluated once by the DFS checker.
+    pub tally: Arc<Vec<AtomicU64>>,
+}
+
+/// Version (data identity) written by task `t`.
+pub fn version_of(t: usize) -> u8 {
+    (t + 2) as u8
+}
+
+fn pages_mask(first: u8, n: u8) -> impl Iterator<Item = usize> {
+    first as usize..(first + n) as usize
+}
+
+impl FuseModel {
+    pub fn new(cfg: Config) -> Result<FuseModel, String> {
+        cfg.validate()?;
+        let programs = cfg.tasks.iter().map(|t| build(&cfg, t)).collect();
+        let n = super::properties::PROPERTY_NAMES.len();
+        Ok(FuseModel {
+            cfg,
+            programs,
+            tally: Arc::new((0..n).map(|_| AtomicU64::new(0)).collect()),
+        })
+    }
+
+    pub fn reset_tally(&self) {
+        for c in self.tally.iter() {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+
+    pub fn tally_of(&self, idx: usize) -> u64 {
+        self.tally[idx].load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn count(&self, idx: usize, hit: bool) {
+        if hit {
+            self.tally[idx].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub fn initial(&self) -> State {
+        let c = &self.cfg;
+        let mut pages = [Page::default(); MAX_PAGES];
+        let mut srv = [V_ZERO; MAX_PAGES];
+        let mut hist = [0u64; MAX_PAGES];
+        let mut ret = [V_ZERO; MAX_PAGES];
+        for p in 0..c.pages as usize {
+            let v = if p < c.init_size as usize {
+                V_INIT
+            } else {
+                V_ZERO
+            };
+            srv[p] = v;
+            hist[p] = v as u64;
+            ret[p] = v;
+            if c.cached & (1 << p) != 0 {
+                pages[p].flags = PG_PRESENT | PG_UPTODATE;
+                pages[p].ver = v;
+            }
+        }
+        let mut i_size = c.init_size;
+        // Pages dirty before the workload: data version 1 is already on the
+        // server, so a dirty page holds a distinct earlier write. We give
+        // it the version of a pseudo-writer 15 (never a task's version).
+        for p in 0..c.pages as usize {
+            if c.dirty & (1 << p) != 0 {
+                pages[p].set(PG_DIRTY);
+                pages[p].ver = 15;
+                hist[p] = hist_push(hist[p], 15);
+                ret[p] = 15;
+                i_size = i_size.max(p as u8 + 1);
+            }
+        }
+        State {
+            i_size,
+            size_unstable: false,
+            writectr: 0,
+            queued: Vec::new(),
+            rwsem_owner: NONE,
+            rwsem_readers: 0,
+            pages,
+            tasks: vec![Task::new(); c.tasks.len()],
+            fuse_q: Vec::new(),
+            workers: [Worker::Idle; MAX_WORKERS],
+            srv_size: c.init_size,
+            srv,
+            hist,
+            ret,
+            wrote_once: 0,
+            viol: 0,
+            ev: Event::None,
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Shared kernel routines (run inside the caller's atomic step)
+
+    /// fuse_writepage_finish: folio_end_writeback on every folio of the
+    /// wpa; wakes page_waitq (waiters are re-evaluated every state).
+    fn writepage_finish(s: &mut State, first: u8, n: u8) {
+        for p in pages_mask(first, n) {
+            s.pages[p].clear(PG_WRITEBACK);
+        }
+    }
+
+    /// fuse_send_writepage(fm, wpa, size): crop at `crop`, drop if wholly
+    /// beyond it, otherwise queue the WRITE on /dev/fuse.
+    fn send_writepage(s: &mut State, w: Wpa, crop: u8) {
+        s.writectr += 1;
+        if w.first + w.n <= crop {
+            s.fuse_q.push(Req::CacheWrite {
+                first: w.first,
+                n: w.n,
+                sent: w.n,
+            });
+        } else if w.first < crop {
+            s.fuse_q.push(Req::CacheWrite {
+                first: w.first,
+                n: w.n,
+                sent: crop - w.first,
+            });
+            s.ev = Event::Crop;
+        } else {
+            // out_free: "Got truncated off completely"
+            s.writectr -= 1;
+            Self::writepage_finish(s, w.first, w.n);
+            s.ev = Event::Drop;
+        }
+    }
+
+    /// fuse_flush_writepages: send queued WRITEs while writectr >= 0,
+    /// cropped to i_size sampled once.
+    fn flush_writepages(&self, s: &mut State) {
+        let crop = s.i_size;
+        while (s.writectr >= 0 || self.cfg.variant.mut_flush_ignores_nowrite)
+            && !s.queued.is_empty()
+        {
+            let w = s.queued.remove(0);
+            Self::send_writepage(s, w, crop);
+        }
+    }
+
+    /// fuse_writepages_send / fuse_writepage_locked's tail: queue the wpa
+    /// on fi->queued_writes and flush.
+    fn queue_writepage(&self, s: &mut State, w: Wpa) {
+        s.queued.push(w);
+        self.flush_writepages(s);
+    }
+
+    /// __fuse_release_nowrite.
+    fn release_nowrite(&self, s: &mut State) {
+        if s.writectr != FUSE_NOWRITE {
+            s.viol |= VIOL_BUG;
+        }
+        s.writectr = 0;
+        self.flush_writepages(s);
+    }
+
+    /// fuse_set_nowrite's first half.
+    fn set_nowrite(s: &mut State) {
+        if s.writectr < 0 {
+            // BUG_ON(fi->writectr < 0): nested NOWRITE
+            s.viol |= VIOL_BUG;
+        } else {
+            s.writectr += FUSE_NOWRITE;
+        }
+    }
+
+    /// filemap_range_has_writeback: any folio in range dirty, locked or
+    /// under writeback.
+    fn range_has_writeback(s: &State, first: u8, n: u8) -> bool {
+        pages_mask(first, n).any(|p| {
+            let pg = &s.pages[p];
+            pg.present() && (pg.dirty() || pg.locked() || pg.wb())
+        })
+    }
+
+    fn remove_page(s: &mut State, p: usize) {
+        s.pages[p] = Page::default();
+    }
+
+    // ------------------------------------------------------------------
+    // Program control
+
+    /// Moves task `t` to its next op and skips ops that have nothing to do
+    /// (conditions evaluated in the same atomic region, with no scheduling
+    /// point in between).
+    fn advance(&self, s: &mut State, t: usize) {
+        let task = &mut s.tasks[t];
+        task.pc += 1;
+        task.ph = 0;
+        task.cur = 0;
+        self.skip_empty(s, t);
+    }
+
+    fn skip_empty(&self, s: &mut State, t: usize) {
+        let prog = &self.programs[t];
+        loop {
+            let pc = s.tasks[t].pc as usize;
+            if pc >= prog.len() {
+                return;
+            }
+            let skip = match prog[pc] {
+                Op::FdataWait { first, n } => {
+                    // find the first folio under writeback
+                    match pages_mask(first, n).find(|&p| s.pages[p].wb()) {
+                        None => true,
+                        Some(p) => {
+                            s.tasks[t].cur = p as u8;
+                            false
+                        }
+                    }
+                }
+                Op::TruncatePagecache => {
+                    let task = &s.tasks[t];
+                    task.saved == s.i_size
+                        || !(s.i_size as usize..self.cfg.pages as usize)
+                            .any(|p| s.pages[p].present())
+                }
+                Op::Invalidate {
+                    first,
+                    n,
+                    if_resized,
+                } => {
+                    (if_resized && s.tasks[t].saved == s.i_size)
+                        || !pages_mask(first, n).any(|p| s.pages[p].present())
+                }
+                _ => false,
+            };
+            if !skip {
+                return;
+            }
+            let task = &mut s.tasks[t];
+            task.pc += 1;
+            task.ph = 0;
+            task.cur = 0;
+        }
+    }
+
+    pub fn task_done(&self, s: &State, t: usize) -> bool {
+        s.tasks[t].pc as usize >= self.programs[t].len()
+    }
+
+    pub fn current_op(&self, s: &State, t: usize) -> Option<Op> {
+        self.programs[t].get(s.tasks[t].pc as usize).copied()
+    }
+
+    /// Runs task `t`'s next step if it is enabled.
+    pub fn exec_task(&self, s0: &State, t: usize) -> Option<(Step, State)> {
+        let op = self.current_op(s0, t)?;
+        let spec = self.cfg.tasks[t];
+        let ver = version_of(t);
+        let task = s0.tasks[t];
+        let mut s = s0.clone();
+        s.ev = Event::None;
+        let step = match op {
+            Op::Entry => {
+                // Ghost snapshot of the obligations at syscall entry.
+                let snap = &mut s.tasks[t].snap;
+                match spec {
+                    TaskSpec::Fsync | TaskSpec::Close => {
+                        for p in 0..self.cfg.pages as usize {
+                            let pg = &s0.pages[p];
+                            if pg.present() && (pg.dirty() || pg.wb()) {
+                                snap[p] = pg.ver;
+                            }
+                        }
+                    }
+                    TaskSpec::DioRead { first, n } | TaskSpec::OdirectRead { first, n } => {
+                        for p in pages_mask(first, n) {
+                            snap[p] = s0.ret[p];
+                        }
+                    }
+                    _ => {}
+                }
+                self.advance(&mut s, t);
+                Step::Entry
+            }
+            Op::InodeLock => {
+                if s.rwsem_owner != NONE || s.rwsem_readers > 0 {
+                    return None;
+                }
+                s.rwsem_owner = t as u8;
+                self.advance(&mut s, t);
+                Step::InodeLock
+            }
+            Op::UnlockReturn { unlock } => {
+                if unlock {
+                    debug_assert_eq!(s.rwsem_owner, t as u8);
+                    s.rwsem_owner = NONE;
+                }
+                let last = task.pc as usize + 1 == self.programs[t].len();
+                if last && spec.writes() && !matches!(spec, TaskSpec::Truncate { .. }) {
+                    if let Some((first, n)) = spec.range() {
+                        for p in pages_mask(first, n) {
+                            if hist_older(s.hist[p], s.ret[p], ver) {
+                                s.ret[p] = ver;
+                            }
+                        }
+                    }
+                }
+                self.advance(&mut s, t);
+                if unlock {
+                    Step::UnlockReturn
+                } else {
+                    Step::Return
+                }
+            }
+            Op::CopyPages { first, n } => {
+                let p = (first + task.cur) as usize;
+                let pg = &mut s.pages[p];
+                if pg.locked() {
+                    return None; // folio_lock sleeps
+                }
+                // write_begin: __filemap_get_folio(FGP_WRITEBEGIN) creates
+                // the folio; a whole-page write needs no READ. No wait on
+                // writeback in T (kernel-fuse-protocol.md §3.8).
+                pg.set(PG_PRESENT | PG_UPTODATE | PG_DIRTY);
+                pg.ver = ver;
+                s.hist[p] = hist_push(s.hist[p], ver);
+                // write_end: extend i_size
+                if p as u8 + 1 > s.i_size {
+                    s.i_size = p as u8 + 1;
+                }
+                if task.cur + 1 >= n {
+                    self.advance(&mut s, t);
+                } else {
+                    s.tasks[t].cur += 1;
+                }
+                Step::CopyPage
+            }
+            Op::MkwriteFault { page } => {
+                let p = page as usize;
+                if task.ph == 1 {
+                    // READ reply for the fault
+                    if task.reply == NONE {
+                        return None;
+                    }
+                    let pg = &mut s.pages[p];
+                    pg.ver = task.reply;
+                    pg.set(PG_UPTODATE);
+                    pg.clear(PG_LOCKED);
+                    s.tasks[t].ph = 0;
+                    s.tasks[t].reply = NONE;
+                    Step::FaultReadDone
+                } else if !s.pages[p].present() {
+                    if page >= s.i_size {
+                        // SIGBUS: the task ends without storing
+                        s.tasks[t].pc = self.programs[t].len() as u8;
+                        Step::Sigbus
+                    } else {
+                        let pg = &mut s.pages[p];
+                        pg.flags = PG_PRESENT | PG_LOCKED;
+                        s.fuse_q.push(Req::Read {
+                            task: t as u8,
+                            first: page,
+                            n: 1,
+                        });
+                        s.tasks[t].ph = 1;
+                        s.tasks[t].reply = NONE;
+                        Step::FaultRead
+                    }
+                } else {
+                    if s.pages[p].locked() {
+                        return None;
+                    }
+                    s.pages[p].set(PG_LOCKED);
+                    self.advance(&mut s, t);
+                    Step::MkwriteLock
+                }
+            }
+            Op::MkwriteWait { page } => {
+                if s.pages[page as usize].wb() {
+                    return None;
+                }
+                self.advance(&mut s, t);
+                Step::MkwriteWait
+            }
+            Op::MkwriteStore { page } => {
+                let p = page as usize;
+                let pg = &mut s.pages[p];
+                pg.ver = ver;
+                pg.set(PG_DIRTY);
+                pg.clear(PG_LOCKED);
+                s.hist[p] = hist_push(s.hist[p], ver);
+                if hist_older(s.hist[p], s.ret[p], ver) {
+                    s.ret[p] = ver;
+                }
+                self.advance(&mut s, t);
+                Step::MkwriteStore
+            }
+            Op::WritePages { first, n, all } => {
+                return self.exec_writepages(s, t, first, n, all);
+            }
+            Op::FdataWait { first, n } => {
+                let p = task.cur as usize;
+                if s.pages[p].wb() {
+                    return None;
+                }
+                match (p + 1..(first + n) as usize).find(|&q| s.pages[q].wb()) {
+                    Some(q) => s.tasks[t].cur = q as u8,
+                    None => self.advance(&mut s, t),
+                }
+                Step::FdataWait
+            }
+            Op::SetNowrite => {
+                Self::set_nowrite(&mut s);
+                self.advance(&mut s, t);
+                Step::SetNowrite
+            }
+            Op::LockSetNowrite => {
+                if s.rwsem_owner != NONE || s.rwsem_readers > 0 {
+                    return None;
+                }
+                s.rwsem_owner = t as u8;
+                Self::set_nowrite(&mut s);
+                self.advance(&mut s, t);
+                Step::LockSetNowrite
+            }
+            Op::WaitNowrite => {
+                if s.writectr != FUSE_NOWRITE {
+                    return None;
+                }
+                self.advance(&mut s, t);
+                Step::WaitNowrite
+            }
+            Op::SyncWritesWait { unlock } => {
+                if s.writectr != FUSE_NOWRITE {
+                    return None;
+                }
+                self.release_nowrite(&mut s);
+                if unlock {
+                    s.rwsem_owner = NONE;
+                }
+                self.advance(&mut s, t);
+                Step::SyncWritesDone
+            }
+            Op::ReleaseNowrite => {
+                self.release_nowrite(&mut s);
+                self.advance(&mut s, t);
+                Step::ReleaseNowrite
+            }
+            Op::IfRangeHasWriteback { first, n, skip } => {
+                if !Self::range_has_writeback(&s, first, n) {
+                    s.tasks[t].pc += skip;
+                }
+                self.advance(&mut s, t);
+                Step::RangeHasWriteback
+            }
+            Op::Send(kind) => {
+                let tt = t as u8;
+                let (req, step) = match (kind, spec) {
+                    (SendKind::Setattr, TaskSpec::Truncate { size }) => {
+                        s.size_unstable = true;
+                        s.tasks[t].saved = s.i_size;
+                        (Req::Setattr { task: tt, size }, Step::SendSetattr)
+                    }
+                    (SendKind::DirectWrite, _) => {
+                        let (first, n) = spec.range().expect("direct write has a range");
+                        (Req::DirectWrite { task: tt, first, n }, Step::SendWrite)
+                    }
+                    (SendKind::DirectRead, _) => {
+                        let (first, n) = spec.range().expect("direct read has a range");
+                        (Req::Read { task: tt, first, n }, Step::SendRead)
+                    }
+                    (SendKind::Fsync, _) => (Req::Fsync { task: tt }, Step::SendFsync),
+                    (SendKind::Flush, _) => (Req::Flush { task: tt }, Step::SendFlush),
+                    (SendKind::Setattr, _) => unreachable!("SETATTR from a non-truncate task"),
+                };
+                if matches!(kind, SendKind::Fsync | SendKind::Flush) {
+                    // property d: the data dirty at entry is on the server
+                    let mut checked = false;
+                    for p in 0..self.cfg.pages as usize {
+                        let need = task.snap[p];
+                        if need == NONE {
+                            continue;
+                        }
+                        checked = true;
+                        if hist_older(s.hist[p], s.srv[p], need) {
+                            s.viol |= VIOL_D;
+                        }
+                    }
+                    if checked {
+                        s.ev = Event::SyncChecked;
+                    }
+                }
+                s.fuse_q.push(req);
+                s.tasks[t].reply = NONE;
+                self.advance(&mut s, t);
+                step
+            }
+            Op::Recv(kind) => {
+                if task.reply == NONE {
+                    return None;
+                }
+                let reply = task.reply;
+                s.tasks[t].reply = NONE;
+                let step = match kind {
+                    RecvKind::Setattr { release } => {
+                        // lock fi->lock; i_size_write(outarg.attr.size);
+                        // __fuse_release_nowrite; unlock
+                        if release && self.cfg.variant.mut_crop_old_size {
+                            self.release_nowrite(&mut s);
+                            s.i_size = reply;
+                        } else {
+                            s.i_size = reply;
+                            if release {
+                                self.release_nowrite(&mut s);
+                            }
+                        }
+                        Step::SetattrReply
+                    }
+                    RecvKind::DirectWrite => {
+                        // fuse_write_update_attr
+                        if let Some((first, n)) = spec.range() {
+                            if first + n > s.i_size {
+                                s.i_size = first + n;
+                            }
+                        }
+                        Step::WriteReply
+                    }
+                    RecvKind::Plain => Step::Reply,
+                };
+                self.advance(&mut s, t);
+                step
+            }
+            Op::TruncatePagecache => {
+                // from the first present folio at or beyond i_size
+                let start = (task.cur.max(s.i_size)) as usize;
+                let p = (start..self.cfg.pages as usize).find(|&p| s.pages[p].present())?;
+                if task.ph == 0 {
+                    if s.pages[p].locked() {
+                        return None;
+                    }
+                    s.pages[p].set(PG_LOCKED);
+                    if s.pages[p].wb() {
+                        s.tasks[t].ph = 1;
+                        s.tasks[t].cur = p as u8;
+                        return Some((Step::TruncLock, s));
+                    }
+                } else if s.pages[p].wb() {
+                    return None; // folio_wait_writeback
+                }
+                Self::remove_page(&mut s, p);
+                s.tasks[t].ph = 0;
+                s.tasks[t].cur = p as u8 + 1;
+                if !(p + 1..self.cfg.pages as usize).any(|q| s.pages[q].present()) {
+                    self.advance(&mut s, t);
+                }
+                Step::TruncFolio
+            }
+            Op::Invalidate { first, n, .. } => {
+                return self.exec_invalidate(s, t, first, n);
+            }
+            Op::SetattrReturn => {
+                s.size_unstable = false;
+                s.rwsem_owner = NONE;
+                self.advance(&mut s, t);
+                Step::SetattrReturn
+            }
+        };
+        Some((step, s))
+    }
+
+    /// One step of fuse_writepages (write_cache_pages / writeback_iter →
+    /// fuse_writepages_fill → fuse_writepages_send).
+    fn exec_writepages(
+        &self,
+        mut s: State,
+        t: usize,
+        first: u8,
+        n: u8,
+        all: bool,
+    ) -> Option<(Step, State)> {
+        let task = s.tasks[t];
+        let end = (first + n) as usize;
+        match task.ph {
+            0 => {
+                // write_cache_pages begins; WB_SYNC_ALL tags the dirty
+                // folios TOWRITE (tag_pages_for_writeback)
+                if all {
+                    for p in first as usize..end {
+                        if s.pages[p].present() && s.pages[p].dirty() {
+                            s.pages[p].set(PG_TOWRITE);
+                        }
+                    }
+                }
+                s.tasks[t].ph = 1;
+                s.tasks[t].cur = first;
+                s.tasks[t].bn = 0;
+                Some((Step::WbBegin, s))
+            }
+            1 => {
+                let tag = if all { PG_TOWRITE } else { PG_DIRTY };
+                let cand = (task.cur as usize..end).find(|&p| {
+                    let pg = &s.pages[p];
+                    pg.present() && pg.has(tag)
+                });
+                let p = match cand {
+                    None => {
+                        // end of the walk: fuse_writepages_send the last batch
+                        if task.bn > 0 {
+                            self.queue_writepage(
+                                &mut s,
+                                Wpa {
+                                    first: task.bfirst,
+                                    n: task.bn,
+                                },
+                            );
+                        }
+                        s.tasks[t].bn = 0;
+                        self.advance(&mut s, t);
+                        return Some((Step::WbSend, s));
+                    }
+                    Some(p) => p,
+                };
+                if s.pages[p].locked() {
+                    return None; // folio_lock sleeps
+                }
+                // folio_prepare_writeback
+                let pg = s.pages[p];
+                if !pg.dirty() || (pg.wb() && !all) {
+                    if !pg.dirty() && all {
+                        // a clean folio keeps its tag; the walk moves on
+                    }
+                    s.tasks[t].cur = p as u8 + 1;
+                    return Some((Step::WbSkip, s));
+                }
+                if pg.wb() {
+                    // WB_SYNC_ALL: folio_wait_writeback with the folio locked
+                    s.pages[p].set(PG_LOCKED);
+                    s.tasks[t].cur = p as u8;
+                    s.tasks[t].ph = 2;
+                    return Some((Step::WbFolio, s));
+                }
+                self.fill(&mut s, t, p);
+                Some((Step::WbFolio, s))
+            }
+            _ => {
+                let p = task.cur as usize;
+                if s.pages[p].wb() {
+                    return None;
+                }
+                s.tasks[t].ph = 1;
+                if !s.pages[p].dirty() {
+                    s.pages[p].clear(PG_LOCKED);
+                    s.tasks[t].cur = p as u8 + 1;
+                } else {
+                    self.fill(&mut s, t, p);
+                }
+                Some((Step::WbWaitFolio, s))
+            }
+        }
+    }
+
+    /// folio_clear_dirty_for_io + fuse_writepages_fill(folio) + unlock.
+    fn fill(&self, s: &mut State, t: usize, p: usize) {
+        let task = s.tasks[t];
+        s.pages[p].clear(PG_DIRTY);
+        // fuse_writepage_need_send: discontiguous or batch full
+        if task.bn > 0 && (task.bfirst + task.bn != p as u8 || task.bn >= self.cfg.max_pages) {
+            self.queue_writepage(
+                s,
+                Wpa {
+                    first: task.bfirst,
+                    n: task.bn,
+                },
+            );
+            s.tasks[t].bn = 0;
+        }
+        // folio_start_writeback clears PAGECACHE_TAG_TOWRITE
+        s.pages[p].set(PG_WRITEBACK);
+        s.pages[p].clear(PG_TOWRITE | PG_LOCKED);
+        let task = &mut s.tasks[t];
+        if task.bn == 0 {
+            task.bfirst = p as u8;
+        }
+        task.bn += 1;
+        task.cur = p as u8 + 1;
+    }
+
+    /// One step of invalidate_inode_pages2_range (with fuse_launder_folio).
+    fn exec_invalidate(&self, mut s: State, t: usize, first: u8, n: u8) -> Option<(Step, State)> {
+        let task = s.tasks[t];
+        let end = (first + n) as usize;
+        let p = match task.ph {
+            0 => (first.max(task.cur) as usize..end).find(|&p| s.pages[p].present())?,
+            _ => task.cur as usize,
+        };
+        let step = match task.ph {
+            0 => {
+                if s.pages[p].locked() {
+                    return None;
+                }
+                s.pages[p].set(PG_LOCKED);
+                s.tasks[t].cur = p as u8;
+                if s.pages[p].wb() {
+                    s.tasks[t].ph = 1; // folio_wait_writeback
+                    return Some((Step::InvLock, s));
+                }
+                return Some(self.launder_or_remove(s, t, p, Step::InvLock));
+            }
+            1 => {
+                if s.pages[p].wb() {
+                    return None;
+                }
+                return Some(self.launder_or_remove(s, t, p, Step::InvLock));
+            }
+            _ => {
+                // fuse_launder_folio's folio_wait_writeback
+                if s.pages[p].wb() {
+                    return None;
+                }
+                Step::InvRemove
+            }
+        };
+        self.remove_and_next(&mut s, t, p, end);
+        Some((step, s))
+    }
+
+    fn launder_or_remove(&self, mut s: State, t: usize, p: usize, _lock: Step) -> (Step, State) {
+        if s.pages[p].dirty() {
+            // folio_launder → fuse_launder_folio: clear_dirty_for_io,
+            // fuse_writepage_locked (start writeback, queue, flush)
+            s.pages[p].clear(PG_DIRTY);
+            s.pages[p].set(PG_WRITEBACK);
+            s.pages[p].clear(PG_TOWRITE);
+            self.queue_writepage(
+                &mut s,
+                Wpa {
+                    first: p as u8,
+                    n: 1,
+                },
+            );
+            s.tasks[t].ph = 2;
+            return (Step::InvLaunder, s);
+        }
+        let end = match self.current_op(&s, t) {
+            Some(Op::Invalidate { first, n, .. }) => (first + n) as usize,
+            _ => unreachable!(),
+        };
+        self.remove_and_next(&mut s, t, p, end);
+        (Step::InvRemove, s)
+    }
+
+    fn remove_and_next(&self, s: &mut State, t: usize, p: usize, end: usize) {
+        Self::remove_page(s, p);
+        s.tasks[t].ph = 0;
+        s.tasks[t].cur = p as u8 + 1;
+        if !(p + 1..end).any(|q| s.pages[q].present()) {
+            self.advance(s, t);
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Daemon
+
+    /// The worker that reads next: the lowest-numbered idle one (workers
+    /// are interchangeable, so this loses no behaviour).
+    fn reader(s: &State, nw: usize) -> Option<usize> {
+        (0..nw).find(|&w| matches!(s.workers[w], Worker::Idle))
+    }
+
+    pub fn exec_daemon(&self, s0: &State, w: usize, step: Step) -> Option<State> {
+        let mut s = s0.clone();
+        s.ev = Event::None;
+        match step {
+            Step::DaemonRead => {
+                if s.fuse_q.is_empty()
+                    || Self::reader(&s, self.cfg.daemon_threads as usize) != Some(w)
+                {
+                    return None;
+                }
+                let req = s.fuse_q.remove(0);
+                let mut payload = [NONE; MAX_PAGES];
+                match req {
+                    Req::CacheWrite { first, sent, .. } => {
+                        // fuse_dev_do_read copies the folios now (c2)
+                        for p in pages_mask(first, sent) {
+                            payload[p] = s.pages[p].ver;
+                            // a2: data older than a truncation already
+                            // applied on the server must not reach it
+                            for (ti, spec) in self.cfg.tasks.iter().enumerate() {
+                                if let TaskSpec::Truncate { .. } = spec {
+                                    let vt = version_of(ti);
+                                    if hist_pos(s.hist[p], vt).is_some()
+                                        && hist_older(s.hist[p], payload[p], vt)
+                                    {
+                                        s.viol |= VIOL_A2;
+                                    }
+                                }
+                            }
+                            if s.wrote_once & (1 << p) != 0 {
+                                s.ev = Event::SecondWriteSent;
+                            }
+                        }
+                    }
+                    Req::DirectWrite { task, first, n } => {
+                        for p in pages_mask(first, n) {
+                            payload[p] = version_of(task as usize);
+                        }
+                    }
+                    _ => {}
+                }
+                s.workers[w] = Worker::Busy { req, payload };
+                Some(s)
+            }
+            Step::DaemonReply => {
+                let (req, payload) = match s.workers[w] {
+                    Worker::Busy { req, payload } => (req, payload),
+                    _ => return None,
+                };
+                s.workers[w] = Worker::Idle;
+                match req {
+                    Req::CacheWrite { first, n, sent } => {
+                        for p in pages_mask(first, sent) {
+                            // b2: no page-cache data older than an applied
+                            // direct WRITE lands after it
+                            for (ti, spec) in self.cfg.tasks.iter().enumerate() {
+                                if matches!(
+                                    spec,
+                                    TaskSpec::DioWrite { .. } | TaskSpec::OdirectWrite { .. }
+                                ) {
+                                    let vd = version_of(ti);
+                                    if hist_pos(s.hist[p], vd).is_some() {
+                                        s.ev = Event::CacheAfterDirect;
+                                        if hist_older(s.hist[p], payload[p], vd) {
+                                            s.viol |= VIOL_B2;
+                                        }
+                                    }
+                                }
+                            }
+                            s.srv[p] = payload[p];
+                        }
+                        s.srv_size = s.srv_size.max(first + sent);
+                        s.workers[w] = Worker::Ending { first, n };
+                    }
+                    Req::DirectWrite { task, first, n } => {
+                        let v = version_of(task as usize);
+                        for p in pages_mask(first, n) {
+                            s.srv[p] = v;
+                            s.hist[p] = hist_push(s.hist[p], v);
+                        }
+                        s.srv_size = s.srv_size.max(first + n);
+                        s.tasks[task as usize].reply = 0;
+                    }
+                    Req::Read { task, first, n } => {
+                        let t = task as usize;
+                        match self.cfg.tasks[t] {
+                            TaskSpec::Mmap { .. } => {
+                                let p = first as usize;
+                                s.tasks[t].reply =
+                                    if first < s.srv_size { s.srv[p] } else { V_ZERO };
+                            }
+                            _ => {
+                                // b1: a direct read returns data no older than
+                                // the last write(2) that returned before it began
+                                for p in pages_mask(first, n) {
+                                    if p as u8 >= s.srv_size {
+                                        continue; // short read
+                                    }
+                                    let floor = s.tasks[t].snap[p];
+                                    if floor == NONE {
+                                        continue;
+                                    }
+                                    if floor > V_INIT {
+                                        s.ev = Event::DirectReadChecked;
+                                    }
+                                    if hist_older(s.hist[p], s.srv[p], floor) {
+                                        s.viol |= VIOL_B1;
+                                    }
+                                }
+                                s.tasks[t].reply = 0;
+                            }
+                        }
+                    }
+                    Req::Setattr { task, size } => {
+                        let vt = version_of(task as usize);
+                        let old = s.srv_size;
+                        let (lo, hi) = if size < old {
+                            (size, self.cfg.pages)
+                        } else {
+                            (old, size)
+                        };
+                        for p in lo as usize..hi as usize {
+                            s.srv[p] = vt; // zeros, written by this truncate
+                            s.hist[p] = hist_push(s.hist[p], vt);
+                        }
+                        s.srv_size = size;
+                        s.tasks[task as usize].reply = size;
+                    }
+                    Req::Fsync { task } | Req::Flush { task } => {
+                        s.tasks[task as usize].reply = 0;
+                    }
+                }
+                Some(s)
+            }
+            Step::WritepageEnd => {
+                let (first, n) = match s.workers[w] {
+                    Worker::Ending { first, n } => (first, n),
+                    _ => return None,
+                };
+                // fuse_writepage_end: lock fi; writectr--;
+                // fuse_writepage_finish (end writeback, wake); unlock
+                s.writectr -= 1;
+                Self::writepage_finish(&mut s, first, n);
+                for p in pages_mask(first, n) {
+                    s.wrote_once |= 1 << p;
+                }
+                s.workers[w] = Worker::Idle;
+                Some(s)
+            }
+            _ => None,
+        }
+    }
+
+    /// All enabled actions, in a fixed order: tasks by index, then daemon
+    /// workers (read, reply, writepage_end).
+    pub fn enabled(&self, s: &State, out: &mut Vec<Action>) {
+        for t in 0..s.tasks.len() {
+            if let Some((step, _)) = self.exec_task(s, t) {
+                out.push(Action {
+                    actor: Actor::Task(t as u8),
+                    step,
+                });
+            }
+        }
+        let nw = self.cfg.daemon_threads as usize;
+        if !s.fuse_q.is_empty() {
+            if let Some(w) = Self::reader(s, nw) {
+                out.push(Action {
+                    actor: Actor::Daemon(w as u8),
+                    step: Step::DaemonRead,
+                });
+            }
+        }
+        for w in 0..nw {
+            match s.workers[w] {
+                Worker::Busy { .. } => out.push(Action {
+                    actor: Actor::Daemon(w as u8),
+                    step: Step::DaemonReply,
+                }),
+                Worker::Ending { .. } => out.push(Action {
+                    actor: Actor::Daemon(w as u8),
+                    step: Step::WritepageEnd,
+                }),
+                Worker::Idle => {}
+            }
+        }
+    }
+
+    pub fn step(&self, s: &State, a: Action) -> Option<State> {
+        match a.actor {
+            Actor::Task(t) => {
+                let (step, ns) = self.exec_task(s, t as usize)?;
+                if step == a.step {
+                    Some(ns)
+                } else {
+                    None
+                }
+            }
+            Actor::Daemon(w) => self.exec_daemon(s, w as usize, a.step),
+        }
+    }
+
+    /// Everything finished: every task returned, nothing on /dev/fuse or
+    /// in the daemon, nothing queued.
+    pub fn all_finished(&self, s: &State) -> bool {
+        (0..s.tasks.len()).all(|t| self.task_done(s, t))
+            && s.fuse_q.is_empty()
+            && s.workers.iter().all(|w| matches!(w, Worker::Idle))
+            && s.queued.is_empty()
+    }
+
+    /// Quiescent for a3: finished, and no dirty or writeback folio left.
+    pub fn quiescent(&self, s: &State) -> bool {
+        self.all_finished(s) && s.writectr == 0 && s.pages.iter().all(|p| !p.dirty() && !p.wb())
+    }
+
+    /// Task label for narratives: `T1 ftruncate`.
+    pub fn actor_label(&self, a: Actor) -> String {
+        match a {
+            Actor::Task(t) => format!("T{} {}", t, self.cfg.tasks[t as usize].short()),
+            Actor::Daemon(w) => format!("D{w} daemon"),
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! Kernel task programs. Each task kind is a straight-line list of ops
+//! built from the kernel state and variant flags: kernel versions and
+//! review proposals are data here, never copied code.
+//!
+//! An op may take several atomic steps (its phases); each step is one
+//! region between scheduling points and is named by a `Step`, which maps to
+//! the kernel function(s) it stands for (docs/model.md has the table).
+
+use super::config::{Config, TaskSpec};
+use serde::{Deserialize, Serialize};
+
+/// Which reply handler a `Recv` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RecvKind {
+    /// fuse_do_setattr after SETATTR: i_size_write, __fuse_release_nowrite.
+    Setattr { release: bool },
+    /// fuse_direct_io / fuse_write_update_attr after a direct WRITE.
+    DirectWrite,
+    /// A READ, FSYNC or FLUSH reply: nothing but wake the caller.
+    Plain,
+}
+
+/// What a `Send` op puts on /dev/fuse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SendKind {
+    Setattr,
+    DirectWrite,
+    DirectRead,
+    Fsync,
+    Flush,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Ghost: syscall entry, snapshot obligations for d / b1.
+    Entry,
+    /// inode_lock(inode) (exclusive i_rwsem).
+    InodeLock,
+    /// inode_unlock, and for writers the syscall returns (ghost `ret`).
+    UnlockReturn { unlock: bool },
+    /// generic_perform_write: per page write_begin, copy, write_end.
+    CopyPages { first: u8, n: u8 },
+    /// Page fault on a MAP_SHARED page, then fuse_page_mkwrite's folio_lock.
+    MkwriteFault { page: u8 },
+    /// fuse_page_mkwrite: folio_wait_writeback (holding the folio lock).
+    MkwriteWait { page: u8 },
+    /// The store; folio_mark_dirty; folio_unlock.
+    MkwriteStore { page: u8 },
+    /// fuse_writepages → write_cache_pages/writeback_iter → fill → send.
+    WritePages { first: u8, n: u8, all: bool },
+    /// filemap_fdatawait_range.
+    FdataWait { first: u8, n: u8 },
+    /// fuse_set_nowrite, first half: writectr += FUSE_NOWRITE.
+    SetNowrite,
+    /// fuse_direct_io read path: inode_lock, then fuse_set_nowrite.
+    LockSetNowrite,
+    /// fuse_set_nowrite, second half: wait_event(writectr == FUSE_NOWRITE).
+    WaitNowrite,
+    /// fuse_set_nowrite's wait, then fuse_release_nowrite (the end of
+    /// fuse_sync_writes); `unlock` also drops inode_lock (direct read).
+    SyncWritesWait { unlock: bool },
+    /// fuse_release_nowrite.
+    ReleaseNowrite,
+    /// fuse_direct_io (B): if !filemap_range_has_writeback skip `skip` ops.
+    IfRangeHasWriteback { first: u8, n: u8, skip: u8 },
+    /// Send a synchronous request.
+    Send(SendKind),
+    /// Wait for the reply and run the caller's post-reply code.
+    Recv(RecvKind),
+    /// truncate_pagecache(inode, i_size) (skipped if the size is unchanged).
+    TruncatePagecache,
+    /// invalidate_inode_pages2_range over `first..first+n`; `if_resized`:
+    /// only when fuse_do_setattr changed the size.
+    Invalidate { first: u8, n: u8, if_resized: bool },
+    /// fuse_do_setattr's end: clear FUSE_I_SIZE_UNSTABLE; inode_unlock.
+    SetattrReturn,
+}
+
+/// The name of one atomic step, for actions, traces and narratives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Step {
+    Entry,
+    InodeLock,
+    UnlockReturn,
+    Return,
+    CopyPage,
+    FaultRead,
+    FaultReadDone,
+    Sigbus,
+    MkwriteLock,
+    MkwriteWait,
+    MkwriteStore,
+    WbBegin,
+    WbFolio,
+    WbSkip,
+    WbWaitFolio,
+    WbSend,
+    FdataWait,
+    SetNowrite,
+    LockSetNowrite,
+    WaitNowrite,
+    SyncWritesDone,
+    ReleaseNowrite,
+    RangeHasWriteback,
+    SendSetattr,
+    SendWrite,
+    SendRead,
+    SendFsync,
+    SendFlush,
+    SetattrReply,
+    WriteReply,
+    Reply,
+    TruncLock,
+    TruncFolio,
+    InvLock,
+    InvLaunder,
+    InvRemove,
+    SetattrReturn,
+    // daemon
+    DaemonRead,
+    DaemonReply,
+    WritepageEnd,
+}
+
+impl Step {
+    /// The kernel function(s) the step stands for.
+    pub fn kernel_fn(self) -> &'static str {
+        match self {
+            Step::Entry => "syscall entry",
+            Step::InodeLock => "inode_lock",
+            Step::UnlockReturn => "inode_unlock, return",
+            Step::Return => "return",
+            Step::CopyPage => "write_begin, copy, write_end",
+            Step::FaultRead => "filemap_fault: fuse_read_folio, READ",
+            Step::FaultReadDone => "READ reply: folio uptodate, unlock",
+            Step::Sigbus => "filemap_fault: beyond EOF, SIGBUS",
+            Step::MkwriteLock => "fuse_page_mkwrite: folio_lock",
+            Step::MkwriteWait => "fuse_page_mkwrite: folio_wait_writeback",
+            Step::MkwriteStore => "store, folio_mark_dirty, unlock",
+            Step::WbBegin => "fuse_writepages: write_cache_pages",
+            Step::WbFolio => "writeback_iter, fuse_writepages_fill",
+            Step::WbSkip => "writeback_iter: skip folio",
+            Step::WbWaitFolio => "writeback_iter: folio_wait_writeback",
+            Step::WbSend => "fuse_writepages_send",
+            Step::FdataWait => "filemap_fdatawait_range",
+            Step::SetNowrite => "fuse_set_nowrite: writectr+=NOWRITE",
+            Step::LockSetNowrite => "inode_lock, fuse_set_nowrite",
+            Step::WaitNowrite => "fuse_set_nowrite: wait_event",
+            Step::SyncWritesDone => "fuse_sync_writes: release_nowrite",
+            Step::ReleaseNowrite => "fuse_release_nowrite",
+            Step::RangeHasWriteback => "filemap_range_has_writeback",
+            Step::SendSetattr => "fuse_do_setattr: send SETATTR",
+            Step::SendWrite => "fuse_direct_io: send WRITE",
+            Step::SendRead => "fuse_direct_io: send READ",
+            Step::SendFsync => "fuse_fsync: send FSYNC",
+            Step::SendFlush => "fuse_flush: send FLUSH",
+            Step::SetattrReply => "fuse_do_setattr: i_size_write, release",
+            Step::WriteReply => "fuse_write_update_attr",
+            Step::Reply => "request_wait_answer: reply",
+            Step::TruncLock => "truncate_pagecache: folio_lock",
+            Step::TruncFolio => "truncate_pagecache: folio removed",
+            Step::InvLock => "invalidate_inode_pages2: folio_lock",
+            Step::InvLaunder => "fuse_launder_folio: WRITE queued",
+            Step::InvRemove => "invalidate_inode_pages2: folio removed",
+            Step::SetattrReturn => "clear SIZE_UNSTABLE, inode_unlock",
+            Step::DaemonRead => "daemon reads /dev/fuse",
+            Step::DaemonReply => "daemon applies, replies",
+            Step::WritepageEnd => "fuse_writepage_end",
+        }
+    }
+}
+
+/// Builds the program of one task from its spec and the configuration.
+pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
+    let v = &cfg.variant;
+    let pages = cfg.pages;
+    let mut p = Vec::new();
+    // fuse_sync_writes under an already held inode_lock.
+    let sync_writes = |p: &mut Vec<Op>| {
+        p.push(Op::SetNowrite);
+        p.push(Op::SyncWritesWait { unlock: false });
+    };
+    match *spec {
+        TaskSpec::Write { first, n } => {
+            // fuse_cache_write_iter → generic_file_write_iter (writeback_cache)
+            p.push(Op::InodeLock);
+            p.push(Op::CopyPages { first, n });
+            p.push(Op::UnlockReturn { unlock: true });
+        }
+        TaskSpec::Mmap { page } => {
+            p.push(Op::MkwriteFault { page });
+            if !v.mut_mkwrite_no_wait {
+                p.push(Op::MkwriteWait { page });
+            }
+            p.push(Op::MkwriteStore { page });
+        }
+        TaskSpec::Writeback { all } => {
+            p.push(Op::WritePages {
+                first: 0,
+                n: pages,
+                all,
+            });
+        }
+        TaskSpec::Truncate { .. } => {
+            // do_truncate → notify_change → fuse_setattr → fuse_do_setattr
+            p.push(Op::InodeLock);
+            p.push(Op::SetNowrite);
+            p.push(Op::WaitNowrite);
+            p.push(Op::Send(SendKind::Setattr));
+            if v.mut_invalidate_under_nowrite {
+                p.push(Op::Recv(RecvKind::Setattr { release: false }));
+                p.push(Op::TruncatePagecache);
+                p.push(Op::Invalidate {
+                    first: 0,
+                    n: pages,
+                    if_resized: true,
+                });
+                p.push(Op::ReleaseNowrite);
+            } else {
+                p.push(Op::Recv(RecvKind::Setattr { release: true }));
+                p.push(Op::TruncatePagecache);
+                p.push(Op::Invalidate {
+                    first: 0,
+                    n: pages,
+                    if_resized: true,
+                });
+            }
+            p.push(Op::SetattrReturn);
+        }
+        TaskSpec::Fsync => {
+            // fuse_fsync
+            p.push(Op::Entry);
+            p.push(Op::InodeLock);
+            p.push(Op::WritePages {
+                first: 0,
+                n: pages,
+                all: true,
+            });
+            if !v.mut_fsync_no_wait {
+                p.push(Op::FdataWait { first: 0, n: pages });
+                sync_writes(&mut p);
+            }
+            p.push(Op::Send(SendKind::Fsync));
+            p.push(Op::Recv(RecvKind::Plain));
+            p.push(Op::UnlockReturn { unlock: true });
+        }
+        TaskSpec::Close => {
+            // filp_flush → fuse_flush: write_inode_now(inode, 1)
+            p.push(Op::Entry);
+            p.push(Op::WritePages {
+                first: 0,
+                n: pages,
+                all: true,
+            });
+            p.push(Op::FdataWait { first: 0, n: pages });
+            if v.flush_sync_writes {
+                p.push(Op::InodeLock);
+                sync_writes(&mut p);
+                p.push(Op::UnlockReturn { unlock: true });
+            }
+            p.push(Op::Send(SendKind::Flush));
+            p.push(Op::Recv(RecvKind::Plain));
+            p.push(Op::UnlockReturn { unlock: false });
+        }
+        TaskSpec::DioWrite { first, n } => {
+            // fuse_direct_write_iter: fuse_dio_lock (exclusive)
+            p.push(Op::InodeLock);
+            if !v.mut_dio_write_no_flush {
+                // (A)
+                if cfg.direct_io_allow_mmap || v.dio_flush_always {
+                    p.push(Op::WritePages {
+                        first,
+                        n,
+                        all: true,
+                    });
+                    p.push(Op::FdataWait { first, n });
+                }
+                // (B)
+                p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
+                sync_writes(&mut p);
+                // (C)
+                p.push(Op::Invalidate {
+                    first,
+                    n,
+                    if_resized: false,
+                });
+            }
+            p.push(Op::Send(SendKind::DirectWrite));
+            p.push(Op::Recv(RecvKind::DirectWrite));
+            // (E)
+            if v.dio_invalidate_after_write {
+                p.push(Op::Invalidate {
+                    first,
+                    n,
+                    if_resized: false,
+                });
+            }
+            p.push(Op::UnlockReturn { unlock: true });
+        }
+        TaskSpec::DioRead { first, n } => {
+            // fuse_direct_read_iter: no inode lock
+            p.push(Op::Entry);
+            if cfg.direct_io_allow_mmap || v.dio_flush_always {
+                p.push(Op::WritePages {
+                    first,
+                    n,
+                    all: true,
+                });
+                p.push(Op::FdataWait { first, n });
+            }
+            p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
+            p.push(Op::LockSetNowrite);
+            p.push(Op::SyncWritesWait { unlock: true });
+            p.push(Op::Send(SendKind::DirectRead));
+            p.push(Op::Recv(RecvKind::Plain));
+            p.push(Op::UnlockReturn { unlock: false });
+        }
+        TaskSpec::OdirectWrite { first, n } => {
+            // generic_file_write_iter → generic_file_direct_write
+            p.push(Op::InodeLock);
+            // kiocb_invalidate_pages → filemap_invalidate_pages
+            p.push(Op::WritePages {
+                first,
+                n,
+                all: true,
+            });
+            p.push(Op::FdataWait { first, n });
+            p.push(Op::Invalidate {
+                first,
+                n,
+                if_resized: false,
+            });
+            // fuse_direct_IO → fuse_direct_io: (A), (C) skipped (no FOPEN_DIRECT_IO)
+            p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
+            sync_writes(&mut p);
+            p.push(Op::Send(SendKind::DirectWrite));
+            p.push(Op::Recv(RecvKind::DirectWrite));
+            // kiocb_invalidate_post_direct_write
+            p.push(Op::Invalidate {
+                first,
+                n,
+                if_resized: false,
+            });
+            p.push(Op::UnlockReturn { unlock: true });
+        }
+        TaskSpec::OdirectRead { first, n } => {
+            // generic_file_read_iter: kiocb_write_and_wait, then fuse_direct_IO
+            p.push(Op::Entry);
+            p.push(Op::WritePages {
+                first,
+                n,
+                all: true,
+            });
+            p.push(Op::FdataWait { first, n });
+            p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
+            p.push(Op::LockSetNowrite);
+            p.push(Op::SyncWritesWait { unlock: true });
+            p.push(Op::Send(SendKind::DirectRead));
+            p.push(Op::Recv(RecvKind::Plain));
+            p.push(Op::UnlockReturn { unlock: false });
+        }
+    }
+    p
+}

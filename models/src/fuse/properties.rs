@@ -1,0 +1,277 @@
+//! Properties, named as in kernel-fuse-protocol.md §10, and the `sometimes`
+//! witnesses that prove each racy window is reached.
+
+use super::model::FuseModel;
+use super::program::Op;
+use super::state::*;
+use stateright::{Expectation, Property};
+
+/// Every property, in the order `properties()` returns them. The last one
+/// is not a verdict: see `EXPLORE_ALL`.
+pub const PROPERTY_NAMES: &[(&str, Expectation, &str)] = &[
+    (
+        "a1",
+        Expectation::Always,
+        "no writeback WRITE outstanding while SETATTR(size) is",
+    ),
+    (
+        "a2",
+        Expectation::Always,
+        "no WRITE of data older than an applied truncation",
+    ),
+    (
+        "a3",
+        Expectation::Always,
+        "quiescent: server size == i_size, content == last data",
+    ),
+    (
+        "b1",
+        Expectation::Always,
+        "direct read sees every write(2) returned before it",
+    ),
+    (
+        "b2",
+        Expectation::Always,
+        "no older page-cache WRITE applied after a direct WRITE",
+    ),
+    (
+        "c1",
+        Expectation::Always,
+        "at most one page-cache WRITE in flight per page",
+    ),
+    (
+        "d",
+        Expectation::Always,
+        "FSYNC/FLUSH sent only after the data they cover",
+    ),
+    (
+        "e",
+        Expectation::Always,
+        "no deadlock: all done or a step enabled",
+    ),
+    (
+        "g-bugon",
+        Expectation::Always,
+        "no BUG_ON on writectr (nested fuse_set_nowrite)",
+    ),
+    (
+        "w-nowrite-queued",
+        Expectation::Sometimes,
+        "writeback WRITE queued under FUSE_NOWRITE",
+    ),
+    (
+        "w-crop",
+        Expectation::Sometimes,
+        "queued WRITE cropped at i_size",
+    ),
+    (
+        "w-drop",
+        Expectation::Sometimes,
+        "queued WRITE dropped (wholly beyond i_size)",
+    ),
+    (
+        "w-trunc-waits-write",
+        Expectation::Sometimes,
+        "truncate waits for an in-flight WRITE",
+    ),
+    (
+        "w-mkwrite-blocked",
+        Expectation::Sometimes,
+        "mmap store blocked on PG_writeback",
+    ),
+    (
+        "w-dio-waits-wb",
+        Expectation::Sometimes,
+        "direct I/O waits for writeback",
+    ),
+    (
+        "w-redirty-under-wb",
+        Expectation::Sometimes,
+        "folio dirty again while under writeback",
+    ),
+    (
+        "w-second-write",
+        Expectation::Sometimes,
+        "second WRITE of a page after the first completed",
+    ),
+    (
+        "w-cache-after-direct",
+        Expectation::Sometimes,
+        "page-cache WRITE applied after a direct WRITE",
+    ),
+    (
+        "w-dio-read-checked",
+        Expectation::Sometimes,
+        "direct read of data a returned write(2) wrote",
+    ),
+    (
+        "w-sync-checked",
+        Expectation::Sometimes,
+        "FSYNC/FLUSH sent with data to cover",
+    ),
+    (
+        "w-quiescent",
+        Expectation::Sometimes,
+        "all done, nothing dirty or in flight",
+    ),
+    (
+        EXPLORE_ALL,
+        Expectation::Always,
+        "checker device, not a verdict",
+    ),
+];
+
+/// An always-true property. Stateright's DFS stops once every property has
+/// a discovery (HasDiscoveries::All) and does not expand a state in which
+/// every property already has its discovery (checker/dfs.rs, 0.31.0).
+/// With one property that never fails, neither can happen, so every run is
+/// exhaustive and `unique_state_count` is the same for every variant.
+pub const EXPLORE_ALL: &str = "_explore-all";
+
+pub fn index_of(name: &str) -> Option<usize> {
+    PROPERTY_NAMES.iter().position(|(n, _, _)| *n == name)
+}
+
+fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
+    // (first, n, sent, ending)
+    let q = s.fuse_q.iter().filter_map(|r| match *r {
+        Req::CacheWrite { first, n, sent } => Some((first, n, sent, false)),
+        _ => None,
+    });
+    let w = s.workers.iter().filter_map(|w| match *w {
+        Worker::Busy {
+            req: Req::CacheWrite { first, n, sent },
+            ..
+        } => Some((first, n, sent, false)),
+        Worker::Ending { first, n } => Some((first, n, n, true)),
+        _ => None,
+    });
+    q.chain(w)
+}
+
+fn setattr_outstanding(s: &State) -> bool {
+    s.fuse_q.iter().any(|r| matches!(r, Req::Setattr { .. }))
+        || s.workers.iter().any(|w| {
+            matches!(
+                w,
+                Worker::Busy {
+                    req: Req::Setattr { .. },
+                    ..
+                }
+            )
+        })
+}
+
+pub fn a1(_m: &FuseModel, s: &State) -> bool {
+    !(setattr_outstanding(s) && cache_writes(s).any(|(.., ending)| !ending))
+}
+
+pub fn a3(m: &FuseModel, s: &State) -> bool {
+    if !m.quiescent(s) {
+        return true;
+    }
+    s.srv_size == s.i_size && (0..s.i_size as usize).all(|p| s.srv[p] == hist_cur(s.hist[p]))
+}
+
+pub fn c1(m: &FuseModel, s: &State) -> bool {
+    (0..m.cfg.pages as usize).all(|p| {
+        cache_writes(s)
+            .filter(|&(first, _, sent, _)| (first as usize..(first + sent) as usize).contains(&p))
+            .count()
+            <= 1
+    })
+}
+
+pub fn e(m: &FuseModel, s: &State) -> bool {
+    if m.all_finished(s) {
+        return true;
+    }
+    let mut acts = Vec::new();
+    m.enabled(s, &mut acts);
+    !acts.is_empty()
+}
+
+fn blocked_in(m: &FuseModel, s: &State, t: usize) -> bool {
+    m.exec_task(s, t).is_none() && !m.task_done(s, t)
+}
+
+pub fn w_trunc_waits_write(m: &FuseModel, s: &State) -> bool {
+    (0..s.tasks.len())
+        .any(|t| matches!(m.current_op(s, t), Some(Op::WaitNowrite)) && s.writectr != FUSE_NOWRITE)
+}
+
+pub fn w_mkwrite_blocked(m: &FuseModel, s: &State) -> bool {
+    (0..s.tasks.len()).any(|t| match m.current_op(s, t) {
+        Some(Op::MkwriteWait { page }) => s.pages[page as usize].wb(),
+        _ => false,
+    })
+}
+
+pub fn w_dio_waits_wb(m: &FuseModel, s: &State) -> bool {
+    use super::config::TaskSpec::*;
+    (0..s.tasks.len()).any(|t| {
+        matches!(
+            m.cfg.tasks[t],
+            DioWrite { .. } | DioRead { .. } | OdirectWrite { .. } | OdirectRead { .. }
+        ) && matches!(
+            m.current_op(s, t),
+            Some(Op::FdataWait { .. })
+                | Some(Op::Invalidate { .. })
+                | Some(Op::SyncWritesWait { .. })
+                | Some(Op::WritePages { .. })
+        ) && blocked_in(m, s, t)
+            && s.pages.iter().any(|p| p.wb())
+    })
+}
+
+macro_rules! prop {
+    ($idx:expr, always, $body:expr) => {
+        Property::<FuseModel>::always(PROPERTY_NAMES[$idx].0, |m, s| {
+            let f: fn(&FuseModel, &State) -> bool = $body;
+            let ok = f(m, s);
+            m.count($idx, !ok);
+            ok
+        })
+    };
+    ($idx:expr, sometimes, $body:expr) => {
+        Property::<FuseModel>::sometimes(PROPERTY_NAMES[$idx].0, |m, s| {
+            let f: fn(&FuseModel, &State) -> bool = $body;
+            let hit = f(m, s);
+            m.count($idx, hit);
+            hit
+        })
+    };
+}
+
+pub fn properties() -> Vec<Property<FuseModel>> {
+    let v = vec![
+        prop!(0, always, a1),
+        prop!(1, always, |_, s| s.viol & VIOL_A2 == 0),
+        prop!(2, always, a3),
+        prop!(3, always, |_, s| s.viol & VIOL_B1 == 0),
+        prop!(4, always, |_, s| s.viol & VIOL_B2 == 0),
+        prop!(5, always, c1),
+        prop!(6, always, |_, s| s.viol & VIOL_D == 0),
+        prop!(7, always, e),
+        prop!(8, always, |_, s| s.viol & VIOL_BUG == 0),
+        prop!(9, sometimes, |_, s| s.writectr < 0 && !s.queued.is_empty()),
+        prop!(10, sometimes, |_, s| cache_writes(s)
+            .any(|(_, n, sent, _)| sent < n)),
+        prop!(11, sometimes, |_, s| s.ev == Event::Drop),
+        prop!(12, sometimes, w_trunc_waits_write),
+        prop!(13, sometimes, w_mkwrite_blocked),
+        prop!(14, sometimes, w_dio_waits_wb),
+        prop!(15, sometimes, |_, s| s
+            .pages
+            .iter()
+            .any(|p| p.dirty() && p.wb())),
+        prop!(16, sometimes, |_, s| s.ev == Event::SecondWriteSent),
+        prop!(17, sometimes, |_, s| s.ev == Event::CacheAfterDirect),
+        prop!(18, sometimes, |_, s| s.ev == Event::DirectReadChecked),
+        prop!(19, sometimes, |_, s| s.ev == Event::SyncChecked),
+        prop!(20, sometimes, |m, s| m.quiescent(s)),
+        Property::<FuseModel>::always(EXPLORE_ALL, |_, _| true),
+    ];
+    debug_assert_eq!(v.len(), PROPERTY_NAMES.len());
+    v
+}

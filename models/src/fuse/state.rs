@@ -1,0 +1,459 @@
+//! The model's state: one inode of a writeback_cache FUSE mount, its page
+//! cache, the kernel tasks, the /dev/fuse queue and the daemon.
+//!
+//! Everything is small, flat and deterministic (no hashing collections, no
+//! time). Ghost fields (used only by properties) are marked as such.
+
+use super::config::{MAX_PAGES, MAX_WORKERS};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// FUSE_NOWRITE: the bias added to fi->writectr by fuse_set_nowrite. The
+/// kernel uses INT_MIN; any value below -(most WRITEs in flight) behaves the
+/// same, and -64 keeps the state in an i8.
+pub const FUSE_NOWRITE: i8 = -64;
+/// "no value" in u8 ghost slots.
+pub const NONE: u8 = 0xFF;
+/// Version of never-written (zero) data.
+pub const V_ZERO: u8 = 0;
+/// Version of the file's data at the start.
+pub const V_INIT: u8 = 1;
+
+// Page flag bits.
+pub const PG_PRESENT: u8 = 1; // folio in the page cache
+pub const PG_UPTODATE: u8 = 2; // PG_uptodate
+pub const PG_DIRTY: u8 = 4; // PG_dirty
+pub const PG_WRITEBACK: u8 = 8; // PG_writeback
+pub const PG_LOCKED: u8 = 16; // PG_locked
+pub const PG_TOWRITE: u8 = 32; // PAGECACHE_TAG_TOWRITE (WB_SYNC_ALL tagging)
+
+/// One page-cache folio (order 0: released kernels use order-0 folios for
+/// FUSE regular files, kernel-fuse-protocol.md §0.1).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Page {
+    pub flags: u8,
+    /// Version of the data the folio holds (meaningful when uptodate).
+    pub ver: u8,
+}
+
+impl Page {
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+    pub fn set(&mut self, f: u8) {
+        self.flags |= f;
+    }
+    pub fn clear(&mut self, f: u8) {
+        self.flags &= !f;
+    }
+    pub fn present(&self) -> bool {
+        self.has(PG_PRESENT)
+    }
+    pub fn dirty(&self) -> bool {
+        self.has(PG_DIRTY)
+    }
+    pub fn wb(&self) -> bool {
+        self.has(PG_WRITEBACK)
+    }
+    pub fn locked(&self) -> bool {
+        self.has(PG_LOCKED)
+    }
+}
+
+/// A request on /dev/fuse. `task` names the kernel task waiting for the
+/// reply (synchronous requests); writeback WRITEs are background requests
+/// whose completion is fuse_writepage_end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Req {
+    /// A page-cache (writeback) WRITE with FUSE_WRITE_CACHE: the wpa covers
+    /// `first..first+n`; `sent` pages survived the crop at i_size.
+    CacheWrite {
+        first: u8,
+        n: u8,
+        sent: u8,
+    },
+    /// A direct WRITE (fuse_direct_io) of task `task`'s data.
+    DirectWrite {
+        task: u8,
+        first: u8,
+        n: u8,
+    },
+    /// A READ: direct read, or a page-cache fill from a fault.
+    Read {
+        task: u8,
+        first: u8,
+        n: u8,
+    },
+    /// SETATTR(size).
+    Setattr {
+        task: u8,
+        size: u8,
+    },
+    Fsync {
+        task: u8,
+    },
+    Flush {
+        task: u8,
+    },
+}
+
+impl Req {
+    pub fn opname(&self) -> &'static str {
+        match self {
+            Req::CacheWrite { .. } => "WRITE",
+            Req::DirectWrite { .. } => "WRITE",
+            Req::Read { .. } => "READ",
+            Req::Setattr { .. } => "SETATTR",
+            Req::Fsync { .. } => "FSYNC",
+            Req::Flush { .. } => "FLUSH",
+        }
+    }
+}
+
+impl fmt::Display for Req {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Req::CacheWrite { first, n, sent } => {
+                if sent == n {
+                    write!(f, "WRITE[cache] p{}..{}", first, first + n - 1)
+                } else {
+                    write!(
+                        f,
+                        "WRITE[cache] p{}..{} (cropped from {})",
+                        first,
+                        first + sent - 1,
+                        n
+                    )
+                }
+            }
+            Req::DirectWrite { task, first, n } => {
+                write!(f, "WRITE[direct] p{}..{} T{}", first, first + n - 1, task)
+            }
+            Req::Read { task, first, n } => {
+                write!(f, "READ p{}..{} T{}", first, first + n - 1, task)
+            }
+            Req::Setattr { task, size } => write!(f, "SETATTR(size={size}p) T{task}"),
+            Req::Fsync { task } => write!(f, "FSYNC T{task}"),
+            Req::Flush { task } => write!(f, "FLUSH T{task}"),
+        }
+    }
+}
+
+/// A FUSE daemon worker thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Worker {
+    Idle,
+    /// Has read `req` from /dev/fuse; for a WRITE, `payload` holds the data
+    /// versions copied out of the folios at read time (c2; real-kernel-fuse.md
+    /// §4.7), or the direct writer's version.
+    Busy {
+        req: Req,
+        payload: [u8; MAX_PAGES],
+    },
+    /// Has replied to a writeback WRITE of wpa `first..first+n`; the kernel
+    /// runs fuse_writepage_end in this thread's write(2) on /dev/fuse.
+    Ending {
+        first: u8,
+        n: u8,
+    },
+}
+
+/// A writeback request (struct fuse_writepage_args) on fi->queued_writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Wpa {
+    pub first: u8,
+    pub n: u8,
+}
+
+/// One kernel task: a program counter into its program (see `program.rs`)
+/// plus the locals the kernel keeps on its stack.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Task {
+    /// Index of the current op in the task's program.
+    pub pc: u8,
+    /// Phase inside the current op.
+    pub ph: u8,
+    /// Page cursor inside the current op.
+    pub cur: u8,
+    /// Writeback batch being built (fuse_fill_wb_data.wpa): first page and
+    /// length; `bn == 0` means none.
+    pub bfirst: u8,
+    pub bn: u8,
+    /// Reply value of the last synchronous request (NONE while waiting).
+    pub reply: u8,
+    /// Saved value (e.g. oldsize in fuse_do_setattr).
+    pub saved: u8,
+    /// Ghost: per-page snapshot taken at syscall entry (property d: data
+    /// that must be on the server before FSYNC/FLUSH; property b1: the
+    /// data a direct read must not be older than). NONE = no obligation.
+    pub snap: [u8; MAX_PAGES],
+}
+
+impl Task {
+    pub fn new() -> Task {
+        Task {
+            pc: 0,
+            ph: 0,
+            cur: 0,
+            bfirst: 0,
+            bn: 0,
+            reply: NONE,
+            saved: 0,
+            snap: [NONE; MAX_PAGES],
+        }
+    }
+}
+
+impl Default for Task {
+    fn default() -> Self {
+        Task::new()
+    }
+}
+
+/// Sticky violation bits for properties checked at an event (a request
+/// read or applied by the daemon). Set once, never cleared, so the first
+/// state that has the bit is the first violating state.
+pub const VIOL_A2: u8 = 1;
+pub const VIOL_B1: u8 = 2;
+pub const VIOL_B2: u8 = 4;
+pub const VIOL_D: u8 = 8;
+/// A kernel BUG_ON on writectr (nested fuse_set_nowrite, or release
+/// without NOWRITE).
+pub const VIOL_BUG: u8 = 16;
+
+/// What the last transition did that no state field shows afterwards
+/// (used only by `sometimes` witnesses; reset by every step).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Event {
+    None,
+    /// fuse_send_writepage dropped a queued WRITE wholly beyond i_size.
+    Drop,
+    /// fuse_send_writepage cropped a WRITE at i_size.
+    Crop,
+    /// The daemon applied a page-cache WRITE over a page that a direct
+    /// WRITE had written before (b2 was evaluated on a real overlap).
+    CacheAfterDirect,
+    /// A direct READ returned data for a page a returned write(2) wrote
+    /// (b1 was evaluated on a real obligation).
+    DirectReadChecked,
+    /// FSYNC or FLUSH was sent with data it had to wait for (d evaluated).
+    SyncChecked,
+    /// A page-cache WRITE covering a page was sent while an earlier
+    /// page-cache WRITE of that page had completed in this run.
+    SecondWriteSent,
+}
+
+/// The whole state.
+#[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct State {
+    // ---- struct inode / struct fuse_inode
+    /// i_size in pages.
+    pub i_size: u8,
+    /// FUSE_I_SIZE_UNSTABLE.
+    pub size_unstable: bool,
+    /// fi->writectr (FUSE_NOWRITE bias included).
+    pub writectr: i8,
+    /// fi->queued_writes (FIFO).
+    pub queued: Vec<Wpa>,
+    /// i_rwsem: exclusive holder (task index) or NONE.
+    pub rwsem_owner: u8,
+    /// i_rwsem: shared holders.
+    pub rwsem_readers: u8,
+    // ---- page cache
+    pub pages: [Page; MAX_PAGES],
+    // ---- kernel tasks
+    pub tasks: Vec<Task>,
+    // ---- /dev/fuse: requests sent, not yet read by a daemon thread
+    pub fuse_q: Vec<Req>,
+    // ---- the daemon
+    pub workers: [Worker; MAX_WORKERS],
+    /// Server file size in pages.
+    pub srv_size: u8,
+    /// Server file contents: a data version per page.
+    pub srv: [u8; MAX_PAGES],
+    // ---- ghosts (properties only)
+    /// Per page, the order in which data versions became current
+    /// (linearisation order): 4-bit slots, oldest in the low bits; the
+    /// last slot is the current data. Versions appear at most once.
+    pub hist: [u64; MAX_PAGES],
+    /// Per page, the version written by the last write that *returned*.
+    pub ret: [u8; MAX_PAGES],
+    /// Per page, whether a page-cache WRITE of it has completed.
+    pub wrote_once: u8,
+    /// Sticky violation bits (VIOL_*).
+    pub viol: u8,
+    /// What the last step did (witnesses only).
+    pub ev: Event,
+}
+
+// ---- history helpers (ghost)
+
+/// Appends `v` to a history.
+pub fn hist_push(h: u64, v: u8) -> u64 {
+    let len = hist_len(h);
+    debug_assert!(len < 16);
+    h | ((v as u64 & 0xF) << (4 * len))
+}
+
+/// Number of slots used. Slot 0 always exists (initial data); later slots
+/// are never version 0, so the first zero nibble after slot 0 ends it.
+pub fn hist_len(h: u64) -> usize {
+    let mut n = 1;
+    while n < 16 && (h >> (4 * n)) & 0xF != 0 {
+        n += 1;
+    }
+    n
+}
+
+/// Position of version `v` in the history, if present.
+pub fn hist_pos(h: u64, v: u8) -> Option<usize> {
+    (0..hist_len(h)).find(|&i| ((h >> (4 * i)) & 0xF) as u8 == v)
+}
+
+/// The current (last) version.
+pub fn hist_cur(h: u64) -> u8 {
+    ((h >> (4 * (hist_len(h) - 1))) & 0xF) as u8
+}
+
+pub fn hist_list(h: u64) -> Vec<u8> {
+    (0..hist_len(h))
+        .map(|i| ((h >> (4 * i)) & 0xF) as u8)
+        .collect()
+}
+
+/// Is version `a` older than version `b` on this page? Unknown versions
+/// count as oldest.
+pub fn hist_older(h: u64, a: u8, b: u8) -> bool {
+    match (hist_pos(h, a), hist_pos(h, b)) {
+        (Some(x), Some(y)) => x < y,
+        (None, Some(_)) => true,
+        _ => false,
+    }
+}
+
+impl State {
+    pub fn page_str(&self, p: usize) -> String {
+        let pg = &self.pages[p];
+        if !pg.present() {
+            return "-".into();
+        }
+        let mut s = format!("v{}", pg.ver);
+        if !pg.has(PG_UPTODATE) {
+            s = "!uptodate".into();
+        }
+        for (bit, c) in [
+            (PG_DIRTY, " dirty"),
+            (PG_WRITEBACK, " writeback"),
+            (PG_LOCKED, " locked"),
+            (PG_TOWRITE, " towrite"),
+        ] {
+            if pg.has(bit) {
+                s.push_str(c);
+            }
+        }
+        s
+    }
+}
+
+/// Compact rendering for the Explorer and narratives (stateright-notes.md
+/// §4: the default pretty Debug is a wall of text).
+impl fmt::Debug for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let wc = if self.writectr < 0 {
+            format!("NOWRITE+{}", self.writectr - FUSE_NOWRITE)
+        } else {
+            format!("{}", self.writectr)
+        };
+        let rw = if self.rwsem_owner != NONE {
+            format!("excl T{}", self.rwsem_owner)
+        } else if self.rwsem_readers > 0 {
+            format!("shared x{}", self.rwsem_readers)
+        } else {
+            "free".into()
+        };
+        writeln!(
+            f,
+            "inode: i_size={}p{} writectr={} i_rwsem={} queued_writes=[{}]",
+            self.i_size,
+            if self.size_unstable {
+                " SIZE_UNSTABLE"
+            } else {
+                ""
+            },
+            wc,
+            rw,
+            self.queued
+                .iter()
+                .map(|w| format!("p{}..{}", w.first, w.first + w.n - 1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+        let np = self
+            .pages
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(i, p)| p.flags != 0 || self.srv[*i] != 0 || hist_len(self.hist[*i]) > 1)
+            .map(|(i, _)| i + 1)
+            .unwrap_or(1)
+            .max(self.srv_size as usize)
+            .max(self.i_size as usize)
+            .min(MAX_PAGES);
+        for p in 0..np {
+            writeln!(
+                f,
+                "page {p}: {:<28} server v{}  history {:?}",
+                self.page_str(p),
+                self.srv[p],
+                hist_list(self.hist[p])
+            )?;
+        }
+        writeln!(f, "server: size={}p", self.srv_size)?;
+        for (i, t) in self.tasks.iter().enumerate() {
+            writeln!(
+                f,
+                "T{i}: pc={} ph={} cur={} batch={} reply={}",
+                t.pc,
+                t.ph,
+                t.cur,
+                if t.bn == 0 {
+                    "-".to_string()
+                } else {
+                    format!("p{}..{}", t.bfirst, t.bfirst + t.bn - 1)
+                },
+                if t.reply == NONE {
+                    "-".to_string()
+                } else {
+                    t.reply.to_string()
+                }
+            )?;
+        }
+        writeln!(
+            f,
+            "/dev/fuse: [{}]",
+            self.fuse_q
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+        for (w, wk) in self.workers.iter().enumerate() {
+            match wk {
+                Worker::Idle => {}
+                Worker::Busy { req, payload } => {
+                    writeln!(f, "D{w}: handling {req} payload {:?}", payload)?
+                }
+                Worker::Ending { first, n } => writeln!(
+                    f,
+                    "D{w}: replied WRITE p{}..{}, fuse_writepage_end pending",
+                    first,
+                    first + n - 1
+                )?,
+            }
+        }
+        if self.viol != 0 {
+            writeln!(f, "violated: {:#x}", self.viol)?;
+        }
+        Ok(())
+    }
+}
