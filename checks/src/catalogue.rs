@@ -75,6 +75,7 @@ impl Verdict {
 pub struct Entry {
     pub name: String,
     pub question: String,
+    #[allow(dead_code)] // kept for error messages of later commands
     pub file: PathBuf,
     pub model: String,
     pub config: Config,

@@ -100,20 +100,47 @@ pub fn narrate(
             Actor::Daemon(w) => format!("D{w} {:<10}", "daemon"),
         };
         let what = describe(m, before, after, a);
-        let line = format!("{:>2} {} {}", i + 1, who, what);
-        out.push(clip(&line, 72));
+        let head = format!("{:>2} {} ", i + 1, who);
+        out.extend(wrap(&head, &what, 72));
     }
     out
 }
 
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n - 1).collect();
-        t.push('~');
-        t
+/// Wraps `text` after `head` at `width` columns; continuation lines are
+/// indented under the text. Breaks at "; " or spaces.
+pub fn wrap(head: &str, text: &str, width: usize) -> Vec<String> {
+    let indent = " ".repeat(head.chars().count());
+    let room = width.saturating_sub(indent.len()).max(20);
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        let add = if cur.is_empty() {
+            word.len()
+        } else {
+            cur.len() + 1 + word.len()
+        };
+        if add > room && !cur.is_empty() {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
     }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                format!("{head}{l}")
+            } else {
+                format!("{indent}{l}")
+            }
+        })
+        .collect()
 }
 
 /// What changed, in kernel words.

@@ -73,6 +73,9 @@ pub struct Variant {
     pub mut_fsync_no_wait: bool,
     /// fuse_direct_io write without steps (A), (B) and (C) (kills b2).
     pub mut_dio_write_no_flush: bool,
+    /// folio_prepare_writeback neither skips nor waits for a folio under
+    /// writeback (kills c1).
+    pub mut_wb_ignores_writeback: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -85,6 +88,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_invalidate_under_nowrite",
     "mut_fsync_no_wait",
     "mut_dio_write_no_flush",
+    "mut_wb_ignores_writeback",
 ];
 
 impl Variant {
@@ -115,6 +119,7 @@ impl Variant {
             "mut_invalidate_under_nowrite" => &mut self.mut_invalidate_under_nowrite,
             "mut_fsync_no_wait" => &mut self.mut_fsync_no_wait,
             "mut_dio_write_no_flush" => &mut self.mut_dio_write_no_flush,
+            "mut_wb_ignores_writeback" => &mut self.mut_wb_ignores_writeback,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -144,6 +149,7 @@ impl Variant {
             ),
             ("mut_fsync_no_wait", self.mut_fsync_no_wait),
             ("mut_dio_write_no_flush", self.mut_dio_write_no_flush),
+            ("mut_wb_ignores_writeback", self.mut_wb_ignores_writeback),
         ];
         for (n, on) in all {
             if on {

@@ -83,7 +83,8 @@ impl FuseModel {
         let mut pages = [Page::default(); MAX_PAGES];
         let mut srv = [V_ZERO; MAX_PAGES];
         let mut hist = [0u64; MAX_PAGES];
-        let mut ret = [V_ZERO; MAX_PAGES];
+        let mut fin = [0u16; MAX_PAGES];
+        let mut sup = [0u16; MAX_PAGES];
         for p in 0..c.pages as usize {
             let v = if p < c.init_size as usize {
                 V_INIT
@@ -92,7 +93,7 @@ impl FuseModel {
             };
             srv[p] = v;
             hist[p] = v as u64;
-            ret[p] = v;
+            fin[p] = 1 << v;
             if c.cached & (1 << p) != 0 {
                 pages[p].flags = PG_PRESENT | PG_UPTODATE;
                 pages[p].ver = v;
@@ -105,9 +106,10 @@ impl FuseModel {
         for p in 0..c.pages as usize {
             if c.dirty & (1 << p) != 0 {
                 pages[p].set(PG_DIRTY);
-                pages[p].ver = 15;
-                hist[p] = hist_push(hist[p], 15);
-                ret[p] = 15;
+                pages[p].ver = V_PREDIRTY;
+                hist[p] = hist_push(hist[p], V_PREDIRTY);
+                sup[p] = fin[p];
+                fin[p] |= 1 << V_PREDIRTY;
                 i_size = i_size.max(p as u8 + 1);
             }
         }
@@ -125,7 +127,8 @@ impl FuseModel {
             srv_size: c.init_size,
             srv,
             hist,
-            ret,
+            fin,
+            sup,
             wrote_once: 0,
             viol: 0,
             ev: Event::None,
@@ -220,6 +223,39 @@ impl FuseModel {
     }
 
     // ------------------------------------------------------------------
+    // Ghost: syscall windows of writes (a3's "last written data", b2)
+
+    /// Pages whose data task `t` may write.
+    fn written_pages(&self, t: usize) -> std::ops::Range<usize> {
+        match self.cfg.tasks[t] {
+            TaskSpec::Truncate { .. } => 0..self.cfg.pages as usize,
+            spec => match spec.range() {
+                Some((first, n)) if spec.writes() => first as usize..(first + n) as usize,
+                _ => 0..0,
+            },
+        }
+    }
+
+    /// The write's syscall window opens.
+    fn window_open(&self, s: &mut State, t: usize) {
+        for p in self.written_pages(t) {
+            s.tasks[t].before[p] = s.fin[p];
+        }
+    }
+
+    /// The write's syscall window closes: writes that ended before it
+    /// opened can no longer be the last data of the pages it wrote.
+    fn window_close(&self, s: &mut State, t: usize) {
+        let v = version_of(t);
+        for p in self.written_pages(t) {
+            if hist_pos(s.hist[p], v).is_some() {
+                s.sup[p] |= s.tasks[t].before[p];
+                s.fin[p] |= 1 << v;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------
     // Program control
 
     /// Moves task `t` to its next op and skips ops that have nothing to do
@@ -307,8 +343,10 @@ impl FuseModel {
                         }
                     }
                     TaskSpec::DioRead { first, n } | TaskSpec::OdirectRead { first, n } => {
+                        // b1: data superseded by a write that returned
+                        // before this read began must not be returned
                         for p in pages_mask(first, n) {
-                            snap[p] = s0.ret[p];
+                            s.tasks[t].before[p] = s0.sup[p];
                         }
                     }
                     _ => {}
@@ -321,6 +359,9 @@ impl FuseModel {
                     return None;
                 }
                 s.rwsem_owner = t as u8;
+                if task.pc == 0 {
+                    self.window_open(&mut s, t);
+                }
                 self.advance(&mut s, t);
                 Step::InodeLock
             }
@@ -331,13 +372,7 @@ impl FuseModel {
                 }
                 let last = task.pc as usize + 1 == self.programs[t].len();
                 if last && spec.writes() && !matches!(spec, TaskSpec::Truncate { .. }) {
-                    if let Some((first, n)) = spec.range() {
-                        for p in pages_mask(first, n) {
-                            if hist_older(s.hist[p], s.ret[p], ver) {
-                                s.ret[p] = ver;
-                            }
-                        }
-                    }
+                    self.window_close(&mut s, t);
                 }
                 self.advance(&mut s, t);
                 if unlock {
@@ -423,9 +458,9 @@ impl FuseModel {
                 pg.set(PG_DIRTY);
                 pg.clear(PG_LOCKED);
                 s.hist[p] = hist_push(s.hist[p], ver);
-                if hist_older(s.hist[p], s.ret[p], ver) {
-                    s.ret[p] = ver;
-                }
+                // an atomic write: its window opens and closes here
+                self.window_open(&mut s, t);
+                self.window_close(&mut s, t);
                 self.advance(&mut s, t);
                 Step::MkwriteStore
             }
@@ -510,7 +545,9 @@ impl FuseModel {
                 if matches!(kind, SendKind::Fsync | SendKind::Flush) {
                     // property d: the data dirty at entry is on the server
                     let mut checked = false;
-                    for p in 0..self.cfg.pages as usize {
+                    // (pages a concurrent truncate cut off are no longer
+                    // part of the file, and owe nothing)
+                    for p in 0..s.i_size.min(self.cfg.pages) as usize {
                         let need = task.snap[p];
                         if need == NONE {
                             continue;
@@ -593,6 +630,7 @@ impl FuseModel {
                 return self.exec_invalidate(s, t, first, n);
             }
             Op::SetattrReturn => {
+                self.window_close(&mut s, t);
                 s.size_unstable = false;
                 s.rwsem_owner = NONE;
                 self.advance(&mut s, t);
@@ -659,14 +697,13 @@ impl FuseModel {
                 }
                 // folio_prepare_writeback
                 let pg = s.pages[p];
-                if !pg.dirty() || (pg.wb() && !all) {
-                    if !pg.dirty() && all {
-                        // a clean folio keeps its tag; the walk moves on
-                    }
+                let honour_wb = !self.cfg.variant.mut_wb_ignores_writeback;
+                if !pg.dirty() || (pg.wb() && !all && honour_wb) {
+                    // a clean folio keeps its TOWRITE tag; the walk moves on
                     s.tasks[t].cur = p as u8 + 1;
                     return Some((Step::WbSkip, s));
                 }
-                if pg.wb() {
+                if pg.wb() && honour_wb {
                     // WB_SYNC_ALL: folio_wait_writeback with the folio locked
                     s.pages[p].set(PG_LOCKED);
                     s.tasks[t].cur = p as u8;
@@ -854,19 +891,22 @@ impl FuseModel {
                 match req {
                     Req::CacheWrite { first, n, sent } => {
                         for p in pages_mask(first, sent) {
-                            // b2: no page-cache data older than an applied
-                            // direct WRITE lands after it
+                            // b2: no page-cache data written before a direct
+                            // write began lands after that direct WRITE
+                            // (data stored concurrently, e.g. by an mmap
+                            // re-dirty, is excepted: §10(b)(ii))
                             for (ti, spec) in self.cfg.tasks.iter().enumerate() {
                                 if matches!(
                                     spec,
                                     TaskSpec::DioWrite { .. } | TaskSpec::OdirectWrite { .. }
-                                ) {
-                                    let vd = version_of(ti);
-                                    if hist_pos(s.hist[p], vd).is_some() {
-                                        s.ev = Event::CacheAfterDirect;
-                                        if hist_older(s.hist[p], payload[p], vd) {
-                                            s.viol |= VIOL_B2;
-                                        }
+                                ) && s.tasks[ti].applied
+                                    && (first as usize..(first + sent) as usize).contains(&p)
+                                {
+                                    s.ev = Event::CacheAfterDirect;
+                                    if payload[p] != NONE
+                                        && s.tasks[ti].before[p] & (1 << payload[p]) != 0
+                                    {
+                                        s.viol |= VIOL_B2;
                                     }
                                 }
                             }
@@ -883,6 +923,7 @@ impl FuseModel {
                         }
                         s.srv_size = s.srv_size.max(first + n);
                         s.tasks[task as usize].reply = 0;
+                        s.tasks[task as usize].applied = true;
                     }
                     Req::Read { task, first, n } => {
                         let t = task as usize;
@@ -899,14 +940,11 @@ impl FuseModel {
                                     if p as u8 >= s.srv_size {
                                         continue; // short read
                                     }
-                                    let floor = s.tasks[t].snap[p];
-                                    if floor == NONE {
-                                        continue;
-                                    }
-                                    if floor > V_INIT {
+                                    let stale = s.tasks[t].before[p];
+                                    if stale != 0 {
                                         s.ev = Event::DirectReadChecked;
                                     }
-                                    if hist_older(s.hist[p], s.srv[p], floor) {
+                                    if s.srv[p] != NONE && stale & (1 << s.srv[p]) != 0 {
                                         s.viol |= VIOL_B1;
                                     }
                                 }

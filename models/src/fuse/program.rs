@@ -36,7 +36,7 @@ pub enum Op {
     Entry,
     /// inode_lock(inode) (exclusive i_rwsem).
     InodeLock,
-    /// inode_unlock, and for writers the syscall returns (ghost `ret`).
+    /// inode_unlock, and for writers the syscall returns (ghost window).
     UnlockReturn { unlock: bool },
     /// generic_perform_write: per page write_begin, copy, write_end.
     CopyPages { first: u8, n: u8 },

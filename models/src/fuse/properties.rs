@@ -170,7 +170,14 @@ pub fn a3(m: &FuseModel, s: &State) -> bool {
     if !m.quiescent(s) {
         return true;
     }
-    s.srv_size == s.i_size && (0..s.i_size as usize).all(|p| s.srv[p] == hist_cur(s.hist[p]))
+    // The server holds, per page, the data of a write that no other write
+    // really-follows (one that began after it ended): the last write of
+    // some linearisation. Sequential writes leave exactly one candidate.
+    s.srv_size == s.i_size
+        && (0..s.i_size as usize).all(|p| {
+            let last = s.fin[p] & !s.sup[p];
+            s.srv[p] != NONE && last & (1 << s.srv[p]) != 0
+        })
 }
 
 pub fn c1(m: &FuseModel, s: &State) -> bool {

@@ -18,6 +18,8 @@ pub const NONE: u8 = 0xFF;
 pub const V_ZERO: u8 = 0;
 /// Version of the file's data at the start.
 pub const V_INIT: u8 = 1;
+/// Version of data dirtied before the workload began (`Config::dirty`).
+pub const V_PREDIRTY: u8 = 15;
 
 // Page flag bits.
 pub const PG_PRESENT: u8 = 1; // folio in the page cache
@@ -110,31 +112,36 @@ impl Req {
     }
 }
 
+fn pr(first: u8, n: u8) -> String {
+    if n <= 1 {
+        format!("p{first}")
+    } else {
+        format!("p{}-{}", first, first + n - 1)
+    }
+}
+
 impl fmt::Display for Req {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Req::CacheWrite { first, n, sent } => {
                 if sent == n {
-                    write!(f, "WRITE[cache] p{}..{}", first, first + n - 1)
+                    write!(f, "WRITE({})", pr(first, n))
                 } else {
                     write!(
                         f,
-                        "WRITE[cache] p{}..{} (cropped from {})",
-                        first,
-                        first + sent - 1,
-                        n
+                        "WRITE({} cropped from {})",
+                        pr(first, sent),
+                        pr(first, n)
                     )
                 }
             }
             Req::DirectWrite { task, first, n } => {
-                write!(f, "WRITE[direct] p{}..{} T{}", first, first + n - 1, task)
+                write!(f, "WRITE({} direct T{task})", pr(first, n))
             }
-            Req::Read { task, first, n } => {
-                write!(f, "READ p{}..{} T{}", first, first + n - 1, task)
-            }
-            Req::Setattr { task, size } => write!(f, "SETATTR(size={size}p) T{task}"),
-            Req::Fsync { task } => write!(f, "FSYNC T{task}"),
-            Req::Flush { task } => write!(f, "FLUSH T{task}"),
+            Req::Read { task, first, n } => write!(f, "READ({} T{task})", pr(first, n)),
+            Req::Setattr { task, size } => write!(f, "SETATTR(size={size}p T{task})"),
+            Req::Fsync { task } => write!(f, "FSYNC(T{task})"),
+            Req::Flush { task } => write!(f, "FLUSH(T{task})"),
         }
     }
 }
@@ -187,6 +194,12 @@ pub struct Task {
     /// that must be on the server before FSYNC/FLUSH; property b1: the
     /// data a direct read must not be older than). NONE = no obligation.
     pub snap: [u8; MAX_PAGES],
+    /// Ghost, writers only: per page, the versions whose writes had ended
+    /// when this write's syscall window opened (`State::fin` then). Those
+    /// writes are really-before this one (a3, b2).
+    pub before: [u16; MAX_PAGES],
+    /// Ghost: set when the daemon applied this task's direct WRITE.
+    pub applied: bool,
 }
 
 impl Task {
@@ -200,6 +213,8 @@ impl Task {
             reply: NONE,
             saved: 0,
             snap: [NONE; MAX_PAGES],
+            before: [0; MAX_PAGES],
+            applied: false,
         }
     }
 }
@@ -276,8 +291,11 @@ pub struct State {
     /// (linearisation order): 4-bit slots, oldest in the low bits; the
     /// last slot is the current data. Versions appear at most once.
     pub hist: [u64; MAX_PAGES],
-    /// Per page, the version written by the last write that *returned*.
-    pub ret: [u8; MAX_PAGES],
+    /// Per page, the versions whose writing syscall has ended (bit v).
+    pub fin: [u16; MAX_PAGES],
+    /// Per page, the versions superseded: their write ended before another
+    /// write of the page began, so they can no longer be the last data.
+    pub sup: [u16; MAX_PAGES],
     /// Per page, whether a page-cache WRITE of it has completed.
     pub wrote_once: u8,
     /// Sticky violation bits (VIOL_*).
