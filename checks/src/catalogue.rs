@@ -75,7 +75,6 @@ impl Verdict {
 pub struct Entry {
     pub name: String,
     pub question: String,
-    #[allow(dead_code)] // kept for error messages of later commands
     pub file: PathBuf,
     pub model: String,
     pub config: Config,
@@ -244,4 +243,50 @@ pub fn parse(text: &str, f: &Path) -> Result<Vec<Entry>, String> {
         .into_iter()
         .map(|r| convert(r, f).map_err(|e| format!("{}: {e}", f.display())))
         .collect()
+}
+
+/// Rewrites the `states = N` line of check `name` in its catalogue file
+/// (adding it after `tasks` if missing). Used by `--update-pins`.
+pub fn update_pin(file: &Path, name: &str, states: u64) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut out: Vec<String> = Vec::new();
+    let mut in_block = false;
+    let mut done = false;
+    let mut pending_insert: Option<usize> = None;
+    let name_line = format!("name = \"{name}\"");
+    for line in text.lines() {
+        let t = line.trim();
+        if t == "[[check]]" {
+            if let Some(i) = pending_insert.take() {
+                out.insert(i + 1, format!("states = {states}"));
+                done = true;
+            }
+            in_block = false;
+        } else if t == name_line {
+            in_block = true;
+        }
+        if in_block && t.starts_with("states =") {
+            out.push(format!("states = {states}"));
+            in_block = false;
+            done = true;
+            continue;
+        }
+        if in_block && t.starts_with("tasks =") {
+            pending_insert = Some(out.len());
+        }
+        out.push(line.to_string());
+    }
+    if let Some(i) = pending_insert.take() {
+        out.insert(i + 1, format!("states = {states}"));
+        done = true;
+    }
+    if !done {
+        return Err(format!(
+            "{}: could not place the pin for '{name}'",
+            file.display()
+        ));
+    }
+    let mut s = out.join("\n");
+    s.push('\n');
+    std::fs::write(file, s).map_err(|e| format!("{}: {e}", file.display()))
 }

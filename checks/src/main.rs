@@ -1,8 +1,6 @@
 //! `wbspec`: run the catalogue of named model checks.
 
-mod catalogue;
-mod report;
-mod runner;
+use wbspec::{catalogue, report, runner};
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -39,6 +37,10 @@ enum Cmd {
         /// Also print the narrated counterexample of every violation.
         #[arg(long)]
         explain: bool,
+        /// Rewrite each check's pinned `states` to the count observed (say
+        /// why in the commit message).
+        #[arg(long)]
+        update_pins: bool,
     },
 }
 
@@ -64,7 +66,9 @@ fn main() -> ExitCode {
     match run(cli, &dir) {
         Ok(code) => ExitCode::from(code),
         Err(msg) => {
-            eprintln!("wbspec: {msg}");
+            // one line, whatever the parser said
+            let one: Vec<&str> = msg.split_whitespace().collect();
+            eprintln!("wbspec: {}", one.join(" "));
             ExitCode::from(2)
         }
     }
@@ -89,6 +93,7 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
             all,
             json,
             explain,
+            update_pins,
         } => {
             let selected: Vec<&catalogue::Entry> = if all {
                 if !names.is_empty() {
@@ -124,6 +129,10 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
                 report::print_verdicts(e, &r);
                 if explain {
                     report::print_counterexamples(e, &r)?;
+                }
+                if update_pins && r.complete && e.states != Some(r.unique_states) {
+                    catalogue::update_pin(&e.file, &e.name, r.unique_states)?;
+                    eprintln!("pinned {} states = {}", e.name, r.unique_states);
                 }
                 results.push(r);
             }

@@ -238,6 +238,7 @@ pub fn json_report(entries: &[&Entry], results: &[CheckResult]) -> Value {
             json!({
                 "name": r.name,
                 "question": e.question,
+                "tags": e.tags,
                 "model": e.model,
                 "kernel": format!("{:?}", e.config.kernel),
                 "variant": e.config.variant.flags_on(),

@@ -70,7 +70,8 @@ pub fn build_model(e: &Entry) -> Result<FuseModel, String> {
 
 /// Runs one check. `progress` prints to stderr for runs longer than 2 s.
 pub fn run(e: &Entry, progress: bool) -> Result<CheckResult, String> {
-    let model = build_model(e)?;
+    let mut model = build_model(e)?;
+    model.tally_mode = true;
     model.reset_tally();
     let start = Instant::now();
     // Exhaustive DFS, one thread: no timeout, no target (stateright-notes

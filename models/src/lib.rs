@@ -2,4 +2,5 @@
 //! and truncate races. One module per kernel subsystem; kernel versions and
 //! review proposals are configuration data of that module's model.
 
+pub mod bounded;
 pub mod fuse;

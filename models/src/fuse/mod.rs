@@ -33,6 +33,13 @@ impl stateright::Model for FuseModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        properties::properties()
+        if self.tally_mode {
+            properties::tally_properties()
+        } else {
+            properties::properties()
+        }
     }
 }
+
+#[cfg(test)]
+mod tests;

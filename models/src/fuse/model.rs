@@ -39,6 +39,9 @@ pub struct FuseModel {
     /// (sometimes) it. Filled while a checker evaluates properties; each
     /// unique state is evaluated once by the DFS checker.
     pub tally: Arc<Vec<AtomicU64>>,
+    /// Report properties to Stateright as one tallying property (used by
+    /// `wbspec check`); otherwise one Stateright property each.
+    pub tally_mode: bool,
 }
 
 /// Version (data identity) written by task `t`.
@@ -59,6 +62,7 @@ impl FuseModel {
             cfg,
             programs,
             tally: Arc::new((0..n).map(|_| AtomicU64::new(0)).collect()),
+            tally_mode: false,
         })
     }
 
@@ -117,18 +121,19 @@ impl FuseModel {
             i_size,
             size_unstable: false,
             writectr: 0,
-            queued: Vec::new(),
+            queued: Default::default(),
             rwsem_owner: NONE,
             rwsem_readers: 0,
             pages,
-            tasks: vec![Task::new(); c.tasks.len()],
-            fuse_q: Vec::new(),
+            tasks: (0..c.tasks.len()).map(|_| Task::new()).collect(),
+            fuse_q: Default::default(),
             workers: [Worker::Idle; MAX_WORKERS],
             srv_size: c.init_size,
             srv,
             hist,
             fin,
             sup,
+            drops: [0; MAX_PAGES],
             wrote_once: 0,
             viol: 0,
             ev: Event::None,
@@ -149,6 +154,10 @@ impl FuseModel {
     /// fuse_send_writepage(fm, wpa, size): crop at `crop`, drop if wholly
     /// beyond it, otherwise queue the WRITE on /dev/fuse.
     fn send_writepage(s: &mut State, w: Wpa, crop: u8) {
+        // ghost: data of folios beyond the crop is discarded unsent
+        for p in crop.max(w.first)..w.first + w.n {
+            s.drops[p as usize] = s.drops[p as usize].saturating_add(1);
+        }
         s.writectr += 1;
         if w.first + w.n <= crop {
             s.fuse_q.push(Req::CacheWrite {
@@ -340,6 +349,9 @@ impl FuseModel {
                             if pg.present() && (pg.dirty() || pg.wb()) {
                                 snap[p] = pg.ver;
                             }
+                        }
+                        for p in 0..self.cfg.pages as usize {
+                            s.tasks[t].before[p] = s0.drops[p] as u16;
                         }
                     }
                     TaskSpec::DioRead { first, n } | TaskSpec::OdirectRead { first, n } => {
@@ -545,11 +557,11 @@ impl FuseModel {
                 if matches!(kind, SendKind::Fsync | SendKind::Flush) {
                     // property d: the data dirty at entry is on the server
                     let mut checked = false;
-                    // (pages a concurrent truncate cut off are no longer
-                    // part of the file, and owe nothing)
+                    // (a page beyond EOF, or a dirty page that a
+                    // concurrent truncate discarded, owes nothing)
                     for p in 0..s.i_size.min(self.cfg.pages) as usize {
                         let need = task.snap[p];
-                        if need == NONE {
+                        if need == NONE || s.drops[p] as u16 != task.before[p] {
                             continue;
                         }
                         checked = true;
@@ -617,6 +629,9 @@ impl FuseModel {
                     }
                 } else if s.pages[p].wb() {
                     return None; // folio_wait_writeback
+                }
+                if s.pages[p].dirty() {
+                    s.drops[p] = s.drops[p].saturating_add(1);
                 }
                 Self::remove_page(&mut s, p);
                 s.tasks[t].ph = 0;
@@ -1025,6 +1040,18 @@ impl FuseModel {
                 Worker::Idle => {}
             }
         }
+    }
+
+    /// Is any step enabled? (Daemon first: it is cheap to decide.)
+    pub fn any_enabled(&self, s: &State) -> bool {
+        let nw = self.cfg.daemon_threads as usize;
+        if s.workers[..nw].iter().any(|w| !matches!(w, Worker::Idle)) {
+            return true;
+        }
+        if !s.fuse_q.is_empty() && Self::reader(s, nw).is_some() {
+            return true;
+        }
+        (0..s.tasks.len()).any(|t| self.exec_task(s, t).is_some())
     }
 
     pub fn step(&self, s: &State, a: Action) -> Option<State> {

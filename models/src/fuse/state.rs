@@ -4,7 +4,8 @@
 //! Everything is small, flat and deterministic (no hashing collections, no
 //! time). Ghost fields (used only by properties) are marked as such.
 
-use super::config::{MAX_PAGES, MAX_WORKERS};
+use super::config::{MAX_PAGES, MAX_TASKS, MAX_WORKERS};
+use crate::bounded::Bounded;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -12,6 +13,10 @@ use std::fmt;
 /// kernel uses INT_MIN; any value below -(most WRITEs in flight) behaves the
 /// same, and -64 keeps the state in an i8.
 pub const FUSE_NOWRITE: i8 = -64;
+/// Capacity of /dev/fuse and of fi->queued_writes in the model. Every
+/// entry is a distinct request of a bounded workload (≤ 8 tasks, ≤ 4
+/// pages), which stays well below this.
+pub const MAX_QUEUE: usize = 12;
 /// "no value" in u8 ghost slots.
 pub const NONE: u8 = 0xFF;
 /// Version of never-written (zero) data.
@@ -99,6 +104,12 @@ pub enum Req {
     },
 }
 
+impl Default for Req {
+    fn default() -> Self {
+        Req::Fsync { task: 0 }
+    }
+}
+
 impl Req {
     pub fn opname(&self) -> &'static str {
         match self {
@@ -166,7 +177,7 @@ pub enum Worker {
 }
 
 /// A writeback request (struct fuse_writepage_args) on fi->queued_writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Wpa {
     pub first: u8,
     pub n: u8,
@@ -259,7 +270,7 @@ pub enum Event {
 }
 
 /// The whole state.
-#[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct State {
     // ---- struct inode / struct fuse_inode
     /// i_size in pages.
@@ -269,7 +280,7 @@ pub struct State {
     /// fi->writectr (FUSE_NOWRITE bias included).
     pub writectr: i8,
     /// fi->queued_writes (FIFO).
-    pub queued: Vec<Wpa>,
+    pub queued: Bounded<Wpa, MAX_QUEUE>,
     /// i_rwsem: exclusive holder (task index) or NONE.
     pub rwsem_owner: u8,
     /// i_rwsem: shared holders.
@@ -277,9 +288,9 @@ pub struct State {
     // ---- page cache
     pub pages: [Page; MAX_PAGES],
     // ---- kernel tasks
-    pub tasks: Vec<Task>,
+    pub tasks: Bounded<Task, MAX_TASKS>,
     // ---- /dev/fuse: requests sent, not yet read by a daemon thread
-    pub fuse_q: Vec<Req>,
+    pub fuse_q: Bounded<Req, MAX_QUEUE>,
     // ---- the daemon
     pub workers: [Worker; MAX_WORKERS],
     /// Server file size in pages.
@@ -296,6 +307,10 @@ pub struct State {
     /// Per page, the versions superseded: their write ended before another
     /// write of the page began, so they can no longer be the last data.
     pub sup: [u16; MAX_PAGES],
+    /// Per page, how often its data was discarded unsent because it lay
+    /// beyond EOF (truncate_pagecache of a dirty folio, or the crop/drop
+    /// in fuse_send_writepage): legitimately lost (property d).
+    pub drops: [u8; MAX_PAGES],
     /// Per page, whether a page-cache WRITE of it has completed.
     pub wrote_once: u8,
     /// Sticky violation bits (VIOL_*).

@@ -1,0 +1,6 @@
+//! wbspec: the catalogue of named checks, the runner and the reports.
+//! The `wbspec` binary (main.rs) is a thin command line over this library.
+
+pub mod catalogue;
+pub mod report;
+pub mod runner;

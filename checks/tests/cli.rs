@@ -1,0 +1,228 @@
+//! End-to-end tests of the `wbspec` command: the whole catalogue, the JSON
+//! report, counterexample quality, and errors on bad input.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use wbspec::catalogue;
+use wbspec::runner;
+
+fn wbspec(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wbspec"))
+        .args(args)
+        .output()
+        .expect("run wbspec")
+}
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("wbspec-test-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn catalogue_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogue")
+}
+
+/// The main job: every check runs to completion with the expected
+/// verdicts, pinned state counts and required witnesses.
+#[test]
+fn whole_catalogue_matches_expectations() {
+    let dir = tmpdir("all");
+    let json = dir.join("report.json");
+    let out = wbspec(&["check", "--all", "--json", json.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "wbspec check --all failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stdout.contains("MISMATCH"), "{stdout}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["schema"], 1);
+    let checks = doc["checks"].as_array().unwrap();
+    let entries = catalogue::load_dir(&catalogue_dir()).unwrap();
+    assert_eq!(checks.len(), entries.len());
+    assert!(checks.len() >= 12);
+
+    let always = catalogue::always_properties();
+    for c in checks {
+        let name = c["name"].as_str().unwrap();
+        assert_eq!(c["complete"], true, "{name} incomplete");
+        assert_eq!(c["as_expected"], true, "{name}");
+        assert!(
+            c["pinned_states"].is_u64(),
+            "{name} has no pinned state count"
+        );
+        assert_eq!(c["pinned_states"], c["unique_states"], "{name}");
+        for p in c["properties"].as_array().unwrap() {
+            assert_eq!(p["expected"], p["observed"], "{name} {}", p["name"]);
+            let violated = p["observed"] == "violated";
+            assert_eq!(
+                violated,
+                p["counterexample"].is_object(),
+                "{name} {}",
+                p["name"]
+            );
+        }
+    }
+    // Every always-property: violated by at least one mutant (the check
+    // can fail), and holding in at least one check of a real kernel state.
+    for prop in &always {
+        let killed = checks.iter().any(|c| {
+            c["tags"].as_array().unwrap().iter().any(|t| t == "mutant")
+                && c["properties"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p["name"] == *prop && p["observed"] == "violated")
+        });
+        let real_violation_or_mutant = checks.iter().any(|c| {
+            c["properties"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["name"] == *prop && p["observed"] == "violated")
+        });
+        assert!(
+            killed || (*prop == "b1" && real_violation_or_mutant),
+            "no mutant violates {prop}"
+        );
+        let holds_somewhere = checks.iter().any(|c| {
+            !c["tags"].as_array().unwrap().iter().any(|t| t == "mutant")
+                && c["properties"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p["name"] == *prop && p["observed"] == "holds")
+        });
+        assert!(
+            holds_somewhere,
+            "{prop} never checked on a real kernel state"
+        );
+    }
+    // Every witness is reached by some check.
+    for w in catalogue::witness_properties() {
+        let reached = checks.iter().any(|c| {
+            c["witnesses"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x["name"] == w && x["reached"] == true)
+        });
+        assert!(reached, "witness {w} is never reached");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Counterexamples replay, end at their first violating state, and no
+/// shorter path exists (checked against a plain BFS depth bound).
+#[test]
+fn counterexamples_are_shortest_and_replay() {
+    let entries = catalogue::load_dir(&catalogue_dir()).unwrap();
+    let mut seen = 0;
+    for e in entries
+        .iter()
+        .filter(|e| e.tags.iter().any(|t| t == "mutant" || t == "dio"))
+    {
+        let m = runner::build_model(e).unwrap();
+        for (prop, v) in &e.expect {
+            if *v != catalogue::Verdict::Violated {
+                continue;
+            }
+            let cx = runner::shortest_counterexample(&m, prop).expect("counterexample");
+            let states = runner::replay(&m, &cx.actions).unwrap();
+            let cond = runner::condition(&m, prop).unwrap();
+            let last = states.len() - 1;
+            assert!(
+                !cond(&m, &states[last]),
+                "{} {prop}: last state must violate",
+                e.name
+            );
+            for (i, s) in states[..last].iter().enumerate() {
+                assert!(cond(&m, s), "{} {prop}: state {i} already violates", e.name);
+            }
+            // no violating state at a smaller depth
+            let mut frontier = vec![states[0]];
+            let mut seen_states = std::collections::HashSet::new();
+            for _depth in 0..cx.actions.len() {
+                let mut next = Vec::new();
+                for s in &frontier {
+                    assert!(cond(&m, s), "{} {prop}: shorter violation exists", e.name);
+                    let mut acts = Vec::new();
+                    stateright::Model::actions(&m, s, &mut acts);
+                    for a in acts {
+                        let ns = stateright::Model::next_state(&m, s, a).unwrap();
+                        if seen_states.insert(ns) {
+                            next.push(ns);
+                        }
+                    }
+                }
+                frontier = next;
+            }
+            let enc: Vec<&str> = cx.encoded.split('/').collect();
+            assert_eq!(enc.len(), cx.actions.len() + 1);
+            seen += 1;
+        }
+    }
+    assert!(seen >= 6, "only {seen} counterexamples checked");
+}
+
+fn one_line_error(out: &Output, needle: &str) {
+    assert_eq!(out.status.code(), Some(2), "exit code");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.contains(needle), "{err:?} should mention {needle:?}");
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn unknown_check_is_a_usage_error() {
+    one_line_error(
+        &wbspec(&["check", "no-such-check"]),
+        "unknown check 'no-such-check'",
+    );
+    one_line_error(&wbspec(&["check"]), "--all");
+}
+
+#[test]
+fn malformed_catalogues_are_rejected_with_the_problem_named() {
+    let cases: &[(&str, &str)] = &[
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\"fsync\"\n", "bad.toml:"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"Z\"\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n", "unknown kernel state 'Z'"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\"splice 0\"]\n", "unknown task 'splice 0'"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\nexpect = { zz = \"holds\" }\n", "unknown property 'zz'"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 9\ninit_size = 1\ntasks = [\"fsync\"]\n", "pages must be"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\ncolour = 3\n", "unknown field"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\nvariant = [\"mut_nothing\"]\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n", "unknown variant flag"),
+    ];
+    for (i, (text, needle)) in cases.iter().enumerate() {
+        let dir = tmpdir(&format!("bad{i}"));
+        std::fs::write(dir.join("bad.toml"), text).unwrap();
+        let out = wbspec(&["--catalogue", dir.to_str().unwrap(), "list"]);
+        one_line_error(&out, needle);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let dir = tmpdir("empty");
+    one_line_error(
+        &wbspec(&["--catalogue", dir.to_str().unwrap(), "list"]),
+        "no .toml file",
+    );
+}
+
+#[test]
+fn a_differing_verdict_exits_1() {
+    let dir = tmpdir("wrong");
+    std::fs::write(
+        dir.join("w.toml"),
+        "[[check]]\nname = \"w\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ncached = [0]\ntasks = [\"write 0+1\", \"dio-read 0+1\"]\n",
+    )
+    .unwrap();
+    let out = wbspec(&["--catalogue", dir.to_str().unwrap(), "check", "w"]);
+    assert_eq!(out.status.code(), Some(1));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("Check w b1 Sometimes"), "{s}");
+    assert!(s.contains("MISMATCH expected holds"), "{s}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

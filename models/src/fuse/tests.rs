@@ -1,0 +1,357 @@
+//! Unit tests of step semantics: crop/drop arithmetic, the NOWRITE bias,
+//! wake-ups, ghosts and parsing.
+
+use super::config::*;
+use super::model::*;
+use super::program::Step;
+use super::state::*;
+
+fn cfg(pages: u8, tasks: &[&str]) -> Config {
+    Config {
+        kernel: Kernel::T,
+        variant: Variant::base(Kernel::T),
+        pages,
+        init_size: pages,
+        cached: ((1u16 << pages) - 1) as u8,
+        dirty: ((1u16 << pages) - 1) as u8,
+        daemon_threads: 1,
+        direct_io_allow_mmap: false,
+        max_pages: pages,
+        tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
+    }
+}
+
+fn model(c: Config) -> FuseModel {
+    FuseModel::new(c).unwrap()
+}
+
+/// Runs the enabled action of `actor` named `step`; panics if it is not
+/// enabled (so tests also assert enabledness).
+fn run(m: &FuseModel, s: &State, actor: Actor, step: Step) -> State {
+    let mut acts = Vec::new();
+    m.enabled(s, &mut acts);
+    let a = Action { actor, step };
+    assert!(
+        acts.contains(&a),
+        "{a:?} not enabled; enabled: {acts:?}\n{s:?}"
+    );
+    m.step(s, a).expect("enabled action has a successor")
+}
+
+fn enabled(m: &FuseModel, s: &State, actor: Actor) -> Vec<Step> {
+    let mut acts = Vec::new();
+    m.enabled(s, &mut acts);
+    acts.into_iter()
+        .filter(|a| a.actor == actor)
+        .map(|a| a.step)
+        .collect()
+}
+
+const T0: Actor = Actor::Task(0);
+const T1: Actor = Actor::Task(1);
+const D0: Actor = Actor::Daemon(0);
+
+/// Flusher builds one 2-page batch and sends it: writectr counts it,
+/// both folios are under writeback and clean.
+fn flusher_sends(m: &FuseModel) -> State {
+    let s = m.initial();
+    let s = run(m, &s, T0, Step::WbBegin);
+    let s = run(m, &s, T0, Step::WbFolio);
+    let s = run(m, &s, T0, Step::WbFolio);
+    run(m, &s, T0, Step::WbSend)
+}
+
+#[test]
+fn writeback_batches_contiguous_folios_into_one_write() {
+    let m = model(cfg(2, &["wb none"]));
+    let s = flusher_sends(&m);
+    assert_eq!(s.writectr, 1);
+    assert_eq!(
+        s.fuse_q,
+        vec![Req::CacheWrite {
+            first: 0,
+            n: 2,
+            sent: 2
+        }]
+    );
+    assert!(s.pages[0].wb() && !s.pages[0].dirty());
+    assert!(s.pages[1].wb() && !s.pages[1].dirty());
+    assert!(m.task_done(&s, 0));
+}
+
+#[test]
+fn max_pages_splits_the_batch() {
+    let mut c = cfg(2, &["wb none"]);
+    c.max_pages = 1;
+    let m = model(c);
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbFolio); // sends p0 before adding p1
+    assert_eq!(s.fuse_q.len(), 1);
+    let s = run(&m, &s, T0, Step::WbSend);
+    assert_eq!(s.fuse_q.len(), 2);
+    assert_eq!(s.writectr, 2);
+}
+
+/// fuse_set_nowrite waits for the sent WRITE; writeback started meanwhile
+/// is queued; SETATTR's reply crops the queued WRITE at the new size.
+#[test]
+fn nowrite_bias_queues_then_release_crops() {
+    let m = model(cfg(2, &["wb none", "truncate 1"]));
+    let s = m.initial();
+    let s = run(&m, &s, T1, Step::InodeLock);
+    let s = run(&m, &s, T1, Step::SetNowrite);
+    assert_eq!(s.writectr, FUSE_NOWRITE);
+    // flusher starts writeback inside the NOWRITE window
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbSend);
+    assert!(s.fuse_q.is_empty(), "NOWRITE must hold the WRITE back");
+    assert_eq!(s.queued, vec![Wpa { first: 0, n: 2 }]);
+    assert!(s.pages[0].wb() && s.pages[1].wb());
+    let s = run(&m, &s, T1, Step::WaitNowrite);
+    let s = run(&m, &s, T1, Step::SendSetattr);
+    assert!(s.size_unstable);
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    assert_eq!(s.srv_size, 1);
+    let s = run(&m, &s, T1, Step::SetattrReply);
+    assert_eq!(s.i_size, 1);
+    assert_eq!(s.writectr, 1);
+    assert_eq!(
+        s.fuse_q,
+        vec![Req::CacheWrite {
+            first: 0,
+            n: 2,
+            sent: 1
+        }],
+        "cropped to the new size"
+    );
+    assert_eq!(s.ev, Event::Crop);
+}
+
+#[test]
+fn wait_nowrite_blocks_until_in_flight_write_completes() {
+    let m = model(cfg(2, &["wb none", "truncate 1"]));
+    let s = flusher_sends(&m);
+    let s = run(&m, &s, T1, Step::InodeLock);
+    let s = run(&m, &s, T1, Step::SetNowrite);
+    assert_eq!(s.writectr, FUSE_NOWRITE + 1);
+    assert!(enabled(&m, &s, T1).is_empty(), "truncate must wait");
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    assert!(
+        enabled(&m, &s, T1).is_empty(),
+        "reply alone does not wake it"
+    );
+    let s = run(&m, &s, D0, Step::WritepageEnd);
+    assert_eq!(s.writectr, FUSE_NOWRITE);
+    assert!(!s.pages[0].wb() && !s.pages[1].wb());
+    assert_eq!(enabled(&m, &s, T1), vec![Step::WaitNowrite]);
+}
+
+#[test]
+fn queued_write_wholly_beyond_new_size_is_dropped() {
+    let mut c = cfg(2, &["wb none", "truncate 1"]);
+    c.max_pages = 1;
+    let m = model(c);
+    let s = m.initial();
+    let s = run(&m, &s, T1, Step::InodeLock);
+    let s = run(&m, &s, T1, Step::SetNowrite);
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbSend);
+    assert_eq!(s.queued.len(), 2);
+    let s = run(&m, &s, T1, Step::WaitNowrite);
+    let s = run(&m, &s, T1, Step::SendSetattr);
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    let s = run(&m, &s, T1, Step::SetattrReply);
+    // p0 sent whole, p1 dropped: writeback ended without a request
+    assert_eq!(
+        s.fuse_q,
+        vec![Req::CacheWrite {
+            first: 0,
+            n: 1,
+            sent: 1
+        }]
+    );
+    assert_eq!(s.writectr, 1);
+    assert!(s.pages[0].wb());
+    assert!(!s.pages[1].wb(), "dropped wpa ends writeback (out_free)");
+    assert_eq!(s.ev, Event::Drop);
+}
+
+#[test]
+fn mkwrite_waits_for_writeback_and_is_woken_by_writepage_end() {
+    let m = model(cfg(1, &["wb none", "mmap 0"]));
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbSend);
+    let s = run(&m, &s, T1, Step::MkwriteLock);
+    assert!(s.pages[0].locked());
+    assert!(
+        enabled(&m, &s, T1).is_empty(),
+        "folio_wait_writeback blocks"
+    );
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    let s = run(&m, &s, D0, Step::WritepageEnd);
+    let s = run(&m, &s, T1, Step::MkwriteWait);
+    let s = run(&m, &s, T1, Step::MkwriteStore);
+    assert!(s.pages[0].dirty() && !s.pages[0].locked());
+    assert_eq!(s.pages[0].ver, version_of(1));
+}
+
+#[test]
+fn write_payload_is_read_when_the_daemon_reads_the_request() {
+    // c2: a write(2) after writeback started changes what the daemon gets
+    let mut c = cfg(1, &["wb none", "write 0+1"]);
+    c.dirty = 1;
+    let m = model(c);
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbSend);
+    let s = run(&m, &s, T1, Step::InodeLock);
+    let s = run(&m, &s, T1, Step::CopyPage); // no wait on writeback in T
+    assert!(s.pages[0].dirty() && s.pages[0].wb());
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    match s.workers[0] {
+        Worker::Busy { payload, .. } => assert_eq!(payload[0], version_of(1)),
+        w => panic!("worker not busy: {w:?}"),
+    }
+}
+
+#[test]
+fn sync_all_writeback_waits_for_folio_under_writeback() {
+    let mut c = cfg(1, &["wb none", "write 0+1", "wb all"]);
+    c.dirty = 1;
+    let m = model(c);
+    let t2 = Actor::Task(2);
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbSend);
+    let s = run(&m, &s, T1, Step::InodeLock);
+    let s = run(&m, &s, T1, Step::CopyPage);
+    let s = run(&m, &s, t2, Step::WbBegin);
+    let s = run(&m, &s, t2, Step::WbFolio); // locks, sees writeback
+    assert!(s.pages[0].locked());
+    assert!(enabled(&m, &s, t2).is_empty());
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    let s = run(&m, &s, D0, Step::WritepageEnd);
+    let s = run(&m, &s, t2, Step::WbWaitFolio);
+    assert!(s.pages[0].wb() && !s.pages[0].dirty());
+    assert_eq!(s.writectr, 0, "not sent before WbSend");
+    let s = run(&m, &s, t2, Step::WbSend);
+    assert_eq!(s.writectr, 1);
+}
+
+#[test]
+fn nested_set_nowrite_is_a_bug() {
+    let m = model(cfg(1, &["truncate 0", "fsync"]));
+    let mut s = m.initial();
+    s.writectr = FUSE_NOWRITE;
+    s.rwsem_owner = NONE;
+    s.tasks[1].pc = 4; // fsync at SetNowrite
+    let s = run(&m, &s, T1, Step::SetNowrite);
+    assert_ne!(s.viol & VIOL_BUG, 0);
+}
+
+#[test]
+fn history_helpers() {
+    let h = hist_push(hist_push(V_INIT as u64, 3), 5);
+    assert_eq!(hist_len(h), 3);
+    assert_eq!(hist_list(h), vec![1, 3, 5]);
+    assert_eq!(hist_cur(h), 5);
+    assert_eq!(hist_pos(h, 3), Some(1));
+    assert!(hist_older(h, 1, 5));
+    assert!(!hist_older(h, 5, 3));
+    assert_eq!(hist_len(0), 1, "slot 0 holds version 0");
+}
+
+#[test]
+fn task_specs_parse_and_print_back() {
+    for t in [
+        "write 0+2",
+        "mmap 1",
+        "wb none",
+        "wb all",
+        "truncate 1",
+        "fsync",
+        "close",
+        "dio-write 0+1",
+        "dio-read 1+2",
+        "odirect-write 0+1",
+        "odirect-read 0+1",
+    ] {
+        assert_eq!(TaskSpec::parse(t).unwrap().to_string(), t);
+    }
+    for bad in [
+        "",
+        "write",
+        "write x+1",
+        "write 0+0",
+        "fsync now",
+        "wb some",
+        "splice 0",
+    ] {
+        assert!(TaskSpec::parse(bad).is_err(), "{bad:?} must not parse");
+    }
+}
+
+#[test]
+fn config_validation_names_the_problem() {
+    let mut c = cfg(2, &["write 1+2"]);
+    assert!(c.validate().unwrap_err().contains("beyond page"));
+    c = cfg(2, &["fsync"]);
+    c.daemon_threads = 3;
+    assert!(c.validate().unwrap_err().contains("daemon_threads"));
+    c = cfg(2, &["fsync"]);
+    c.cached = 0;
+    assert!(c
+        .validate()
+        .unwrap_err()
+        .contains("dirty page must also be cached"));
+    let mut v = Variant::default();
+    assert!(v.set("mut_crop_old_size").is_ok() && v.mut_crop_old_size);
+    assert!(v.set("!mut_crop_old_size").is_ok() && !v.mut_crop_old_size);
+    assert!(v
+        .set("no_such_flag")
+        .unwrap_err()
+        .contains("unknown variant flag"));
+}
+
+/// Only enabled actions are returned, and each has a successor (no `None`
+/// transitions: stateright-notes.md G6).
+#[test]
+fn every_listed_action_is_enabled() {
+    use stateright::Model;
+    let m = model(cfg(
+        2,
+        &["write 0+2", "wb none", "truncate 1", "dio-read 0+2"],
+    ));
+    let mut frontier = vec![m.initial()];
+    let mut seen = std::collections::HashSet::new();
+    let mut acts = Vec::new();
+    while let Some(s) = frontier.pop() {
+        if !seen.insert(s.clone()) {
+            continue;
+        }
+        acts.clear();
+        m.actions(&s, &mut acts);
+        for a in &acts {
+            let ns = m
+                .next_state(&s, *a)
+                .unwrap_or_else(|| panic!("{a:?} listed but not enabled"));
+            frontier.push(ns);
+        }
+    }
+    assert!(seen.len() > 100, "explored {} states", seen.len());
+}
