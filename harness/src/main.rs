@@ -1,0 +1,104 @@
+//! `wbspec-harness run [SCENARIO...] [--keep-traces DIR] [--json FILE] [--hold-timeout-ms MS]`
+//! `wbspec-harness list`
+//!
+//! Exit status: 0 all passed (or skipped), 1 a scenario failed, 2 usage error.
+use std::path::PathBuf;
+use std::process::exit;
+
+use wbspec_harness::runner::{run_suite, summary, RunOptions};
+use wbspec_harness::scenarios;
+
+fn usage(msg: &str) -> ! {
+    eprintln!("wbspec-harness: {msg}");
+    eprintln!("usage: wbspec-harness run [SCENARIO...] [--keep-traces DIR] [--json FILE] [--hold-timeout-ms MS] [--deadline-ms MS]");
+    eprintln!("       wbspec-harness list");
+    exit(2)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    match args.next().as_deref() {
+        Some("list") => {
+            for s in scenarios::all() {
+                println!("{:<18} {}", s.name, s.about);
+            }
+            for s in scenarios::selftests() {
+                println!("{:<18} {} (run only by name)", s.name, s.about);
+            }
+        }
+        Some("run") => {
+            let exe =
+                std::env::current_exe().unwrap_or_else(|e| usage(&format!("current_exe: {e}")));
+            let recorder = exe.with_file_name("fuse-recorder");
+            let mut opts = RunOptions::new(recorder);
+            let mut names = vec![];
+            let mut json: Option<PathBuf> = None;
+            while let Some(a) = args.next() {
+                match a.as_str() {
+                    "--keep-traces" => {
+                        opts.keep_traces = Some(
+                            args.next()
+                                .unwrap_or_else(|| usage("--keep-traces needs DIR"))
+                                .into(),
+                        )
+                    }
+                    "--json" => {
+                        json = Some(
+                            args.next()
+                                .unwrap_or_else(|| usage("--json needs FILE"))
+                                .into(),
+                        )
+                    }
+                    "--hold-timeout-ms" => {
+                        opts.hold_timeout_ms = args
+                            .next()
+                            .and_then(|v| v.parse().ok())
+                            .unwrap_or_else(|| usage("--hold-timeout-ms needs a number"))
+                    }
+                    "--deadline-ms" => {
+                        opts.scenario_deadline = std::time::Duration::from_millis(
+                            args.next()
+                                .and_then(|v| v.parse().ok())
+                                .unwrap_or_else(|| usage("--deadline-ms needs a number")),
+                        )
+                    }
+                    s if s.starts_with('-') => usage(&format!("unknown option {s}")),
+                    s => {
+                        let known = scenarios::all()
+                            .iter()
+                            .chain(scenarios::selftests().iter())
+                            .any(|x| x.name == s);
+                        if !known {
+                            usage(&format!("unknown scenario {s} (see `wbspec-harness list`)"));
+                        }
+                        names.push(s.to_string());
+                    }
+                }
+            }
+            if wbspec_harness::runner::cannot_run().is_none() && !opts.recorder.exists() {
+                usage(&format!(
+                    "{} not found (build both binaries: cargo build --release)",
+                    opts.recorder.display()
+                ));
+            }
+            let t0 = std::time::Instant::now();
+            let outcomes = run_suite(&names, &opts, |o| println!("{}", o.line()));
+            if let Some(j) = json {
+                let text = serde_json::to_string_pretty(&outcomes).expect("serialize outcomes");
+                if let Err(e) = std::fs::write(&j, text) {
+                    eprintln!("wbspec-harness: write {}: {e}", j.display());
+                }
+            }
+            eprintln!("suite wall time {} ms", t0.elapsed().as_millis());
+            println!("{}", summary(&outcomes));
+            exit(if outcomes.iter().any(|o| o.outcome == "fail") {
+                1
+            } else {
+                0
+            })
+        }
+        Some("-h") | Some("--help") => usage("help"),
+        Some(x) => usage(&format!("unknown command {x}")),
+        None => usage("missing command"),
+    }
+}

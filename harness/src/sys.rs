@@ -1,0 +1,151 @@
+//! Thin raw-libc syscall wrappers. Each returns the raw return value and errno
+//! (0 on success) so that workloads can record exactly what the kernel said.
+use std::ffi::CString;
+use std::path::Path;
+
+/// Result of one syscall: return value, errno (0 when ret >= 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ret {
+    pub ret: i64,
+    pub errno: i32,
+}
+
+impl Ret {
+    fn from(ret: i64) -> Ret {
+        let errno = if ret < 0 {
+            std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+        } else {
+            0
+        };
+        Ret { ret, errno }
+    }
+}
+
+pub fn cpath(p: &Path) -> CString {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(p.as_os_str().as_bytes()).expect("path without NUL")
+}
+
+pub fn open(p: &Path, flags: i32, mode: u32) -> Ret {
+    let c = cpath(p);
+    Ret::from(unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, mode) } as i64)
+}
+
+pub fn close(fd: i32) -> Ret {
+    Ret::from(unsafe { libc::close(fd) } as i64)
+}
+
+pub fn pwrite(fd: i32, buf: &[u8], off: u64) -> Ret {
+    Ret::from(unsafe { libc::pwrite(fd, buf.as_ptr().cast(), buf.len(), off as i64) } as i64)
+}
+
+pub fn pread(fd: i32, buf: &mut [u8], off: u64) -> Ret {
+    Ret::from(unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), off as i64) } as i64)
+}
+
+pub fn ftruncate(fd: i32, len: u64) -> Ret {
+    Ret::from(unsafe { libc::ftruncate(fd, len as i64) } as i64)
+}
+
+pub fn truncate(p: &Path, len: u64) -> Ret {
+    let c = cpath(p);
+    Ret::from(unsafe { libc::truncate(c.as_ptr(), len as i64) } as i64)
+}
+
+pub fn fsync(fd: i32) -> Ret {
+    Ret::from(unsafe { libc::fsync(fd) } as i64)
+}
+
+/// sync_file_range(SYNC_FILE_RANGE_WRITE): start WB_SYNC_NONE writeback, do not wait.
+pub fn sync_file_range_write(fd: i32, off: u64, len: u64) -> Ret {
+    Ret::from(unsafe {
+        libc::sync_file_range(fd, off as i64, len as i64, libc::SYNC_FILE_RANGE_WRITE)
+    } as i64)
+}
+
+pub fn stat(p: &Path) -> Ret {
+    let c = cpath(p);
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    Ret::from(unsafe { libc::stat(c.as_ptr(), &mut st) } as i64)
+}
+
+/// mmap(MAP_SHARED, PROT_READ|PROT_WRITE). Returns the address as usize (0 on failure).
+pub fn mmap_shared(fd: i32, len: usize) -> (usize, Ret) {
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        (0, Ret::from(-1))
+    } else {
+        (p as usize, Ret { ret: 0, errno: 0 })
+    }
+}
+
+pub fn munmap(addr: usize, len: usize) -> Ret {
+    Ret::from(unsafe { libc::munmap(addr as *mut libc::c_void, len) } as i64)
+}
+
+pub fn msync(addr: usize, len: usize, sync: bool) -> Ret {
+    let fl = if sync { libc::MS_SYNC } else { libc::MS_ASYNC };
+    Ret::from(unsafe { libc::msync(addr as *mut libc::c_void, len, fl) } as i64)
+}
+
+/// Store one byte into a mapping (may fault and block in page_mkwrite).
+///
+/// # Safety
+/// `addr` must be a valid writable mapping of at least `off + 1` bytes.
+pub unsafe fn store_byte(addr: usize, off: usize, b: u8) {
+    std::ptr::write_volatile((addr + off) as *mut u8, b);
+}
+
+/// A 4096-aligned buffer (for O_DIRECT).
+pub struct AlignedBuf {
+    ptr: *mut u8,
+    len: usize,
+}
+
+unsafe impl Send for AlignedBuf {}
+
+impl AlignedBuf {
+    pub fn new(len: usize) -> AlignedBuf {
+        let layout = std::alloc::Layout::from_size_align(len.max(4096), 4096).expect("layout");
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        assert!(!ptr.is_null(), "alloc");
+        AlignedBuf { ptr, len }
+    }
+
+    /// Pages filled with the letters of `tags`, one letter per 4 KiB page.
+    pub fn pages(tags: &str) -> AlignedBuf {
+        let mut b = AlignedBuf::new(tags.len() * 4096);
+        for (i, c) in tags.bytes().enumerate() {
+            b.bytes_mut()[i * 4096..(i + 1) * 4096].fill(c);
+        }
+        b
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        let layout = std::alloc::Layout::from_size_align(self.len.max(4096), 4096).expect("layout");
+        unsafe { std::alloc::dealloc(self.ptr, layout) }
+    }
+}
+
+pub fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}

@@ -1,0 +1,312 @@
+//! Trace format: JSON lines, one [`Event`] per line.
+//!
+//! The first line is a header (`ev = "header"`) carrying [`SCHEMA_VERSION`],
+//! the kernel release, the server configuration and the scenario name.
+//! Every later line has a strictly increasing `seq` (assigned under one lock in
+//! the recording server, so `seq` order is the order in which the server saw
+//! things happen) and `t_us` (microseconds since the server started).
+//!
+//! Event kinds (`ev`):
+//! - `header`: schema, kernel, config, scenario.
+//! - `init`: kernel INIT capabilities and what the server requested
+//!   (`result` holds `kernel_caps`, `requested`, `max_write`, ...).
+//! - `req`: a request the server READ from /dev/fuse (not when the kernel queued it).
+//! - `hold`: that request's reply was parked.
+//! - `release`: a parked reply is being released (`why` = ctl | watchdog | exit, `held_ms`).
+//! - `reply`: the reply is about to be written to /dev/fuse (logged BEFORE the
+//!   write, so any request caused by the reply has a larger `seq`).
+//! - `mark`: a line sent by the workload over the control socket; syscall marks
+//!   are parsed into `kind` (call/ret/note), `actor`, `syscall`, `args`, `ret`, `errno`, `dur_us`.
+//! - `stall` / `stall_end`: the dispatch thread was deliberately blocked inside a handler.
+//! - `exit`: the server session ended.
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Bump when a field changes meaning or is removed.
+pub const SCHEMA_VERSION: u32 = 1;
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// One trace line. Fields that do not apply to an event are omitted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// header | init | req | reply | hold | release | mark | stall | stall_end | exit
+    pub ev: String,
+    // ---- header only ----
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    // ---- common ----
+    /// Total order of events in the server (0 only on the header).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seq: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub t_us: u64,
+    /// Server thread that logged the event (fuser-0 = the dispatch thread).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub thread: String,
+    /// Kernel request id (`fuse_in_header.unique`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unique: Option<u64>,
+    /// Opcode name, upper case without the FUSE_ prefix (WRITE, SETATTR, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    // ---- req ----
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodeid: Option<u64>,
+    /// Caller pid; 0 for kernel-originated requests (writeback, RELEASE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// offset + size for READ/WRITE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<u64>,
+    /// Raw FUSE write_flags (bit0 CACHE, bit1 LOCKOWNER, bit2 KILL_SUIDGID).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_flags: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_flag_names: Option<Vec<String>>,
+    /// Open flags (OPEN/CREATE: the open(2) flags the kernel passed; READ/WRITE: file flags).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flags: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag_names: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fh: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock_owner: Option<u64>,
+    /// WRITE: first byte of every 4 KiB page of the payload ('.' for 0, '?' for non-printable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_tags: Option<String>,
+    /// SETATTR: valid mask RECONSTRUCTED from fuser's decoded Options (see server.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_names: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datasync: Option<bool>,
+    /// Server-side in-flight uniques (read but not yet replied) when the request was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inflight_before: Option<Vec<u64>>,
+    // ---- reply ----
+    /// Op-specific result object, e.g. {"written":4096,"file_size_after":4096} or {"errno":2}.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inflight_after: Option<Vec<u64>>,
+    // ---- release ----
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_ms: Option<u64>,
+    // ---- mark ----
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// call | ret | note
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscall: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ret: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errno: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dur_us: Option<u64>,
+    // ---- stall ----
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<u64>,
+}
+
+impl Event {
+    pub fn new(ev: &str) -> Self {
+        Event {
+            ev: ev.to_string(),
+            ..Default::default()
+        }
+    }
+
+    pub fn header(kernel: &str, config: Value, scenario: &str) -> Self {
+        Event {
+            ev: "header".into(),
+            schema: Some(SCHEMA_VERSION),
+            kernel: Some(kernel.into()),
+            config: Some(config),
+            scenario: Some(scenario.into()),
+            ..Default::default()
+        }
+    }
+
+    /// Build a mark event from its text. Syscall marks have the forms
+    /// `call <actor> <syscall> [args...]` and
+    /// `ret <actor> <syscall> <retval> [errno=E] [dur_us=D]`.
+    /// Anything else is a `note`.
+    pub fn mark(text: &str) -> Self {
+        let mut e = Event::new("mark");
+        e.text = Some(text.to_string());
+        let parts: Vec<&str> = text.split_whitespace().collect();
+        match parts.first().copied() {
+            Some("call") if parts.len() >= 3 => {
+                e.kind = Some("call".into());
+                e.actor = Some(parts[1].into());
+                e.syscall = Some(parts[2].into());
+                e.args = Some(parts[3..].join(" "));
+            }
+            Some("ret") if parts.len() >= 4 => {
+                e.kind = Some("ret".into());
+                e.actor = Some(parts[1].into());
+                e.syscall = Some(parts[2].into());
+                e.ret = parts[3].parse().ok();
+                for p in &parts[4..] {
+                    if let Some(v) = p.strip_prefix("errno=") {
+                        e.errno = v.parse().ok();
+                    } else if let Some(v) = p.strip_prefix("dur_us=") {
+                        e.dur_us = v.parse().ok();
+                    }
+                }
+            }
+            _ => e.kind = Some("note".into()),
+        }
+        e
+    }
+
+    pub fn is(&self, ev: &str, op: &str) -> bool {
+        self.ev == ev && self.op.as_deref() == Some(op)
+    }
+
+    pub fn is_req(&self, op: &str) -> bool {
+        self.is("req", op)
+    }
+
+    /// WRITE carrying FUSE_WRITE_CACHE (a page-cache writeback WRITE).
+    pub fn is_cache_write(&self) -> bool {
+        self.is_req("WRITE") && self.write_flags.unwrap_or(0) & 1 != 0
+    }
+
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).expect("event serializes")
+    }
+}
+
+/// Parse a whole JSONL trace. Blank lines are skipped.
+pub fn parse_trace(text: &str) -> Result<Vec<Event>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
+        .collect()
+}
+
+/// First byte of every 4 KiB page: letters as-is, 0 as '.', other bytes as '?'.
+pub fn page_tags(data: &[u8]) -> String {
+    data.chunks(4096)
+        .map(|c| match c[0] {
+            0 => '.',
+            b if b.is_ascii_graphic() => b as char,
+            _ => '?',
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_line_shape() {
+        let h = Event::header(
+            "6.18.44",
+            serde_json::json!({"writeback_cache":true}),
+            "b_ftrunc",
+        );
+        let line = h.to_line();
+        assert_eq!(
+            line,
+            r#"{"ev":"header","schema":1,"kernel":"6.18.44","config":{"writeback_cache":true},"scenario":"b_ftrunc"}"#
+        );
+        let back: Event = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, h);
+    }
+
+    #[test]
+    fn roundtrip_req_reply_mark() {
+        let mut r = Event::new("req");
+        r.seq = 14;
+        r.t_us = 123897;
+        r.thread = "fuser-0".into();
+        r.unique = Some(12);
+        r.op = Some("WRITE".into());
+        r.nodeid = Some(2);
+        r.pid = Some(0);
+        r.offset = Some(0);
+        r.size = Some(16384);
+        r.end = Some(16384);
+        r.write_flags = Some(1);
+        r.write_flag_names = Some(vec!["CACHE".into()]);
+        r.page_tags = Some("ABCD".into());
+        r.inflight_before = Some(vec![]);
+        let mut p = Event::new("reply");
+        p.seq = 22;
+        p.unique = Some(12);
+        p.op = Some("WRITE".into());
+        p.result = Some(serde_json::json!({"written":16384}));
+        p.inflight_after = Some(vec![3, 4]);
+        let mut m = Event::mark("ret T1 ftruncate 0 dur_us=497512");
+        m.seq = 25;
+        let text = [r.to_line(), p.to_line(), m.to_line()].join("\n");
+        let back = parse_trace(&text).unwrap();
+        assert_eq!(back, vec![r.clone(), p, m]);
+        assert!(back[0].is_cache_write());
+        assert_eq!(back[2].kind.as_deref(), Some("ret"));
+        assert_eq!(back[2].ret, Some(0));
+        assert_eq!(back[2].dur_us, Some(497512));
+        // Unknown fields from a newer writer are tolerated.
+        let e: Event = serde_json::from_str(r#"{"ev":"mark","seq":3,"future":1}"#).unwrap();
+        assert_eq!(e.seq, 3);
+    }
+
+    #[test]
+    fn mark_parsing() {
+        let c = Event::mark("call T1 ftruncate 4096");
+        assert_eq!(c.kind.as_deref(), Some("call"));
+        assert_eq!(c.actor.as_deref(), Some("T1"));
+        assert_eq!(c.syscall.as_deref(), Some("ftruncate"));
+        assert_eq!(c.args.as_deref(), Some("4096"));
+        let r = Event::mark("ret T2 pwrite -1 errno=5 dur_us=10");
+        assert_eq!(r.ret, Some(-1));
+        assert_eq!(r.errno, Some(5));
+        let n = Event::mark("snapshot: WRITE held");
+        assert_eq!(n.kind.as_deref(), Some("note"));
+    }
+
+    #[test]
+    fn tags() {
+        let mut d = vec![b'A'; 4096];
+        d.extend(vec![0u8; 4096]);
+        d.extend(vec![b'C'; 10]);
+        assert_eq!(page_tags(&d), "A.C");
+        assert_eq!(page_tags(&[]), "");
+    }
+}

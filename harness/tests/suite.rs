@@ -1,0 +1,47 @@
+//! Runs the whole real-kernel scenario suite once (root + /dev/fuse needed;
+//! otherwise every scenario is reported skipped and the test passes).
+use wbspec_harness::runner::{cannot_run, run_suite, summary, RunOptions};
+
+#[test]
+fn real_kernel_suite() {
+    if let Some(why) = cannot_run() {
+        for s in wbspec_harness::scenarios::all() {
+            println!("Scenario {} skipped: {why}", s.name);
+        }
+        println!("skipping the real-kernel suite: {why}");
+        return;
+    }
+    let before = wbspec_harness::mount::fuse_mount_lines();
+    let opts = RunOptions::new(env!("CARGO_BIN_EXE_fuse-recorder").into());
+    let outcomes = run_suite(&[], &opts, |o| println!("{}", o.line()));
+    println!("{}", summary(&outcomes));
+    let failed: Vec<String> = outcomes
+        .iter()
+        .filter(|o| o.outcome == "fail")
+        .map(|o| o.line())
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "failed scenarios:\n{}",
+        failed.join("\n")
+    );
+    assert!(outcomes.len() >= 25);
+    // Safety self-test (after the suite, never concurrently): a body stuck in
+    // fsync on a held WRITE must be cut off by the deadline + fusectl abort.
+    let mut o2 = opts.clone();
+    o2.hold_timeout_ms = 30_000;
+    o2.scenario_deadline = std::time::Duration::from_millis(1000);
+    let st = run_suite(&["x_stuck_body".to_string()], &o2, |o| {
+        println!("{}", o.line())
+    });
+    assert_eq!(st.len(), 1);
+    assert_eq!(
+        st[0].failed_check.as_deref(),
+        Some("deadline"),
+        "{}",
+        st[0].line()
+    );
+    assert!(st[0].wall_ms < 10_000, "{}", st[0].line());
+    let after = wbspec_harness::mount::fuse_mount_lines();
+    assert_eq!(before, after, "FUSE mounts changed during the suite");
+}
