@@ -57,6 +57,22 @@ pub struct Variant {
     /// v8 review removed it).
     pub flush_sync_writes: bool,
 
+    // ---- review proposals (seed 000; kernel-fuse-protocol.md §11)
+    /// P-nowritectr (Jingbo): no fi->writectr / fi->queued_writes /
+    /// fuse_sync_writes. Writeback WRITEs are sent at once (cropped at the
+    /// i_size of that moment); fuse_do_setattr does not wait for them;
+    /// fsync and fuse_direct_io lose their fuse_sync_writes.
+    pub p_no_writectr: bool,
+    /// P-syncwrites (Joanne): every fuse_sync_writes outside truncate is
+    /// replaced by filemap_write_and_wait_range: fuse_fsync relies on
+    /// file_write_and_wait_range alone; fuse_direct_io flushes the range
+    /// when `fopen_direct_io && (direct_io_allow_mmap || !cuse)` (always,
+    /// as the model has no CUSE) and drops step (B).
+    pub p_syncwrites: bool,
+    /// P-writeiter (Jingbo's preference): as P-syncwrites, but the flush is
+    /// done in fuse_direct_write_iter, so FOPEN_DIRECT_IO reads get none.
+    pub p_writeiter: bool,
+
     // ---- mutants: each deliberately breaks one protection (vacuity guards)
     /// fuse_page_mkwrite without folio_wait_writeback (kills c1).
     pub mut_mkwrite_no_wait: bool,
@@ -82,6 +98,9 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "dio_flush_always",
     "dio_invalidate_after_write",
     "flush_sync_writes",
+    "p_no_writectr",
+    "p_syncwrites",
+    "p_writeiter",
     "mut_mkwrite_no_wait",
     "mut_crop_old_size",
     "mut_flush_ignores_nowrite",
@@ -113,6 +132,9 @@ impl Variant {
             "dio_flush_always" => &mut self.dio_flush_always,
             "dio_invalidate_after_write" => &mut self.dio_invalidate_after_write,
             "flush_sync_writes" => &mut self.flush_sync_writes,
+            "p_no_writectr" => &mut self.p_no_writectr,
+            "p_syncwrites" => &mut self.p_syncwrites,
+            "p_writeiter" => &mut self.p_writeiter,
             "mut_mkwrite_no_wait" => &mut self.mut_mkwrite_no_wait,
             "mut_crop_old_size" => &mut self.mut_crop_old_size,
             "mut_flush_ignores_nowrite" => &mut self.mut_flush_ignores_nowrite,
@@ -140,6 +162,9 @@ impl Variant {
                 self.dio_invalidate_after_write,
             ),
             ("flush_sync_writes", self.flush_sync_writes),
+            ("p_no_writectr", self.p_no_writectr),
+            ("p_syncwrites", self.p_syncwrites),
+            ("p_writeiter", self.p_writeiter),
             ("mut_mkwrite_no_wait", self.mut_mkwrite_no_wait),
             ("mut_crop_old_size", self.mut_crop_old_size),
             ("mut_flush_ignores_nowrite", self.mut_flush_ignores_nowrite),

@@ -184,7 +184,8 @@ impl FuseModel {
     /// cropped to i_size sampled once.
     fn flush_writepages(&self, s: &mut State) {
         let crop = s.i_size;
-        while (s.writectr >= 0 || self.cfg.variant.mut_flush_ignores_nowrite)
+        let v = &self.cfg.variant;
+        while (s.writectr >= 0 || v.mut_flush_ignores_nowrite || v.p_no_writectr)
             && !s.queued.is_empty()
         {
             let w = s.queued.remove(0);

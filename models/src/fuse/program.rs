@@ -175,11 +175,25 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
     let v = &cfg.variant;
     let pages = cfg.pages;
     let mut p = Vec::new();
+    // Does fuse_sync_writes exist (and is it kept in this call site)?
+    let nowritectr = v.p_no_writectr;
     // fuse_sync_writes under an already held inode_lock.
     let sync_writes = |p: &mut Vec<Op>| {
-        p.push(Op::SetNowrite);
-        p.push(Op::SyncWritesWait { unlock: false });
+        if !nowritectr {
+            p.push(Op::SetNowrite);
+            p.push(Op::SyncWritesWait { unlock: false });
+        }
     };
+    // fuse_direct_io step (A): filemap_write_and_wait_range of the range.
+    let dio_flush = |write: bool| -> bool {
+        if v.p_writeiter {
+            write
+        } else {
+            v.p_syncwrites || cfg.direct_io_allow_mmap || v.dio_flush_always
+        }
+    };
+    // fuse_direct_io step (B): fuse_sync_writes if the range has writeback.
+    let dio_sync_writes = !(nowritectr || v.p_syncwrites || v.p_writeiter);
     match *spec {
         TaskSpec::Write { first, n } => {
             // fuse_cache_write_iter → generic_file_write_iter (writeback_cache)
@@ -204,8 +218,10 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         TaskSpec::Truncate { .. } => {
             // do_truncate → notify_change → fuse_setattr → fuse_do_setattr
             p.push(Op::InodeLock);
-            p.push(Op::SetNowrite);
-            p.push(Op::WaitNowrite);
+            if !nowritectr {
+                p.push(Op::SetNowrite);
+                p.push(Op::WaitNowrite);
+            }
             p.push(Op::Send(SendKind::Setattr));
             if v.mut_invalidate_under_nowrite {
                 p.push(Op::Recv(RecvKind::Setattr { release: false }));
@@ -217,7 +233,9 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 });
                 p.push(Op::ReleaseNowrite);
             } else {
-                p.push(Op::Recv(RecvKind::Setattr { release: true }));
+                p.push(Op::Recv(RecvKind::Setattr {
+                    release: !nowritectr,
+                }));
                 p.push(Op::TruncatePagecache);
                 p.push(Op::Invalidate {
                     first: 0,
@@ -238,7 +256,9 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             });
             if !v.mut_fsync_no_wait {
                 p.push(Op::FdataWait { first: 0, n: pages });
-                sync_writes(&mut p);
+                if !v.p_syncwrites && !v.p_writeiter {
+                    sync_writes(&mut p);
+                }
             }
             p.push(Op::Send(SendKind::Fsync));
             p.push(Op::Recv(RecvKind::Plain));
@@ -253,7 +273,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 all: true,
             });
             p.push(Op::FdataWait { first: 0, n: pages });
-            if v.flush_sync_writes {
+            if v.flush_sync_writes && !nowritectr {
                 p.push(Op::InodeLock);
                 sync_writes(&mut p);
                 p.push(Op::UnlockReturn { unlock: true });
@@ -266,8 +286,8 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             // fuse_direct_write_iter: fuse_dio_lock (exclusive)
             p.push(Op::InodeLock);
             if !v.mut_dio_write_no_flush {
-                // (A)
-                if cfg.direct_io_allow_mmap || v.dio_flush_always {
+                if dio_flush(true) {
+                    // (A)
                     p.push(Op::WritePages {
                         first,
                         n,
@@ -275,9 +295,11 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                     });
                     p.push(Op::FdataWait { first, n });
                 }
-                // (B)
-                p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
-                sync_writes(&mut p);
+                if dio_sync_writes {
+                    // (B)
+                    p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
+                    sync_writes(&mut p);
+                }
                 // (C)
                 p.push(Op::Invalidate {
                     first,
@@ -300,7 +322,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         TaskSpec::DioRead { first, n } => {
             // fuse_direct_read_iter: no inode lock
             p.push(Op::Entry);
-            if cfg.direct_io_allow_mmap || v.dio_flush_always {
+            if dio_flush(false) {
                 p.push(Op::WritePages {
                     first,
                     n,
@@ -308,9 +330,11 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 });
                 p.push(Op::FdataWait { first, n });
             }
-            p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
-            p.push(Op::LockSetNowrite);
-            p.push(Op::SyncWritesWait { unlock: true });
+            if dio_sync_writes {
+                p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
+                p.push(Op::LockSetNowrite);
+                p.push(Op::SyncWritesWait { unlock: true });
+            }
             p.push(Op::Send(SendKind::DirectRead));
             p.push(Op::Recv(RecvKind::Plain));
             p.push(Op::UnlockReturn { unlock: false });
@@ -331,8 +355,10 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 if_resized: false,
             });
             // fuse_direct_IO → fuse_direct_io: (A), (C) skipped (no FOPEN_DIRECT_IO)
-            p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
-            sync_writes(&mut p);
+            if dio_sync_writes {
+                p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
+                sync_writes(&mut p);
+            }
             p.push(Op::Send(SendKind::DirectWrite));
             p.push(Op::Recv(RecvKind::DirectWrite));
             // kiocb_invalidate_post_direct_write
@@ -352,9 +378,11 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 all: true,
             });
             p.push(Op::FdataWait { first, n });
-            p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
-            p.push(Op::LockSetNowrite);
-            p.push(Op::SyncWritesWait { unlock: true });
+            if dio_sync_writes {
+                p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
+                p.push(Op::LockSetNowrite);
+                p.push(Op::SyncWritesWait { unlock: true });
+            }
             p.push(Op::Send(SendKind::DirectRead));
             p.push(Op::Recv(RecvKind::Plain));
             p.push(Op::UnlockReturn { unlock: false });
