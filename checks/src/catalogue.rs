@@ -290,3 +290,9 @@ pub fn update_pin(file: &Path, name: &str, states: u64) -> Result<(), String> {
     s.push('\n');
     std::fs::write(file, s).map_err(|e| format!("{}: {e}", file.display()))
 }
+
+/// Flags that the check's kernel state sets by itself (not the check's
+/// own additions).
+pub fn base_flags(e: &Entry) -> Vec<&'static str> {
+    Variant::base(e.config.kernel).flags_on()
+}

@@ -3,4 +3,5 @@
 
 pub mod catalogue;
 pub mod report;
+pub mod results;
 pub mod runner;

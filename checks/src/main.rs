@@ -1,6 +1,6 @@
 //! `wbspec`: run the catalogue of named model checks.
 
-use wbspec::{catalogue, report, runner};
+use wbspec::{catalogue, report, results, runner};
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -41,6 +41,9 @@ enum Cmd {
         /// why in the commit message).
         #[arg(long)]
         update_pins: bool,
+        /// Write the results table (Markdown) here, e.g. docs/results.md.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
     },
 }
 
@@ -94,6 +97,7 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
             json,
             explain,
             update_pins,
+            markdown,
         } => {
             let selected: Vec<&catalogue::Entry> = if all {
                 if !names.is_empty() {
@@ -138,6 +142,22 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
             }
             let bad = results.iter().filter(|r| !r.ok()).count();
             report::print_summary(&results, t0.elapsed());
+            if let Some(ms) = results::mutation_score(&selected, &results) {
+                println!("{}", ms.line());
+            }
+            if let Some(path) = markdown {
+                let cmd = if all {
+                    "cargo run --release -- check --all --markdown docs/results.md".to_string()
+                } else {
+                    format!(
+                        "wbspec check {} --markdown {}",
+                        names.join(" "),
+                        path.display()
+                    )
+                };
+                let text = results::markdown(&selected, &results, &cmd);
+                std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
             if let Some(path) = json {
                 let doc = report::json_report(&selected, &results);
                 let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;

@@ -270,8 +270,14 @@ pub fn json_report(entries: &[&Entry], results: &[CheckResult]) -> Value {
             })
         })
         .collect();
+    let ms = crate::results::mutation_score(entries, results);
     json!({
         "schema": SCHEMA,
+        "mutation_score": ms.map(|m| json!({
+            "killed": m.killed,
+            "survived": m.survived,
+            "equivalent": m.equivalent,
+        })),
         "tool": format!("wbspec {}", env!("CARGO_PKG_VERSION")),
         "stateright": "0.31.0",
         "checks": checks,

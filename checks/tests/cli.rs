@@ -31,7 +31,15 @@ fn catalogue_dir() -> PathBuf {
 fn whole_catalogue_matches_expectations() {
     let dir = tmpdir("all");
     let json = dir.join("report.json");
-    let out = wbspec(&["check", "--all", "--json", json.to_str().unwrap()]);
+    let md = dir.join("results.md");
+    let out = wbspec(&[
+        "check",
+        "--all",
+        "--json",
+        json.to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -39,6 +47,18 @@ fn whole_catalogue_matches_expectations() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!stdout.contains("MISMATCH"), "{stdout}");
+    // docs/results.md is generated, never hand-edited: it must match.
+    let committed = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/results.md"),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&md).unwrap(),
+        committed,
+        "docs/results.md is stale: run cargo run --release -- check --all --markdown docs/results.md"
+    );
+    assert!(stdout.contains("Mutation score: "), "{stdout}");
+    assert!(!stdout.contains("SURVIVED"), "{stdout}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["schema"], 1);
     let checks = doc["checks"].as_array().unwrap();
