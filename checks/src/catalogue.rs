@@ -45,6 +45,9 @@ struct EntryRaw {
     states: Option<u64>,
     #[serde(default)]
     tags: Vec<String>,
+    /// The other half of a good/bad pair (e.g. the same workload on the
+    /// kernel state that fixed it).
+    pair: Option<String>,
 }
 
 fn default_model() -> String {
@@ -85,6 +88,7 @@ pub struct Entry {
     /// Pinned unique state count.
     pub states: Option<u64>,
     pub tags: Vec<String>,
+    pub pair: Option<String>,
 }
 
 impl Entry {
@@ -138,7 +142,7 @@ fn convert(raw: EntryRaw, file: &Path) -> Result<Entry, String> {
     }
     let kernel = Kernel::parse(&raw.kernel).ok_or_else(|| {
         ctx(format!(
-            "unknown kernel state '{}' (known: T, T2)",
+            "unknown kernel state '{}' (known: L, T, T2)",
             raw.kernel
         ))
     })?;
@@ -189,6 +193,7 @@ fn convert(raw: EntryRaw, file: &Path) -> Result<Entry, String> {
         witnesses,
         states: raw.states,
         tags: raw.tags,
+        pair: raw.pair,
     })
 }
 
@@ -218,6 +223,17 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Entry>, String> {
                 ));
             }
             out.push(e);
+        }
+    }
+    for e in &out {
+        if let Some(p) = &e.pair {
+            if !out.iter().any(|o| &o.name == p) {
+                return Err(format!(
+                    "{}: check '{}' pairs with unknown check '{p}'",
+                    e.file.display(),
+                    e.name
+                ));
+            }
         }
     }
     Ok(out)

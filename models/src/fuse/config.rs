@@ -17,6 +17,12 @@ pub const MAX_TASKS: usize = 8;
 /// Kernel states of fs/fuse (kernel-fuse-protocol.md §0, §0.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Kernel {
+    /// ≤ v6.15: writeback copies each folio into a temp page and ends
+    /// PG_writeback at once; in-flight WRITEs are tracked in the
+    /// fi->writepages rb-tree; a page redirtied while its WRITE is in
+    /// flight becomes a secondary request (wpa->next); fuse_flush calls
+    /// fuse_sync_writes.
+    L,
     /// v6.16–v6.18: temp pages removed (0c58a97f919c); PG_writeback lasts
     /// until the daemon replies; fuse_flush no longer calls fuse_sync_writes.
     T,
@@ -29,6 +35,7 @@ pub enum Kernel {
 impl Kernel {
     pub fn parse(s: &str) -> Option<Kernel> {
         match s {
+            "L" | "6.15" => Some(Kernel::L),
             "T" | "6.16" | "6.17" | "6.18" => Some(Kernel::T),
             "T2" | "T''" | "T″" | "6.19" => Some(Kernel::T2),
             _ => None,
@@ -36,6 +43,7 @@ impl Kernel {
     }
     pub fn label(self) -> &'static str {
         match self {
+            Kernel::L => "L (<=6.15)",
             Kernel::T => "T (6.16-6.18)",
             Kernel::T2 => "T'' (6.19)",
         }
@@ -47,6 +55,10 @@ impl Kernel {
 /// for, so a reader can see what differs.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Variant {
+    /// State L's writeback: temp pages, the rb-tree, secondary requests,
+    /// and rb-tree waits (fuse_wait_on_page_writeback) in write_begin,
+    /// page_mkwrite, launder and fuse_direct_io (B).
+    pub temp_pages: bool,
     /// fuse_direct_io step (A) runs for every FOPEN_DIRECT_IO request, not
     /// only with fc->direct_io_allow_mmap (6.19, 1ce120dcefc0).
     pub dio_flush_always: bool,
@@ -92,9 +104,13 @@ pub struct Variant {
     /// folio_prepare_writeback neither skips nor waits for a folio under
     /// writeback (kills c1).
     pub mut_wb_ignores_writeback: bool,
+    /// State L: fuse_writepage_add ignores the rb-tree, so a redirtied
+    /// page becomes a new primary instead of a secondary (kills c1 in L).
+    pub mut_l_no_secondary: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
+    "temp_pages",
     "dio_flush_always",
     "dio_invalidate_after_write",
     "flush_sync_writes",
@@ -108,11 +124,17 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_fsync_no_wait",
     "mut_dio_write_no_flush",
     "mut_wb_ignores_writeback",
+    "mut_l_no_secondary",
 ];
 
 impl Variant {
     pub fn base(k: Kernel) -> Variant {
         match k {
+            Kernel::L => Variant {
+                temp_pages: true,
+                flush_sync_writes: true,
+                ..Variant::default()
+            },
             Kernel::T => Variant::default(),
             Kernel::T2 => Variant {
                 dio_flush_always: true,
@@ -129,6 +151,7 @@ impl Variant {
             None => (flag, true),
         };
         let f = match name {
+            "temp_pages" => &mut self.temp_pages,
             "dio_flush_always" => &mut self.dio_flush_always,
             "dio_invalidate_after_write" => &mut self.dio_invalidate_after_write,
             "flush_sync_writes" => &mut self.flush_sync_writes,
@@ -142,6 +165,7 @@ impl Variant {
             "mut_fsync_no_wait" => &mut self.mut_fsync_no_wait,
             "mut_dio_write_no_flush" => &mut self.mut_dio_write_no_flush,
             "mut_wb_ignores_writeback" => &mut self.mut_wb_ignores_writeback,
+            "mut_l_no_secondary" => &mut self.mut_l_no_secondary,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -156,6 +180,7 @@ impl Variant {
     pub fn flags_on(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
         let all = [
+            ("temp_pages", self.temp_pages),
             ("dio_flush_always", self.dio_flush_always),
             (
                 "dio_invalidate_after_write",
@@ -175,6 +200,7 @@ impl Variant {
             ("mut_fsync_no_wait", self.mut_fsync_no_wait),
             ("mut_dio_write_no_flush", self.mut_dio_write_no_flush),
             ("mut_wb_ignores_writeback", self.mut_wb_ignores_writeback),
+            ("mut_l_no_secondary", self.mut_l_no_secondary),
         ];
         for (n, on) in all {
             if on {
@@ -193,6 +219,12 @@ pub enum TaskSpec {
     Write { first: u8, n: u8 },
     /// A store through a MAP_SHARED mapping to one page.
     Mmap { page: u8 },
+    /// Direct I/O (on another file) that reads into a MAP_SHARED mapping of
+    /// this page: pin_user_pages faults it writable (fuse_page_mkwrite),
+    /// the data lands, and unpin dirties the folio again with
+    /// set_page_dirty_lock, without page_mkwrite — "a direct read to an
+    /// mmaped fuse file will set the page dirty twice" (ref §3.5).
+    Gup { page: u8 },
     /// The flusher / sync_file_range(WRITE): fuse_writepages over the
     /// whole file, WB_SYNC_NONE (`all == false`) or WB_SYNC_ALL.
     Writeback { all: bool },
@@ -246,6 +278,9 @@ impl TaskSpec {
             Some("mmap") => TaskSpec::Mmap {
                 page: num(words.get(1))?,
             },
+            Some("gup") => TaskSpec::Gup {
+                page: num(words.get(1))?,
+            },
             Some("wb") => match words.get(1).copied() {
                 Some("none") => TaskSpec::Writeback { all: false },
                 Some("all") => TaskSpec::Writeback { all: true },
@@ -289,6 +324,7 @@ impl TaskSpec {
         match self {
             TaskSpec::Write { .. } => "write",
             TaskSpec::Mmap { .. } => "mmap-store",
+            TaskSpec::Gup { .. } => "gup-dirty",
             TaskSpec::Writeback { all: false } => "flusher",
             TaskSpec::Writeback { all: true } => "sync-wb",
             TaskSpec::Truncate { .. } => "ftruncate",
@@ -307,6 +343,7 @@ impl TaskSpec {
             self,
             TaskSpec::Write { .. }
                 | TaskSpec::Mmap { .. }
+                | TaskSpec::Gup { .. }
                 | TaskSpec::Truncate { .. }
                 | TaskSpec::DioWrite { .. }
                 | TaskSpec::OdirectWrite { .. }
@@ -320,7 +357,7 @@ impl TaskSpec {
             | TaskSpec::DioRead { first, n }
             | TaskSpec::OdirectWrite { first, n }
             | TaskSpec::OdirectRead { first, n } => Some((first, n)),
-            TaskSpec::Mmap { page } => Some((page, 1)),
+            TaskSpec::Mmap { page } | TaskSpec::Gup { page } => Some((page, 1)),
             _ => None,
         }
     }
@@ -331,6 +368,7 @@ impl fmt::Display for TaskSpec {
         match *self {
             TaskSpec::Write { first, n } => write!(f, "write {first}+{n}"),
             TaskSpec::Mmap { page } => write!(f, "mmap {page}"),
+            TaskSpec::Gup { page } => write!(f, "gup {page}"),
             TaskSpec::Writeback { all } => write!(f, "wb {}", if all { "all" } else { "none" }),
             TaskSpec::Truncate { size } => write!(f, "truncate {size}"),
             TaskSpec::Fsync => write!(f, "fsync"),

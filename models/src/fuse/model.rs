@@ -127,6 +127,9 @@ impl FuseModel {
             pages,
             tasks: (0..c.tasks.len()).map(|_| Task::new()).collect(),
             fuse_q: Default::default(),
+            tmp: [0; MAX_PAGES],
+            aux: Default::default(),
+            l_end: [0; MAX_PAGES],
             workers: [Worker::Idle; MAX_WORKERS],
             srv_size: c.init_size,
             srv,
@@ -145,15 +148,58 @@ impl FuseModel {
 
     /// fuse_writepage_finish: folio_end_writeback on every folio of the
     /// wpa; wakes page_waitq (waiters are re-evaluated every state).
-    fn writepage_finish(s: &mut State, first: u8, n: u8) {
+    fn writepage_finish(&self, s: &mut State, first: u8, n: u8) {
+        if self.cfg.variant.temp_pages {
+            return; // L: only stats; PG_writeback ended at send time
+        }
         for p in pages_mask(first, n) {
             s.pages[p].clear(PG_WRITEBACK);
         }
     }
 
+    /// State L: the primary wpa in fi->writepages (rb-tree) covering page
+    /// `p`, by its first page: a queued or in-flight writeback WRITE, or a
+    /// batch a writeback task is building (inserted at
+    /// fuse_writepage_add).
+    pub fn in_tree(&self, s: &State, p: usize) -> Option<u8> {
+        let cover = |first: u8, n: u8| (first as usize..(first + n) as usize).contains(&p);
+        for w in s.queued.iter() {
+            if cover(w.first, w.n) {
+                return Some(w.first);
+            }
+        }
+        for r in s.fuse_q.iter() {
+            if let Req::CacheWrite { first, n, .. } = *r {
+                if cover(first, n) {
+                    return Some(first);
+                }
+            }
+        }
+        for w in s.workers.iter() {
+            match *w {
+                Worker::Busy {
+                    req: Req::CacheWrite { first, n, .. },
+                    ..
+                }
+                | Worker::Ending { first, n } => {
+                    if cover(first, n) {
+                        return Some(first);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for t in s.tasks.iter() {
+            if t.bn > 0 && cover(t.bfirst, t.bn) {
+                return Some(t.bfirst);
+            }
+        }
+        None
+    }
+
     /// fuse_send_writepage(fm, wpa, size): crop at `crop`, drop if wholly
     /// beyond it, otherwise queue the WRITE on /dev/fuse.
-    fn send_writepage(s: &mut State, w: Wpa, crop: u8) {
+    fn send_writepage(&self, s: &mut State, w: Wpa, crop: u8) {
         // ghost: data of folios beyond the crop is discarded unsent
         for p in crop.max(w.first)..w.first + w.n {
             s.drops[p as usize] = s.drops[p as usize].saturating_add(1);
@@ -165,17 +211,36 @@ impl FuseModel {
                 n: w.n,
                 sent: w.n,
             });
+            if self.cfg.variant.temp_pages {
+                s.l_end[w.first as usize] = w.first + w.n;
+            }
         } else if w.first < crop {
             s.fuse_q.push(Req::CacheWrite {
                 first: w.first,
                 n: w.n,
                 sent: crop - w.first,
             });
+            if self.cfg.variant.temp_pages {
+                s.l_end[w.first as usize] = crop;
+            }
             s.ev = Event::Crop;
         } else {
             // out_free: "Got truncated off completely"
             s.writectr -= 1;
-            Self::writepage_finish(s, w.first, w.n);
+            self.writepage_finish(s, w.first, w.n);
+            if self.cfg.variant.temp_pages {
+                // L: rb_erase; the aux list is private now and freed
+                let mut i = 0;
+                while i < s.aux.len() {
+                    if s.aux[i].prim == w.first {
+                        let a = s.aux.remove(i);
+                        let q = a.page as usize;
+                        s.drops[q] = s.drops[q].saturating_add(1);
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
             s.ev = Event::Drop;
         }
     }
@@ -189,7 +254,7 @@ impl FuseModel {
             && !s.queued.is_empty()
         {
             let w = s.queued.remove(0);
-            Self::send_writepage(s, w, crop);
+            self.send_writepage(s, w, crop);
         }
     }
 
@@ -198,6 +263,14 @@ impl FuseModel {
     fn queue_writepage(&self, s: &mut State, w: Wpa) {
         s.queued.push(w);
         self.flush_writepages(s);
+        if self.cfg.variant.temp_pages {
+            // L: fuse_writepages_send / fuse_writepage_locked end
+            // PG_writeback on the page-cache folios once the temp copies
+            // are queued
+            for p in pages_mask(w.first, w.n) {
+                s.pages[p].clear(PG_WRITEBACK);
+            }
+        }
     }
 
     /// __fuse_release_nowrite.
@@ -396,6 +469,27 @@ impl FuseModel {
             }
             Op::CopyPages { first, n } => {
                 let p = (first + task.cur) as usize;
+                if self.cfg.variant.temp_pages {
+                    // L: fuse_write_begin waits on the rb-tree holding the
+                    // folio lock (fuse_wait_on_page_writeback)
+                    if task.ph == 0 {
+                        if s.pages[p].locked() {
+                            return None;
+                        }
+                        if self.in_tree(&s, p).is_some() {
+                            s.pages[p].set(PG_LOCKED);
+                            if !s.pages[p].present() {
+                                s.pages[p].set(PG_PRESENT);
+                            }
+                            s.tasks[t].ph = 1;
+                            return Some((Step::WriteBeginWait, s));
+                        }
+                    } else if self.in_tree(&s, p).is_some() {
+                        return None;
+                    }
+                    s.tasks[t].ph = 0;
+                    s.pages[p].clear(PG_LOCKED);
+                }
                 let pg = &mut s.pages[p];
                 if pg.locked() {
                     return None; // folio_lock sleeps
@@ -458,7 +552,14 @@ impl FuseModel {
                 }
             }
             Op::MkwriteWait { page } => {
-                if s.pages[page as usize].wb() {
+                let p = page as usize;
+                let busy = if self.cfg.variant.temp_pages {
+                    // L: fuse_wait_on_folio_writeback (rb-tree)
+                    self.in_tree(&s, p).is_some()
+                } else {
+                    s.pages[p].wb()
+                };
+                if busy {
                     return None;
                 }
                 self.advance(&mut s, t);
@@ -476,6 +577,21 @@ impl FuseModel {
                 self.window_close(&mut s, t);
                 self.advance(&mut s, t);
                 Step::MkwriteStore
+            }
+            Op::GupRedirty { page } => {
+                let p = page as usize;
+                if !s.pages[p].present() {
+                    // truncated meanwhile: the pin kept a folio no longer in
+                    // the mapping; marking it dirty affects nothing
+                    self.advance(&mut s, t);
+                    return Some((Step::GupRedirty, s));
+                }
+                if s.pages[p].locked() {
+                    return None;
+                }
+                s.pages[p].set(PG_DIRTY);
+                self.advance(&mut s, t);
+                Step::GupRedirty
             }
             Op::WritePages { first, n, all } => {
                 return self.exec_writepages(s, t, first, n, all);
@@ -529,11 +645,21 @@ impl FuseModel {
                 Step::ReleaseNowrite
             }
             Op::IfRangeHasWriteback { first, n, skip } => {
-                if !Self::range_has_writeback(&s, first, n) {
+                let has = if self.cfg.variant.temp_pages {
+                    // L: fuse_range_is_writeback (rb-tree overlap)
+                    pages_mask(first, n).any(|p| self.in_tree(&s, p).is_some())
+                } else {
+                    Self::range_has_writeback(&s, first, n)
+                };
+                if !has {
                     s.tasks[t].pc += skip;
                 }
                 self.advance(&mut s, t);
-                Step::RangeHasWriteback
+                if self.cfg.variant.temp_pages {
+                    Step::RangeIsWritebackL
+                } else {
+                    Step::RangeHasWriteback
+                }
             }
             Op::Send(kind) => {
                 let tt = t as u8;
@@ -748,6 +874,9 @@ impl FuseModel {
 
     /// folio_clear_dirty_for_io + fuse_writepages_fill(folio) + unlock.
     fn fill(&self, s: &mut State, t: usize, p: usize) {
+        if self.cfg.variant.temp_pages {
+            return self.fill_l(s, t, p);
+        }
         let task = s.tasks[t];
         s.pages[p].clear(PG_DIRTY);
         // fuse_writepage_need_send: discontiguous or batch full
@@ -770,6 +899,72 @@ impl FuseModel {
         }
         task.bn += 1;
         task.cur = p as u8 + 1;
+    }
+
+    /// State L's fuse_writepages_fill (ref §3.5): the folio is copied into
+    /// a temp page now; a folio already covered by an in-flight request in
+    /// the rb-tree becomes a secondary request (or replaces the data of the
+    /// existing one for that page) and its writeback ends at once.
+    fn fill_l(&self, s: &mut State, t: usize, p: usize) {
+        let task = s.tasks[t];
+        s.pages[p].clear(PG_DIRTY);
+        let ignore_tree = self.cfg.variant.mut_l_no_secondary;
+        let in_other = match self.in_tree(s, p) {
+            Some(f) if !(task.bn > 0 && f == task.bfirst) && !ignore_tree => Some(f),
+            _ => None,
+        };
+        // fuse_writepage_need_send (L also cuts at a folio under rb-tree
+        // writeback)
+        if task.bn > 0
+            && (task.bfirst + task.bn != p as u8
+                || task.bn >= self.cfg.max_pages
+                || in_other.is_some())
+        {
+            self.queue_writepage(
+                s,
+                Wpa {
+                    first: task.bfirst,
+                    n: task.bn,
+                },
+            );
+            s.tasks[t].bn = 0;
+        }
+        let ver = s.pages[p].ver;
+        s.pages[p].set(PG_WRITEBACK);
+        s.pages[p].clear(PG_TOWRITE | PG_LOCKED);
+        s.tasks[t].cur = p as u8 + 1;
+        if s.tasks[t].bn > 0 {
+            // the batch grows (its rb-tree range with it)
+            s.tmp[p] = ver;
+            s.tasks[t].bn += 1;
+            return;
+        }
+        // fuse_writepage_add
+        match self.in_tree(s, p).filter(|_| !ignore_tree) {
+            Some(prim) => {
+                // secondary: swap data into an existing one for this page,
+                // or link a new one on old->next; writeback ends now
+                match s
+                    .aux
+                    .iter()
+                    .position(|a| a.prim == prim && a.page == p as u8)
+                {
+                    Some(i) => s.aux[i].ver = ver,
+                    None => s.aux.push(Aux {
+                        prim,
+                        page: p as u8,
+                        ver,
+                    }),
+                }
+                s.pages[p].clear(PG_WRITEBACK);
+                s.ev = Event::Secondary;
+            }
+            None => {
+                s.tmp[p] = ver;
+                s.tasks[t].bfirst = p as u8;
+                s.tasks[t].bn = 1;
+            }
+        }
     }
 
     /// One step of invalidate_inode_pages2_range (with fuse_launder_folio).
@@ -799,6 +994,32 @@ impl FuseModel {
                 }
                 return Some(self.launder_or_remove(s, t, p, Step::InvLock));
             }
+            2 if self.cfg.variant.temp_pages => {
+                // L: fuse_launder_folio: fuse_wait_on_page_writeback, then
+                // fuse_writepage_locked
+                if self.in_tree(&s, p).is_some() {
+                    return None;
+                }
+                s.tmp[p] = s.pages[p].ver;
+                s.pages[p].set(PG_WRITEBACK);
+                s.pages[p].clear(PG_TOWRITE);
+                self.queue_writepage(
+                    &mut s,
+                    Wpa {
+                        first: p as u8,
+                        n: 1,
+                    },
+                );
+                s.tasks[t].ph = 3;
+                return Some((Step::InvLaunder, s));
+            }
+            3 => {
+                // L: the second fuse_wait_on_page_writeback (reply)
+                if self.in_tree(&s, p).is_some() {
+                    return None;
+                }
+                Step::InvRemove
+            }
             _ => {
                 // fuse_launder_folio's folio_wait_writeback
                 if s.pages[p].wb() {
@@ -812,6 +1033,15 @@ impl FuseModel {
     }
 
     fn launder_or_remove(&self, mut s: State, t: usize, p: usize, _lock: Step) -> (Step, State) {
+        if s.pages[p].dirty() && self.cfg.variant.temp_pages {
+            // L: folio_clear_dirty_for_io, then wait on the rb-tree
+            s.pages[p].clear(PG_DIRTY);
+            s.tasks[t].ph = 2;
+            return self
+                .exec_invalidate(s, t, 0, 0)
+                .map(|(_, ns)| (Step::InvLaunder, ns))
+                .unwrap_or((Step::InvLock, s));
+        }
         if s.pages[p].dirty() {
             // folio_launder → fuse_launder_folio: clear_dirty_for_io,
             // fuse_writepage_locked (start writeback, queue, flush)
@@ -870,7 +1100,13 @@ impl FuseModel {
                     Req::CacheWrite { first, sent, .. } => {
                         // fuse_dev_do_read copies the folios now (c2)
                         for p in pages_mask(first, sent) {
-                            payload[p] = s.pages[p].ver;
+                            // T: the folio itself, copied now (c2);
+                            // L: the temp page copied at writeback time
+                            payload[p] = if self.cfg.variant.temp_pages {
+                                s.tmp[p]
+                            } else {
+                                s.pages[p].ver
+                            };
                             // a2: data older than a truncation already
                             // applied on the server must not reach it
                             for (ti, spec) in self.cfg.tasks.iter().enumerate() {
@@ -944,7 +1180,7 @@ impl FuseModel {
                     Req::Read { task, first, n } => {
                         let t = task as usize;
                         match self.cfg.tasks[t] {
-                            TaskSpec::Mmap { .. } => {
+                            TaskSpec::Mmap { .. } | TaskSpec::Gup { .. } => {
                                 let p = first as usize;
                                 s.tasks[t].reply =
                                     if first < s.srv_size { s.srv[p] } else { V_ZERO };
@@ -994,10 +1230,33 @@ impl FuseModel {
                     Worker::Ending { first, n } => (first, n),
                     _ => return None,
                 };
-                // fuse_writepage_end: lock fi; writectr--;
-                // fuse_writepage_finish (end writeback, wake); unlock
+                // fuse_writepage_end: lock fi; [L: rb_erase, send the
+                // secondaries cropped at this WRITE's end, bypassing
+                // queued_writes]; writectr--; fuse_writepage_finish (end
+                // writeback, wake); unlock
+                if self.cfg.variant.temp_pages {
+                    let crop = s.l_end[first as usize];
+                    s.workers[w] = Worker::Idle; // rb_erase
+                    let mut i = 0;
+                    while i < s.aux.len() {
+                        if s.aux[i].prim == first {
+                            let a = s.aux.remove(i);
+                            s.tmp[a.page as usize] = a.ver;
+                            self.send_writepage(
+                                &mut s,
+                                Wpa {
+                                    first: a.page,
+                                    n: 1,
+                                },
+                                crop,
+                            );
+                        } else {
+                            i += 1;
+                        }
+                    }
+                }
                 s.writectr -= 1;
-                Self::writepage_finish(&mut s, first, n);
+                self.writepage_finish(&mut s, first, n);
                 for p in pages_mask(first, n) {
                     s.wrote_once |= 1 << p;
                 }

@@ -46,6 +46,9 @@ pub enum Op {
     MkwriteWait { page: u8 },
     /// The store; folio_mark_dirty; folio_unlock.
     MkwriteStore { page: u8 },
+    /// unpin_user_pages_dirty_lock: folio_lock, folio_mark_dirty, unlock
+    /// (no page_mkwrite, no writeback wait).
+    GupRedirty { page: u8 },
     /// fuse_writepages → write_cache_pages/writeback_iter → fill → send.
     WritePages { first: u8, n: u8, all: bool },
     /// filemap_fdatawait_range.
@@ -84,12 +87,15 @@ pub enum Step {
     UnlockReturn,
     Return,
     CopyPage,
+    WriteBeginWait,
     FaultRead,
     FaultReadDone,
     Sigbus,
     MkwriteLock,
     MkwriteWait,
     MkwriteStore,
+    GupRedirty,
+    RangeIsWritebackL,
     WbBegin,
     WbFolio,
     WbSkip,
@@ -131,12 +137,15 @@ impl Step {
             Step::UnlockReturn => "inode_unlock, return",
             Step::Return => "return",
             Step::CopyPage => "write_begin, copy, write_end",
+            Step::WriteBeginWait => "fuse_write_begin: wait rb-tree (L)",
             Step::FaultRead => "filemap_fault: fuse_read_folio, READ",
             Step::FaultReadDone => "READ reply: folio uptodate, unlock",
             Step::Sigbus => "filemap_fault: beyond EOF, SIGBUS",
             Step::MkwriteLock => "fuse_page_mkwrite: folio_lock",
             Step::MkwriteWait => "fuse_page_mkwrite: folio_wait_writeback",
             Step::MkwriteStore => "store, folio_mark_dirty, unlock",
+            Step::GupRedirty => "unpin_user_pages_dirty_lock",
+            Step::RangeIsWritebackL => "fuse_range_is_writeback (L)",
             Step::WbBegin => "fuse_writepages: write_cache_pages",
             Step::WbFolio => "writeback_iter, fuse_writepages_fill",
             Step::WbSkip => "writeback_iter: skip folio",
@@ -207,6 +216,14 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 p.push(Op::MkwriteWait { page });
             }
             p.push(Op::MkwriteStore { page });
+        }
+        TaskSpec::Gup { page } => {
+            p.push(Op::MkwriteFault { page });
+            if !v.mut_mkwrite_no_wait {
+                p.push(Op::MkwriteWait { page });
+            }
+            p.push(Op::MkwriteStore { page });
+            p.push(Op::GupRedirty { page });
         }
         TaskSpec::Writeback { all } => {
             p.push(Op::WritePages {

@@ -114,6 +114,11 @@ pub const PROPERTY_NAMES: &[(&str, Expectation, &str)] = &[
         Expectation::Sometimes,
         "all done, nothing dirty or in flight",
     ),
+    (
+        "w-secondary",
+        Expectation::Sometimes,
+        "state L: a redirtied page became a secondary request",
+    ),
 ];
 
 /// An always-true property. Stateright's DFS stops once every property has
@@ -247,6 +252,7 @@ pub const CONDITIONS: [Cond; PROPERTY_NAMES.len()] = [
     |_, s| s.ev == Event::DirectReadChecked,
     |_, s| s.ev == Event::SyncChecked,
     |m, s| m.quiescent(s),
+    |_, s| s.ev == Event::Secondary,
 ];
 
 /// Does the state violate (always) or witness (sometimes) property `i`?

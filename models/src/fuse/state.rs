@@ -17,6 +17,8 @@ pub const FUSE_NOWRITE: i8 = -64;
 /// entry is a distinct request of a bounded workload (≤ 8 tasks, ≤ 4
 /// pages), which stays well below this.
 pub const MAX_QUEUE: usize = 12;
+/// Capacity of the secondary-request lists (state L): one per page.
+pub const MAX_AUX: usize = 4;
 /// "no value" in u8 ghost slots.
 pub const NONE: u8 = 0xFF;
 /// Version of never-written (zero) data.
@@ -236,6 +238,16 @@ impl Default for Task {
     }
 }
 
+/// State L: a secondary writeback request (fuse_writepage_args on
+/// wpa->next) for page `page`, attached to the in-flight primary that
+/// starts at page `prim`, carrying the temp-page data `ver`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Aux {
+    pub prim: u8,
+    pub page: u8,
+    pub ver: u8,
+}
+
 /// Sticky violation bits for properties checked at an event (a request
 /// read or applied by the daemon). Set once, never cleared, so the first
 /// state that has the bit is the first violating state.
@@ -252,6 +264,8 @@ pub const VIOL_BUG: u8 = 16;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Event {
     None,
+    /// State L: a redirtied page became a secondary request.
+    Secondary,
     /// fuse_send_writepage dropped a queued WRITE wholly beyond i_size.
     Drop,
     /// fuse_send_writepage cropped a WRITE at i_size.
@@ -293,6 +307,15 @@ pub struct State {
     pub fuse_q: Bounded<Req, MAX_QUEUE>,
     // ---- the daemon
     pub workers: [Worker; MAX_WORKERS],
+    // ---- state L only (constant in T)
+    /// Temp-page data of the queued or in-flight writeback WRITE covering
+    /// each page (copied at writeback time, not when the daemon reads).
+    pub tmp: [u8; MAX_PAGES],
+    /// Secondary requests (wpa->next lists).
+    pub aux: Bounded<Aux, MAX_AUX>,
+    /// Per primary (by first page): the end of its WRITE as sent
+    /// (inarg.offset + inarg.size), the crop for its secondaries.
+    pub l_end: [u8; MAX_PAGES],
     /// Server file size in pages.
     pub srv_size: u8,
     /// Server file contents: a data version per page.
