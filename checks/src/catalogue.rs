@@ -36,6 +36,8 @@ struct EntryRaw {
     daemon_threads: u8,
     #[serde(default)]
     direct_io_allow_mmap: bool,
+    #[serde(default)]
+    parallel_dio: bool,
     max_pages: Option<u8>,
     tasks: Vec<String>,
     #[serde(default)]
@@ -163,6 +165,7 @@ fn convert(raw: EntryRaw, file: &Path) -> Result<Entry, String> {
         dirty: mask(&raw.dirty, "dirty").map_err(ctx)?,
         daemon_threads: raw.daemon_threads,
         direct_io_allow_mmap: raw.direct_io_allow_mmap,
+        parallel_dio: raw.parallel_dio,
         max_pages: raw.max_pages.unwrap_or(raw.pages),
         tasks,
     };

@@ -219,6 +219,10 @@ pub enum TaskSpec {
     Write { first: u8, n: u8 },
     /// A store through a MAP_SHARED mapping to one page.
     Mmap { page: u8 },
+    /// A read fault through a MAP_PRIVATE mapping (of a FOPEN_DIRECT_IO
+    /// open: no io-mode change, ref §6): filemap_fault reads the folio
+    /// with the folio locked.
+    Fault { page: u8 },
     /// Direct I/O (on another file) that reads into a MAP_SHARED mapping of
     /// this page: pin_user_pages faults it writable (fuse_page_mkwrite),
     /// the data lands, and unpin dirties the folio again with
@@ -278,6 +282,9 @@ impl TaskSpec {
             Some("mmap") => TaskSpec::Mmap {
                 page: num(words.get(1))?,
             },
+            Some("fault") => TaskSpec::Fault {
+                page: num(words.get(1))?,
+            },
             Some("gup") => TaskSpec::Gup {
                 page: num(words.get(1))?,
             },
@@ -325,6 +332,7 @@ impl TaskSpec {
             TaskSpec::Write { .. } => "write",
             TaskSpec::Mmap { .. } => "mmap-store",
             TaskSpec::Gup { .. } => "gup-dirty",
+            TaskSpec::Fault { .. } => "priv-fault",
             TaskSpec::Writeback { all: false } => "flusher",
             TaskSpec::Writeback { all: true } => "sync-wb",
             TaskSpec::Truncate { .. } => "ftruncate",
@@ -357,7 +365,9 @@ impl TaskSpec {
             | TaskSpec::DioRead { first, n }
             | TaskSpec::OdirectWrite { first, n }
             | TaskSpec::OdirectRead { first, n } => Some((first, n)),
-            TaskSpec::Mmap { page } | TaskSpec::Gup { page } => Some((page, 1)),
+            TaskSpec::Mmap { page } | TaskSpec::Gup { page } | TaskSpec::Fault { page } => {
+                Some((page, 1))
+            }
             _ => None,
         }
     }
@@ -369,6 +379,7 @@ impl fmt::Display for TaskSpec {
             TaskSpec::Write { first, n } => write!(f, "write {first}+{n}"),
             TaskSpec::Mmap { page } => write!(f, "mmap {page}"),
             TaskSpec::Gup { page } => write!(f, "gup {page}"),
+            TaskSpec::Fault { page } => write!(f, "fault {page}"),
             TaskSpec::Writeback { all } => write!(f, "wb {}", if all { "all" } else { "none" }),
             TaskSpec::Truncate { size } => write!(f, "truncate {size}"),
             TaskSpec::Fsync => write!(f, "fsync"),
@@ -399,6 +410,11 @@ pub struct Config {
     pub daemon_threads: u8,
     /// fc->direct_io_allow_mmap (FUSE_DIRECT_IO_ALLOW_MMAP).
     pub direct_io_allow_mmap: bool,
+    /// FOPEN_PARALLEL_DIRECT_WRITES on the FOPEN_DIRECT_IO opens, and no
+    /// open of the inode in caching mode (FUSE_I_CACHE_IO_MODE clear), so
+    /// fuse_dio_lock takes i_rwsem shared for writes not past EOF.
+    #[serde(default)]
+    pub parallel_dio: bool,
     /// fc->max_pages: most folios in one writeback WRITE.
     pub max_pages: u8,
     pub tasks: Vec<TaskSpec>,

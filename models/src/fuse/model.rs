@@ -451,10 +451,70 @@ impl FuseModel {
                 self.advance(&mut s, t);
                 Step::InodeLock
             }
+            Op::DioLock => {
+                // fuse_dio_wr_exclusive_lock: past EOF -> exclusive
+                let (first, n) = spec.range().expect("direct write has a range");
+                if first + n > s.i_size {
+                    if s.rwsem_owner != NONE || s.rwsem_readers > 0 {
+                        return None;
+                    }
+                    s.rwsem_owner = t as u8;
+                    self.window_open(&mut s, t);
+                    self.advance(&mut s, t);
+                    Step::InodeLock
+                } else {
+                    if s.rwsem_owner != NONE {
+                        return None;
+                    }
+                    s.rwsem_readers += 1;
+                    self.window_open(&mut s, t);
+                    self.advance(&mut s, t);
+                    Step::DioLockShared
+                }
+            }
+            Op::PrivateFault { page } => {
+                let p = page as usize;
+                if task.ph == 1 {
+                    if task.reply == NONE {
+                        return None;
+                    }
+                    let pg = &mut s.pages[p];
+                    pg.ver = task.reply;
+                    pg.set(PG_UPTODATE);
+                    pg.clear(PG_LOCKED);
+                    s.tasks[t].reply = NONE;
+                    self.advance(&mut s, t);
+                    Step::FaultReadDone
+                } else if s.pages[p].present() {
+                    if s.pages[p].locked() {
+                        return None; // folio_lock in filemap_fault
+                    }
+                    self.advance(&mut s, t);
+                    Step::FaultMapped
+                } else if page >= s.i_size {
+                    s.tasks[t].pc = self.programs[t].len() as u8;
+                    Step::Sigbus
+                } else {
+                    s.pages[p].flags = PG_PRESENT | PG_LOCKED;
+                    s.fuse_q.push(Req::Read {
+                        task: t as u8,
+                        first: page,
+                        n: 1,
+                    });
+                    s.tasks[t].ph = 1;
+                    s.tasks[t].reply = NONE;
+                    Step::FaultRead
+                }
+            }
             Op::UnlockReturn { unlock } => {
                 if unlock {
-                    debug_assert_eq!(s.rwsem_owner, t as u8);
-                    s.rwsem_owner = NONE;
+                    if s.rwsem_owner == t as u8 {
+                        s.rwsem_owner = NONE;
+                    } else {
+                        // fuse_dio_unlock of a shared holder
+                        debug_assert!(s.rwsem_readers > 0);
+                        s.rwsem_readers -= 1;
+                    }
                 }
                 let last = task.pc as usize + 1 == self.programs[t].len();
                 if last && spec.writes() && !matches!(spec, TaskSpec::Truncate { .. }) {
@@ -743,7 +803,15 @@ impl FuseModel {
             Op::TruncatePagecache => {
                 // from the first present folio at or beyond i_size
                 let start = (task.cur.max(s.i_size)) as usize;
-                let p = (start..self.cfg.pages as usize).find(|&p| s.pages[p].present())?;
+                let p = match (start..self.cfg.pages as usize).find(|&p| s.pages[p].present()) {
+                    Some(p) => p,
+                    None => {
+                        // the folios went away meanwhile (another task's
+                        // invalidation): nothing left to truncate
+                        self.advance(&mut s, t);
+                        return Some((Step::InvDone, s));
+                    }
+                };
                 if task.ph == 0 {
                     if s.pages[p].locked() {
                         return None;
@@ -972,7 +1040,15 @@ impl FuseModel {
         let task = s.tasks[t];
         let end = (first + n) as usize;
         let p = match task.ph {
-            0 => (first.max(task.cur) as usize..end).find(|&p| s.pages[p].present())?,
+            0 => match (first.max(task.cur) as usize..end).find(|&p| s.pages[p].present()) {
+                Some(p) => p,
+                None => {
+                    // another task removed the remaining folios meanwhile:
+                    // the walk finds nothing more and returns
+                    self.advance(&mut s, t);
+                    return Some((Step::InvDone, s));
+                }
+            },
             _ => task.cur as usize,
         };
         let step = match task.ph {
@@ -1180,7 +1256,9 @@ impl FuseModel {
                     Req::Read { task, first, n } => {
                         let t = task as usize;
                         match self.cfg.tasks[t] {
-                            TaskSpec::Mmap { .. } | TaskSpec::Gup { .. } => {
+                            TaskSpec::Mmap { .. }
+                            | TaskSpec::Gup { .. }
+                            | TaskSpec::Fault { .. } => {
                                 let p = first as usize;
                                 s.tasks[t].reply =
                                     if first < s.srv_size { s.srv[p] } else { V_ZERO };

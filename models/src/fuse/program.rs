@@ -36,6 +36,12 @@ pub enum Op {
     Entry,
     /// inode_lock(inode) (exclusive i_rwsem).
     InodeLock,
+    /// fuse_dio_lock: shared i_rwsem with `Config::parallel_dio` unless the
+    /// write goes past EOF, else exclusive.
+    DioLock,
+    /// A read fault (MAP_PRIVATE): filemap_fault, READ with the folio
+    /// locked; done once the folio is uptodate.
+    PrivateFault { page: u8 },
     /// inode_unlock, and for writers the syscall returns (ghost window).
     UnlockReturn { unlock: bool },
     /// generic_perform_write: per page write_begin, copy, write_end.
@@ -84,11 +90,13 @@ pub enum Op {
 pub enum Step {
     Entry,
     InodeLock,
+    DioLockShared,
     UnlockReturn,
     Return,
     CopyPage,
     WriteBeginWait,
     FaultRead,
+    FaultMapped,
     FaultReadDone,
     Sigbus,
     MkwriteLock,
@@ -121,6 +129,7 @@ pub enum Step {
     InvLock,
     InvLaunder,
     InvRemove,
+    InvDone,
     SetattrReturn,
     // daemon
     DaemonRead,
@@ -134,11 +143,13 @@ impl Step {
         match self {
             Step::Entry => "syscall entry",
             Step::InodeLock => "inode_lock",
+            Step::DioLockShared => "fuse_dio_lock: inode_lock_shared",
             Step::UnlockReturn => "inode_unlock, return",
             Step::Return => "return",
             Step::CopyPage => "write_begin, copy, write_end",
             Step::WriteBeginWait => "fuse_write_begin: wait rb-tree (L)",
             Step::FaultRead => "filemap_fault: fuse_read_folio, READ",
+            Step::FaultMapped => "filemap_fault: folio uptodate, mapped",
             Step::FaultReadDone => "READ reply: folio uptodate, unlock",
             Step::Sigbus => "filemap_fault: beyond EOF, SIGBUS",
             Step::MkwriteLock => "fuse_page_mkwrite: folio_lock",
@@ -171,6 +182,7 @@ impl Step {
             Step::InvLock => "invalidate_inode_pages2: folio_lock",
             Step::InvLaunder => "fuse_launder_folio: WRITE queued",
             Step::InvRemove => "invalidate_inode_pages2: folio removed",
+            Step::InvDone => "no folio left in the range: done",
             Step::SetattrReturn => "clear SIZE_UNSTABLE, inode_unlock",
             Step::DaemonRead => "daemon reads /dev/fuse",
             Step::DaemonReply => "daemon applies, replies",
@@ -216,6 +228,9 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 p.push(Op::MkwriteWait { page });
             }
             p.push(Op::MkwriteStore { page });
+        }
+        TaskSpec::Fault { page } => {
+            p.push(Op::PrivateFault { page });
         }
         TaskSpec::Gup { page } => {
             p.push(Op::MkwriteFault { page });
@@ -300,8 +315,12 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             p.push(Op::UnlockReturn { unlock: false });
         }
         TaskSpec::DioWrite { first, n } => {
-            // fuse_direct_write_iter: fuse_dio_lock (exclusive)
-            p.push(Op::InodeLock);
+            // fuse_direct_write_iter: fuse_dio_lock
+            p.push(if cfg.parallel_dio {
+                Op::DioLock
+            } else {
+                Op::InodeLock
+            });
             if !v.mut_dio_write_no_flush {
                 if dio_flush(true) {
                     // (A)

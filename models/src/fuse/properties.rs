@@ -190,7 +190,9 @@ pub fn c1(m: &FuseModel, s: &State) -> bool {
 }
 
 pub fn e(m: &FuseModel, s: &State) -> bool {
-    m.all_finished(s) || m.any_enabled(s)
+    // after a BUG_ON the kernel has oopsed: liveness is not judged (g-bugon
+    // reports it)
+    s.viol & VIOL_BUG != 0 || m.all_finished(s) || m.any_enabled(s)
 }
 
 fn blocked_in(m: &FuseModel, s: &State, t: usize) -> bool {

@@ -16,6 +16,7 @@ fn cfg(pages: u8, tasks: &[&str]) -> Config {
         dirty: ((1u16 << pages) - 1) as u8,
         daemon_threads: 1,
         direct_io_allow_mmap: false,
+        parallel_dio: false,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
     }
