@@ -219,6 +219,9 @@ pub enum TaskSpec {
     Write { first: u8, n: u8 },
     /// A store through a MAP_SHARED mapping to one page.
     Mmap { page: u8 },
+    /// fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) over pages
+    /// `first..first+n` (the server zeroes them).
+    Punch { first: u8, n: u8 },
     /// A read fault through a MAP_PRIVATE mapping (of a FOPEN_DIRECT_IO
     /// open: no io-mode change, ref §6): filemap_fault reads the folio
     /// with the folio locked.
@@ -282,6 +285,10 @@ impl TaskSpec {
             Some("mmap") => TaskSpec::Mmap {
                 page: num(words.get(1))?,
             },
+            Some("punch") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Punch { first, n }
+            }
             Some("fault") => TaskSpec::Fault {
                 page: num(words.get(1))?,
             },
@@ -333,6 +340,7 @@ impl TaskSpec {
             TaskSpec::Mmap { .. } => "mmap-store",
             TaskSpec::Gup { .. } => "gup-dirty",
             TaskSpec::Fault { .. } => "priv-fault",
+            TaskSpec::Punch { .. } => "punch-hole",
             TaskSpec::Writeback { all: false } => "flusher",
             TaskSpec::Writeback { all: true } => "sync-wb",
             TaskSpec::Truncate { .. } => "ftruncate",
@@ -352,6 +360,7 @@ impl TaskSpec {
             TaskSpec::Write { .. }
                 | TaskSpec::Mmap { .. }
                 | TaskSpec::Gup { .. }
+                | TaskSpec::Punch { .. }
                 | TaskSpec::Truncate { .. }
                 | TaskSpec::DioWrite { .. }
                 | TaskSpec::OdirectWrite { .. }
@@ -364,7 +373,8 @@ impl TaskSpec {
             | TaskSpec::DioWrite { first, n }
             | TaskSpec::DioRead { first, n }
             | TaskSpec::OdirectWrite { first, n }
-            | TaskSpec::OdirectRead { first, n } => Some((first, n)),
+            | TaskSpec::OdirectRead { first, n }
+            | TaskSpec::Punch { first, n } => Some((first, n)),
             TaskSpec::Mmap { page } | TaskSpec::Gup { page } | TaskSpec::Fault { page } => {
                 Some((page, 1))
             }
@@ -380,6 +390,7 @@ impl fmt::Display for TaskSpec {
             TaskSpec::Mmap { page } => write!(f, "mmap {page}"),
             TaskSpec::Gup { page } => write!(f, "gup {page}"),
             TaskSpec::Fault { page } => write!(f, "fault {page}"),
+            TaskSpec::Punch { first, n } => write!(f, "punch {first}+{n}"),
             TaskSpec::Writeback { all } => write!(f, "wb {}", if all { "all" } else { "none" }),
             TaskSpec::Truncate { size } => write!(f, "truncate {size}"),
             TaskSpec::Fsync => write!(f, "fsync"),

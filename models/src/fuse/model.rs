@@ -376,6 +376,9 @@ impl FuseModel {
                         || !(s.i_size as usize..self.cfg.pages as usize)
                             .any(|p| s.pages[p].present())
                 }
+                Op::TruncateRange { first, n } => {
+                    !pages_mask(first, n).any(|p| s.pages[p].present())
+                }
                 Op::Invalidate {
                     first,
                     n,
@@ -738,6 +741,10 @@ impl FuseModel {
                         (Req::Read { task: tt, first, n }, Step::SendRead)
                     }
                     (SendKind::Fsync, _) => (Req::Fsync { task: tt }, Step::SendFsync),
+                    (SendKind::Fallocate, TaskSpec::Punch { first, n }) => {
+                        (Req::Fallocate { task: tt, first, n }, Step::SendFallocate)
+                    }
+                    (SendKind::Fallocate, _) => unreachable!("FALLOCATE from a non-punch task"),
                     (SendKind::Flush, _) => (Req::Flush { task: tt }, Step::SendFlush),
                     (SendKind::Setattr, _) => unreachable!("SETATTR from a non-truncate task"),
                 };
@@ -801,40 +808,13 @@ impl FuseModel {
                 step
             }
             Op::TruncatePagecache => {
-                // from the first present folio at or beyond i_size
-                let start = (task.cur.max(s.i_size)) as usize;
-                let p = match (start..self.cfg.pages as usize).find(|&p| s.pages[p].present()) {
-                    Some(p) => p,
-                    None => {
-                        // the folios went away meanwhile (another task's
-                        // invalidation): nothing left to truncate
-                        self.advance(&mut s, t);
-                        return Some((Step::InvDone, s));
-                    }
-                };
-                if task.ph == 0 {
-                    if s.pages[p].locked() {
-                        return None;
-                    }
-                    s.pages[p].set(PG_LOCKED);
-                    if s.pages[p].wb() {
-                        s.tasks[t].ph = 1;
-                        s.tasks[t].cur = p as u8;
-                        return Some((Step::TruncLock, s));
-                    }
-                } else if s.pages[p].wb() {
-                    return None; // folio_wait_writeback
-                }
-                if s.pages[p].dirty() {
-                    s.drops[p] = s.drops[p].saturating_add(1);
-                }
-                Self::remove_page(&mut s, p);
-                s.tasks[t].ph = 0;
-                s.tasks[t].cur = p as u8 + 1;
-                if !(p + 1..self.cfg.pages as usize).any(|q| s.pages[q].present()) {
-                    self.advance(&mut s, t);
-                }
-                Step::TruncFolio
+                // truncate_pagecache(inode, i_size): folios at or beyond EOF
+                let (lo, hi) = (s.i_size, self.cfg.pages);
+                return self.exec_truncate(s, t, lo, hi);
+            }
+            Op::TruncateRange { first, n } => {
+                // truncate_pagecache_range(offset, offset + len - 1)
+                return self.exec_truncate(s, t, first, first + n);
             }
             Op::Invalidate { first, n, .. } => {
                 return self.exec_invalidate(s, t, first, n);
@@ -938,6 +918,46 @@ impl FuseModel {
                 Some((Step::WbWaitFolio, s))
             }
         }
+    }
+
+    /// One step of a truncate_inode_pages_range walk over `lo..hi`: per
+    /// folio, folio_lock, folio_wait_writeback, remove (dirty data is
+    /// discarded).
+    fn exec_truncate(&self, mut s: State, t: usize, lo: u8, hi: u8) -> Option<(Step, State)> {
+        let task = s.tasks[t];
+        let start = task.cur.max(lo) as usize;
+        let p = match (start..hi as usize).find(|&p| s.pages[p].present()) {
+            Some(p) => p,
+            None => {
+                // the folios went away meanwhile (another task's
+                // invalidation): nothing left to truncate
+                self.advance(&mut s, t);
+                return Some((Step::InvDone, s));
+            }
+        };
+        if task.ph == 0 {
+            if s.pages[p].locked() {
+                return None;
+            }
+            s.pages[p].set(PG_LOCKED);
+            if s.pages[p].wb() {
+                s.tasks[t].ph = 1;
+                s.tasks[t].cur = p as u8;
+                return Some((Step::TruncLock, s));
+            }
+        } else if s.pages[p].wb() {
+            return None; // folio_wait_writeback
+        }
+        if s.pages[p].dirty() {
+            s.drops[p] = s.drops[p].saturating_add(1);
+        }
+        Self::remove_page(&mut s, p);
+        s.tasks[t].ph = 0;
+        s.tasks[t].cur = p as u8 + 1;
+        if !(p + 1..hi as usize).any(|q| s.pages[q].present()) {
+            self.advance(&mut s, t);
+        }
+        Some((Step::TruncFolio, s))
     }
 
     /// folio_clear_dirty_for_io + fuse_writepages_fill(folio) + unlock.
@@ -1298,6 +1318,18 @@ impl FuseModel {
                         s.tasks[task as usize].reply = size;
                     }
                     Req::Fsync { task } | Req::Flush { task } => {
+                        s.tasks[task as usize].reply = 0;
+                    }
+                    Req::Fallocate { task, first, n } => {
+                        // the server zeroes the range (KEEP_SIZE: pages
+                        // beyond its size stay absent)
+                        let v = version_of(task as usize);
+                        for p in pages_mask(first, n) {
+                            if (p as u8) < s.srv_size {
+                                s.srv[p] = v;
+                                s.hist[p] = hist_push(s.hist[p], v);
+                            }
+                        }
                         s.tasks[task as usize].reply = 0;
                     }
                 }

@@ -24,6 +24,7 @@ pub enum RecvKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SendKind {
     Setattr,
+    Fallocate,
     DirectWrite,
     DirectRead,
     Fsync,
@@ -78,6 +79,8 @@ pub enum Op {
     Recv(RecvKind),
     /// truncate_pagecache(inode, i_size) (skipped if the size is unchanged).
     TruncatePagecache,
+    /// truncate_pagecache_range over `first..first+n`.
+    TruncateRange { first: u8, n: u8 },
     /// invalidate_inode_pages2_range over `first..first+n`; `if_resized`:
     /// only when fuse_do_setattr changed the size.
     Invalidate { first: u8, n: u8, if_resized: bool },
@@ -121,6 +124,7 @@ pub enum Step {
     SendRead,
     SendFsync,
     SendFlush,
+    SendFallocate,
     SetattrReply,
     WriteReply,
     Reply,
@@ -174,6 +178,7 @@ impl Step {
             Step::SendRead => "fuse_direct_io: send READ",
             Step::SendFsync => "fuse_fsync: send FSYNC",
             Step::SendFlush => "fuse_flush: send FLUSH",
+            Step::SendFallocate => "fuse_file_fallocate: send FALLOCATE",
             Step::SetattrReply => "fuse_do_setattr: i_size_write, release",
             Step::WriteReply => "fuse_write_update_attr",
             Step::Reply => "request_wait_answer: reply",
@@ -231,6 +236,27 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         }
         TaskSpec::Fault { page } => {
             p.push(Op::PrivateFault { page });
+        }
+        TaskSpec::Punch { first, n } => {
+            // fuse_file_fallocate(PUNCH_HOLE | KEEP_SIZE)
+            p.push(Op::InodeLock);
+            // fuse_writeback_range: filemap_write_and_wait_range(start,
+            // LLONG_MAX), then fuse_sync_writes
+            p.push(Op::WritePages {
+                first,
+                n: pages - first,
+                all: true,
+            });
+            p.push(Op::FdataWait {
+                first,
+                n: pages - first,
+            });
+            sync_writes(&mut p);
+            // FALLOCATE is sent without FUSE_NOWRITE held (ref §10(g))
+            p.push(Op::Send(SendKind::Fallocate));
+            p.push(Op::Recv(RecvKind::Plain));
+            p.push(Op::TruncateRange { first, n });
+            p.push(Op::UnlockReturn { unlock: true });
         }
         TaskSpec::Gup { page } => {
             p.push(Op::MkwriteFault { page });

@@ -104,6 +104,12 @@ pub enum Req {
     Flush {
         task: u8,
     },
+    /// FALLOCATE(PUNCH_HOLE | KEEP_SIZE) of pages first..first+n.
+    Fallocate {
+        task: u8,
+        first: u8,
+        n: u8,
+    },
 }
 
 impl Default for Req {
@@ -121,6 +127,7 @@ impl Req {
             Req::Setattr { .. } => "SETATTR",
             Req::Fsync { .. } => "FSYNC",
             Req::Flush { .. } => "FLUSH",
+            Req::Fallocate { .. } => "FALLOCATE",
         }
     }
 }
@@ -155,6 +162,9 @@ impl fmt::Display for Req {
             Req::Setattr { task, size } => write!(f, "SETATTR(size={size}p T{task})"),
             Req::Fsync { task } => write!(f, "FSYNC(T{task})"),
             Req::Flush { task } => write!(f, "FLUSH(T{task})"),
+            Req::Fallocate { task, first, n } => {
+                write!(f, "FALLOCATE(punch {} T{task})", pr(first, n))
+            }
         }
     }
 }
