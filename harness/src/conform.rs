@@ -480,7 +480,12 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                     };
                     if let Some(t) = task {
                         let idx = tasks.len();
-                        tasks.push((t, format!("{actor} {sc} {args}").trim().to_string()));
+                        let mut label = format!("{actor} {sc} {args}").trim().to_string();
+                        if label.len() > 48 {
+                            label.truncate(45);
+                            label += "...";
+                        }
+                        tasks.push((t, label));
                         p.task = Some(idx);
                         raw.push((key, e.seq, RawObs::Call(idx), brief));
                     }
@@ -857,6 +862,57 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     })
 }
 
+impl Mapping {
+    /// Several lines: the model configuration and the mapping (for --verbose
+    /// and reports).
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "  model: kernel {:?}, {} pages {:?} (4 KiB page ranges), max_pages {}, {} daemon worker(s)",
+            self.cfg.kernel, self.cfg.pages, self.regions, self.cfg.max_pages, self.cfg.daemon_threads
+        );
+        s += &format!(
+            "\n  tasks: {}",
+            self.task_labels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| format!("T{i}={} [{l}]", self.cfg.tasks[i]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        s += &format!(
+            "\n  data: {}",
+            self.letters
+                .iter()
+                .map(|((p, t), v)| {
+                    let t = if t.len() > 6 {
+                        format!("{}..({} pages)", &t[..3], t.len())
+                    } else {
+                        t.clone()
+                    };
+                    format!(
+                        "p{p} '{t}'={}",
+                        v.iter()
+                            .map(|x| format!("v{x}"))
+                            .collect::<Vec<_>>()
+                            .join("|")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        s += &format!(
+            "\n  filtered: {}",
+            self.filtered
+                .iter()
+                .map(|(k, n)| format!("{k} x{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        s += &format!("\n  {} observable events", self.obs.len());
+        s
+    }
+}
+
 // ---------------------------------------------------------------- search
 
 /// A search node: a model state plus which tasks have been issued.
@@ -913,16 +969,8 @@ impl Verdict {
             ..
         } = self
         {
-            s += &format!(
-                "\n  model tasks: {}",
-                m.task_labels
-                    .iter()
-                    .enumerate()
-                    .map(|(i, l)| format!("T{i}={} [{l}]", m.cfg.tasks[i]))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            s += &format!("\n  model pages (4 KiB page ranges): {:?}", m.regions);
+            s += "\n";
+            s += &m.summary();
             s += &format!(
                 "\n  the model could instead: {}",
                 if instead.is_empty() {
@@ -1234,8 +1282,15 @@ pub fn conform_trace(
         Translation::Modelled(m) => {
             let v = check(&m, DEFAULT_BOUND);
             let ok = matches!(v, Verdict::Conforms { .. });
-            let detail = if ok { None } else { Some(v.report(&m)) };
-            Ok((v.short(), ok, detail))
+            let detail = match &v {
+                Verdict::Conforms { explored, .. } => format!(
+                    "{}\n{}\n  {explored} model states explored",
+                    v.short(),
+                    m.summary()
+                ),
+                _ => v.report(&m),
+            };
+            Ok((v.short(), ok, Some(detail)))
         }
     }
 }
@@ -1256,8 +1311,7 @@ pub fn conform_main(args: &[String]) -> i32 {
     let mut verbose = false;
     let mut it = args.iter();
     let err = |m: &str| {
-        eprintln!("conform: {m}");
-        eprintln!("{USAGE}");
+        eprintln!("conform: {m} (try --help)");
         2
     };
     while let Some(a) = it.next() {
