@@ -273,7 +273,7 @@ fn num(s: Option<&str>) -> Option<u64> {
 }
 
 fn pages_of(bytes: u64, what: &str) -> Result<u64, String> {
-    if bytes % PG != 0 {
+    if !bytes.is_multiple_of(PG) {
         return nm(format!(
             "{what} {bytes} is not a whole number of 4 KiB pages"
         ));
@@ -1497,10 +1497,8 @@ mod tests {
                             r["open_flags"] = json!(["FOPEN_DIRECT_IO"]);
                         }
                     }
-                    if w[2] == "OPEN" || w[2] == "CREATE" {
-                        if r.get("open_flags").is_none() {
-                            r["open_flags"] = json!([]);
-                        }
+                    if (w[2] == "OPEN" || w[2] == "CREATE") && r.get("open_flags").is_none() {
+                        r["open_flags"] = json!([]);
                     }
                     e.result = Some(r);
                     e
