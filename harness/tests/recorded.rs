@@ -62,7 +62,7 @@ fn recorded_traces_conform() {
 #[test]
 fn altered_traces_do_not_conform() {
     let fs = files("altered");
-    assert_eq!(fs.len(), 3);
+    assert_eq!(fs.len(), 8);
     for p in fs {
         let (word, ok) = verdict(&p);
         assert!(
