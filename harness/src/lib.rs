@@ -4,9 +4,11 @@
 //! - [`control`]: the line protocol of its control socket.
 //! - [`trace`]: the JSON-lines trace format (public, versioned).
 //! - [`runner`]: runs scenarios one at a time against a fresh mount.
+//! - [`conform`]: trace conformance of recorded traces to the wbspec FUSE model.
 //! - [`scenarios`]: the scenario catalogue with kernel-keyed expectations.
 //! - [`mount`]: mount lookup and the bounded unmount / fusectl-abort escape hatches.
 //! - [`sys`]: raw libc syscall wrappers used by the workloads.
+pub mod conform;
 pub mod control;
 pub mod mount;
 pub mod runner;

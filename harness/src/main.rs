@@ -1,5 +1,6 @@
 //! `wbspec-harness run [SCENARIO...] [--keep-traces DIR] [--json FILE] [--hold-timeout-ms MS]`
 //! `wbspec-harness list`
+//! `wbspec-harness conform [SCENARIO...] [--keep-traces DIR]` / `conform --trace FILE [--scenario NAME]`
 //!
 //! Exit status: 0 all passed (or skipped), 1 a scenario failed, 2 usage error.
 use std::path::PathBuf;
@@ -12,12 +13,17 @@ fn usage(msg: &str) -> ! {
     eprintln!("wbspec-harness: {msg}");
     eprintln!("usage: wbspec-harness run [SCENARIO...] [--keep-traces DIR] [--json FILE] [--hold-timeout-ms MS] [--deadline-ms MS]");
     eprintln!("       wbspec-harness list");
+    eprintln!("       wbspec-harness conform [SCENARIO...] [--keep-traces DIR] | conform --trace FILE [--scenario NAME]");
     exit(2)
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
     match args.next().as_deref() {
+        Some("conform") => {
+            let rest: Vec<String> = args.collect();
+            exit(wbspec_harness::conform::conform_main(&rest))
+        }
         Some("list") => {
             for s in scenarios::all() {
                 println!("{:<18} {}", s.name, s.about);

@@ -1,5 +1,6 @@
 //! Runs the whole real-kernel scenario suite once (root + /dev/fuse needed;
 //! otherwise every scenario is reported skipped and the test passes).
+use wbspec_harness::conform::conform_trace;
 use wbspec_harness::runner::{cannot_run, run_suite, summary, RunOptions};
 
 #[test]
@@ -26,6 +27,27 @@ fn real_kernel_suite() {
         failed.join("\n")
     );
     assert!(outcomes.len() >= 25);
+    // Trace conformance (docs/conformance.md): every modelled scenario's
+    // trace must be a behaviour of the model.
+    let t0 = std::time::Instant::now();
+    let mut bad = vec![];
+    let mut conforming = 0;
+    for o in &outcomes {
+        let (word, ok, detail) = conform_trace(&o.trace, Some(&o.name))
+            .unwrap_or_else(|e| (format!("ERROR ({e})"), false, None));
+        println!("Conform {} kernel={} model={word}", o.name, o.outcome);
+        if !ok {
+            bad.push(format!("{}: {}", o.name, detail.unwrap_or(word)));
+        } else if word == "conforms" {
+            conforming += 1;
+        }
+    }
+    println!(
+        "conformance: {conforming} conform, {} ms",
+        t0.elapsed().as_millis()
+    );
+    assert!(bad.is_empty(), "non-conforming traces:\n{}", bad.join("\n"));
+    assert!(conforming >= 20, "only {conforming} traces conform");
     // Safety self-test (after the suite, never concurrently): a body stuck in
     // fsync on a held WRITE must be cut off by the deadline + fusectl abort.
     let mut o2 = opts.clone();

@@ -1,0 +1,74 @@
+//! Conformance of traces recorded on Linux 6.18.44 (harness/tests/traces/),
+//! so the check runs without root or /dev/fuse: every recorded trace of a
+//! modelled scenario conforms, the others are reported as not modelled, and
+//! deliberately altered traces (traces/altered/) do not conform.
+use std::path::Path;
+
+use wbspec_harness::conform::conform_trace;
+use wbspec_harness::trace::parse_trace;
+
+fn verdict(p: &Path) -> (String, bool) {
+    let text = std::fs::read_to_string(p).unwrap();
+    let ev = parse_trace(&text).unwrap();
+    let (word, ok, _) = conform_trace(&ev, None).unwrap();
+    (word, ok)
+}
+
+fn files(dir: &str) -> Vec<std::path::PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/traces")
+        .join(dir);
+    let mut v: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Scenarios the model cannot express (docs/conformance.md §5).
+const NOT_MODELLED: &[&str] = &[
+    "a_nowbc",
+    "b_otrunc",
+    "b_otrunc_atomic",
+    "c_mmap",
+    "d_dirty_open",
+    "d_open_held",
+    "e_dirty_open",
+    "f_cong1",
+    "f_cong4",
+    "f_cong16",
+    "m_dio_mmap",
+    "m_dio_mmap_allow",
+];
+
+#[test]
+fn recorded_traces_conform() {
+    let fs = files("6.18.44");
+    assert_eq!(fs.len(), 34);
+    for p in fs {
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        let (word, ok) = verdict(&p);
+        assert!(ok, "{name}: {word}");
+        if NOT_MODELLED.contains(&name.as_str()) {
+            assert!(word.starts_with("not-modelled"), "{name}: {word}");
+        } else {
+            assert_eq!(word, "conforms", "{name}");
+        }
+    }
+}
+
+#[test]
+fn altered_traces_do_not_conform() {
+    let fs = files("altered");
+    assert_eq!(fs.len(), 8);
+    for p in fs {
+        let (word, ok) = verdict(&p);
+        assert!(
+            !ok && word.starts_with("VIOLATION"),
+            "{}: {word}",
+            p.display()
+        );
+    }
+}
