@@ -846,6 +846,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         dirty: 0,
         daemon_threads: max_inflight.max(1) as u8,
         direct_io_allow_mmap: flag("direct_io_allow_mmap", false),
+        parallel_dio: false,
         max_pages,
         tasks: specs,
     };
