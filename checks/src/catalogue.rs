@@ -38,6 +38,8 @@ struct EntryRaw {
     direct_io_allow_mmap: bool,
     #[serde(default)]
     parallel_dio: bool,
+    #[serde(default)]
+    atomic_o_trunc: bool,
     max_pages: Option<u8>,
     tasks: Vec<String>,
     #[serde(default)]
@@ -166,6 +168,7 @@ fn convert(raw: EntryRaw, file: &Path) -> Result<Entry, String> {
         daemon_threads: raw.daemon_threads,
         direct_io_allow_mmap: raw.direct_io_allow_mmap,
         parallel_dio: raw.parallel_dio,
+        atomic_o_trunc: raw.atomic_o_trunc,
         max_pages: raw.max_pages.unwrap_or(raw.pages),
         tasks,
     };

@@ -847,6 +847,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         daemon_threads: max_inflight.max(1) as u8,
         direct_io_allow_mmap: flag("direct_io_allow_mmap", false),
         parallel_dio: false,
+        atomic_o_trunc: false,
         max_pages,
         tasks: specs,
     };

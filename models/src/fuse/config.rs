@@ -219,6 +219,10 @@ pub enum TaskSpec {
     Write { first: u8, n: u8 },
     /// A store through a MAP_SHARED mapping to one page.
     Mmap { page: u8 },
+    /// open(2) of the file (fuse_open): with `trunc`, O_TRUNC; without
+    /// `keep_cache` (FOPEN_KEEP_CACHE not replied) the page cache is
+    /// invalidated after OPEN (launder + wait, real-kernel-fuse.md §0).
+    Open { trunc: bool, keep_cache: bool },
     /// fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) over pages
     /// `first..first+n` (the server zeroes them).
     Punch { first: u8, n: u8 },
@@ -285,6 +289,18 @@ impl TaskSpec {
             Some("mmap") => TaskSpec::Mmap {
                 page: num(words.get(1))?,
             },
+            Some("open") => {
+                let mut trunc = false;
+                let mut keep_cache = false;
+                for w in &words[1..] {
+                    match *w {
+                        "trunc" => trunc = true,
+                        "keep" => keep_cache = true,
+                        _ => return Err(format!("task '{s}': open takes 'trunc' and/or 'keep'")),
+                    }
+                }
+                TaskSpec::Open { trunc, keep_cache }
+            }
             Some("punch") => {
                 let (first, n) = range(words.get(1))?;
                 TaskSpec::Punch { first, n }
@@ -325,6 +341,7 @@ impl TaskSpec {
         };
         let max_words = match t {
             TaskSpec::Fsync | TaskSpec::Close => 1,
+            TaskSpec::Open { .. } => 3,
             _ => 2,
         };
         if words.len() > max_words {
@@ -341,6 +358,8 @@ impl TaskSpec {
             TaskSpec::Gup { .. } => "gup-dirty",
             TaskSpec::Fault { .. } => "priv-fault",
             TaskSpec::Punch { .. } => "punch-hole",
+            TaskSpec::Open { trunc: true, .. } => "open-trunc",
+            TaskSpec::Open { .. } => "open",
             TaskSpec::Writeback { all: false } => "flusher",
             TaskSpec::Writeback { all: true } => "sync-wb",
             TaskSpec::Truncate { .. } => "ftruncate",
@@ -361,6 +380,7 @@ impl TaskSpec {
                 | TaskSpec::Mmap { .. }
                 | TaskSpec::Gup { .. }
                 | TaskSpec::Punch { .. }
+                | TaskSpec::Open { trunc: true, .. }
                 | TaskSpec::Truncate { .. }
                 | TaskSpec::DioWrite { .. }
                 | TaskSpec::OdirectWrite { .. }
@@ -391,6 +411,12 @@ impl fmt::Display for TaskSpec {
             TaskSpec::Gup { page } => write!(f, "gup {page}"),
             TaskSpec::Fault { page } => write!(f, "fault {page}"),
             TaskSpec::Punch { first, n } => write!(f, "punch {first}+{n}"),
+            TaskSpec::Open { trunc, keep_cache } => write!(
+                f,
+                "open{}{}",
+                if trunc { " trunc" } else { "" },
+                if keep_cache { " keep" } else { "" }
+            ),
             TaskSpec::Writeback { all } => write!(f, "wb {}", if all { "all" } else { "none" }),
             TaskSpec::Truncate { size } => write!(f, "truncate {size}"),
             TaskSpec::Fsync => write!(f, "fsync"),
@@ -426,6 +452,10 @@ pub struct Config {
     /// fuse_dio_lock takes i_rwsem shared for writes not past EOF.
     #[serde(default)]
     pub parallel_dio: bool,
+    /// FUSE_ATOMIC_O_TRUNC: OPEN carries O_TRUNC (no SETATTR), with
+    /// FUSE_NOWRITE held around it.
+    #[serde(default)]
+    pub atomic_o_trunc: bool,
     /// fc->max_pages: most folios in one writeback WRITE.
     pub max_pages: u8,
     pub tasks: Vec<TaskSpec>,

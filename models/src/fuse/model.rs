@@ -311,7 +311,9 @@ impl FuseModel {
     /// Pages whose data task `t` may write.
     fn written_pages(&self, t: usize) -> std::ops::Range<usize> {
         match self.cfg.tasks[t] {
-            TaskSpec::Truncate { .. } => 0..self.cfg.pages as usize,
+            TaskSpec::Truncate { .. } | TaskSpec::Open { trunc: true, .. } => {
+                0..self.cfg.pages as usize
+            }
             spec => match spec.range() {
                 Some((first, n)) if spec.writes() => first as usize..(first + n) as usize,
                 _ => 0..0,
@@ -732,6 +734,26 @@ impl FuseModel {
                         s.tasks[t].saved = s.i_size;
                         (Req::Setattr { task: tt, size }, Step::SendSetattr)
                     }
+                    (SendKind::Setattr, TaskSpec::Open { trunc: true, .. }) => {
+                        s.size_unstable = true;
+                        s.tasks[t].saved = s.i_size;
+                        (Req::Setattr { task: tt, size: 0 }, Step::SendSetattr)
+                    }
+                    (SendKind::Open, TaskSpec::Open { trunc, .. }) => {
+                        if task.pc == 0 {
+                            self.window_open(&mut s, t);
+                        }
+                        s.tasks[t].saved = s.i_size;
+                        let atomic = trunc && self.cfg.atomic_o_trunc;
+                        (
+                            Req::Open {
+                                task: tt,
+                                trunc: atomic,
+                            },
+                            Step::SendOpen,
+                        )
+                    }
+                    (SendKind::Open, _) => unreachable!("OPEN from a non-open task"),
                     (SendKind::DirectWrite, _) => {
                         let (first, n) = spec.range().expect("direct write has a range");
                         (Req::DirectWrite { task: tt, first, n }, Step::SendWrite)
@@ -792,6 +814,11 @@ impl FuseModel {
                             }
                         }
                         Step::SetattrReply
+                    }
+                    RecvKind::OpenTrunc => {
+                        // fuse_truncate_update_attr: i_size_write(0)
+                        s.i_size = 0;
+                        Step::OpenTruncAttr
                     }
                     RecvKind::DirectWrite => {
                         // fuse_write_update_attr
@@ -1206,7 +1233,9 @@ impl FuseModel {
                             // a2: data older than a truncation already
                             // applied on the server must not reach it
                             for (ti, spec) in self.cfg.tasks.iter().enumerate() {
-                                if let TaskSpec::Truncate { .. } = spec {
+                                if let TaskSpec::Truncate { .. }
+                                | TaskSpec::Open { trunc: true, .. } = spec
+                                {
                                     let vt = version_of(ti);
                                     if hist_pos(s.hist[p], vt).is_some()
                                         && hist_older(s.hist[p], payload[p], vt)
@@ -1318,6 +1347,18 @@ impl FuseModel {
                         s.tasks[task as usize].reply = size;
                     }
                     Req::Fsync { task } | Req::Flush { task } => {
+                        s.tasks[task as usize].reply = 0;
+                    }
+                    Req::Open { task, trunc } => {
+                        if trunc {
+                            // the server truncates the file to 0
+                            let v = version_of(task as usize);
+                            for p in 0..self.cfg.pages as usize {
+                                s.srv[p] = v;
+                                s.hist[p] = hist_push(s.hist[p], v);
+                            }
+                            s.srv_size = 0;
+                        }
                         s.tasks[task as usize].reply = 0;
                     }
                     Req::Fallocate { task, first, n } => {

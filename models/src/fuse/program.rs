@@ -16,6 +16,9 @@ pub enum RecvKind {
     Setattr { release: bool },
     /// fuse_direct_io / fuse_write_update_attr after a direct WRITE.
     DirectWrite,
+    /// fuse_open with FUSE_ATOMIC_O_TRUNC: fuse_truncate_update_attr
+    /// (i_size_write(0)).
+    OpenTrunc,
     /// A READ, FSYNC or FLUSH reply: nothing but wake the caller.
     Plain,
 }
@@ -24,6 +27,7 @@ pub enum RecvKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SendKind {
     Setattr,
+    Open,
     Fallocate,
     DirectWrite,
     DirectRead,
@@ -125,6 +129,8 @@ pub enum Step {
     SendFsync,
     SendFlush,
     SendFallocate,
+    SendOpen,
+    OpenTruncAttr,
     SetattrReply,
     WriteReply,
     Reply,
@@ -179,6 +185,8 @@ impl Step {
             Step::SendFsync => "fuse_fsync: send FSYNC",
             Step::SendFlush => "fuse_flush: send FLUSH",
             Step::SendFallocate => "fuse_file_fallocate: send FALLOCATE",
+            Step::SendOpen => "fuse_open: send OPEN",
+            Step::OpenTruncAttr => "fuse_truncate_update_attr: i_size 0",
             Step::SetattrReply => "fuse_do_setattr: i_size_write, release",
             Step::WriteReply => "fuse_write_update_attr",
             Step::Reply => "request_wait_answer: reply",
@@ -236,6 +244,57 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         }
         TaskSpec::Fault { page } => {
             p.push(Op::PrivateFault { page });
+        }
+        TaskSpec::Open { trunc, keep_cache } => {
+            // do_sys_open → vfs_open → fuse_open
+            let atomic = trunc && cfg.atomic_o_trunc;
+            if atomic {
+                p.push(Op::InodeLock);
+                if !nowritectr {
+                    p.push(Op::SetNowrite);
+                    p.push(Op::WaitNowrite);
+                }
+            }
+            p.push(Op::Send(SendKind::Open));
+            if atomic {
+                p.push(Op::Recv(RecvKind::OpenTrunc));
+                if !nowritectr {
+                    p.push(Op::ReleaseNowrite);
+                }
+                p.push(Op::TruncatePagecache);
+                p.push(Op::UnlockReturn { unlock: true });
+            } else {
+                p.push(Op::Recv(RecvKind::Plain));
+                if !keep_cache {
+                    // fuse_open: invalidate_inode_pages2 (launders, waits)
+                    p.push(Op::Invalidate {
+                        first: 0,
+                        n: pages,
+                        if_resized: false,
+                    });
+                }
+                if trunc {
+                    // handle_truncate → do_truncate → fuse_do_setattr(0)
+                    p.push(Op::InodeLock);
+                    if !nowritectr {
+                        p.push(Op::SetNowrite);
+                        p.push(Op::WaitNowrite);
+                    }
+                    p.push(Op::Send(SendKind::Setattr));
+                    p.push(Op::Recv(RecvKind::Setattr {
+                        release: !nowritectr,
+                    }));
+                    p.push(Op::TruncatePagecache);
+                    p.push(Op::Invalidate {
+                        first: 0,
+                        n: pages,
+                        if_resized: true,
+                    });
+                    p.push(Op::SetattrReturn);
+                } else {
+                    p.push(Op::UnlockReturn { unlock: false });
+                }
+            }
         }
         TaskSpec::Punch { first, n } => {
             // fuse_file_fallocate(PUNCH_HOLE | KEEP_SIZE)

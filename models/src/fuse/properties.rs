@@ -12,7 +12,7 @@ pub const PROPERTY_NAMES: &[(&str, Expectation, &str)] = &[
     (
         "a1",
         Expectation::Always,
-        "no writeback WRITE outstanding while SETATTR(size) is",
+        "no writeback WRITE outstanding with SETATTR(size)/OPEN(O_TRUNC)",
     ),
     (
         "a2",
@@ -149,16 +149,17 @@ fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
     q.chain(w)
 }
 
+/// A size-changing request: SETATTR(size), or OPEN with O_TRUNC
+/// (FUSE_ATOMIC_O_TRUNC, ref §10(a): "the same protocol applies").
+fn sizing(r: &Req) -> bool {
+    matches!(r, Req::Setattr { .. } | Req::Open { trunc: true, .. })
+}
+
 fn setattr_outstanding(s: &State) -> bool {
-    s.fuse_q.iter().any(|r| matches!(r, Req::Setattr { .. }))
-        || s.workers.iter().any(|w| {
-            matches!(
-                w,
-                Worker::Busy {
-                    req: Req::Setattr { .. },
-                    ..
-                }
-            )
+    s.fuse_q.iter().any(sizing)
+        || s.workers.iter().any(|w| match w {
+            Worker::Busy { req, .. } => sizing(req),
+            _ => false,
         })
 }
 

@@ -104,6 +104,11 @@ pub enum Req {
     Flush {
         task: u8,
     },
+    /// OPEN, with O_TRUNC when `trunc` (FUSE_ATOMIC_O_TRUNC).
+    Open {
+        task: u8,
+        trunc: bool,
+    },
     /// FALLOCATE(PUNCH_HOLE | KEEP_SIZE) of pages first..first+n.
     Fallocate {
         task: u8,
@@ -128,6 +133,7 @@ impl Req {
             Req::Fsync { .. } => "FSYNC",
             Req::Flush { .. } => "FLUSH",
             Req::Fallocate { .. } => "FALLOCATE",
+            Req::Open { .. } => "OPEN",
         }
     }
 }
@@ -162,6 +168,9 @@ impl fmt::Display for Req {
             Req::Setattr { task, size } => write!(f, "SETATTR(size={size}p T{task})"),
             Req::Fsync { task } => write!(f, "FSYNC(T{task})"),
             Req::Flush { task } => write!(f, "FLUSH(T{task})"),
+            Req::Open { task, trunc } => {
+                write!(f, "OPEN({}T{task})", if trunc { "O_TRUNC " } else { "" })
+            }
             Req::Fallocate { task, first, n } => {
                 write!(f, "FALLOCATE(punch {} T{task})", pr(first, n))
             }

@@ -17,6 +17,7 @@ fn cfg(pages: u8, tasks: &[&str]) -> Config {
         daemon_threads: 1,
         direct_io_allow_mmap: false,
         parallel_dio: false,
+        atomic_o_trunc: false,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
     }
