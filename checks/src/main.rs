@@ -1,6 +1,6 @@
 //! `wbspec`: run the catalogue of named model checks.
 
-use wbspec::{catalogue, report, results, runner};
+use wbspec::{catalogue, cite, explain, explore, report, results, runner, trace};
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -44,7 +44,59 @@ enum Cmd {
         /// Write the results table (Markdown) here, e.g. docs/results.md.
         #[arg(long)]
         markdown: Option<PathBuf>,
+        /// Write a trace file, <traces-dir>/<check>--<property>.json, for
+        /// every violated property. With --all, trace files of violations
+        /// that are gone are removed.
+        #[arg(long)]
+        write_traces: bool,
+        /// Directory for --write-traces (default: the repository's traces/).
+        #[arg(long, value_name = "DIR")]
+        traces_dir: Option<PathBuf>,
     },
+    /// Re-execute a trace file and confirm its property fails at its last
+    /// step (exit 2 if it does not replay).
+    Replay {
+        /// A trace file written by `check --write-traces`.
+        file: PathBuf,
+    },
+    /// Narrate a trace file in kernel terms (≤ 72 columns).
+    Explain {
+        /// A trace file written by `check --write-traces`.
+        file: PathBuf,
+    },
+    /// Serve Stateright's Explorer on 127.0.0.1 at a counterexample.
+    Explore {
+        /// The check whose model to serve.
+        check: String,
+        /// Open at this trace's last step (default: the check's first
+        /// expected violation, else the initial state).
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Port on 127.0.0.1 (0: any free port).
+        #[arg(long, default_value_t = 3000)]
+        port: u16,
+    },
+    /// Print a citation block for a review mail (≤ 72 columns).
+    Cite {
+        /// The check to cite (its `pair`, if any, is cited with it).
+        check: String,
+    },
+}
+
+fn default_traces() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces");
+    if here.is_dir() {
+        here
+    } else {
+        PathBuf::from("traces")
+    }
+}
+
+fn find<'a>(entries: &'a [catalogue::Entry], name: &str) -> Result<&'a catalogue::Entry, String> {
+    entries
+        .iter()
+        .find(|e| e.name == name)
+        .ok_or_else(|| format!("unknown check '{name}' (see `wbspec list`)"))
 }
 
 fn default_catalogue() -> PathBuf {
@@ -78,8 +130,64 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
+    // replay and explain read only the trace file
+    match &cli.cmd {
+        Cmd::Replay { file } => {
+            let r = trace::replay_file(file)?;
+            println!("{}", trace::summary(&r));
+            return Ok(0);
+        }
+        Cmd::Explain { file } => {
+            let r = trace::replay_file(file)?;
+            let t = &r.trace;
+            println!(
+                "Trace {} {} ({} steps, model {})",
+                t.check,
+                t.property,
+                t.actions.len(),
+                t.model_version
+            );
+            for l in report::wrap("", &t.question, 72) {
+                println!("{l}");
+            }
+            for l in explain::explain(&r.model, &r.states, &t.actions, &t.property) {
+                println!("{l}");
+            }
+            return Ok(0);
+        }
+        _ => {}
+    }
     let entries = catalogue::load_dir(dir)?;
     match cli.cmd {
+        Cmd::Replay { .. } | Cmd::Explain { .. } => unreachable!("handled above"),
+        Cmd::Explore { check, trace, port } => {
+            let e = find(&entries, &check)?;
+            explore::serve(e, trace.as_deref(), port)
+        }
+        Cmd::Cite { check } => {
+            let e = find(&entries, &check)?;
+            eprintln!("running {} ...", e.name);
+            let r = runner::run(e, true)?;
+            let pair = match &e.pair {
+                Some(p) => {
+                    let pe = find(&entries, p)?;
+                    eprintln!("running {} ...", pe.name);
+                    Some((pe, runner::run(pe, true)?))
+                }
+                None => None,
+            };
+            let ok = r.ok() && pair.as_ref().map_or(true, |(_, pr)| pr.ok());
+            let lines = cite::cite(
+                e,
+                &r,
+                pair.as_ref().map(|(pe, pr)| (*pe, pr)),
+                &cite::model_commit(),
+            )?;
+            for l in lines {
+                println!("{l}");
+            }
+            Ok(if ok { 0 } else { 1 })
+        }
         Cmd::List => {
             for e in &entries {
                 println!(
@@ -98,7 +206,14 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
             explain,
             update_pins,
             markdown,
+            write_traces,
+            traces_dir,
         } => {
+            if traces_dir.is_some() && !write_traces {
+                return Err("--traces-dir needs --write-traces".into());
+            }
+            let trace_dir = write_traces.then(|| traces_dir.unwrap_or_else(default_traces));
+            let mut written = Vec::new();
             let selected: Vec<&catalogue::Entry> = if all {
                 if !names.is_empty() {
                     return Err("give check names or --all, not both".into());
@@ -134,11 +249,20 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
                 if explain {
                     report::print_counterexamples(e, &r)?;
                 }
+                if let Some(d) = &trace_dir {
+                    for f in trace::write_all(d, e, &r)? {
+                        eprintln!("wrote {}", f.display());
+                        written.push(f);
+                    }
+                }
                 if update_pins && r.complete && e.states != Some(r.unique_states) {
                     catalogue::update_pin(&e.file, &e.name, r.unique_states)?;
                     eprintln!("pinned {} states = {}", e.name, r.unique_states);
                 }
                 results.push(r);
+            }
+            if let (true, Some(d)) = (all, &trace_dir) {
+                remove_stale_traces(d, &written)?;
             }
             let bad = results.iter().filter(|r| !r.ok()).count();
             report::print_summary(&results, t0.elapsed());
@@ -167,4 +291,20 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
             Ok(if bad == 0 { 0 } else { 1 })
         }
     }
+}
+
+/// After `check --all --write-traces`: removes trace files of violations
+/// that no longer exist, so the directory holds exactly the current ones.
+fn remove_stale_traces(dir: &std::path::Path, written: &[PathBuf]) -> Result<(), String> {
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for f in rd.filter_map(|e| e.ok().map(|e| e.path())) {
+        let is_trace = f.extension().map_or(false, |x| x == "json")
+            && f.file_name()
+                .map_or(false, |n| n.to_string_lossy().contains("--"));
+        if is_trace && !written.contains(&f) {
+            std::fs::remove_file(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+            eprintln!("removed stale {}", f.display());
+        }
+    }
+    Ok(())
 }

@@ -13,6 +13,14 @@ pub const SCHEMA: u32 = 1;
 /// One line per check × property, herd7 style:
 /// `Check <check> <property> Never|Sometimes <count> <states> ok|MISMATCH`.
 pub fn print_verdicts(e: &Entry, r: &CheckResult) {
+    for l in verdict_lines(e, r) {
+        println!("{l}");
+    }
+}
+
+/// The lines `print_verdicts` prints.
+pub fn verdict_lines(e: &Entry, r: &CheckResult) -> Vec<String> {
+    let mut out = Vec::new();
     for p in &r.props {
         let word = match p.observed {
             Verdict::Holds => "Never",
@@ -23,10 +31,10 @@ pub fn print_verdicts(e: &Entry, r: &CheckResult) {
         } else {
             format!("MISMATCH expected {}", p.expected.as_str())
         };
-        println!(
+        out.push(format!(
             "Check {} {} {} {} {} {}",
             r.name, p.name, word, p.count, r.unique_states, status
-        );
+        ));
     }
     for w in &r.witnesses {
         if !w.required && w.count == 0 {
@@ -40,17 +48,17 @@ pub fn print_verdicts(e: &Entry, r: &CheckResult) {
         } else {
             "-"
         };
-        println!(
+        out.push(format!(
             "Witness {} {} {} {} {} {}",
             r.name, w.name, word, w.count, r.unique_states, status
-        );
+        ));
     }
     let states = match r.expected_states {
         Some(x) if x == r.unique_states => "ok".to_string(),
         Some(x) => format!("MISMATCH pinned {x}"),
         None => "unpinned".to_string(),
     };
-    println!(
+    out.push(format!(
         "States {} {} {} depth={} {:.2}s {}",
         r.name,
         if r.complete { "complete" } else { "INCOMPLETE" },
@@ -58,8 +66,9 @@ pub fn print_verdicts(e: &Entry, r: &CheckResult) {
         r.max_depth,
         r.elapsed.as_secs_f64(),
         states
-    );
+    ));
     let _ = e;
+    out
 }
 
 pub fn print_summary(results: &[CheckResult], t: Duration) {
@@ -210,20 +219,16 @@ pub fn print_counterexamples(e: &Entry, r: &CheckResult) -> Result<(), String> {
         if let Some(cx) = &p.trace {
             let states = runner::replay(&m, &cx.actions)?;
             println!(
-                "Counterexample {} {} ({} steps, #/steps/{})",
+                "Counterexample {} {} ({} steps)",
                 r.name,
                 p.name,
-                cx.actions.len(),
-                cx.encoded
+                cx.actions.len()
             );
-            for l in narrate(&m, &states, &cx.actions) {
-                println!("  {l}");
+            println!("Explorer path #/steps/{}", cx.encoded);
+            // ≤ 72 columns as they are: no indent
+            for l in crate::explain::explain(&m, &states, &cx.actions, p.name) {
+                println!("{l}");
             }
-            println!(
-                "  => {} fails: {}",
-                p.name,
-                runner::property_description(p.name)
-            );
         }
     }
     Ok(())
