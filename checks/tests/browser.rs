@@ -1,0 +1,153 @@
+//! Drives Stateright's Explorer, served by `wbspec explore`, in Debian's
+//! headless Chromium at a counterexample URL, and checks that the
+//! rendered page shows the path's steps and the sequence-diagram SVG.
+//! Skips (with a line saying so) when Chromium is not installed; .ci/setup
+//! installs it. Every process it starts is killed by its PID.
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use wbspec::trace;
+
+/// Kills its child (by PID) and reaps it when dropped, also on panic.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+/// Waits until 127.0.0.1:port accepts connections.
+fn wait_listening(port: u16, deadline: Instant) {
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "Explorer never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Runs Chromium headless on `url` and returns the DOM after the page's
+/// scripts have fetched the path's states (virtual time runs until the
+/// network is idle, then for the budget). Kills Chromium's process group
+/// if it takes longer than `limit`.
+fn dump_dom(chrome: &Path, url: &str, limit: Duration) -> String {
+    let profile = std::env::temp_dir().join(format!("wbspec-chromium-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&profile);
+    let mut cmd = Command::new(chrome);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .arg(url)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    // its own process group, so a hung browser and its helpers can be
+    // killed together
+    .process_group(0);
+    let child = cmd.spawn().expect("start chromium");
+    let pgid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(limit) {
+        Ok(out) => out.expect("chromium output"),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pgid}")])
+                .status();
+            let _ = std::fs::remove_dir_all(&profile);
+            panic!("chromium did not finish within {limit:?}");
+        }
+    };
+    let _ = std::fs::remove_dir_all(&profile);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn explorer_shows_the_counterexample_in_chromium() {
+    let Some(chrome) = chromium() else {
+        println!(
+            "skipping explorer browser test: chromium not installed (bash .ci/setup installs it)"
+        );
+        return;
+    };
+    let t0 = Instant::now();
+    let tf = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/t-fopen-dio-read--b1.json");
+    let r = trace::replay_file(&tf).expect("committed trace replays");
+
+    // the Explorer, on a free port, in a directory without ./ui
+    let server = Command::new(env!("CARGO_BIN_EXE_wbspec"))
+        .args(["explore", "t-fopen-dio-read", "--port", "0", "--trace"])
+        .arg(&tf)
+        .current_dir(std::env::temp_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start wbspec explore");
+    let mut server = KillOnDrop(server);
+    let stdout = server.0.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("wbspec explore printed no URL")
+        .trim()
+        .to_string();
+    let expect_url = format!("/#/steps/{}", r.trace.encoded);
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with(&expect_url),
+        "{url}"
+    );
+    let port: u16 = url["http://127.0.0.1:".len()..]
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    wait_listening(port, Instant::now() + Duration::from_secs(10));
+
+    let dom = dump_dom(&chrome, &url, Duration::from_secs(30));
+    drop(server); // the server is killed before any assertion can fail
+
+    // the path of actions, every step of the trace
+    assert!(dom.contains("Path of Actions"), "{dom}");
+    for a in &r.trace.actions {
+        let label = stateright::Model::format_action(&r.model, a);
+        assert!(dom.contains(&label), "step {label:?} not shown");
+    }
+    // the selected (last) state, in the compact rendering
+    assert!(dom.contains("server v1"), "state not shown");
+    // the sequence diagram, with its lanes and the violation
+    assert!(dom.contains("<svg"), "no SVG in the page");
+    assert!(dom.contains(">/dev/fuse</text>"));
+    assert!(dom.contains(">T1 dio-read 0+1</text>"));
+    assert!(dom.contains("reads READ(p0 T1)"));
+    assert!(dom.contains("violated here: b1"));
+    println!("browser test took {:.1}s", t0.elapsed().as_secs_f64());
+}
