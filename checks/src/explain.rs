@@ -264,9 +264,16 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
                     ));
                 }
             }
+            for p in 0..m.cfg.pages as usize {
+                let pg = &s.pages[p];
+                if pg.locked() || pg.wb() {
+                    out.push(format!("page {p}: {}", s.page_str(p)));
+                }
+            }
             out.push(format!(
-                "writectr={}, i_rwsem owner={}, /dev/fuse holds {} requests",
+                "writectr={}, queued_writes holds {}, i_rwsem owner={}, /dev/fuse holds {} requests",
                 wctr(s.writectr),
+                s.queued.len(),
                 if s.rwsem_owner == NONE {
                     "none".to_string()
                 } else {
