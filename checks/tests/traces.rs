@@ -315,7 +315,7 @@ fn a_pair_must_name_another_check() {
     .unwrap();
     one_line_error(
         &wbspec(&["--catalogue", dir.to_str().unwrap(), "list"]),
-        "pair 'y' is not another check",
+        "pairs with unknown check 'y'",
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
