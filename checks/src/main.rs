@@ -81,6 +81,15 @@ enum Cmd {
         /// The check to cite (its `pair`, if any, is cited with it).
         check: String,
     },
+    /// Run the real-kernel scenarios (root, /dev/fuse) and check that each
+    /// recorded trace is a behaviour of the model; or check a recorded
+    /// trace: `conform --trace FILE [--scenario NAME]`. See
+    /// docs/conformance.md; `wbspec conform --help` lists the options.
+    Conform {
+        /// Scenario names and options, passed to the conformance runner.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn default_traces() -> PathBuf {
@@ -132,6 +141,10 @@ fn main() -> ExitCode {
 fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
     // replay and explain read only the trace file
     match &cli.cmd {
+        Cmd::Conform { args } => {
+            let code = wbspec_harness::conform::conform_main(args);
+            return Ok(code.clamp(0, 255) as u8);
+        }
         Cmd::Replay { file } => {
             let r = trace::replay_file(file)?;
             println!("{}", trace::summary(&r));
@@ -159,7 +172,9 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
     }
     let entries = catalogue::load_dir(dir)?;
     match cli.cmd {
-        Cmd::Replay { .. } | Cmd::Explain { .. } => unreachable!("handled above"),
+        Cmd::Replay { .. } | Cmd::Explain { .. } | Cmd::Conform { .. } => {
+            unreachable!("handled above")
+        }
         Cmd::Explore { check, trace, port } => {
             let e = find(&entries, &check)?;
             explore::serve(e, trace.as_deref(), port)
