@@ -28,20 +28,7 @@ fn files(dir: &str) -> Vec<std::path::PathBuf> {
 }
 
 /// Scenarios the model cannot express (docs/conformance.md §5).
-const NOT_MODELLED: &[&str] = &[
-    "a_nowbc",
-    "b_otrunc",
-    "b_otrunc_atomic",
-    "c_mmap",
-    "d_dirty_open",
-    "d_open_held",
-    "e_dirty_open",
-    "f_cong1",
-    "f_cong4",
-    "f_cong16",
-    "m_dio_mmap",
-    "m_dio_mmap_allow",
-];
+const NOT_MODELLED: &[&str] = &["a_nowbc", "c_mmap", "f_cong1", "f_cong4", "f_cong16"];
 
 #[test]
 fn recorded_traces_conform() {
