@@ -46,11 +46,7 @@ pub const FILTERED_OPS: &[(&str, &str)] = &[
     ),
     (
         "CREATE",
-        "file creation: every trace starts from a new empty file (init_size 0)",
-    ),
-    (
-        "OPEN",
-        "open: no page-cache effect under the rules of the open() syscall below",
+        "file creation by the first open() (setup; init_size 0); a CREATE elsewhere is not modelled",
     ),
     (
         "RELEASE",
@@ -81,7 +77,7 @@ pub const FILTERED_OPS: &[(&str, &str)] = &[
 
 /// Syscalls that have no model task and no effect the model tracks.
 pub const FILTERED_SYSCALLS: &[(&str, &str)] = &[
-    ("open", "no model task; allowed only before any data is written or with FOPEN_KEEP_CACHE (else fuse_open's invalidate_inode_pages2 would act)"),
+    ("open (setup)", "the scenario's first open, which creates the file (LOOKUP, CREATE): every trace starts from a new empty file; later opens are open tasks"),
     ("mmap", "sets up the mapping only; the store is the modelled event"),
     ("munmap", "no request (the pages stay in the page cache)"),
     ("msync_async", "msync(MS_ASYNC) is a no-op"),
@@ -115,6 +111,12 @@ pub enum Pat {
     },
     Fsync,
     Flush,
+    /// OPEN of open task `task`; `trunc`: O_TRUNC in its flags (sent only
+    /// with atomic_o_trunc).
+    Open {
+        task: u8,
+        trunc: bool,
+    },
 }
 
 impl fmt::Display for Pat {
@@ -158,6 +160,9 @@ impl fmt::Display for Pat {
             Pat::Setattr { size } => write!(f, "SETATTR(size={size}p)"),
             Pat::Fsync => write!(f, "FSYNC"),
             Pat::Flush => write!(f, "FLUSH"),
+            Pat::Open { task, trunc } => {
+                write!(f, "OPEN({}T{task})", if *trunc { "O_TRUNC " } else { "" })
+            }
         }
     }
 }
@@ -218,6 +223,7 @@ enum RawReq {
     Setattr { size: u64 },
     Fsync,
     Flush,
+    Open { task: usize, trunc: bool },
 }
 
 #[derive(Clone, Debug)]
@@ -240,6 +246,7 @@ enum RawTask {
     Truncate { size: u64 },
     Fsync,
     Close,
+    Open { trunc: bool },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -257,6 +264,8 @@ struct Pending {
     store_page: Option<u64>,
     cached_read: bool,
     open_flags: i32,
+    /// The scenario's first open, which creates the file (setup).
+    setup_open: bool,
 }
 
 fn nm<T>(why: impl Into<String>) -> Result<T, String> {
@@ -358,8 +367,9 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     let mut reqs: HashMap<u64, Option<RawReq>> = HashMap::new();
     let mut inflight: HashSet<u64> = HashSet::new();
     let mut max_inflight = 0usize;
-    let mut data_written = false;
     let mut last_open_reply: Option<Vec<String>> = None;
+    // The file the setup open created (the path word of its mark).
+    let mut file: Option<String> = None;
     let mut last_mark_key = 0u64;
     let mut implicit_flush: Vec<(u64, usize)> = vec![];
     let mut filt = |rule: &str| *filtered.entry(rule.to_string()).or_default() += 1;
@@ -392,20 +402,37 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                         store_page: None,
                         cached_read: false,
                         open_flags: 0,
+                        setup_open: false,
                     };
                     let task = match sc.as_str() {
                         "open" => {
+                            let path = words.first().copied().unwrap_or("").to_string();
                             let fl = parse_open_flags(words.get(1).copied().unwrap_or(""));
-                            if fl & libc::O_TRUNC != 0 {
-                                return nm("open(O_TRUNC): the truncation inside open() (and atomic_o_trunc's NOWRITE around OPEN) is not a model task");
-                            }
-                            if data_written && !keep_cache {
-                                return nm("open() without FOPEN_KEEP_CACHE after data was written: fuse_open's invalidate_inode_pages2 (launder dirty pages, wait for writeback) is not a model task");
-                            }
                             p.open_flags = fl;
                             last_open_reply = None;
-                            filt("syscall open");
-                            None
+                            match &file {
+                                // The first open creates the file (LOOKUP,
+                                // CREATE): setup, as init_size 0.
+                                None => {
+                                    if fl & libc::O_CREAT == 0 {
+                                        return nm("the first open() has no O_CREAT: the model starts from a new empty file");
+                                    }
+                                    file = Some(path);
+                                    p.setup_open = true;
+                                    filt("syscall open (setup)");
+                                    None
+                                }
+                                Some(f) if *f != path => {
+                                    return nm(format!(
+                                        "open() of a second file {path}: the model has one inode"
+                                    ))
+                                }
+                                // fuse_open: OPEN, then invalidate_inode_pages2
+                                // unless FOPEN_KEEP_CACHE; O_TRUNC truncates.
+                                Some(_) => Some(RawTask::Open {
+                                    trunc: fl & libc::O_TRUNC != 0,
+                                }),
+                            }
                         }
                         "pwrite" => {
                             let off = num(arg(&args, "off")).ok_or_else(|| {
@@ -414,7 +441,6 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                             let tags = words.get(2).copied().unwrap_or("").to_string();
                             let first = pages_of(off, "pwrite offset")?;
                             let n = tags.len() as u64;
-                            data_written = true;
                             Some(match fd_kind(&fds)? {
                                 FdKind::Cached => RawTask::Write { first, n, tags },
                                 FdKind::Dio => RawTask::DioWrite { first, n, tags },
@@ -457,7 +483,6 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                             let size = num(words.get(1).copied()).ok_or_else(|| {
                                 format!("bad trace: #{} {sc} without a size", e.seq)
                             })?;
-                            data_written = true;
                             Some(RawTask::Truncate {
                                 size: pages_of(size, "truncate size")?,
                             })
@@ -466,7 +491,6 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                             let off = num(arg(&args, "off")).unwrap_or(0);
                             let page = off / PG;
                             p.store_page = Some(page);
-                            data_written = true;
                             Some(RawTask::Mmap {
                                 page,
                                 tag: words.get(1).copied().unwrap_or("").to_string(),
@@ -573,6 +597,34 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                         }
                     },
                     "FSYNC" => Some(RawReq::Fsync),
+                    "CREATE" => {
+                        if !pending.values().any(|p| p.setup_open) {
+                            return nm("CREATE outside the first open(): the model has one file, created by the setup open");
+                        }
+                        filt("CREATE");
+                        None
+                    }
+                    "OPEN" => {
+                        if pending.values().any(|p| p.setup_open) {
+                            return nm("the first open() sent OPEN, not CREATE: the file existed, the model starts from a new empty file");
+                        }
+                        let opens: Vec<usize> = pending
+                            .values()
+                            .filter(|p| p.syscall == "open")
+                            .filter_map(|p| p.task)
+                            .collect();
+                        let [task] = opens[..] else {
+                            return nm(format!(
+                                "an OPEN read while {} open() calls are pending: it cannot be given to one open task",
+                                opens.len()
+                            ));
+                        };
+                        let trunc = e
+                            .flag_names
+                            .as_ref()
+                            .is_some_and(|f| f.iter().any(|x| x == "O_TRUNC"));
+                        Some(RawReq::Open { task, trunc })
+                    }
                     "FLUSH" => {
                         if !pending.values().any(|p| p.syscall == "close") {
                             // close() by the runner's cleanup, after the body.
@@ -613,6 +665,14 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 }
                 if let Some(Some(r)) = reqs.remove(&u) {
                     inflight.remove(&u);
+                    if matches!(r, RawReq::Open { .. })
+                        && last_open_reply
+                            .as_ref()
+                            .is_some_and(|f| f.iter().any(|x| x == "FOPEN_KEEP_CACHE"))
+                            != keep_cache
+                    {
+                        return nm(format!("{brief}: FOPEN_KEEP_CACHE in the reply disagrees with keep_cache={keep_cache} in the trace header"));
+                    }
                     if e.result
                         .as_ref()
                         .and_then(|r| r["errno"].as_i64())
@@ -765,6 +825,16 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             }
             RawTask::Fsync => TaskSpec::Fsync,
             RawTask::Close => TaskSpec::Close,
+            RawTask::Open { trunc } => {
+                if *trunc {
+                    // the truncation writes zeros "by" the open task
+                    zero_versions.push(v);
+                }
+                TaskSpec::Open {
+                    trunc: *trunc,
+                    keep_cache,
+                }
+            }
         };
         specs.push(spec);
     }
@@ -809,6 +879,10 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             RawReq::Setattr { size } => Pat::Setattr { size: at(*size) },
             RawReq::Fsync => Pat::Fsync,
             RawReq::Flush => Pat::Flush,
+            RawReq::Open { task, trunc } => Pat::Open {
+                task: *task as u8,
+                trunc: *trunc,
+            },
         }
     };
     let mut obs = vec![];
@@ -847,7 +921,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         daemon_threads: max_inflight.max(1) as u8,
         direct_io_allow_mmap: flag("direct_io_allow_mmap", false),
         parallel_dio: false,
-        atomic_o_trunc: false,
+        atomic_o_trunc: flag("atomic_o_trunc", false),
         max_pages,
         tasks: specs,
     };
@@ -1025,6 +1099,7 @@ fn matches(p: &Pat, req: &Req, payload: &[u8]) -> bool {
         (Pat::Setattr { size }, Req::Setattr { size: s, .. }) => *size == s,
         (Pat::Fsync, Req::Fsync { .. }) => true,
         (Pat::Flush, Req::Flush { .. }) => true,
+        (Pat::Open { task, trunc }, Req::Open { task: t, trunc: tr }) => *task == t && *trunc == tr,
         _ => false,
     }
 }
@@ -1483,6 +1558,8 @@ mod tests {
                     for x in &w[3..] {
                         if let Some(s) = x.strip_prefix("size=") {
                             e.size = s.parse().ok();
+                        } else if *x == "O_TRUNC" {
+                            e.flag_names = Some(vec!["O_RDWR".into(), "O_TRUNC".into()]);
                         }
                     }
                     e
@@ -1495,8 +1572,11 @@ mod tests {
                     for x in &w[3..] {
                         if let Some(t) = x.strip_prefix("tags=") {
                             r["page_tags"] = json!(t);
-                        } else if *x == "FOPEN_DIRECT_IO" {
-                            r["open_flags"] = json!(["FOPEN_DIRECT_IO"]);
+                        } else if *x == "FOPEN_DIRECT_IO" || *x == "FOPEN_KEEP_CACHE" {
+                            if r.get("open_flags").is_none() {
+                                r["open_flags"] = json!([]);
+                            }
+                            r["open_flags"].as_array_mut().unwrap().push(json!(x));
                         }
                     }
                     if (w[2] == "OPEN" || w[2] == "CREATE") && r.get("open_flags").is_none() {
@@ -1588,7 +1668,7 @@ mod tests {
         assert_eq!(m.filtered["GETXATTR"], 1);
         assert_eq!(m.filtered["SETATTR(times)"], 1);
         assert_eq!(m.filtered["RELEASE"], 1);
-        assert_eq!(m.filtered["syscall open"], 1);
+        assert_eq!(m.filtered["syscall open (setup)"], 1);
         let reads: Vec<&Obs> = m
             .obs
             .iter()
@@ -1769,7 +1849,14 @@ mod tests {
                 "ret T0 close 0",
             ]);
             let m = mapping(&tr(json!({}), &l));
-            assert_eq!(m.cfg.tasks[1], TaskSpec::DioRead { first: 0, n: 1 });
+            assert_eq!(
+                m.cfg.tasks[0],
+                TaskSpec::Open {
+                    trunc: false,
+                    keep_cache: false
+                }
+            );
+            assert_eq!(m.cfg.tasks[2], TaskSpec::DioRead { first: 0, n: 1 });
             let v = check(&m, DEFAULT_BOUND);
             assert_eq!(
                 matches!(v, Verdict::Conforms { .. }),
@@ -1797,6 +1884,92 @@ mod tests {
         assert_eq!(index, m.obs.len());
     }
 
+    /// open(O_TRUNC) with atomic_o_trunc (b_otrunc_atomic): the OPEN carries
+    /// O_TRUNC and is sent under FUSE_NOWRITE, so only after the page-cache
+    /// WRITE's reply; an OPEN(O_TRUNC) read while the WRITE is outstanding
+    /// does not conform. Without atomic_o_trunc the OPEN has no O_TRUNC and
+    /// may be answered during the hold; SETATTR(0) follows the WRITE reply.
+    #[test]
+    fn open_trunc_is_checked() {
+        let mut l: Vec<&str> = OPEN.to_vec();
+        l.extend([
+            "call T0 pwrite fd=6 off=0 ABCD",
+            "ret T0 pwrite 16384",
+            "call T0 sync_file_range fd=6 0 0 WRITE",
+            "ret T0 sync_file_range 0",
+            "req 10 WRITE 0 16384 ABCD cache",
+            "call T1 open f O_RDWR|O_TRUNC",
+        ]);
+        let tail = [
+            "ret T1 open 9",
+            "req 16 FLUSH",
+            "reply 16 FLUSH",
+            "req 20 FLUSH",
+            "reply 20 FLUSH",
+        ];
+        let run = |cfg: serde_json::Value, mid: &[&str]| {
+            let x: Vec<&str> = l.iter().chain(mid).chain(&tail).copied().collect();
+            let m = mapping(&tr(cfg, &x));
+            let v = check(&m, DEFAULT_BOUND);
+            (m, v)
+        };
+        let atomic = json!({"atomic_o_trunc": true});
+        let (m, v) = run(
+            atomic.clone(),
+            &["reply 10 WRITE", "req 12 OPEN O_TRUNC", "reply 12 OPEN"],
+        );
+        assert!(m.cfg.atomic_o_trunc);
+        assert_eq!(
+            m.cfg.tasks[2],
+            TaskSpec::Open {
+                trunc: true,
+                keep_cache: false
+            }
+        );
+        assert!(matches!(v, Verdict::Conforms { .. }), "{}", v.report(&m));
+        let (m, v) = run(
+            atomic.clone(),
+            &["req 12 OPEN O_TRUNC", "reply 12 OPEN", "reply 10 WRITE"],
+        );
+        let Verdict::Violation { index, instead, .. } = &v else {
+            panic!("expected a violation, got {}", v.short());
+        };
+        assert_eq!(
+            m.obs[*index].obs,
+            Obs::Read(Pat::Open {
+                task: 2,
+                trunc: true
+            })
+        );
+        assert_eq!(instead, &vec!["reply to WRITE(p0)".to_string()]);
+        // with atomic_o_trunc the OPEN must carry O_TRUNC
+        let (_, v) = run(atomic, &["reply 10 WRITE", "req 12 OPEN", "reply 12 OPEN"]);
+        assert!(matches!(v, Verdict::Violation { .. }), "{}", v.short());
+        // without: OPEN during the hold, SETATTR(0) after the WRITE reply
+        let (m, v) = run(
+            json!({}),
+            &[
+                "req 12 OPEN",
+                "reply 12 OPEN",
+                "reply 10 WRITE",
+                "req 14 SETATTR size=0",
+                "reply 14 SETATTR",
+            ],
+        );
+        assert!(matches!(v, Verdict::Conforms { .. }), "{}", v.report(&m));
+        let (_, v) = run(
+            json!({}),
+            &[
+                "req 12 OPEN",
+                "reply 12 OPEN",
+                "req 14 SETATTR size=0",
+                "reply 14 SETATTR",
+                "reply 10 WRITE",
+            ],
+        );
+        assert!(matches!(v, Verdict::Violation { .. }), "{}", v.short());
+    }
+
     #[test]
     fn bound_hit_is_inconclusive() {
         let m = mapping(&b_ftrunc(FTRUNC_OK));
@@ -1818,17 +1991,19 @@ mod tests {
             &l
         ))
         .contains("congestion"));
+        // opens: a second file, a first open that does not create, an OPEN
+        // reply whose FOPEN_KEEP_CACHE disagrees with the header, a CREATE
+        // outside the setup open
         let mut o = l.clone();
-        o.push("call T1 open f O_RDWR|O_TRUNC");
-        assert!(not_modelled(&tr(json!({}), &o)).contains("O_TRUNC"));
+        o.push("call T1 open g O_RDWR");
+        assert!(not_modelled(&tr(json!({}), &o)).contains("second file"));
+        assert!(not_modelled(&tr(json!({}), &["call T0 open f 0x2"])).contains("O_CREAT"));
         let mut o = l.clone();
-        o.push("call T1 open f 0x2");
-        assert!(not_modelled(&tr(json!({}), &o)).contains("FOPEN_KEEP_CACHE"));
-        // with FOPEN_KEEP_CACHE the same open is filtered
-        assert!(matches!(
-            translate(&tr(json!({"keep_cache": true}), &o), None).unwrap(),
-            Translation::Modelled(_)
-        ));
+        o.extend(["call T1 open f 0x2", "req 10 OPEN", "reply 10 OPEN"]);
+        assert!(not_modelled(&tr(json!({"keep_cache": true}), &o)).contains("disagrees"));
+        let mut o = l.clone();
+        o.extend(["call T1 open f 0x2", "req 10 CREATE"]);
+        assert!(not_modelled(&tr(json!({}), &o)).contains("CREATE outside"));
         let mut o = l.clone();
         o.extend(["call T0 pwrite fd=6 off=8192 B", "ret T0 pwrite 4096"]);
         o.extend(["call T0 pwrite fd=6 off=20480 C", "ret T0 pwrite 4096"]);
