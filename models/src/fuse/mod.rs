@@ -19,7 +19,7 @@ pub use state::State;
 /// definitions, the order of actions or a property's condition could make
 /// a saved trace mean something else, and then regenerate the traces
 /// (`cargo run --release -- check --all --write-traces`).
-pub const MODEL_VERSION: &str = "fuse-1";
+pub const MODEL_VERSION: &str = "fuse-2";
 
 impl stateright::Model for FuseModel {
     type State = State;

@@ -905,7 +905,12 @@ impl FuseModel {
                         }
                         s.tasks[t].bn = 0;
                         self.advance(&mut s, t);
-                        return Some((Step::WbSend, s));
+                        let step = if task.bn > 0 {
+                            Step::WbSend
+                        } else {
+                            Step::WbDone // nothing batched: no send
+                        };
+                        return Some((step, s));
                     }
                     Some(p) => p,
                 };
