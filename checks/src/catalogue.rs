@@ -40,6 +40,8 @@ struct EntryRaw {
     parallel_dio: bool,
     #[serde(default)]
     atomic_o_trunc: bool,
+    #[serde(default = "one")]
+    folio_blocks: u8,
     max_pages: Option<u8>,
     tasks: Vec<String>,
     #[serde(default)]
@@ -146,7 +148,7 @@ fn convert(raw: EntryRaw, file: &Path) -> Result<Entry, String> {
     }
     let kernel = Kernel::parse(&raw.kernel).ok_or_else(|| {
         ctx(format!(
-            "unknown kernel state '{}' (known: L, T, T2)",
+            "unknown kernel state '{}' (known: L, T, T2, C)",
             raw.kernel
         ))
     })?;
@@ -169,6 +171,7 @@ fn convert(raw: EntryRaw, file: &Path) -> Result<Entry, String> {
         direct_io_allow_mmap: raw.direct_io_allow_mmap,
         parallel_dio: raw.parallel_dio,
         atomic_o_trunc: raw.atomic_o_trunc,
+        folio_blocks: raw.folio_blocks,
         max_pages: raw.max_pages.unwrap_or(raw.pages),
         tasks,
     };

@@ -922,6 +922,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         direct_io_allow_mmap: flag("direct_io_allow_mmap", false),
         parallel_dio: false,
         atomic_o_trunc: flag("atomic_o_trunc", false),
+        folio_blocks: 1,
         max_pages,
         tasks: specs,
     };

@@ -26,6 +26,12 @@ pub enum Kernel {
     /// v6.16–v6.18: temp pages removed (0c58a97f919c); PG_writeback lasts
     /// until the daemon replies; fuse_flush no longer calls fuse_sync_writes.
     T,
+    /// Current (C, 6.17+ iomap writeback, 2026 trees): T2 plus iomap's
+    /// sub-folio dirty tracking: a folio of `Config::folio_blocks` blocks
+    /// may be written back as several WRITEs with disjoint ranges; its
+    /// PG_writeback ends when all complete. (Released kernels use order-0
+    /// folios; the split shows with blocks smaller than a folio.)
+    C,
     /// v6.19 (T″): T plus 1ce120dcefc0 (FOPEN_DIRECT_IO always flushes
     /// before direct I/O) and b359af8275a9 (invalidate after a
     /// FOPEN_DIRECT_IO write). Backported to 6.18.3.
@@ -38,6 +44,7 @@ impl Kernel {
             "L" | "6.15" => Some(Kernel::L),
             "T" | "6.16" | "6.17" | "6.18" => Some(Kernel::T),
             "T2" | "T''" | "T″" | "6.19" => Some(Kernel::T2),
+            "C" => Some(Kernel::C),
             _ => None,
         }
     }
@@ -46,6 +53,7 @@ impl Kernel {
             Kernel::L => "L (<=6.15)",
             Kernel::T => "T (6.16-6.18)",
             Kernel::T2 => "T'' (6.19)",
+            Kernel::C => "C (iomap)",
         }
     }
 }
@@ -107,6 +115,9 @@ pub struct Variant {
     /// State L: fuse_writepage_add ignores the rb-tree, so a redirtied
     /// page becomes a new primary instead of a secondary (kills c1 in L).
     pub mut_l_no_secondary: bool,
+    /// State C: a folio's PG_writeback ends when its first range
+    /// completes, not its last (kills c1 in C).
+    pub mut_c_end_early: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -125,6 +136,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_dio_write_no_flush",
     "mut_wb_ignores_writeback",
     "mut_l_no_secondary",
+    "mut_c_end_early",
 ];
 
 impl Variant {
@@ -136,7 +148,7 @@ impl Variant {
                 ..Variant::default()
             },
             Kernel::T => Variant::default(),
-            Kernel::T2 => Variant {
+            Kernel::T2 | Kernel::C => Variant {
                 dio_flush_always: true,
                 dio_invalidate_after_write: true,
                 ..Variant::default()
@@ -166,6 +178,7 @@ impl Variant {
             "mut_dio_write_no_flush" => &mut self.mut_dio_write_no_flush,
             "mut_wb_ignores_writeback" => &mut self.mut_wb_ignores_writeback,
             "mut_l_no_secondary" => &mut self.mut_l_no_secondary,
+            "mut_c_end_early" => &mut self.mut_c_end_early,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -201,6 +214,7 @@ impl Variant {
             ("mut_dio_write_no_flush", self.mut_dio_write_no_flush),
             ("mut_wb_ignores_writeback", self.mut_wb_ignores_writeback),
             ("mut_l_no_secondary", self.mut_l_no_secondary),
+            ("mut_c_end_early", self.mut_c_end_early),
         ];
         for (n, on) in all {
             if on {
@@ -456,13 +470,52 @@ pub struct Config {
     /// FUSE_NOWRITE held around it.
     #[serde(default)]
     pub atomic_o_trunc: bool,
+    /// Blocks per folio (state C only: 2, so a folio's dirty blocks can be
+    /// split across WRITEs). Model "pages" are then blocks.
+    #[serde(default = "one_block")]
+    pub folio_blocks: u8,
     /// fc->max_pages: most folios in one writeback WRITE.
     pub max_pages: u8,
     pub tasks: Vec<TaskSpec>,
 }
 
+fn one_block() -> u8 {
+    1
+}
+
 impl Config {
     pub fn validate(&self) -> Result<(), String> {
+        let fb = self.folio_blocks;
+        if fb == 0 || fb as usize > MAX_PAGES || (fb > 1 && self.kernel != Kernel::C) {
+            return Err("folio_blocks is 1, or 2..=4 with kernel C".into());
+        }
+        if fb > 1 {
+            if self.pages % fb != 0 || self.init_size % fb != 0 {
+                return Err(format!(
+                    "with folio_blocks = {fb}, pages and init_size are whole folios"
+                ));
+            }
+            for p in 0..self.pages {
+                let h = p - p % fb;
+                if (self.cached >> p) & 1 != (self.cached >> h) & 1 {
+                    return Err(format!(
+                        "with folio_blocks = {fb}, cached covers whole folios"
+                    ));
+                }
+            }
+            for t in &self.tasks {
+                let bad = match *t {
+                    TaskSpec::Truncate { size } => size % fb != 0,
+                    TaskSpec::Punch { first, n } => first % fb != 0 || n % fb != 0,
+                    _ => false,
+                };
+                if bad {
+                    return Err(format!(
+                        "task '{t}': with folio_blocks = {fb}, sizes are whole folios"
+                    ));
+                }
+            }
+        }
         let p = self.pages;
         if p == 0 || p as usize > MAX_PAGES {
             return Err(format!("pages must be 1..={MAX_PAGES}, got {p}"));

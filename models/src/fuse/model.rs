@@ -152,9 +152,73 @@ impl FuseModel {
         if self.cfg.variant.temp_pages {
             return; // L: only stats; PG_writeback ended at send time
         }
-        for p in pages_mask(first, n) {
-            s.pages[p].clear(PG_WRITEBACK);
+        // iomap_finish_folio_write per folio of the request: PG_writeback
+        // ends when the folio's last pending range completes
+        // (T: fuse_writepage_finish ends writeback on each folio at once)
+        if self.cfg.folio_blocks <= 1 {
+            for p in pages_mask(first, n) {
+                s.pages[p].clear(PG_WRITEBACK);
+            }
+            return;
         }
+        let mut last_head = usize::MAX;
+        for p in pages_mask(first, n) {
+            let h = self.folio(p).start;
+            if h == last_head {
+                continue;
+            }
+            last_head = h;
+            s.pages[h].pend = s.pages[h].pend.saturating_sub(1);
+            if s.pages[h].pend == 0 || self.cfg.variant.mut_c_end_early {
+                self.folio_clear(s, h, PG_WRITEBACK);
+            }
+        }
+    }
+
+    // ---- folios (state C: `folio_blocks` blocks each; else one page)
+
+    /// The blocks of the folio holding block `p`.
+    pub fn folio(&self, p: usize) -> std::ops::Range<usize> {
+        let fb = self.cfg.folio_blocks.max(1) as usize;
+        let h = p - p % fb;
+        h..(h + fb).min(self.cfg.pages as usize)
+    }
+
+    fn folio_set(&self, s: &mut State, p: usize, f: u8) {
+        for q in self.folio(p) {
+            s.pages[q].set(f);
+        }
+    }
+
+    fn folio_clear(&self, s: &mut State, p: usize, f: u8) {
+        for q in self.folio(p) {
+            s.pages[q].clear(f);
+        }
+    }
+
+    /// Any block of the folio dirty (the folio's PG_dirty).
+    pub fn folio_dirty(&self, s: &State, p: usize) -> bool {
+        self.folio(p).any(|q| s.pages[q].dirty())
+    }
+
+    /// The first block of the folio that is not uptodate.
+    fn folio_not_uptodate(&self, s: &State, p: usize) -> Option<usize> {
+        self.folio(p).find(|&q| !s.pages[q].has(PG_UPTODATE))
+    }
+
+    /// Maximal runs of dirty blocks in the folio (iomap's dirty ranges).
+    fn dirty_runs(&self, s: &State, p: usize) -> Vec<(u8, u8)> {
+        let mut runs: Vec<(u8, u8)> = Vec::new();
+        for q in self.folio(p) {
+            if !s.pages[q].dirty() {
+                continue;
+            }
+            match runs.last_mut() {
+                Some((f, n)) if (*f + *n) as usize == q => *n += 1,
+                _ => runs.push((q as u8, 1)),
+            }
+        }
+        runs
     }
 
     /// State L: the primary wpa in fi->writepages (rb-tree) covering page
@@ -301,8 +365,26 @@ impl FuseModel {
         })
     }
 
-    fn remove_page(s: &mut State, p: usize) {
-        s.pages[p] = Page::default();
+    /// filemap_fault → read_folio: lock the folio and READ block `q`
+    /// (state C reads one block per READ).
+    fn fault_read(&self, s: &mut State, t: usize, q: usize) -> Step {
+        self.folio_set(s, q, PG_LOCKED);
+        s.fuse_q.push(Req::Read {
+            task: t as u8,
+            first: q as u8,
+            n: 1,
+        });
+        s.tasks[t].ph = 1;
+        s.tasks[t].cur = q as u8;
+        s.tasks[t].reply = NONE;
+        Step::FaultRead
+    }
+
+    /// The folio leaves the page cache (all its blocks).
+    fn remove_page(&self, s: &mut State, p: usize) {
+        for q in self.folio(p) {
+            s.pages[q] = Page::default();
+        }
     }
 
     // ------------------------------------------------------------------
@@ -483,32 +565,34 @@ impl FuseModel {
                     if task.reply == NONE {
                         return None;
                     }
-                    let pg = &mut s.pages[p];
-                    pg.ver = task.reply;
-                    pg.set(PG_UPTODATE);
-                    pg.clear(PG_LOCKED);
+                    let q = task.cur as usize;
+                    s.pages[q].ver = task.reply;
+                    s.pages[q].set(PG_UPTODATE);
+                    self.folio_clear(&mut s, q, PG_LOCKED);
                     s.tasks[t].reply = NONE;
-                    self.advance(&mut s, t);
+                    s.tasks[t].ph = 0;
+                    s.tasks[t].cur = 0;
+                    if self.folio_not_uptodate(&s, p).is_none() {
+                        self.advance(&mut s, t);
+                    }
                     Step::FaultReadDone
                 } else if s.pages[p].present() {
                     if s.pages[p].locked() {
                         return None; // folio_lock in filemap_fault
                     }
-                    self.advance(&mut s, t);
-                    Step::FaultMapped
+                    match self.folio_not_uptodate(&s, p) {
+                        None => {
+                            self.advance(&mut s, t);
+                            Step::FaultMapped
+                        }
+                        Some(q) => self.fault_read(&mut s, t, q),
+                    }
                 } else if page >= s.i_size {
                     s.tasks[t].pc = self.programs[t].len() as u8;
                     Step::Sigbus
                 } else {
-                    s.pages[p].flags = PG_PRESENT | PG_LOCKED;
-                    s.fuse_q.push(Req::Read {
-                        task: t as u8,
-                        first: page,
-                        n: 1,
-                    });
-                    s.tasks[t].ph = 1;
-                    s.tasks[t].reply = NONE;
-                    Step::FaultRead
+                    self.folio_set(&mut s, p, PG_PRESENT);
+                    self.fault_read(&mut s, t, p)
                 }
             }
             Op::UnlockReturn { unlock } => {
@@ -562,8 +646,13 @@ impl FuseModel {
                 // write_begin: __filemap_get_folio(FGP_WRITEBEGIN) creates
                 // the folio; a whole-page write needs no READ. No wait on
                 // writeback in T (kernel-fuse-protocol.md §3.8).
+                let created = !pg.present();
                 pg.set(PG_PRESENT | PG_UPTODATE | PG_DIRTY);
                 pg.ver = ver;
+                if created {
+                    // the folio's other blocks exist, not uptodate
+                    self.folio_set(&mut s, p, PG_PRESENT);
+                }
                 s.hist[p] = hist_push(s.hist[p], ver);
                 // write_end: extend i_size
                 if p as u8 + 1 > s.i_size {
@@ -583,11 +672,12 @@ impl FuseModel {
                     if task.reply == NONE {
                         return None;
                     }
-                    let pg = &mut s.pages[p];
-                    pg.ver = task.reply;
-                    pg.set(PG_UPTODATE);
-                    pg.clear(PG_LOCKED);
+                    let q = task.cur as usize;
+                    s.pages[q].ver = task.reply;
+                    s.pages[q].set(PG_UPTODATE);
+                    self.folio_clear(&mut s, q, PG_LOCKED);
                     s.tasks[t].ph = 0;
+                    s.tasks[t].cur = 0;
                     s.tasks[t].reply = NONE;
                     Step::FaultReadDone
                 } else if !s.pages[p].present() {
@@ -596,24 +686,21 @@ impl FuseModel {
                         s.tasks[t].pc = self.programs[t].len() as u8;
                         Step::Sigbus
                     } else {
-                        let pg = &mut s.pages[p];
-                        pg.flags = PG_PRESENT | PG_LOCKED;
-                        s.fuse_q.push(Req::Read {
-                            task: t as u8,
-                            first: page,
-                            n: 1,
-                        });
-                        s.tasks[t].ph = 1;
-                        s.tasks[t].reply = NONE;
-                        Step::FaultRead
+                        self.folio_set(&mut s, p, PG_PRESENT);
+                        self.fault_read(&mut s, t, p)
                     }
                 } else {
                     if s.pages[p].locked() {
                         return None;
                     }
-                    s.pages[p].set(PG_LOCKED);
-                    self.advance(&mut s, t);
-                    Step::MkwriteLock
+                    if let Some(q) = self.folio_not_uptodate(&s, p) {
+                        // the folio must be uptodate to be mapped
+                        self.fault_read(&mut s, t, q)
+                    } else {
+                        self.folio_set(&mut s, p, PG_LOCKED);
+                        self.advance(&mut s, t);
+                        Step::MkwriteLock
+                    }
                 }
             }
             Op::MkwriteWait { page } => {
@@ -632,10 +719,11 @@ impl FuseModel {
             }
             Op::MkwriteStore { page } => {
                 let p = page as usize;
-                let pg = &mut s.pages[p];
-                pg.ver = ver;
-                pg.set(PG_DIRTY);
-                pg.clear(PG_LOCKED);
+                s.pages[p].ver = ver;
+                // page_mkwrite dirties the whole folio (iomap_page_mkwrite
+                // in C marks every block dirty)
+                self.folio_set(&mut s, p, PG_DIRTY);
+                self.folio_clear(&mut s, p, PG_LOCKED);
                 s.hist[p] = hist_push(s.hist[p], ver);
                 // an atomic write: its window opens and closes here
                 self.window_open(&mut s, t);
@@ -654,7 +742,8 @@ impl FuseModel {
                 if s.pages[p].locked() {
                     return None;
                 }
-                s.pages[p].set(PG_DIRTY);
+                // iomap_dirty_folio: the whole folio is dirtied
+                self.folio_set(&mut s, p, PG_DIRTY);
                 self.advance(&mut s, t);
                 Step::GupRedirty
             }
@@ -875,7 +964,7 @@ impl FuseModel {
                 // folios TOWRITE (tag_pages_for_writeback)
                 if all {
                     for p in first as usize..end {
-                        if s.pages[p].present() && s.pages[p].dirty() {
+                        if s.pages[p].present() && self.folio_dirty(&s, p) {
                             s.pages[p].set(PG_TOWRITE);
                         }
                     }
@@ -912,22 +1001,24 @@ impl FuseModel {
                         };
                         return Some((step, s));
                     }
-                    Some(p) => p,
+                    Some(p) => self.folio(p).start,
                 };
+                let fend = self.folio(p).end as u8;
                 if s.pages[p].locked() {
                     return None; // folio_lock sleeps
                 }
                 // folio_prepare_writeback
                 let pg = s.pages[p];
+                let dirty = self.folio_dirty(&s, p);
                 let honour_wb = !self.cfg.variant.mut_wb_ignores_writeback;
-                if !pg.dirty() || (pg.wb() && !all && honour_wb) {
+                if !dirty || (pg.wb() && !all && honour_wb) {
                     // a clean folio keeps its TOWRITE tag; the walk moves on
-                    s.tasks[t].cur = p as u8 + 1;
+                    s.tasks[t].cur = fend;
                     return Some((Step::WbSkip, s));
                 }
                 if pg.wb() && honour_wb {
                     // WB_SYNC_ALL: folio_wait_writeback with the folio locked
-                    s.pages[p].set(PG_LOCKED);
+                    self.folio_set(&mut s, p, PG_LOCKED);
                     s.tasks[t].cur = p as u8;
                     s.tasks[t].ph = 2;
                     return Some((Step::WbFolio, s));
@@ -941,9 +1032,9 @@ impl FuseModel {
                     return None;
                 }
                 s.tasks[t].ph = 1;
-                if !s.pages[p].dirty() {
-                    s.pages[p].clear(PG_LOCKED);
-                    s.tasks[t].cur = p as u8 + 1;
+                if !self.folio_dirty(&s, p) {
+                    self.folio_clear(&mut s, p, PG_LOCKED);
+                    s.tasks[t].cur = self.folio(p).end as u8;
                 } else {
                     self.fill(&mut s, t, p);
                 }
@@ -959,7 +1050,7 @@ impl FuseModel {
         let task = s.tasks[t];
         let start = task.cur.max(lo) as usize;
         let p = match (start..hi as usize).find(|&p| s.pages[p].present()) {
-            Some(p) => p,
+            Some(p) => self.folio(p).start,
             None => {
                 // the folios went away meanwhile (another task's
                 // invalidation): nothing left to truncate
@@ -971,7 +1062,7 @@ impl FuseModel {
             if s.pages[p].locked() {
                 return None;
             }
-            s.pages[p].set(PG_LOCKED);
+            self.folio_set(&mut s, p, PG_LOCKED);
             if s.pages[p].wb() {
                 s.tasks[t].ph = 1;
                 s.tasks[t].cur = p as u8;
@@ -980,13 +1071,16 @@ impl FuseModel {
         } else if s.pages[p].wb() {
             return None; // folio_wait_writeback
         }
-        if s.pages[p].dirty() {
-            s.drops[p] = s.drops[p].saturating_add(1);
+        for q in self.folio(p) {
+            if s.pages[q].dirty() {
+                s.drops[q] = s.drops[q].saturating_add(1);
+            }
         }
-        Self::remove_page(&mut s, p);
+        self.remove_page(&mut s, p);
+        let next = self.folio(p).end;
         s.tasks[t].ph = 0;
-        s.tasks[t].cur = p as u8 + 1;
-        if !(p + 1..hi as usize).any(|q| s.pages[q].present()) {
+        s.tasks[t].cur = next as u8;
+        if !(next..hi as usize).any(|q| s.pages[q].present()) {
             self.advance(&mut s, t);
         }
         Some((Step::TruncFolio, s))
@@ -997,28 +1091,39 @@ impl FuseModel {
         if self.cfg.variant.temp_pages {
             return self.fill_l(s, t, p);
         }
-        let task = s.tasks[t];
-        s.pages[p].clear(PG_DIRTY);
-        // fuse_writepage_need_send: discontiguous or batch full
-        if task.bn > 0 && (task.bfirst + task.bn != p as u8 || task.bn >= self.cfg.max_pages) {
-            self.queue_writepage(
-                s,
-                Wpa {
-                    first: task.bfirst,
-                    n: task.bn,
-                },
-            );
-            s.tasks[t].bn = 0;
-        }
+        // folio_clear_dirty_for_io; then one writeback range per run of
+        // dirty blocks (one run: the folio, in T; C: iomap's dirty ranges,
+        // fuse_iomap_writeback_range each)
+        let runs = self.dirty_runs(s, p);
+        self.folio_clear(s, p, PG_DIRTY);
         // folio_start_writeback clears PAGECACHE_TAG_TOWRITE
-        s.pages[p].set(PG_WRITEBACK);
-        s.pages[p].clear(PG_TOWRITE | PG_LOCKED);
-        let task = &mut s.tasks[t];
-        if task.bn == 0 {
-            task.bfirst = p as u8;
+        self.folio_set(s, p, PG_WRITEBACK);
+        self.folio_clear(s, p, PG_TOWRITE | PG_LOCKED);
+        let h = self.folio(p).start;
+        for (rs, rl) in runs {
+            let task = s.tasks[t];
+            // fuse_writepage_need_send / fuse_folios_need_send:
+            // discontiguous, or the batch would exceed max_pages
+            if task.bn > 0 && (task.bfirst + task.bn != rs || task.bn + rl > self.cfg.max_pages) {
+                self.queue_writepage(
+                    s,
+                    Wpa {
+                        first: task.bfirst,
+                        n: task.bn,
+                    },
+                );
+                s.tasks[t].bn = 0;
+            }
+            let task = &mut s.tasks[t];
+            if task.bn == 0 {
+                task.bfirst = rs;
+            }
+            task.bn += rl;
+            if self.cfg.folio_blocks > 1 {
+                s.pages[h].pend += 1;
+            }
         }
-        task.bn += 1;
-        task.cur = p as u8 + 1;
+        s.tasks[t].cur = self.folio(p).end as u8;
     }
 
     /// State L's fuse_writepages_fill (ref §3.5): the folio is copied into
@@ -1093,7 +1198,7 @@ impl FuseModel {
         let end = (first + n) as usize;
         let p = match task.ph {
             0 => match (first.max(task.cur) as usize..end).find(|&p| s.pages[p].present()) {
-                Some(p) => p,
+                Some(p) => self.folio(p).start,
                 None => {
                     // another task removed the remaining folios meanwhile:
                     // the walk finds nothing more and returns
@@ -1108,7 +1213,7 @@ impl FuseModel {
                 if s.pages[p].locked() {
                     return None;
                 }
-                s.pages[p].set(PG_LOCKED);
+                self.folio_set(&mut s, p, PG_LOCKED);
                 s.tasks[t].cur = p as u8;
                 if s.pages[p].wb() {
                     s.tasks[t].ph = 1; // folio_wait_writeback
@@ -1170,19 +1275,21 @@ impl FuseModel {
                 .map(|(_, ns)| (Step::InvLaunder, ns))
                 .unwrap_or((Step::InvLock, s));
         }
-        if s.pages[p].dirty() {
+        if self.folio_dirty(&s, p) {
             // folio_launder → fuse_launder_folio: clear_dirty_for_io,
-            // fuse_writepage_locked (start writeback, queue, flush)
-            s.pages[p].clear(PG_DIRTY);
-            s.pages[p].set(PG_WRITEBACK);
-            s.pages[p].clear(PG_TOWRITE);
-            self.queue_writepage(
-                &mut s,
-                Wpa {
-                    first: p as u8,
-                    n: 1,
-                },
-            );
+            // fuse_writepage_locked / iomap_writeback_folio (start
+            // writeback, one WRITE per dirty range, queue, flush)
+            let runs = self.dirty_runs(&s, p);
+            self.folio_clear(&mut s, p, PG_DIRTY);
+            self.folio_set(&mut s, p, PG_WRITEBACK);
+            self.folio_clear(&mut s, p, PG_TOWRITE);
+            let h = self.folio(p).start;
+            for (rs, rl) in runs {
+                if self.cfg.folio_blocks > 1 {
+                    s.pages[h].pend += 1;
+                }
+                self.queue_writepage(&mut s, Wpa { first: rs, n: rl });
+            }
             s.tasks[t].ph = 2;
             return (Step::InvLaunder, s);
         }
@@ -1195,10 +1302,11 @@ impl FuseModel {
     }
 
     fn remove_and_next(&self, s: &mut State, t: usize, p: usize, end: usize) {
-        Self::remove_page(s, p);
+        self.remove_page(s, p);
+        let next = self.folio(p).end;
         s.tasks[t].ph = 0;
-        s.tasks[t].cur = p as u8 + 1;
-        if !(p + 1..end).any(|q| s.pages[q].present()) {
+        s.tasks[t].cur = next as u8;
+        if !(next..end).any(|q| s.pages[q].present()) {
             self.advance(s, t);
         }
     }

@@ -119,6 +119,11 @@ pub const PROPERTY_NAMES: &[(&str, Expectation, &str)] = &[
         Expectation::Sometimes,
         "state L: a redirtied page became a secondary request",
     ),
+    (
+        "w-split",
+        Expectation::Sometimes,
+        "state C: one folio's blocks in two WRITEs in flight at once",
+    ),
 ];
 
 /// An always-true property. Stateright's DFS stops once every property has
@@ -229,6 +234,19 @@ pub fn w_dio_waits_wb(m: &FuseModel, s: &State) -> bool {
     })
 }
 
+pub fn w_split(m: &FuseModel, s: &State) -> bool {
+    if m.cfg.folio_blocks <= 1 {
+        return false;
+    }
+    let ws: Vec<(u8, u8, u8, bool)> = cache_writes(s).collect();
+    let head = |p: u8| m.folio(p as usize).start;
+    ws.iter().enumerate().any(|(i, a)| {
+        ws[i + 1..]
+            .iter()
+            .any(|b| (a.0..a.0 + a.2).any(|p| (b.0..b.0 + b.2).any(|q| head(p) == head(q))))
+    })
+}
+
 type Cond = fn(&FuseModel, &State) -> bool;
 
 /// Conditions in `PROPERTY_NAMES` order (without `EXPLORE_ALL`): for an
@@ -256,6 +274,7 @@ pub const CONDITIONS: [Cond; PROPERTY_NAMES.len()] = [
     |_, s| s.ev == Event::SyncChecked,
     |m, s| m.quiescent(s),
     |_, s| s.ev == Event::Secondary,
+    w_split,
 ];
 
 /// Does the state violate (always) or witness (sometimes) property `i`?

@@ -43,6 +43,9 @@ pub struct Page {
     pub flags: u8,
     /// Version of the data the folio holds (meaningful when uptodate).
     pub ver: u8,
+    /// On a folio's first block: writeback ranges still pending (iomap's
+    /// write_bytes_pending, counted in ranges); PG_writeback ends at 0.
+    pub pend: u8,
 }
 
 impl Page {

@@ -18,6 +18,7 @@ fn cfg(pages: u8, tasks: &[&str]) -> Config {
         direct_io_allow_mmap: false,
         parallel_dio: false,
         atomic_o_trunc: false,
+        folio_blocks: 1,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
     }
