@@ -380,6 +380,19 @@ impl FuseModel {
         Step::FaultRead
     }
 
+    /// The READ reply of `fault_read`: the block is uptodate, the folio
+    /// unlocked; the fault starts over.
+    fn fault_read_done(&self, s: &mut State, t: usize) {
+        let task = s.tasks[t];
+        let q = task.cur as usize;
+        s.pages[q].ver = task.reply;
+        s.pages[q].set(PG_UPTODATE);
+        self.folio_clear(s, q, PG_LOCKED);
+        s.tasks[t].ph = 0;
+        s.tasks[t].cur = 0;
+        s.tasks[t].reply = NONE;
+    }
+
     /// The folio leaves the page cache (all its blocks).
     fn remove_page(&self, s: &mut State, p: usize) {
         for q in self.folio(p) {
@@ -565,13 +578,7 @@ impl FuseModel {
                     if task.reply == NONE {
                         return None;
                     }
-                    let q = task.cur as usize;
-                    s.pages[q].ver = task.reply;
-                    s.pages[q].set(PG_UPTODATE);
-                    self.folio_clear(&mut s, q, PG_LOCKED);
-                    s.tasks[t].reply = NONE;
-                    s.tasks[t].ph = 0;
-                    s.tasks[t].cur = 0;
+                    self.fault_read_done(&mut s, t);
                     if self.folio_not_uptodate(&s, p).is_none() {
                         self.advance(&mut s, t);
                     }
@@ -672,13 +679,7 @@ impl FuseModel {
                     if task.reply == NONE {
                         return None;
                     }
-                    let q = task.cur as usize;
-                    s.pages[q].ver = task.reply;
-                    s.pages[q].set(PG_UPTODATE);
-                    self.folio_clear(&mut s, q, PG_LOCKED);
-                    s.tasks[t].ph = 0;
-                    s.tasks[t].cur = 0;
-                    s.tasks[t].reply = NONE;
+                    self.fault_read_done(&mut s, t);
                     Step::FaultReadDone
                 } else if !s.pages[p].present() {
                     if page >= s.i_size {

@@ -220,6 +220,22 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             p.push(Op::SyncWritesWait { unlock: false });
         }
     };
+    // filemap_write_and_wait_range over a range.
+    let flush_range = |p: &mut Vec<Op>, first: u8, n: u8| {
+        p.push(Op::WritePages {
+            first,
+            n,
+            all: true,
+        });
+        p.push(Op::FdataWait { first, n });
+    };
+    // fuse_direct_io (B) for a read: if the range has writeback,
+    // inode_lock, fuse_sync_writes, inode_unlock.
+    let read_sync_writes = |p: &mut Vec<Op>, first: u8, n: u8| {
+        p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
+        p.push(Op::LockSetNowrite);
+        p.push(Op::SyncWritesWait { unlock: true });
+    };
     // fuse_direct_io step (A): filemap_write_and_wait_range of the range.
     let dio_flush = |write: bool| -> bool {
         if v.p_writeiter {
@@ -446,17 +462,10 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             // fuse_direct_read_iter: no inode lock
             p.push(Op::Entry);
             if dio_flush(false) {
-                p.push(Op::WritePages {
-                    first,
-                    n,
-                    all: true,
-                });
-                p.push(Op::FdataWait { first, n });
+                flush_range(&mut p, first, n);
             }
             if dio_sync_writes {
-                p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
-                p.push(Op::LockSetNowrite);
-                p.push(Op::SyncWritesWait { unlock: true });
+                read_sync_writes(&mut p, first, n);
             }
             p.push(Op::Send(SendKind::DirectRead));
             p.push(Op::Recv(RecvKind::Plain));
@@ -466,12 +475,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             // generic_file_write_iter → generic_file_direct_write
             p.push(Op::InodeLock);
             // kiocb_invalidate_pages → filemap_invalidate_pages
-            p.push(Op::WritePages {
-                first,
-                n,
-                all: true,
-            });
-            p.push(Op::FdataWait { first, n });
+            flush_range(&mut p, first, n);
             p.push(Op::Invalidate {
                 first,
                 n,
@@ -495,16 +499,9 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         TaskSpec::OdirectRead { first, n } => {
             // generic_file_read_iter: kiocb_write_and_wait, then fuse_direct_IO
             p.push(Op::Entry);
-            p.push(Op::WritePages {
-                first,
-                n,
-                all: true,
-            });
-            p.push(Op::FdataWait { first, n });
+            flush_range(&mut p, first, n);
             if dio_sync_writes {
-                p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
-                p.push(Op::LockSetNowrite);
-                p.push(Op::SyncWritesWait { unlock: true });
+                read_sync_writes(&mut p, first, n);
             }
             p.push(Op::Send(SendKind::DirectRead));
             p.push(Op::Recv(RecvKind::Plain));
