@@ -490,7 +490,7 @@ impl Config {
             return Err("folio_blocks is 1, or 2..=4 with kernel C".into());
         }
         if fb > 1 {
-            if self.pages % fb != 0 || self.init_size % fb != 0 {
+            if !self.pages.is_multiple_of(fb) || !self.init_size.is_multiple_of(fb) {
                 return Err(format!(
                     "with folio_blocks = {fb}, pages and init_size are whole folios"
                 ));

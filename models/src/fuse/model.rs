@@ -245,10 +245,10 @@ impl FuseModel {
                     req: Req::CacheWrite { first, n, .. },
                     ..
                 }
-                | Worker::Ending { first, n } => {
-                    if cover(first, n) {
-                        return Some(first);
-                    }
+                | Worker::Ending { first, n }
+                    if cover(first, n) =>
+                {
+                    return Some(first);
                 }
                 _ => {}
             }
@@ -510,7 +510,7 @@ impl FuseModel {
         let spec = self.cfg.tasks[t];
         let ver = version_of(t);
         let task = s0.tasks[t];
-        let mut s = s0.clone();
+        let mut s = *s0;
         s.ev = Event::None;
         let step = match op {
             Op::Entry => {
@@ -1322,7 +1322,7 @@ impl FuseModel {
     }
 
     pub fn exec_daemon(&self, s0: &State, w: usize, step: Step) -> Option<State> {
-        let mut s = s0.clone();
+        let mut s = *s0;
         s.ev = Event::None;
         match step {
             Step::DaemonRead => {
