@@ -42,6 +42,8 @@ struct EntryRaw {
     atomic_o_trunc: bool,
     #[serde(default = "one")]
     folio_blocks: u8,
+    #[serde(default = "yes")]
+    writeback_cache: bool,
     max_pages: Option<u8>,
     tasks: Vec<String>,
     #[serde(default)]
@@ -61,6 +63,9 @@ fn default_model() -> String {
 }
 fn one() -> u8 {
     1
+}
+fn yes() -> bool {
+    true
 }
 
 /// Expected or observed verdict of an `always` property.
@@ -172,6 +177,7 @@ fn convert(raw: EntryRaw, file: &Path) -> Result<Entry, String> {
         parallel_dio: raw.parallel_dio,
         atomic_o_trunc: raw.atomic_o_trunc,
         folio_blocks: raw.folio_blocks,
+        writeback_cache: raw.writeback_cache,
         max_pages: raw.max_pages.unwrap_or(raw.pages),
         tasks,
     };

@@ -923,6 +923,8 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         parallel_dio: false,
         atomic_o_trunc: flag("atomic_o_trunc", false),
         folio_blocks: 1,
+        // write-through scenarios are reported not modelled above
+        writeback_cache: true,
         max_pages,
         tasks: specs,
     };

@@ -470,6 +470,10 @@ pub struct Config {
     /// FUSE_NOWRITE held around it.
     #[serde(default)]
     pub atomic_o_trunc: bool,
+    /// FUSE_WRITEBACK_CACHE negotiated (default). Without it, write(2) is
+    /// write-through (fuse_perform_write: a synchronous WRITE per call).
+    #[serde(default = "yes")]
+    pub writeback_cache: bool,
     /// Blocks per folio (state C only: 2, so a folio's dirty blocks can be
     /// split across WRITEs). Model "pages" are then blocks.
     #[serde(default = "one_block")]
@@ -483,8 +487,15 @@ fn one_block() -> u8 {
     1
 }
 
+fn yes() -> bool {
+    true
+}
+
 impl Config {
     pub fn validate(&self) -> Result<(), String> {
+        if !self.writeback_cache && self.variant.temp_pages {
+            return Err("write-through (writeback_cache = false) is modelled for T, T2, C".into());
+        }
         let fb = self.folio_blocks;
         if fb == 0 || fb as usize > MAX_PAGES || (fb > 1 && self.kernel != Kernel::C) {
             return Err("folio_blocks is 1, or 2..=4 with kernel C".into());

@@ -672,6 +672,25 @@ impl FuseModel {
                 }
                 Step::CopyPage
             }
+            Op::FillPages { first, n } => {
+                let p = (first + task.cur) as usize;
+                if s.pages[p].locked() {
+                    return None; // __filemap_get_folio(FGP_WRITEBEGIN)
+                }
+                let created = !s.pages[p].present();
+                s.pages[p].set(PG_PRESENT | PG_UPTODATE);
+                s.pages[p].ver = ver;
+                if created {
+                    self.folio_set(&mut s, p, PG_PRESENT);
+                }
+                s.hist[p] = hist_push(s.hist[p], ver);
+                if task.cur + 1 >= n {
+                    self.advance(&mut s, t);
+                } else {
+                    s.tasks[t].cur += 1;
+                }
+                Step::FillPage
+            }
             Op::MkwriteFault { page } => {
                 let p = page as usize;
                 if task.ph == 1 {
@@ -844,6 +863,13 @@ impl FuseModel {
                         )
                     }
                     (SendKind::Open, _) => unreachable!("OPEN from a non-open task"),
+                    (SendKind::ThroughWrite, _) => {
+                        let (first, n) = spec.range().expect("write has a range");
+                        (
+                            Req::ThroughWrite { task: tt, first, n },
+                            Step::SendThroughWrite,
+                        )
+                    }
                     (SendKind::DirectWrite, _) => {
                         let (first, n) = spec.range().expect("direct write has a range");
                         (Req::DirectWrite { task: tt, first, n }, Step::SendWrite)
@@ -1368,6 +1394,12 @@ impl FuseModel {
                             payload[p] = version_of(task as usize);
                         }
                     }
+                    Req::ThroughWrite { first, n, .. } => {
+                        // fuse_copy_args copies the folios now
+                        for p in pages_mask(first, n) {
+                            payload[p] = s.pages[p].ver;
+                        }
+                    }
                     _ => {}
                 }
                 s.workers[w] = Worker::Busy { req, payload };
@@ -1405,6 +1437,13 @@ impl FuseModel {
                         }
                         s.srv_size = s.srv_size.max(first + sent);
                         s.workers[w] = Worker::Ending { first, n };
+                    }
+                    Req::ThroughWrite { task, first, n } => {
+                        for p in pages_mask(first, n) {
+                            s.srv[p] = payload[p];
+                        }
+                        s.srv_size = s.srv_size.max(first + n);
+                        s.tasks[task as usize].reply = 0;
                     }
                     Req::DirectWrite { task, first, n } => {
                         let v = version_of(task as usize);

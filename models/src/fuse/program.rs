@@ -27,6 +27,7 @@ pub enum RecvKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SendKind {
     Setattr,
+    ThroughWrite,
     Open,
     Fallocate,
     DirectWrite,
@@ -51,6 +52,9 @@ pub enum Op {
     UnlockReturn { unlock: bool },
     /// generic_perform_write: per page write_begin, copy, write_end.
     CopyPages { first: u8, n: u8 },
+    /// fuse_perform_write → fuse_fill_write_pages: per page, lock the
+    /// folio, copy, mark uptodate (not dirty), unlock.
+    FillPages { first: u8, n: u8 },
     /// Page fault on a MAP_SHARED page, then fuse_page_mkwrite's folio_lock.
     MkwriteFault { page: u8 },
     /// fuse_page_mkwrite: folio_wait_writeback (holding the folio lock).
@@ -101,6 +105,8 @@ pub enum Step {
     UnlockReturn,
     Return,
     CopyPage,
+    FillPage,
+    SendThroughWrite,
     WriteBeginWait,
     FaultRead,
     FaultMapped,
@@ -158,6 +164,8 @@ impl Step {
             Step::UnlockReturn => "inode_unlock, return",
             Step::Return => "return",
             Step::CopyPage => "write_begin, copy, write_end",
+            Step::FillPage => "fuse_fill_write_pages: copy",
+            Step::SendThroughWrite => "fuse_send_write_pages: send WRITE",
             Step::WriteBeginWait => "fuse_write_begin: wait rb-tree (L)",
             Step::FaultRead => "filemap_fault: fuse_read_folio, READ",
             Step::FaultMapped => "filemap_fault: folio uptodate, mapped",
@@ -247,10 +255,23 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
     // fuse_direct_io step (B): fuse_sync_writes if the range has writeback.
     let dio_sync_writes = !(nowritectr || v.p_syncwrites || v.p_writeiter);
     match *spec {
-        TaskSpec::Write { first, n } => {
+        TaskSpec::Write { first, n } if cfg.writeback_cache => {
             // fuse_cache_write_iter → generic_file_write_iter (writeback_cache)
             p.push(Op::InodeLock);
             p.push(Op::CopyPages { first, n });
+            p.push(Op::UnlockReturn { unlock: true });
+        }
+        TaskSpec::Write { first, n } => {
+            // fuse_cache_write_iter (write-through): inode_lock;
+            // fuse_perform_write: fill the folios, folio_wait_writeback on
+            // each (fuse_send_write_pages), a synchronous WRITE,
+            // fuse_write_update_attr; inode_unlock. The folios are not
+            // dirtied, and the WRITE bypasses writectr/queued_writes.
+            p.push(Op::InodeLock);
+            p.push(Op::FillPages { first, n });
+            p.push(Op::FdataWait { first, n });
+            p.push(Op::Send(SendKind::ThroughWrite));
+            p.push(Op::Recv(RecvKind::DirectWrite));
             p.push(Op::UnlockReturn { unlock: true });
         }
         TaskSpec::Mmap { page } => {

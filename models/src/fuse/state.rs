@@ -90,6 +90,13 @@ pub enum Req {
         first: u8,
         n: u8,
     },
+    /// A write-through WRITE (fuse_perform_write, no FUSE_WRITE_CACHE): the
+    /// data is in the page-cache folios, copied when the daemon reads it.
+    ThroughWrite {
+        task: u8,
+        first: u8,
+        n: u8,
+    },
     /// A READ: direct read, or a page-cache fill from a fault.
     Read {
         task: u8,
@@ -131,6 +138,7 @@ impl Req {
         match self {
             Req::CacheWrite { .. } => "WRITE",
             Req::DirectWrite { .. } => "WRITE",
+            Req::ThroughWrite { .. } => "WRITE",
             Req::Read { .. } => "READ",
             Req::Setattr { .. } => "SETATTR",
             Req::Fsync { .. } => "FSYNC",
@@ -163,6 +171,9 @@ impl fmt::Display for Req {
                         pr(first, n)
                     )
                 }
+            }
+            Req::ThroughWrite { task, first, n } => {
+                write!(f, "WRITE({} T{task})", pr(first, n))
             }
             Req::DirectWrite { task, first, n } => {
                 write!(f, "WRITE({} direct T{task})", pr(first, n))

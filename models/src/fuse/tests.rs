@@ -19,6 +19,7 @@ fn cfg(pages: u8, tasks: &[&str]) -> Config {
         parallel_dio: false,
         atomic_o_trunc: false,
         folio_blocks: 1,
+        writeback_cache: true,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
     }
