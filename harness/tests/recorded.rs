@@ -28,7 +28,10 @@ fn files(dir: &str) -> Vec<std::path::PathBuf> {
 }
 
 /// Scenarios the model cannot express (docs/conformance.md §5).
-const NOT_MODELLED: &[&str] = &["a_nowbc", "c_mmap", "f_cong1", "f_cong4", "f_cong16"];
+const NOT_MODELLED: &[&str] = &["c_mmap", "f_cong1", "f_cong4", "f_cong16"];
+/// Scenarios checked up to a cut, the rest not modelled (docs/conformance.md
+/// §2): a_nowbc's 2 MiB write-through pwrite goes as two WRITEs.
+const TO_CUT: &[&str] = &["a_nowbc"];
 
 #[test]
 fn recorded_traces_conform() {
@@ -40,6 +43,8 @@ fn recorded_traces_conform() {
         assert!(ok, "{name}: {word}");
         if NOT_MODELLED.contains(&name.as_str()) {
             assert!(word.starts_with("not-modelled"), "{name}: {word}");
+        } else if TO_CUT.contains(&name.as_str()) {
+            assert!(word.starts_with("conforms-to-cut"), "{name}: {word}");
         } else {
             assert_eq!(word, "conforms", "{name}");
         }
@@ -64,6 +69,8 @@ fn rerun_traces_conform() {
 fn altered_traces_do_not_conform() {
     // where each must be rejected (docs/conformance.md §4)
     let at: &[(&str, &str)] = &[
+        ("a_nowbc_wrong_letter", "req WRITE"),
+        ("a_nowbc_write_early", "req WRITE"),
         ("b_ftrunc_setattr_early", "req SETATTR"),
         ("b_otrunc_atomic_open_early", "req OPEN"),
         ("b_otrunc_setattr_early", "req SETATTR"),
