@@ -1,29 +1,13 @@
 //! End-to-end tests of the `wbspec` command: the whole catalogue, the JSON
 //! report, counterexample quality, and errors on bad input.
 
+mod common;
+use common::*;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 use wbspec::catalogue;
 use wbspec::runner;
-
-fn wbspec(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wbspec"))
-        .args(args)
-        .output()
-        .expect("run wbspec")
-}
-
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("wbspec-test-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn catalogue_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogue")
-}
 
 /// The main job: every check runs to completion with the expected
 /// verdicts, pinned state counts and required witnesses.

@@ -2,32 +2,12 @@
 //! catalogue's violations; bad trace files give one-line errors; explain,
 //! cite and the Explorer's SVG render what a reviewer needs.
 
+mod common;
+use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use wbspec::{catalogue, runner, trace};
-
-fn wbspec(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wbspec"))
-        .args(args)
-        .output()
-        .expect("run wbspec")
-}
-
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("wbspec-trace-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn traces_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces")
-}
-
-fn catalogue_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogue")
-}
 
 fn committed() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(traces_dir())

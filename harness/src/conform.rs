@@ -925,28 +925,27 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     };
     let pat = |r: &RawReq| -> Pat {
         match r {
-            RawReq::CacheWrite { first, n, tags } => {
+            RawReq::CacheWrite { first, n, tags }
+            | RawReq::DirectWrite { first, n, tags }
+            | RawReq::ThroughWrite { first, n, tags } => {
                 let (f, m) = range(*first, *n);
-                Pat::CacheWrite {
-                    first: f,
-                    n: m,
-                    payload: payload(*first, *n, tags),
-                }
-            }
-            RawReq::DirectWrite { first, n, tags } => {
-                let (f, m) = range(*first, *n);
-                Pat::DirectWrite {
-                    first: f,
-                    n: m,
-                    payload: payload(*first, *n, tags),
-                }
-            }
-            RawReq::ThroughWrite { first, n, tags } => {
-                let (f, m) = range(*first, *n);
-                Pat::ThroughWrite {
-                    first: f,
-                    n: m,
-                    payload: payload(*first, *n, tags),
+                let payload = payload(*first, *n, tags);
+                match r {
+                    RawReq::CacheWrite { .. } => Pat::CacheWrite {
+                        first: f,
+                        n: m,
+                        payload,
+                    },
+                    RawReq::DirectWrite { .. } => Pat::DirectWrite {
+                        first: f,
+                        n: m,
+                        payload,
+                    },
+                    _ => Pat::ThroughWrite {
+                        first: f,
+                        n: m,
+                        payload,
+                    },
                 }
             }
             RawReq::Read { first, n } => {

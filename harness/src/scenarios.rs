@@ -901,6 +901,24 @@ fn dirty_then_dio_open(ctx: &mut Ctx, fopen_dio: bool) -> Res {
     ctx.expect_file("f", 2 * PG, "XB")
 }
 
+/// After a direct write of "X" over page 0: fsync(fd1) sends exactly one
+/// WRITE, page 1 ("B"); both fds are closed; the file is "XB".
+fn fsync_writes_page1_then_close(ctx: &mut Ctx, fd1: i32, fd2: i32, what: &str) -> Res {
+    ctx.fsync("T0", fd1)?;
+    let t = ctx.trace()?;
+    let c = t.mark_seq("call", "T0", "fsync")?;
+    let r = t.mark_seq("ret", "T0", "fsync")?;
+    let ws = t.reqs_between("WRITE", c, r);
+    ctx.expect(
+        what,
+        ws.len() == 1 && ws[0].offset == Some(PG) && ws[0].page_tags.as_deref() == Some("B"),
+        || briefs(&ws),
+    )?;
+    ctx.close("T0", fd2)?;
+    ctx.close("T0", fd1)?;
+    ctx.expect_file("f", 2 * PG, "XB")
+}
+
 fn d_keep(ctx: &mut Ctx) -> Res {
     let fd1 = ctx.create("T0", "f")?;
     ctx.pwrite("T0", fd1, 0, "AB")?;
@@ -927,19 +945,7 @@ fn d_keep(ctx: &mut Ctx) -> Res {
             && ws[1].seq > t.reply_seq(ws[0]).unwrap_or(u64::MAX),
         || briefs(&ws),
     )?;
-    ctx.fsync("T0", fd1)?;
-    let t = ctx.trace()?;
-    let c = t.mark_seq("call", "T0", "fsync")?;
-    let r = t.mark_seq("ret", "T0", "fsync")?;
-    let ws = t.reqs_between("WRITE", c, r);
-    ctx.expect(
-        "page 1 stays dirty until fsync",
-        ws.len() == 1 && ws[0].offset == Some(PG) && ws[0].page_tags.as_deref() == Some("B"),
-        || briefs(&ws),
-    )?;
-    ctx.close("T0", fd2)?;
-    ctx.close("T0", fd1)?;
-    ctx.expect_file("f", 2 * PG, "XB")
+    fsync_writes_page1_then_close(ctx, fd1, fd2, "page 1 stays dirty until fsync")
 }
 
 fn both_open_dio_write(ctx: &mut Ctx, fopen_dio: bool) -> Res {
@@ -983,19 +989,7 @@ fn both_open_dio_write(ctx: &mut Ctx, fopen_dio: bool) -> Res {
         data.first() == Some(&b'X'),
         || format!("{:?}", data.first()),
     )?;
-    ctx.fsync("T0", fd1)?;
-    let t = ctx.trace()?;
-    let c = t.mark_seq("call", "T0", "fsync")?;
-    let r = t.mark_seq("ret", "T0", "fsync")?;
-    let ws = t.reqs_between("WRITE", c, r);
-    ctx.expect(
-        "page 1 written by fsync",
-        ws.len() == 1 && ws[0].offset == Some(PG) && ws[0].page_tags.as_deref() == Some("B"),
-        || briefs(&ws),
-    )?;
-    ctx.close("T0", fd2)?;
-    ctx.close("T0", fd1)?;
-    ctx.expect_file("f", 2 * PG, "XB")
+    fsync_writes_page1_then_close(ctx, fd1, fd2, "page 1 written by fsync")
 }
 
 fn dio_write_held(ctx: &mut Ctx, _fopen_dio: bool) -> Res {
