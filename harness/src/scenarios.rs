@@ -901,6 +901,29 @@ fn dirty_then_dio_open(ctx: &mut Ctx, fopen_dio: bool) -> Res {
     ctx.expect_file("f", 2 * PG, "XB")
 }
 
+/// T1's direct pwrite of "X" at page 0 sent exactly a range-limited flush
+/// of page 0 ("A", page-cache WRITE) and then, after its reply, the direct
+/// WRITE (with O_DIRECT in its open flags when `odirect`).
+fn expect_flush_then_direct(ctx: &mut Ctx, odirect: bool) -> Res {
+    let t = ctx.trace()?;
+    let c = t.mark_seq("call", "T1", "pwrite")?;
+    let r = t.mark_seq("ret", "T1", "pwrite")?;
+    let ws = t.reqs_between("WRITE", c, r);
+    ctx.expect(
+        "range-limited flush (page 0 only), then the direct WRITE after its reply",
+        ws.len() == 2
+            && ws[0].is_cache_write()
+            && ws[0].offset == Some(0)
+            && ws[0].size == Some(PG)
+            && ws[0].page_tags.as_deref() == Some("A")
+            && !ws[1].is_cache_write()
+            && ws[1].page_tags.as_deref() == Some("X")
+            && ws[1].seq > t.reply_seq(ws[0]).unwrap_or(u64::MAX)
+            && (!odirect || ws[1].flags.unwrap_or(0) & libc::O_DIRECT != 0),
+        || briefs(&ws),
+    )
+}
+
 /// After a direct write of "X" over page 0: fsync(fd1) sends exactly one
 /// WRITE, page 1 ("B"); both fds are closed; the file is "XB".
 fn fsync_writes_page1_then_close(ctx: &mut Ctx, fd1: i32, fd2: i32, what: &str) -> Res {
@@ -929,22 +952,7 @@ fn d_keep(ctx: &mut Ctx) -> Res {
         format!("{} WRITEs", w1 - w0)
     })?;
     dio_pwrite(ctx, "T1", fd2, 0, "X")?;
-    let t = ctx.trace()?;
-    let c = t.mark_seq("call", "T1", "pwrite")?;
-    let r = t.mark_seq("ret", "T1", "pwrite")?;
-    let ws = t.reqs_between("WRITE", c, r);
-    ctx.expect(
-        "range-limited flush (page 0 only), then the direct WRITE after its reply",
-        ws.len() == 2
-            && ws[0].is_cache_write()
-            && ws[0].offset == Some(0)
-            && ws[0].size == Some(PG)
-            && ws[0].page_tags.as_deref() == Some("A")
-            && !ws[1].is_cache_write()
-            && ws[1].page_tags.as_deref() == Some("X")
-            && ws[1].seq > t.reply_seq(ws[0]).unwrap_or(u64::MAX),
-        || briefs(&ws),
-    )?;
+    expect_flush_then_direct(ctx, false)?;
     fsync_writes_page1_then_close(ctx, fd1, fd2, "page 1 stays dirty until fsync")
 }
 
@@ -953,23 +961,8 @@ fn both_open_dio_write(ctx: &mut Ctx, fopen_dio: bool) -> Res {
     let fd2 = ctx.open("T0", "f", ODIRECT_RW)?;
     ctx.pwrite("T0", fd1, 0, "AB")?;
     dio_pwrite(ctx, "T1", fd2, 0, "X")?;
+    expect_flush_then_direct(ctx, true)?;
     let t = ctx.trace()?;
-    let c = t.mark_seq("call", "T1", "pwrite")?;
-    let r = t.mark_seq("ret", "T1", "pwrite")?;
-    let ws = t.reqs_between("WRITE", c, r);
-    ctx.expect(
-        "range-limited flush (page 0 only), then the direct WRITE after its reply",
-        ws.len() == 2
-            && ws[0].is_cache_write()
-            && ws[0].offset == Some(0)
-            && ws[0].size == Some(PG)
-            && ws[0].page_tags.as_deref() == Some("A")
-            && !ws[1].is_cache_write()
-            && ws[1].page_tags.as_deref() == Some("X")
-            && ws[1].seq > t.reply_seq(ws[0]).unwrap_or(u64::MAX)
-            && ws[1].flags.unwrap_or(0) & libc::O_DIRECT != 0,
-        || briefs(&ws),
-    )?;
     let (_, fl) = open_reply_flags(&t, 0)?;
     let _ = fl; // the first OPEN is fd2's (fd1 came from CREATE)
     let data = ctx.pread("T0", fd1, 0, PG as usize)?;

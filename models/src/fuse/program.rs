@@ -228,6 +228,31 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             p.push(Op::SyncWritesWait { unlock: false });
         }
     };
+    // fuse_do_setattr(ATTR_SIZE) under inode_lock: NOWRITE, SETATTR,
+    // i_size_write + __fuse_release_nowrite, then truncate_pagecache and
+    // invalidate_inode_pages2 (before the release in the mutant).
+    let do_setattr_size = |p: &mut Vec<Op>| {
+        p.push(Op::InodeLock);
+        if !nowritectr {
+            p.push(Op::SetNowrite);
+            p.push(Op::WaitNowrite);
+        }
+        p.push(Op::Send(SendKind::Setattr));
+        let under = v.mut_invalidate_under_nowrite && !nowritectr;
+        p.push(Op::Recv(RecvKind::Setattr {
+            release: !nowritectr && !under,
+        }));
+        p.push(Op::TruncatePagecache);
+        p.push(Op::Invalidate {
+            first: 0,
+            n: pages,
+            if_resized: true,
+        });
+        if under {
+            p.push(Op::ReleaseNowrite);
+        }
+        p.push(Op::SetattrReturn);
+    };
     // filemap_write_and_wait_range over a range.
     let flush_range = |p: &mut Vec<Op>, first: u8, n: u8| {
         p.push(Op::WritePages {
@@ -314,22 +339,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 }
                 if trunc {
                     // handle_truncate → do_truncate → fuse_do_setattr(0)
-                    p.push(Op::InodeLock);
-                    if !nowritectr {
-                        p.push(Op::SetNowrite);
-                        p.push(Op::WaitNowrite);
-                    }
-                    p.push(Op::Send(SendKind::Setattr));
-                    p.push(Op::Recv(RecvKind::Setattr {
-                        release: !nowritectr,
-                    }));
-                    p.push(Op::TruncatePagecache);
-                    p.push(Op::Invalidate {
-                        first: 0,
-                        n: pages,
-                        if_resized: true,
-                    });
-                    p.push(Op::SetattrReturn);
+                    do_setattr_size(&mut p);
                 } else {
                     p.push(Op::UnlockReturn { unlock: false });
                 }
@@ -372,34 +382,8 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             });
         }
         TaskSpec::Truncate { .. } => {
-            // do_truncate → notify_change → fuse_setattr → fuse_do_setattr
-            p.push(Op::InodeLock);
-            if !nowritectr {
-                p.push(Op::SetNowrite);
-                p.push(Op::WaitNowrite);
-            }
-            p.push(Op::Send(SendKind::Setattr));
-            if v.mut_invalidate_under_nowrite {
-                p.push(Op::Recv(RecvKind::Setattr { release: false }));
-                p.push(Op::TruncatePagecache);
-                p.push(Op::Invalidate {
-                    first: 0,
-                    n: pages,
-                    if_resized: true,
-                });
-                p.push(Op::ReleaseNowrite);
-            } else {
-                p.push(Op::Recv(RecvKind::Setattr {
-                    release: !nowritectr,
-                }));
-                p.push(Op::TruncatePagecache);
-                p.push(Op::Invalidate {
-                    first: 0,
-                    n: pages,
-                    if_resized: true,
-                });
-            }
-            p.push(Op::SetattrReturn);
+            // do_truncate → notify_change → fuse_setattr
+            do_setattr_size(&mut p);
         }
         TaskSpec::Fsync => {
             // fuse_fsync
