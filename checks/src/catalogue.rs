@@ -6,7 +6,7 @@ use serde::Deserialize;
 use stateright::Expectation;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use wbspec_models::fuse::properties::{EXPLORE_ALL, PROPERTY_NAMES};
+use wbspec_models::fuse::properties::PROPERTIES;
 use wbspec_models::fuse::{Config, Kernel, TaskSpec, Variant};
 
 #[derive(Debug, Deserialize)]
@@ -113,18 +113,18 @@ impl Entry {
 }
 
 pub fn always_properties() -> Vec<&'static str> {
-    PROPERTY_NAMES
+    PROPERTIES
         .iter()
-        .filter(|(n, e, _)| *e == Expectation::Always && *n != EXPLORE_ALL)
-        .map(|(n, _, _)| *n)
+        .filter(|p| p.expectation == Expectation::Always)
+        .map(|p| p.name)
         .collect()
 }
 
 pub fn witness_properties() -> Vec<&'static str> {
-    PROPERTY_NAMES
+    PROPERTIES
         .iter()
-        .filter(|(_, e, _)| *e == Expectation::Sometimes)
-        .map(|(n, _, _)| *n)
+        .filter(|p| p.expectation == Expectation::Sometimes)
+        .map(|p| p.name)
         .collect()
 }
 

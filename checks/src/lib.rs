@@ -8,4 +8,5 @@ pub mod explore;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod tally;
 pub mod trace;

@@ -108,7 +108,7 @@ pub fn narrate(
             Actor::Task(t) => format!("T{t} {:<10}", m.cfg.tasks[t as usize].short()),
             Actor::Daemon(w) => format!("D{w} {:<10}", "daemon"),
         };
-        let what = describe(m, before, after, a);
+        let what = wbspec_models::fuse::narrate::describe(m, before, after, a);
         let head = format!("{:>2} {} ", i + 1, who);
         out.extend(wrap(&head, &what, 72));
     }
@@ -150,67 +150,6 @@ pub fn wrap(head: &str, text: &str, width: usize) -> Vec<String> {
             }
         })
         .collect()
-}
-
-/// What changed, in kernel words.
-pub fn describe(m: &FuseModel, b: &State, a: &State, act: &wbspec_models::fuse::Action) -> String {
-    use wbspec_models::fuse::state::Worker;
-    let mut bits: Vec<String> = vec![act.step.kernel_fn().to_string()];
-    if b.writectr != a.writectr {
-        bits.push(if a.writectr < 0 {
-            format!(
-                "writectr=NOWRITE+{}",
-                a.writectr - wbspec_models::fuse::state::FUSE_NOWRITE
-            )
-        } else {
-            format!("writectr={}", a.writectr)
-        });
-    }
-    if b.i_size != a.i_size {
-        bits.push(format!("i_size={}p", a.i_size));
-    }
-    if let Actor::Task(_) = act.actor {
-        // a task step only appends to /dev/fuse
-        for r in a.fuse_q.iter().skip(b.fuse_q.len()) {
-            bits.push(format!("sends {r}"));
-        }
-    }
-    if a.queued.len() > b.queued.len() {
-        bits.push("queued on queued_writes".into());
-    }
-    match act.actor {
-        Actor::Daemon(w) => match (b.workers[w as usize], a.workers[w as usize]) {
-            (_, Worker::Busy { req, payload }) => {
-                let mut s = format!("reads {req}");
-                if let wbspec_models::fuse::state::Req::CacheWrite { first, sent, .. } = req {
-                    let vs: Vec<String> = (first..first + sent)
-                        .map(|p| format!("v{}", payload[p as usize]))
-                        .collect();
-                    s.push_str(&format!(" data {}", vs.join(",")));
-                }
-                bits = vec![s];
-            }
-            (Worker::Busy { req, .. }, _) => {
-                bits = vec![format!(
-                    "applies {req}, replies; server size={}p",
-                    a.srv_size
-                )];
-            }
-            (Worker::Ending { first, n }, _) => {
-                bits.push(format!("end writeback p{}..{}", first, first + n - 1));
-            }
-            _ => {}
-        },
-        Actor::Task(_) => {
-            for p in 0..m.cfg.pages as usize {
-                let (x, y) = (b.pages[p], a.pages[p]);
-                if x != y {
-                    bits.push(format!("p{p}:{}", a.page_str(p)));
-                }
-            }
-        }
-    }
-    bits.join("; ")
 }
 
 pub fn print_counterexamples(e: &Entry, r: &CheckResult) -> Result<(), String> {

@@ -3,11 +3,13 @@
 //! search of our own for a shortest counterexample.
 
 use crate::catalogue::{always_properties, witness_properties, Entry, Verdict};
+use crate::tally::Tallied;
 use stateright::{Checker, Model};
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
-use wbspec_models::fuse::properties::{index_of, PROPERTY_NAMES};
+use wbspec_models::fuse::properties::PROPERTIES;
 use wbspec_models::fuse::{Action, FuseModel, State};
+use wbspec_models::spec::property_index;
 
 #[derive(Clone, Debug)]
 pub struct PropResult {
@@ -70,9 +72,7 @@ pub fn build_model(e: &Entry) -> Result<FuseModel, String> {
 
 /// Runs one check. `progress` prints to stderr for runs longer than 2 s.
 pub fn run(e: &Entry, progress: bool) -> Result<CheckResult, String> {
-    let mut model = build_model(e)?;
-    model.tally_mode = true;
-    model.reset_tally();
+    let model = Tallied::new(build_model(e)?);
     let start = Instant::now();
     // Exhaustive DFS, one thread: no timeout, no target (stateright-notes
     // G4), so a finished run is a full exploration.
@@ -102,8 +102,8 @@ pub fn run(e: &Entry, progress: bool) -> Result<CheckResult, String> {
 
     let mut props = Vec::new();
     for name in always_properties() {
-        let idx = index_of(name).expect("property index");
-        let count = model.tally_of(idx);
+        let idx = property_index::<FuseModel>(name).expect("property index");
+        let count = model.count(idx);
         let observed = if count > 0 {
             Verdict::Violated
         } else {
@@ -119,11 +119,11 @@ pub fn run(e: &Entry, progress: bool) -> Result<CheckResult, String> {
     }
     let mut witnesses = Vec::new();
     for name in witness_properties() {
-        let idx = index_of(name).expect("witness index");
+        let idx = property_index::<FuseModel>(name).expect("witness index");
         witnesses.push(WitnessResult {
             name,
             required: e.witnesses.contains(&name),
-            count: model.tally_of(idx),
+            count: model.count(idx),
         });
     }
     // Shortest counterexamples (plain model: no tallying side effects).
@@ -241,9 +241,9 @@ pub fn replay(m: &FuseModel, actions: &[Action]) -> Result<Vec<State>, String> {
 }
 
 pub fn property_description(name: &str) -> &'static str {
-    PROPERTY_NAMES
+    PROPERTIES
         .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, _, d)| *d)
+        .find(|p| p.name == name)
+        .map(|p| p.description)
         .unwrap_or("")
 }

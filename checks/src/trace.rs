@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use stateright::{Expectation, Model};
 use std::path::{Path, PathBuf};
-use wbspec_models::fuse::properties::PROPERTY_NAMES;
+use wbspec_models::fuse::properties::PROPERTIES;
 use wbspec_models::fuse::{Action, Config, FuseModel, State, MODEL_VERSION};
 
 /// Version of the trace file format. Bump it when a field changes meaning
@@ -200,8 +200,12 @@ pub struct Replayed {
 pub fn replay(t: TraceFile) -> Result<Replayed, String> {
     let m = FuseModel::new(t.config.clone()).map_err(|e| format!("field config: {e}"))?;
     let prop = t.property.as_str();
-    match PROPERTY_NAMES.iter().find(|(n, _, _)| *n == prop) {
-        Some((_, Expectation::Always, _)) => {}
+    match PROPERTIES
+        .iter()
+        .find(|p| p.name == prop)
+        .map(|p| p.expectation.clone())
+    {
+        Some(Expectation::Always) => {}
         Some(_) => {
             return Err(format!(
                 "field property: '{prop}' is a witness, not a safety property"

@@ -2,16 +2,30 @@
 //! of a writeback_cache mount (kernel-fuse-protocol.md §2–§10).
 
 pub mod config;
+mod daemon;
+mod direct;
+mod folio;
+mod ghost;
+mod legacy;
+mod mmap;
 pub mod model;
+pub mod narrate;
 pub mod program;
 pub mod properties;
+mod request;
 pub mod state;
+pub mod step;
 pub mod svg;
+mod truncate;
+mod write;
+mod writeback;
 
 pub use config::{Config, Kernel, TaskSpec, Variant};
 pub use model::{Action, Actor, FuseModel};
-pub use program::Step;
 pub use state::State;
+pub use step::Step;
+
+use crate::spec::{self, KernelState, PropertyDef, Spec, SwitchDef, SwitchKind};
 
 /// Version of the model's step semantics, recorded in every saved trace
 /// (traces/*.json) and checked by `wbspec replay`. Bump it whenever a
@@ -47,13 +61,174 @@ impl stateright::Model for FuseModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        if self.tally_mode {
-            properties::tally_properties()
-        } else {
-            properties::properties()
-        }
+        spec::stateright_properties::<Self>()
     }
 }
 
+const KERNEL_STATES: &[KernelState] = &[
+    KernelState {
+        name: "L",
+        versions: "<= 6.15",
+        commits: "temp pages, fi->writepages rb-tree, fuse_flush calls fuse_sync_writes",
+    },
+    KernelState {
+        name: "T",
+        versions: "6.16 - 6.18.2",
+        commits: "0c58a97f919c (temp pages removed)",
+    },
+    KernelState {
+        name: "T2",
+        versions: "6.19, 6.18.3+",
+        commits: "T + 1ce120dcefc0 (FOPEN_DIRECT_IO flushes) + b359af8275a9 (invalidate after a direct write)",
+    },
+    KernelState {
+        name: "C",
+        versions: "6.17+ iomap writeback, 2026 trees",
+        commits: "T2 + iomap sub-folio dirty ranges (a folio's ranges as separate WRITEs)",
+    },
+];
+
+/// The variant flags as switches: kernel mechanisms and fixes, review
+/// proposals (seed 000) and mutants.
+const SWITCHES: &[SwitchDef] = &[
+    SwitchDef { name: "temp_pages", kind: SwitchKind::Kernel, description: "state L writeback: temp pages, the rb-tree, secondary requests" },
+    SwitchDef { name: "dio_flush_always", kind: SwitchKind::Kernel, description: "1ce120dcefc0: FOPEN_DIRECT_IO always flushes before direct I/O" },
+    SwitchDef { name: "dio_invalidate_after_write", kind: SwitchKind::Kernel, description: "b359af8275a9: invalidate the range after a FOPEN_DIRECT_IO write" },
+    SwitchDef { name: "flush_sync_writes", kind: SwitchKind::Kernel, description: "<= 6.15: fuse_flush takes inode_lock and calls fuse_sync_writes" },
+    SwitchDef { name: "p_no_writectr", kind: SwitchKind::Proposal, description: "P-nowritectr: no writectr, queued_writes or fuse_sync_writes" },
+    SwitchDef { name: "p_syncwrites", kind: SwitchKind::Proposal, description: "P-syncwrites: fuse_sync_writes outside truncate replaced by filemap_write_and_wait_range" },
+    SwitchDef { name: "p_writeiter", kind: SwitchKind::Proposal, description: "P-writeiter: as P-syncwrites, the flush in fuse_direct_write_iter only" },
+    SwitchDef { name: "mut_mkwrite_no_wait", kind: SwitchKind::Mutant, description: "fuse_page_mkwrite without folio_wait_writeback" },
+    SwitchDef { name: "mut_crop_old_size", kind: SwitchKind::Mutant, description: "queued WRITEs cropped with the old i_size" },
+    SwitchDef { name: "mut_flush_ignores_nowrite", kind: SwitchKind::Mutant, description: "fuse_flush_writepages ignores FUSE_NOWRITE" },
+    SwitchDef { name: "mut_invalidate_under_nowrite", kind: SwitchKind::Mutant, description: "fuse_do_setattr invalidates before releasing NOWRITE" },
+    SwitchDef { name: "mut_fsync_no_wait", kind: SwitchKind::Mutant, description: "fuse_fsync without waiting for writeback" },
+    SwitchDef { name: "mut_dio_write_no_flush", kind: SwitchKind::Mutant, description: "fuse_direct_io write without steps (A), (B), (C)" },
+    SwitchDef { name: "mut_wb_ignores_writeback", kind: SwitchKind::Mutant, description: "folio_prepare_writeback ignores PG_writeback" },
+    SwitchDef { name: "mut_l_no_secondary", kind: SwitchKind::Mutant, description: "state L: fuse_writepage_add ignores the rb-tree" },
+    SwitchDef { name: "mut_c_end_early", kind: SwitchKind::Mutant, description: "state C: PG_writeback ends with a folio's first range" },
+];
+
+impl Spec for FuseModel {
+    type Config = Config;
+    const NAME: &'static str = "fuse";
+    const VERSION: &'static str = MODEL_VERSION;
+
+    fn parse_config(table: &toml::Table) -> Result<Config, String> {
+        Config::from_table(table)
+    }
+
+    fn build(cfg: &Config) -> Result<Self, String> {
+        FuseModel::new(cfg.clone())
+    }
+
+    fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    fn property_defs() -> &'static [PropertyDef] {
+        properties::PROPERTIES
+    }
+
+    fn condition(&self, i: usize, s: &State) -> bool {
+        properties::CONDITIONS[i](self, s)
+    }
+
+    fn kernel_states() -> &'static [KernelState] {
+        KERNEL_STATES
+    }
+
+    fn kernel_of(cfg: &Config) -> String {
+        format!("{:?}", cfg.kernel)
+    }
+
+    fn switches() -> &'static [SwitchDef] {
+        SWITCHES
+    }
+
+    fn switches_changed(cfg: &Config) -> Vec<String> {
+        let base = Variant::base(cfg.kernel).flags_on();
+        let on = cfg.variant.flags_on();
+        let mut v: Vec<String> = on
+            .iter()
+            .filter(|f| !base.contains(f))
+            .map(|f| f.to_string())
+            .collect();
+        v.extend(
+            base.iter()
+                .filter(|f| !on.contains(f))
+                .map(|f| format!("!{f}")),
+        );
+        v
+    }
+
+    fn flip(cfg: &Config, name: &str) -> Option<Config> {
+        let mut c = cfg.clone();
+        let on = c.variant.flags_on().contains(&name);
+        let flag = if on {
+            format!("!{name}")
+        } else {
+            name.to_string()
+        };
+        c.variant.set(&flag).ok()?;
+        Some(c)
+    }
+
+    fn config_notes(cfg: &Config) -> String {
+        let mut v = vec![format!(
+            "{} thread{}",
+            cfg.daemon_threads,
+            if cfg.daemon_threads == 1 { "" } else { "s" }
+        )];
+        if !cfg.writeback_cache {
+            v.push("write-through".into());
+        }
+        if cfg.folio_blocks > 1 {
+            v.push(format!("{} blocks/folio", cfg.folio_blocks));
+        }
+        if cfg.parallel_dio {
+            v.push("parallel dio".into());
+        }
+        if cfg.atomic_o_trunc {
+            v.push("atomic_o_trunc".into());
+        }
+        if cfg.direct_io_allow_mmap {
+            v.push("allow_mmap".into());
+        }
+        v.join(", ")
+    }
+
+    fn actor_label(&self, a: &Action) -> String {
+        FuseModel::actor_label(self, a.actor)
+    }
+
+    fn step_fn(&self, a: &Action) -> &'static str {
+        a.step.kernel_fn()
+    }
+
+    fn lanes(&self) -> Vec<String> {
+        let mut v: Vec<String> = (0..self.cfg.tasks.len())
+            .map(|t| self.actor_label(Actor::Task(t as u8)))
+            .collect();
+        v.push("/dev/fuse".into());
+        v.extend((0..self.cfg.daemon_threads).map(|w| format!("D{w} daemon")));
+        v
+    }
+
+    fn lane_of(&self, a: &Action) -> usize {
+        match a.actor {
+            Actor::Task(t) => t as usize,
+            Actor::Daemon(w) => self.cfg.tasks.len() + 1 + w as usize,
+        }
+    }
+
+    fn describe(&self, before: &State, after: &State, a: &Action) -> String {
+        narrate::describe(self, before, after, a)
+    }
+
+    fn why(&self, states: &[State], actions: &[Action], prop: &str) -> Vec<String> {
+        narrate::why(self, states, actions, prop)
+    }
+}
 #[cfg(test)]
 mod tests;

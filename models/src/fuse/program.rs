@@ -7,7 +7,6 @@
 //! the kernel function(s) it stands for (docs/model.md has the table).
 
 use super::config::{Config, TaskSpec};
-use serde::{Deserialize, Serialize};
 
 /// Which reply handler a `Recv` runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -94,124 +93,6 @@ pub enum Op {
     Invalidate { first: u8, n: u8, if_resized: bool },
     /// fuse_do_setattr's end: clear FUSE_I_SIZE_UNSTABLE; inode_unlock.
     SetattrReturn,
-}
-
-/// The name of one atomic step, for actions, traces and narratives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Step {
-    Entry,
-    InodeLock,
-    DioLockShared,
-    UnlockReturn,
-    Return,
-    CopyPage,
-    FillPage,
-    SendThroughWrite,
-    WriteBeginWait,
-    FaultRead,
-    FaultMapped,
-    FaultReadDone,
-    Sigbus,
-    MkwriteLock,
-    MkwriteWait,
-    MkwriteStore,
-    GupRedirty,
-    RangeIsWritebackL,
-    WbBegin,
-    WbFolio,
-    WbSkip,
-    WbWaitFolio,
-    WbSend,
-    WbDone,
-    FdataWait,
-    SetNowrite,
-    LockSetNowrite,
-    WaitNowrite,
-    SyncWritesDone,
-    ReleaseNowrite,
-    RangeHasWriteback,
-    SendSetattr,
-    SendWrite,
-    SendRead,
-    SendFsync,
-    SendFlush,
-    SendFallocate,
-    SendOpen,
-    OpenTruncAttr,
-    SetattrReply,
-    WriteReply,
-    Reply,
-    TruncLock,
-    TruncFolio,
-    InvLock,
-    InvLaunder,
-    InvRemove,
-    InvDone,
-    SetattrReturn,
-    // daemon
-    DaemonRead,
-    DaemonReply,
-    WritepageEnd,
-}
-
-impl Step {
-    /// The kernel function(s) the step stands for.
-    pub fn kernel_fn(self) -> &'static str {
-        match self {
-            Step::Entry => "syscall entry",
-            Step::InodeLock => "inode_lock",
-            Step::DioLockShared => "fuse_dio_lock: inode_lock_shared",
-            Step::UnlockReturn => "inode_unlock, return",
-            Step::Return => "return",
-            Step::CopyPage => "write_begin, copy, write_end",
-            Step::FillPage => "fuse_fill_write_pages: copy",
-            Step::SendThroughWrite => "fuse_send_write_pages: send WRITE",
-            Step::WriteBeginWait => "fuse_write_begin: wait rb-tree (L)",
-            Step::FaultRead => "filemap_fault: fuse_read_folio, READ",
-            Step::FaultMapped => "filemap_fault: folio uptodate, mapped",
-            Step::FaultReadDone => "READ reply: folio uptodate, unlock",
-            Step::Sigbus => "filemap_fault: beyond EOF, SIGBUS",
-            Step::MkwriteLock => "fuse_page_mkwrite: folio_lock",
-            Step::MkwriteWait => "fuse_page_mkwrite: folio_wait_writeback",
-            Step::MkwriteStore => "store, folio_mark_dirty, unlock",
-            Step::GupRedirty => "unpin_user_pages_dirty_lock",
-            Step::RangeIsWritebackL => "fuse_range_is_writeback (L)",
-            Step::WbBegin => "fuse_writepages: write_cache_pages",
-            Step::WbFolio => "writeback_iter, fuse_writepages_fill",
-            Step::WbSkip => "writeback_iter: skip folio",
-            Step::WbWaitFolio => "writeback_iter: folio_wait_writeback",
-            Step::WbSend => "fuse_writepages_send",
-            Step::WbDone => "fuse_writepages: walk done, none sent",
-            Step::FdataWait => "filemap_fdatawait_range",
-            Step::SetNowrite => "fuse_set_nowrite: writectr+=NOWRITE",
-            Step::LockSetNowrite => "inode_lock, fuse_set_nowrite",
-            Step::WaitNowrite => "fuse_set_nowrite: wait_event",
-            Step::SyncWritesDone => "fuse_sync_writes: release_nowrite",
-            Step::ReleaseNowrite => "fuse_release_nowrite",
-            Step::RangeHasWriteback => "filemap_range_has_writeback",
-            Step::SendSetattr => "fuse_do_setattr: send SETATTR",
-            Step::SendWrite => "fuse_direct_io: send WRITE",
-            Step::SendRead => "fuse_direct_io: send READ",
-            Step::SendFsync => "fuse_fsync: send FSYNC",
-            Step::SendFlush => "fuse_flush: send FLUSH",
-            Step::SendFallocate => "fuse_file_fallocate: send FALLOCATE",
-            Step::SendOpen => "fuse_open: send OPEN",
-            Step::OpenTruncAttr => "fuse_truncate_update_attr: i_size 0",
-            Step::SetattrReply => "fuse_do_setattr: i_size_write, release",
-            Step::WriteReply => "fuse_write_update_attr",
-            Step::Reply => "request_wait_answer: reply",
-            Step::TruncLock => "truncate_pagecache: folio_lock",
-            Step::TruncFolio => "truncate_pagecache: folio removed",
-            Step::InvLock => "invalidate_inode_pages2: folio_lock",
-            Step::InvLaunder => "fuse_launder_folio: WRITE queued",
-            Step::InvRemove => "invalidate_inode_pages2: folio removed",
-            Step::InvDone => "no folio left in the range: done",
-            Step::SetattrReturn => "clear SIZE_UNSTABLE, inode_unlock",
-            Step::DaemonRead => "daemon reads /dev/fuse",
-            Step::DaemonReply => "daemon applies, replies",
-            Step::WritepageEnd => "fuse_writepage_end",
-        }
-    }
 }
 
 /// Builds the program of one task from its spec and the configuration.

@@ -4,138 +4,127 @@
 use super::model::FuseModel;
 use super::program::Op;
 use super::state::*;
-use stateright::{Expectation, Property};
+use crate::spec::PropertyDef;
+use stateright::Expectation;
 
-/// Every property, in the order `properties()` returns them (which then
-/// adds `EXPLORE_ALL`, a checker device that is not a verdict).
-pub const PROPERTY_NAMES: &[(&str, Expectation, &str)] = &[
-    (
-        "a1",
-        Expectation::Always,
-        "no writeback WRITE outstanding with SETATTR(size)/OPEN(O_TRUNC)",
-    ),
-    (
-        "a2",
-        Expectation::Always,
-        "no WRITE of data older than an applied truncation",
-    ),
-    (
-        "a3",
-        Expectation::Always,
-        "quiescent: server size == i_size, content == last data",
-    ),
-    (
-        "b1",
-        Expectation::Always,
-        "direct read sees every write(2) returned before it",
-    ),
-    (
-        "b2",
-        Expectation::Always,
-        "no older page-cache WRITE applied after a direct WRITE",
-    ),
-    (
-        "c1",
-        Expectation::Always,
-        "at most one page-cache WRITE in flight per page",
-    ),
-    (
-        "d",
-        Expectation::Always,
-        "FSYNC/FLUSH sent only after the data they cover",
-    ),
-    (
-        "e",
-        Expectation::Always,
-        "no deadlock: all done or a step enabled",
-    ),
-    (
-        "g-bugon",
-        Expectation::Always,
-        "no BUG_ON on writectr (nested fuse_set_nowrite)",
-    ),
-    (
-        "w-nowrite-queued",
-        Expectation::Sometimes,
-        "writeback WRITE queued under FUSE_NOWRITE",
-    ),
-    (
-        "w-crop",
-        Expectation::Sometimes,
-        "queued WRITE cropped at i_size",
-    ),
-    (
-        "w-drop",
-        Expectation::Sometimes,
-        "queued WRITE dropped (wholly beyond i_size)",
-    ),
-    (
-        "w-trunc-waits-write",
-        Expectation::Sometimes,
-        "truncate waits for an in-flight WRITE",
-    ),
-    (
-        "w-mkwrite-blocked",
-        Expectation::Sometimes,
-        "mmap store blocked on PG_writeback",
-    ),
-    (
-        "w-dio-waits-wb",
-        Expectation::Sometimes,
-        "direct I/O waits for writeback",
-    ),
-    (
-        "w-redirty-under-wb",
-        Expectation::Sometimes,
-        "folio dirty again while under writeback",
-    ),
-    (
-        "w-second-write",
-        Expectation::Sometimes,
-        "second WRITE of a page after the first completed",
-    ),
-    (
-        "w-cache-after-direct",
-        Expectation::Sometimes,
-        "page-cache WRITE applied after a direct WRITE",
-    ),
-    (
-        "w-dio-read-checked",
-        Expectation::Sometimes,
-        "direct read of data a returned write(2) wrote",
-    ),
-    (
-        "w-sync-checked",
-        Expectation::Sometimes,
-        "FSYNC/FLUSH sent with data to cover",
-    ),
-    (
-        "w-quiescent",
-        Expectation::Sometimes,
-        "all done, nothing dirty or in flight",
-    ),
-    (
-        "w-secondary",
-        Expectation::Sometimes,
-        "state L: a redirtied page became a secondary request",
-    ),
-    (
-        "w-split",
-        Expectation::Sometimes,
-        "state C: one folio's blocks in two WRITEs in flight at once",
-    ),
+/// Every property, in `CONDITIONS` order.
+pub const PROPERTIES: &[PropertyDef] = &[
+    PropertyDef {
+        name: "a1",
+        expectation: Expectation::Always,
+        description: "no writeback WRITE outstanding with SETATTR(size)/OPEN(O_TRUNC)",
+    },
+    PropertyDef {
+        name: "a2",
+        expectation: Expectation::Always,
+        description: "no WRITE of data older than an applied truncation",
+    },
+    PropertyDef {
+        name: "a3",
+        expectation: Expectation::Always,
+        description: "quiescent: server size == i_size, content == last data",
+    },
+    PropertyDef {
+        name: "b1",
+        expectation: Expectation::Always,
+        description: "direct read sees every write(2) returned before it",
+    },
+    PropertyDef {
+        name: "b2",
+        expectation: Expectation::Always,
+        description: "no older page-cache WRITE applied after a direct WRITE",
+    },
+    PropertyDef {
+        name: "c1",
+        expectation: Expectation::Always,
+        description: "at most one page-cache WRITE in flight per page",
+    },
+    PropertyDef {
+        name: "d",
+        expectation: Expectation::Always,
+        description: "FSYNC/FLUSH sent only after the data they cover",
+    },
+    PropertyDef {
+        name: "e",
+        expectation: Expectation::Always,
+        description: "no deadlock: all done or a step enabled",
+    },
+    PropertyDef {
+        name: "g-bugon",
+        expectation: Expectation::Always,
+        description: "no BUG_ON on writectr (nested fuse_set_nowrite)",
+    },
+    PropertyDef {
+        name: "w-nowrite-queued",
+        expectation: Expectation::Sometimes,
+        description: "writeback WRITE queued under FUSE_NOWRITE",
+    },
+    PropertyDef {
+        name: "w-crop",
+        expectation: Expectation::Sometimes,
+        description: "queued WRITE cropped at i_size",
+    },
+    PropertyDef {
+        name: "w-drop",
+        expectation: Expectation::Sometimes,
+        description: "queued WRITE dropped (wholly beyond i_size)",
+    },
+    PropertyDef {
+        name: "w-trunc-waits-write",
+        expectation: Expectation::Sometimes,
+        description: "truncate waits for an in-flight WRITE",
+    },
+    PropertyDef {
+        name: "w-mkwrite-blocked",
+        expectation: Expectation::Sometimes,
+        description: "mmap store blocked on PG_writeback",
+    },
+    PropertyDef {
+        name: "w-dio-waits-wb",
+        expectation: Expectation::Sometimes,
+        description: "direct I/O waits for writeback",
+    },
+    PropertyDef {
+        name: "w-redirty-under-wb",
+        expectation: Expectation::Sometimes,
+        description: "folio dirty again while under writeback",
+    },
+    PropertyDef {
+        name: "w-second-write",
+        expectation: Expectation::Sometimes,
+        description: "second WRITE of a page after the first completed",
+    },
+    PropertyDef {
+        name: "w-cache-after-direct",
+        expectation: Expectation::Sometimes,
+        description: "page-cache WRITE applied after a direct WRITE",
+    },
+    PropertyDef {
+        name: "w-dio-read-checked",
+        expectation: Expectation::Sometimes,
+        description: "direct read of data a returned write(2) wrote",
+    },
+    PropertyDef {
+        name: "w-sync-checked",
+        expectation: Expectation::Sometimes,
+        description: "FSYNC/FLUSH sent with data to cover",
+    },
+    PropertyDef {
+        name: "w-quiescent",
+        expectation: Expectation::Sometimes,
+        description: "all done, nothing dirty or in flight",
+    },
+    PropertyDef {
+        name: "w-secondary",
+        expectation: Expectation::Sometimes,
+        description: "state L: a redirtied page became a secondary request",
+    },
+    PropertyDef {
+        name: "w-split",
+        expectation: Expectation::Sometimes,
+        description: "state C: one folio's blocks in two WRITEs in flight at once",
+    },
 ];
-
-/// An always-true property. Stateright's DFS stops once every property has
-/// a discovery (HasDiscoveries::All) and does not expand a state in which
-/// every property already has its discovery (checker/dfs.rs, 0.31.0).
-/// With one property that never fails, neither can happen, so every run is
-/// exhaustive and `unique_state_count` is the same for every variant.
-pub const EXPLORE_ALL: &str = "_explore-all";
-
-pub fn index_of(name: &str) -> Option<usize> {
-    PROPERTY_NAMES.iter().position(|(n, _, _)| *n == name)
-}
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
     // (first, n, sent, ending)
@@ -249,9 +238,9 @@ pub fn w_split(m: &FuseModel, s: &State) -> bool {
 
 type Cond = fn(&FuseModel, &State) -> bool;
 
-/// Conditions in `PROPERTY_NAMES` order (without `EXPLORE_ALL`): for an
+/// Conditions in `PROPERTIES` order: for an
 /// always-property, "holds"; for a witness, "reached here".
-pub const CONDITIONS: [Cond; PROPERTY_NAMES.len()] = [
+pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     a1,
     |_, s| s.viol & VIOL_A2 == 0,
     a3,
@@ -280,38 +269,8 @@ pub const CONDITIONS: [Cond; PROPERTY_NAMES.len()] = [
 /// Does the state violate (always) or witness (sometimes) property `i`?
 pub fn hit(i: usize, m: &FuseModel, s: &State) -> bool {
     let c = CONDITIONS[i](m, s);
-    match PROPERTY_NAMES[i].1 {
+    match PROPERTIES[i].expectation {
         Expectation::Sometimes => c,
         _ => !c,
     }
 }
-
-/// The properties as Stateright sees them (Explorer, plain checkers).
-pub fn properties() -> Vec<Property<FuseModel>> {
-    let mut v: Vec<Property<FuseModel>> = PROPERTY_NAMES
-        .iter()
-        .zip(CONDITIONS.iter())
-        .map(|((name, exp, _), c)| match exp {
-            Expectation::Sometimes => Property::sometimes(name, *c),
-            _ => Property::always(name, *c),
-        })
-        .collect();
-    v.push(Property::<FuseModel>::always(EXPLORE_ALL, |_, _| true));
-    v
-}
-
-/// For `wbspec check`: one property that evaluates every condition on
-/// each visited state and counts violations and witnesses in the model's
-/// tally. It always holds, so the DFS explores everything (see
-/// `EXPLORE_ALL`), and Stateright keeps one discovery slot instead of 21
-/// (its per-state, per-property bookkeeping dominated the run time).
-pub fn tally_properties() -> Vec<Property<FuseModel>> {
-    vec![Property::<FuseModel>::always(TALLY, |m, s| {
-        for i in 0..CONDITIONS.len() {
-            m.count(i, hit(i, m, s));
-        }
-        true
-    })]
-}
-
-pub const TALLY: &str = "_tally";

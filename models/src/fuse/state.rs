@@ -5,7 +5,11 @@
 //! time). Ghost fields (used only by properties) are marked as such.
 
 use super::config::{MAX_PAGES, MAX_TASKS, MAX_WORKERS};
-use crate::bounded::Bounded;
+use crate::common::bounded::Bounded;
+pub use crate::common::history::*;
+pub use crate::common::page::*;
+use crate::common::rwsem::Rwsem;
+pub use crate::common::NONE;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -19,58 +23,12 @@ pub const FUSE_NOWRITE: i8 = -64;
 pub const MAX_QUEUE: usize = 12;
 /// Capacity of the secondary-request lists (state L): one per page.
 pub const MAX_AUX: usize = 4;
-/// "no value" in u8 ghost slots.
-pub const NONE: u8 = 0xFF;
 /// Version of never-written (zero) data.
 pub const V_ZERO: u8 = 0;
 /// Version of the file's data at the start.
 pub const V_INIT: u8 = 1;
 /// Version of data dirtied before the workload began (`Config::dirty`).
 pub const V_PREDIRTY: u8 = 15;
-
-// Page flag bits.
-pub const PG_PRESENT: u8 = 1; // folio in the page cache
-pub const PG_UPTODATE: u8 = 2; // PG_uptodate
-pub const PG_DIRTY: u8 = 4; // PG_dirty
-pub const PG_WRITEBACK: u8 = 8; // PG_writeback
-pub const PG_LOCKED: u8 = 16; // PG_locked
-pub const PG_TOWRITE: u8 = 32; // PAGECACHE_TAG_TOWRITE (WB_SYNC_ALL tagging)
-
-/// One page-cache folio (order 0: released kernels use order-0 folios for
-/// FUSE regular files, kernel-fuse-protocol.md §0.1).
-#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Page {
-    pub flags: u8,
-    /// Version of the data the folio holds (meaningful when uptodate).
-    pub ver: u8,
-    /// On a folio's first block: writeback ranges still pending (iomap's
-    /// write_bytes_pending, counted in ranges); PG_writeback ends at 0.
-    pub pend: u8,
-}
-
-impl Page {
-    pub fn has(&self, f: u8) -> bool {
-        self.flags & f != 0
-    }
-    pub fn set(&mut self, f: u8) {
-        self.flags |= f;
-    }
-    pub fn clear(&mut self, f: u8) {
-        self.flags &= !f;
-    }
-    pub fn present(&self) -> bool {
-        self.has(PG_PRESENT)
-    }
-    pub fn dirty(&self) -> bool {
-        self.has(PG_DIRTY)
-    }
-    pub fn wb(&self) -> bool {
-        self.has(PG_WRITEBACK)
-    }
-    pub fn locked(&self) -> bool {
-        self.has(PG_LOCKED)
-    }
-}
 
 /// A request on /dev/fuse. `task` names the kernel task waiting for the
 /// reply (synchronous requests); writeback WRITEs are background requests
@@ -328,10 +286,8 @@ pub struct State {
     pub writectr: i8,
     /// fi->queued_writes (FIFO).
     pub queued: Bounded<Wpa, MAX_QUEUE>,
-    /// i_rwsem: exclusive holder (task index) or NONE.
-    pub rwsem_owner: u8,
-    /// i_rwsem: shared holders.
-    pub rwsem_readers: u8,
+    /// inode->i_rwsem.
+    pub rwsem: Rwsem,
     // ---- page cache
     pub pages: [Page; MAX_PAGES],
     // ---- kernel tasks
@@ -375,51 +331,6 @@ pub struct State {
     pub ev: Event,
 }
 
-// ---- history helpers (ghost)
-
-/// Appends `v` to a history.
-pub fn hist_push(h: u64, v: u8) -> u64 {
-    let len = hist_len(h);
-    debug_assert!(len < 16);
-    h | ((v as u64 & 0xF) << (4 * len))
-}
-
-/// Number of slots used. Slot 0 always exists (initial data); later slots
-/// are never version 0, so the first zero nibble after slot 0 ends it.
-pub fn hist_len(h: u64) -> usize {
-    let mut n = 1;
-    while n < 16 && (h >> (4 * n)) & 0xF != 0 {
-        n += 1;
-    }
-    n
-}
-
-/// Position of version `v` in the history, if present.
-pub fn hist_pos(h: u64, v: u8) -> Option<usize> {
-    (0..hist_len(h)).find(|&i| ((h >> (4 * i)) & 0xF) as u8 == v)
-}
-
-/// The current (last) version.
-pub fn hist_cur(h: u64) -> u8 {
-    ((h >> (4 * (hist_len(h) - 1))) & 0xF) as u8
-}
-
-pub fn hist_list(h: u64) -> Vec<u8> {
-    (0..hist_len(h))
-        .map(|i| ((h >> (4 * i)) & 0xF) as u8)
-        .collect()
-}
-
-/// Is version `a` older than version `b` on this page? Unknown versions
-/// count as oldest.
-pub fn hist_older(h: u64, a: u8, b: u8) -> bool {
-    match (hist_pos(h, a), hist_pos(h, b)) {
-        (Some(x), Some(y)) => x < y,
-        (None, Some(_)) => true,
-        _ => false,
-    }
-}
-
 impl State {
     pub fn page_str(&self, p: usize) -> String {
         let pg = &self.pages[p];
@@ -453,13 +364,7 @@ impl fmt::Debug for State {
         } else {
             format!("{}", self.writectr)
         };
-        let rw = if self.rwsem_owner != NONE {
-            format!("excl T{}", self.rwsem_owner)
-        } else if self.rwsem_readers > 0 {
-            format!("shared x{}", self.rwsem_readers)
-        } else {
-            "free".into()
-        };
+        let rw = self.rwsem.describe();
         writeln!(
             f,
             "inode: i_size={}p{} writectr={} i_rwsem={} queued_writes=[{}]",

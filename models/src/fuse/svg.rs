@@ -6,7 +6,7 @@
 //! Self-contained SVG (no scripts, no external references), a few KB.
 
 use super::model::{Actor, FuseModel};
-use super::properties::{hit, PROPERTY_NAMES};
+use super::properties::{hit, PROPERTIES};
 use super::state::{State, Worker, NONE};
 use super::Action;
 use std::fmt::Write;
@@ -164,11 +164,11 @@ pub fn sequence_svg(m: &FuseModel, states: &[State], actions: &[Action]) -> Stri
     }
     // which always-properties the last state violates
     if let Some(last) = states.get(n) {
-        let bad: Vec<&str> = PROPERTY_NAMES
+        let bad: Vec<&str> = PROPERTIES
             .iter()
             .enumerate()
-            .filter(|(i, (_, e, _))| *e == stateright::Expectation::Always && hit(*i, m, last))
-            .map(|(_, (name, _, _))| *name)
+            .filter(|(i, p)| p.expectation == stateright::Expectation::Always && hit(*i, m, last))
+            .map(|(_, p)| p.name)
             .collect();
         let text = if bad.is_empty() {
             "red: task blocked; grey: request queued or being handled".to_string()

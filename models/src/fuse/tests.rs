@@ -3,8 +3,8 @@
 
 use super::config::*;
 use super::model::*;
-use super::program::Step;
 use super::state::*;
+use super::step::Step;
 
 fn cfg(pages: u8, tasks: &[&str]) -> Config {
     Config {
@@ -262,7 +262,7 @@ fn nested_set_nowrite_is_a_bug() {
     let m = model(cfg(1, &["truncate 0", "fsync"]));
     let mut s = m.initial();
     s.writectr = FUSE_NOWRITE;
-    s.rwsem_owner = NONE;
+    s.rwsem = Default::default();
     s.tasks[1].pc = 4; // fsync at SetNowrite
     let s = run(&m, &s, T1, Step::SetNowrite);
     assert_ne!(s.viol & VIOL_BUG, 0);

@@ -1,0 +1,421 @@
+//! Trace conformance (trace validation, Cirstea, Kuppe, Loillier and Merz
+//! 2024): is a trace recorded from the real kernel a behaviour of the wbspec
+//! FUSE model?
+//!
+//! Two parts:
+//! 1. [`translate`] (translate.rs) maps a recorded trace onto the model: a model [`Config`]
+//!    (kernel state, pages, daemon threads, `max_pages`, one `TaskSpec` per
+//!    modelled syscall) and the sequence of model-observable events ([`Obs`]):
+//!    syscall issued / returned (marks), request read by the server, reply
+//!    written. Requests and syscalls the model does not have are dropped by
+//!    explicit, listed rules ([`FILTERED_OPS`], [`FILTERED_SYSCALLS`]); traces
+//!    the model cannot express are reported as not modelled, with the reason.
+//! 2. [`check`] (search.rs) searches the model for a behaviour producing exactly that
+//!    observation sequence: the set of model states consistent with the prefix
+//!    is kept; steps that are not observable (kernel task steps of started
+//!    tasks, `fuse_writepage_end`) are free; the daemon's reads and replies
+//!    must match the next observed event. The result is `conforms`, the first
+//!    event the model cannot produce (with the states still possible), or
+//!    `inconclusive` if the state bound is hit.
+//!
+//! docs/conformance.md explains the mapping and its abstractions.
+use std::collections::BTreeMap;
+use std::fmt;
+
+use wbspec_models::fuse::Config;
+
+use crate::trace::Event;
+
+const PG: u64 = 4096;
+/// Model limits (models/src/fuse/config.rs).
+const MODEL_PAGES: usize = wbspec_models::fuse::config::MAX_PAGES;
+const MODEL_WORKERS: usize = wbspec_models::fuse::config::MAX_WORKERS;
+const MODEL_TASKS: usize = wbspec_models::fuse::config::MAX_TASKS;
+/// Default bound on model states explored per trace.
+pub const DEFAULT_BOUND: usize = 2_000_000;
+
+/// Requests the model does not have, dropped with their replies.
+pub const FILTERED_OPS: &[(&str, &str)] = &[
+    (
+        "LOOKUP",
+        "name lookup: the model has one inode and no directory",
+    ),
+    (
+        "CREATE",
+        "file creation by the first open() (setup; init_size 0); a CREATE elsewhere is not modelled",
+    ),
+    (
+        "RELEASE",
+        "sent after close() returned; fuse_release is not modelled",
+    ),
+    (
+        "GETXATTR",
+        "security.capability lookup of file_remove_privs on the first write",
+    ),
+    ("GETATTR", "attributes other than size are not modelled"),
+    ("FORGET", "inode lifetime is not modelled"),
+    ("ACCESS", "permissions are not modelled"),
+    ("STATFS", "not modelled"),
+    ("READDIR", "not modelled"),
+    ("OPENDIR", "not modelled"),
+    ("RELEASEDIR", "not modelled"),
+    ("UNLINK", "not modelled"),
+    ("FALLOCATE", "not modelled"),
+    (
+        "SETATTR(times)",
+        "a SETATTR without a size (cmtime flush of fsync/close/writeback)",
+    ),
+    (
+        "READ in a cached pread",
+        "page-cache fill of a buffered read; the model has no buffered-read task",
+    ),
+];
+
+/// Syscalls that have no model task and no effect the model tracks.
+pub const FILTERED_SYSCALLS: &[(&str, &str)] = &[
+    ("open (setup)", "the scenario's first open, which creates the file (LOOKUP, CREATE): every trace starts from a new empty file; later opens are open tasks"),
+    ("mmap", "sets up the mapping only; the store is the modelled event"),
+    ("munmap", "no request (the pages stay in the page cache)"),
+    ("msync_async", "msync(MS_ASYNC) is a no-op"),
+    ("stat", "a LOOKUP of another name (used to stall the server)"),
+    ("pread (cached fd)", "buffered read: fills clean pages only; its READs are dropped"),
+];
+
+// ---------------------------------------------------------------- observations
+
+/// A model request as observed at the server (model pages).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pat {
+    /// WRITE with FUSE_WRITE_CACHE; `payload[i]` = allowed versions of page first+i.
+    CacheWrite {
+        first: u8,
+        n: u8,
+        payload: Vec<Vec<u8>>,
+    },
+    /// WRITE without FUSE_WRITE_CACHE (direct).
+    DirectWrite {
+        first: u8,
+        n: u8,
+        payload: Vec<Vec<u8>>,
+    },
+    /// WRITE without FUSE_WRITE_CACHE of a write(2) on a mount without
+    /// writeback_cache (fuse_perform_write).
+    ThroughWrite {
+        first: u8,
+        n: u8,
+        payload: Vec<Vec<u8>>,
+    },
+    Read {
+        first: u8,
+        n: u8,
+    },
+    Setattr {
+        size: u8,
+    },
+    Fsync,
+    Flush,
+    /// OPEN of open task `task`; `trunc`: O_TRUNC in its flags (sent only
+    /// with atomic_o_trunc).
+    Open {
+        task: u8,
+        trunc: bool,
+    },
+}
+
+impl fmt::Display for Pat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pr = |a: u8, n: u8| {
+            if n == 1 {
+                format!("p{a}")
+            } else {
+                format!("p{}-{}", a, a + n - 1)
+            }
+        };
+        let pl = |p: &Vec<Vec<u8>>| {
+            p.iter()
+                .map(|v| {
+                    v.iter()
+                        .map(|x| format!("v{x}"))
+                        .collect::<Vec<_>>()
+                        .join("|")
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        match self {
+            Pat::CacheWrite { first, n, payload } => {
+                write!(
+                    f,
+                    "WRITE[CACHE]({}) payload [{}]",
+                    pr(*first, *n),
+                    pl(payload)
+                )
+            }
+            Pat::DirectWrite { first, n, payload } => {
+                write!(
+                    f,
+                    "WRITE[direct]({}) payload [{}]",
+                    pr(*first, *n),
+                    pl(payload)
+                )
+            }
+            Pat::ThroughWrite { first, n, payload } => {
+                write!(
+                    f,
+                    "WRITE[through]({}) payload [{}]",
+                    pr(*first, *n),
+                    pl(payload)
+                )
+            }
+            Pat::Read { first, n } => write!(f, "READ({})", pr(*first, *n)),
+            Pat::Setattr { size } => write!(f, "SETATTR(size={size}p)"),
+            Pat::Fsync => write!(f, "FSYNC"),
+            Pat::Flush => write!(f, "FLUSH"),
+            Pat::Open { task, trunc } => {
+                write!(f, "OPEN({}T{task})", if *trunc { "O_TRUNC " } else { "" })
+            }
+        }
+    }
+}
+
+/// One model-observable event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Obs {
+    /// Model task `t` may start (its syscall was issued).
+    Call(usize),
+    /// Model task `t` has returned.
+    Ret(usize),
+    /// The daemon read this request from /dev/fuse.
+    Read(Pat),
+    /// The daemon replied to this request; for a READ, the allowed data
+    /// versions of the pages returned (server content at reply time).
+    Reply(Pat, Vec<(u8, Vec<u8>)>),
+}
+
+/// An observation with where it came from.
+#[derive(Clone, Debug)]
+pub struct ObsAt {
+    pub obs: Obs,
+    /// Trace `seq` of the event (0 for implicit events).
+    pub seq: u64,
+    /// Short description of the trace event.
+    pub what: String,
+}
+
+/// The result of mapping a trace onto the model.
+#[derive(Clone, Debug)]
+pub struct Mapping {
+    pub scenario: String,
+    pub cfg: Config,
+    pub obs: Vec<ObsAt>,
+    /// Model page i = real 4 KiB pages regions[i].0 .. regions[i].1.
+    pub regions: Vec<(u64, u64)>,
+    /// Model task index -> "T1 ftruncate fd=6 4096".
+    pub task_labels: Vec<String>,
+    /// (page, tag string) -> versions; printed in reports and docs.
+    pub letters: BTreeMap<(u8, String), Vec<u8>>,
+    /// How many trace events each filter rule dropped.
+    pub filtered: BTreeMap<String, usize>,
+    /// Where the checked prefix ends, and why the rest is not modelled
+    /// (a write-through write(2) the kernel split into several WRITEs).
+    pub cut: Option<String>,
+}
+
+#[derive(Debug)]
+pub enum Translation {
+    Modelled(Box<Mapping>),
+    NotModelled(String),
+}
+
+mod search;
+mod translate;
+
+pub use search::{check, Verdict};
+pub use translate::translate;
+
+/// Translate and check one trace: the `model=...` word of a Conform line.
+pub fn conform_trace(
+    events: &[Event],
+    scenario: Option<&str>,
+) -> Result<(String, bool, Option<String>), String> {
+    match translate(events, scenario)? {
+        Translation::NotModelled(why) => Ok((format!("not-modelled ({why})"), true, None)),
+        Translation::Modelled(m) => {
+            let v = check(&m, DEFAULT_BOUND);
+            let ok = matches!(v, Verdict::Conforms { .. });
+            // A prefix that conforms is not a conforming trace: say where it
+            // was cut.
+            let word = match (&v, &m.cut) {
+                (Verdict::Conforms { .. }, Some(c)) => {
+                    format!("conforms-to-cut (not modelled from {c})")
+                }
+                _ => v.short(),
+            };
+            let detail = match &v {
+                Verdict::Conforms { explored, .. } => format!(
+                    "{}\n{}\n  {explored} model states explored",
+                    v.short(),
+                    m.summary()
+                ),
+                _ => v.report(&m),
+            };
+            Ok((word, ok, Some(detail)))
+        }
+    }
+}
+
+// ---------------------------------------------------------------- CLI
+
+const USAGE: &str = "usage: conform [SCENARIO...] [--keep-traces DIR] [--verbose]\n       conform --trace FILE [--scenario NAME] [--verbose]";
+
+/// `conform [SCENARIO…] [--keep-traces DIR]` and `conform --trace FILE
+/// [--scenario NAME]` (args after the subcommand). Prints one line per
+/// scenario; returns 0 all good, 1 a kernel outcome failed or a trace does not
+/// conform (or is inconclusive), 2 usage or input error.
+pub fn conform_main(args: &[String]) -> i32 {
+    let mut names = vec![];
+    let mut keep: Option<std::path::PathBuf> = None;
+    let mut trace: Option<std::path::PathBuf> = None;
+    let mut scen: Option<String> = None;
+    let mut verbose = false;
+    let mut it = args.iter();
+    let err = |m: &str| {
+        eprintln!("conform: {m} (try --help)");
+        2
+    };
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--keep-traces" => match it.next() {
+                Some(d) => keep = Some(d.into()),
+                None => return err("--keep-traces needs DIR"),
+            },
+            "--trace" => match it.next() {
+                Some(f) => trace = Some(f.into()),
+                None => return err("--trace needs FILE"),
+            },
+            "--scenario" => match it.next() {
+                Some(s) => scen = Some(s.clone()),
+                None => return err("--scenario needs NAME"),
+            },
+            "--verbose" | "-v" => verbose = true,
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return 0;
+            }
+            s if s.starts_with('-') => return err(&format!("unknown option {s}")),
+            s => {
+                if !crate::scenarios::all().iter().any(|x| x.name == s) {
+                    return err(&format!("unknown scenario {s} (see `wbspec-harness list`)"));
+                }
+                names.push(s.to_string());
+            }
+        }
+    }
+    if let Some(f) = trace {
+        if !names.is_empty() || keep.is_some() {
+            return err("--trace takes no scenario names and no --keep-traces");
+        }
+        let text = match std::fs::read_to_string(&f) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("conform: read {}: {e}", f.display());
+                return 2;
+            }
+        };
+        let events = match crate::trace::parse_trace(&text) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("conform: {}: {e}", f.display());
+                return 2;
+            }
+        };
+        let name = scen
+            .clone()
+            .or_else(|| events.first().and_then(|h| h.scenario.clone()))
+            .unwrap_or_else(|| f.display().to_string());
+        return match conform_trace(&events, scen.as_deref()) {
+            Ok((word, ok, detail)) => {
+                println!("Conform {name} kernel=n/a model={word}");
+                if let Some(d) = detail.filter(|_| verbose || !ok) {
+                    println!("{}", d.lines().skip(1).collect::<Vec<_>>().join("\n"));
+                }
+                if ok {
+                    0
+                } else {
+                    1
+                }
+            }
+            Err(e) => {
+                eprintln!("conform: {}: {e}", f.display());
+                2
+            }
+        };
+    }
+    if scen.is_some() {
+        return err("--scenario only goes with --trace");
+    }
+    if let Some(why) = crate::runner::cannot_run() {
+        println!("Conform skipped: {why}");
+        return 0;
+    }
+    let recorder = std::env::var_os("WBSPEC_FUSE_RECORDER")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .map(|e| e.with_file_name("fuse-recorder"))
+        });
+    let recorder = match recorder.filter(|r| r.exists()) {
+        Some(r) => r,
+        None => {
+            eprintln!("conform: fuse-recorder not found next to this binary (build it: cargo build --release -p wbspec-harness, or set WBSPEC_FUSE_RECORDER)");
+            return 2;
+        }
+    };
+    let mut opts = crate::runner::RunOptions::new(recorder);
+    opts.keep_traces = keep;
+    let mut bad = 0;
+    let (mut conf, mut part, mut notm) = (0, 0, 0);
+    crate::runner::run_suite(&names, &opts, |o| {
+        if o.outcome == "skipped" {
+            println!(
+                "Conform {} skipped: {}",
+                o.name,
+                o.detail.as_deref().unwrap_or("")
+            );
+            return;
+        }
+        let kernel = if o.outcome == "pass" {
+            "pass".to_string()
+        } else {
+            bad += 1;
+            format!("FAIL({})", o.failed_check.as_deref().unwrap_or("?"))
+        };
+        let (word, ok, detail) = match conform_trace(&o.trace, Some(&o.name)) {
+            Ok(x) => x,
+            Err(e) => (format!("ERROR ({e})"), false, None),
+        };
+        if !ok {
+            bad += 1;
+        } else if word.starts_with("conforms-to-cut") {
+            part += 1;
+        } else if word.starts_with("conforms") {
+            conf += 1;
+        } else {
+            notm += 1;
+        }
+        println!("Conform {} kernel={kernel} model={word}", o.name);
+        if let Some(d) = detail.filter(|_| verbose || !ok) {
+            println!("{}", d.lines().skip(1).collect::<Vec<_>>().join("\n"));
+        }
+    });
+    println!("{conf} conform, {part} conform up to a cut, {notm} not modelled, {bad} failed");
+    if bad > 0 {
+        1
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests;

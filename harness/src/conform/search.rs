@@ -1,0 +1,376 @@
+//! The constrained search: is there a behaviour of the model that produces
+//! exactly the observed event sequence?
+
+use super::*;
+use std::collections::{HashSet, VecDeque};
+
+use wbspec_models::fuse::state::{Req, Worker, NONE};
+use wbspec_models::fuse::{Action, Actor, FuseModel, State, Step};
+
+/// A search node: a model state plus which tasks have been issued.
+type Node = (State, u16);
+
+#[derive(Debug, Clone)]
+pub enum Verdict {
+    Conforms {
+        events: usize,
+        explored: usize,
+    },
+    Violation {
+        /// Index into `Mapping::obs` (== obs.len() for "cannot finish").
+        index: usize,
+        what: String,
+        expected: String,
+        /// Model states still possible just before the event.
+        states: Vec<String>,
+        possible: usize,
+        /// Observable events the model could produce instead.
+        instead: Vec<String>,
+    },
+    Inconclusive {
+        index: usize,
+        explored: usize,
+    },
+}
+
+impl Verdict {
+    pub fn short(&self) -> String {
+        match self {
+            Verdict::Conforms { .. } => "conforms".into(),
+            Verdict::Violation {
+                index,
+                what,
+                expected,
+                ..
+            } => {
+                format!("VIOLATION at event {index} ({what}): the model cannot produce {expected}")
+            }
+            Verdict::Inconclusive { index, explored } => {
+                format!("inconclusive (state bound hit at event {index} after {explored} states)")
+            }
+        }
+    }
+
+    /// Multi-line report with the possible model states.
+    pub fn report(&self, m: &Mapping) -> String {
+        let mut s = self.short();
+        if let Verdict::Violation {
+            states,
+            possible,
+            instead,
+            ..
+        } = self
+        {
+            s += "\n";
+            s += &m.summary();
+            s += &format!(
+                "\n  the model could instead: {}",
+                if instead.is_empty() {
+                    "nothing observable".into()
+                } else {
+                    instead.join("; ")
+                }
+            );
+            s += &format!(
+                "\n  {possible} model states possible before it; {} of them:",
+                states.len()
+            );
+            for st in states {
+                for l in st.lines() {
+                    s += &format!("\n    {l}");
+                }
+                s += "\n    --";
+            }
+        }
+        s
+    }
+}
+
+fn payload_ok(want: &[Vec<u8>], first: u8, got: &[u8]) -> bool {
+    want.iter()
+        .enumerate()
+        .all(|(i, w)| w.contains(&got[first as usize + i]))
+}
+
+/// Does a request (with the payload the daemon copied) match a pattern?
+fn matches(p: &Pat, req: &Req, payload: &[u8]) -> bool {
+    match (p, *req) {
+        (
+            Pat::CacheWrite {
+                first,
+                n,
+                payload: w,
+            },
+            Req::CacheWrite { first: f, sent, .. },
+        ) => *first == f && *n == sent && payload_ok(w, f, payload),
+        (
+            Pat::DirectWrite {
+                first,
+                n,
+                payload: w,
+            },
+            Req::DirectWrite { first: f, n: m, .. },
+        ) => *first == f && *n == m && payload_ok(w, f, payload),
+        (
+            Pat::ThroughWrite {
+                first,
+                n,
+                payload: w,
+            },
+            Req::ThroughWrite { first: f, n: m, .. },
+        ) => *first == f && *n == m && payload_ok(w, f, payload),
+        (Pat::Read { first, n }, Req::Read { first: f, n: m, .. }) => *first == f && *n == m,
+        (Pat::Setattr { size }, Req::Setattr { size: s, .. }) => *size == s,
+        (Pat::Fsync, Req::Fsync { .. }) => true,
+        (Pat::Flush, Req::Flush { .. }) => true,
+        (Pat::Open { task, trunc }, Req::Open { task: t, trunc: tr }) => *task == t && *trunc == tr,
+        _ => false,
+    }
+}
+
+fn free_steps(model: &FuseModel, n: &Node, out: &mut Vec<Node>) {
+    let mut acts = vec![];
+    model.enabled(&n.0, &mut acts);
+    for a in acts {
+        let free = match a.actor {
+            Actor::Task(t) => n.1 & (1 << t) != 0,
+            Actor::Daemon(_) => a.step == Step::WritepageEnd,
+        };
+        if free {
+            if let Some(s) = model.step(&n.0, a) {
+                out.push((s, n.1));
+            }
+        }
+    }
+}
+
+/// Observable successors of `n` matching `o` (Read / Reply only).
+fn observe(model: &FuseModel, n: &Node, o: &Obs, out: &mut Vec<Node>) {
+    let nw = model.cfg.daemon_threads as usize;
+    match o {
+        Obs::Read(p) => {
+            for w in 0..nw {
+                let a = Action {
+                    actor: Actor::Daemon(w as u8),
+                    step: Step::DaemonRead,
+                };
+                if let Some(s) = model.step(&n.0, a) {
+                    if let Worker::Busy { req, payload } = s.workers[w] {
+                        if matches(p, &req, &payload) {
+                            out.push((s, n.1));
+                        }
+                    }
+                }
+            }
+        }
+        Obs::Reply(p, data) => {
+            for w in 0..nw {
+                if let Worker::Busy { req, payload } = n.0.workers[w] {
+                    if !matches(p, &req, &payload) {
+                        continue;
+                    }
+                    let srv_ok = data.iter().all(|(pg, allowed)| {
+                        *pg < n.0.srv_size && allowed.contains(&n.0.srv[*pg as usize])
+                    });
+                    if !srv_ok {
+                        continue;
+                    }
+                    let a = Action {
+                        actor: Actor::Daemon(w as u8),
+                        step: Step::DaemonReply,
+                    };
+                    if let Some(s) = model.step(&n.0, a) {
+                        out.push((s, n.1));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What observable events a node offers (for reports).
+fn offers(model: &FuseModel, n: &Node, out: &mut Vec<String>) {
+    let nw = model.cfg.daemon_threads as usize;
+    for w in 0..nw {
+        let a = Action {
+            actor: Actor::Daemon(w as u8),
+            step: Step::DaemonRead,
+        };
+        if let Some(s) = model.step(&n.0, a) {
+            if let Worker::Busy { req, payload } = s.workers[w] {
+                out.push(format!("read {req}{}", show_payload(&req, &payload)));
+            }
+        }
+        if let Worker::Busy { req, .. } = n.0.workers[w] {
+            out.push(format!("reply to {req}"));
+        }
+    }
+}
+
+fn show_payload(req: &Req, payload: &[u8]) -> String {
+    match *req {
+        Req::CacheWrite { first, sent: n, .. }
+        | Req::DirectWrite { first, n, .. }
+        | Req::ThroughWrite { first, n, .. } => format!(
+            " payload [{}]",
+            (first..first + n)
+                .map(|p| match payload[p as usize] {
+                    NONE => "-".to_string(),
+                    v => format!("v{v}"),
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        _ => String::new(),
+    }
+}
+
+fn closure(
+    model: &FuseModel,
+    start: Vec<Node>,
+    explored: &mut usize,
+    bound: usize,
+) -> Option<Vec<Node>> {
+    let mut seen: HashSet<Node> = HashSet::new();
+    let mut q: VecDeque<Node> = VecDeque::new();
+    for n in start {
+        if seen.insert(n) {
+            q.push_back(n);
+        }
+    }
+    let mut all = vec![];
+    let mut buf = vec![];
+    while let Some(n) = q.pop_front() {
+        *explored += 1;
+        if *explored > bound {
+            return None;
+        }
+        buf.clear();
+        free_steps(model, &n, &mut buf);
+        for m in buf.drain(..) {
+            if seen.insert(m) {
+                q.push_back(m);
+            }
+        }
+        all.push(n);
+    }
+    Some(all)
+}
+
+fn describe(m: &Mapping, o: &Obs) -> String {
+    match o {
+        Obs::Call(t) => format!("the start of T{t} {}", m.cfg.tasks[*t]),
+        Obs::Ret(t) => format!("the return of T{t} {}", m.cfg.tasks[*t]),
+        Obs::Read(p) => format!("a daemon read of {p}"),
+        Obs::Reply(p, d) if d.is_empty() => format!("a reply to {p}"),
+        Obs::Reply(p, d) => format!(
+            "a reply to {p} returning [{}]",
+            d.iter()
+                .map(|(pg, v)| format!(
+                    "p{pg}:{}",
+                    v.iter()
+                        .map(|x| format!("v{x}"))
+                        .collect::<Vec<_>>()
+                        .join("|")
+                ))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    }
+}
+
+fn violation(
+    model: &FuseModel,
+    m: &Mapping,
+    index: usize,
+    what: String,
+    expected: String,
+    cl: &[Node],
+) -> Verdict {
+    let mut instead = vec![];
+    for n in cl {
+        offers(model, n, &mut instead);
+    }
+    instead.sort();
+    instead.dedup();
+    instead.truncate(8);
+    let states = cl
+        .iter()
+        .rev()
+        .take(3)
+        .map(|n| {
+            let started: Vec<String> = (0..m.cfg.tasks.len())
+                .filter(|t| n.1 & (1 << t) != 0)
+                .map(|t| {
+                    format!(
+                        "T{t}{}",
+                        if model.task_done(&n.0, t) {
+                            "(done)"
+                        } else {
+                            ""
+                        }
+                    )
+                })
+                .collect();
+            format!("issued: {}\n{:?}", started.join(" "), n.0)
+        })
+        .collect();
+    Verdict::Violation {
+        index,
+        what,
+        expected,
+        states,
+        possible: cl.len(),
+        instead,
+    }
+}
+
+/// Search the model for a behaviour producing exactly `m.obs`.
+pub fn check(m: &Mapping, bound: usize) -> Verdict {
+    let model = FuseModel::new(m.cfg.clone()).expect("validated config");
+    let mut frontier: Vec<Node> = vec![(model.initial(), 0)];
+    let mut explored = 0usize;
+    for (i, oa) in m.obs.iter().enumerate() {
+        let Some(cl) = closure(&model, frontier, &mut explored, bound) else {
+            return Verdict::Inconclusive { index: i, explored };
+        };
+        let mut next: Vec<Node> = vec![];
+        match &oa.obs {
+            Obs::Call(t) => next.extend(cl.iter().map(|n| (n.0, n.1 | (1 << t)))),
+            Obs::Ret(t) => next.extend(cl.iter().filter(|n| model.task_done(&n.0, *t)).copied()),
+            o => {
+                for n in &cl {
+                    observe(&model, n, o, &mut next);
+                }
+            }
+        }
+        if next.is_empty() {
+            return violation(&model, m, i, oa.what.clone(), describe(m, &oa.obs), &cl);
+        }
+        let mut seen = HashSet::new();
+        next.retain(|n| seen.insert(*n));
+        frontier = next;
+    }
+    let Some(cl) = closure(&model, frontier, &mut explored, bound) else {
+        return Verdict::Inconclusive {
+            index: m.obs.len(),
+            explored,
+        };
+    };
+    if cl.iter().any(|n| model.all_finished(&n.0)) {
+        Verdict::Conforms {
+            events: m.obs.len(),
+            explored,
+        }
+    } else {
+        violation(
+            &model,
+            m,
+            m.obs.len(),
+            "end of trace".into(),
+            "a finished state (all tasks returned, nothing queued or in flight) without further observable events".into(),
+            &cl,
+        )
+    }
+}

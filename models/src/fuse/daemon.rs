@@ -1,0 +1,243 @@
+//! The FUSE daemon: worker threads read requests from /dev/fuse, apply them
+//! to the server's file and reply; a writeback WRITE's reply runs
+//! fuse_writepage_end in the replying thread.
+
+use super::config::{TaskSpec, MAX_PAGES};
+use super::model::{pages_mask, version_of, FuseModel};
+use super::state::*;
+use super::step::Step;
+
+impl FuseModel {
+    // ------------------------------------------------------------------
+    // Daemon
+
+    /// The worker that reads next: the lowest-numbered idle one (workers
+    /// are interchangeable, so this loses no behaviour).
+    pub(super) fn reader(s: &State, nw: usize) -> Option<usize> {
+        (0..nw).find(|&w| matches!(s.workers[w], Worker::Idle))
+    }
+
+    pub fn exec_daemon(&self, s0: &State, w: usize, step: Step) -> Option<State> {
+        let mut s = *s0;
+        s.ev = Event::None;
+        match step {
+            Step::DaemonRead => {
+                if s.fuse_q.is_empty()
+                    || Self::reader(&s, self.cfg.daemon_threads as usize) != Some(w)
+                {
+                    return None;
+                }
+                let req = s.fuse_q.remove(0);
+                let mut payload = [NONE; MAX_PAGES];
+                match req {
+                    Req::CacheWrite { first, sent, .. } => {
+                        // fuse_dev_do_read copies the folios now (c2)
+                        for p in pages_mask(first, sent) {
+                            // T: the folio itself, copied now (c2);
+                            // L: the temp page copied at writeback time
+                            payload[p] = if self.cfg.variant.temp_pages {
+                                s.tmp[p]
+                            } else {
+                                s.pages[p].ver
+                            };
+                            // a2: data older than a truncation already
+                            // applied on the server must not reach it
+                            for (ti, spec) in self.cfg.tasks.iter().enumerate() {
+                                if let TaskSpec::Truncate { .. }
+                                | TaskSpec::Open { trunc: true, .. } = spec
+                                {
+                                    let vt = version_of(ti);
+                                    if hist_pos(s.hist[p], vt).is_some()
+                                        && hist_older(s.hist[p], payload[p], vt)
+                                    {
+                                        s.viol |= VIOL_A2;
+                                    }
+                                }
+                            }
+                            if s.wrote_once & (1 << p) != 0 {
+                                s.ev = Event::SecondWriteSent;
+                            }
+                        }
+                    }
+                    Req::DirectWrite { task, first, n } => {
+                        for p in pages_mask(first, n) {
+                            payload[p] = version_of(task as usize);
+                        }
+                    }
+                    Req::ThroughWrite { first, n, .. } => {
+                        // fuse_copy_args copies the folios now
+                        for p in pages_mask(first, n) {
+                            payload[p] = s.pages[p].ver;
+                        }
+                    }
+                    _ => {}
+                }
+                s.workers[w] = Worker::Busy { req, payload };
+                Some(s)
+            }
+            Step::DaemonReply => {
+                let (req, payload) = match s.workers[w] {
+                    Worker::Busy { req, payload } => (req, payload),
+                    _ => return None,
+                };
+                s.workers[w] = Worker::Idle;
+                match req {
+                    Req::CacheWrite { first, n, sent } => {
+                        for p in pages_mask(first, sent) {
+                            // b2: no page-cache data written before a direct
+                            // write began lands after that direct WRITE
+                            // (data stored concurrently, e.g. by an mmap
+                            // re-dirty, is excepted: §10(b)(ii))
+                            for (ti, spec) in self.cfg.tasks.iter().enumerate() {
+                                if matches!(
+                                    spec,
+                                    TaskSpec::DioWrite { .. } | TaskSpec::OdirectWrite { .. }
+                                ) && s.tasks[ti].applied
+                                    && (first as usize..(first + sent) as usize).contains(&p)
+                                {
+                                    s.ev = Event::CacheAfterDirect;
+                                    if payload[p] != NONE
+                                        && s.tasks[ti].before[p] & (1 << payload[p]) != 0
+                                    {
+                                        s.viol |= VIOL_B2;
+                                    }
+                                }
+                            }
+                            s.srv[p] = payload[p];
+                        }
+                        s.srv_size = s.srv_size.max(first + sent);
+                        s.workers[w] = Worker::Ending { first, n };
+                    }
+                    Req::ThroughWrite { task, first, n } => {
+                        for p in pages_mask(first, n) {
+                            s.srv[p] = payload[p];
+                        }
+                        s.srv_size = s.srv_size.max(first + n);
+                        s.tasks[task as usize].reply = 0;
+                    }
+                    Req::DirectWrite { task, first, n } => {
+                        let v = version_of(task as usize);
+                        for p in pages_mask(first, n) {
+                            s.srv[p] = v;
+                            s.hist[p] = hist_push(s.hist[p], v);
+                        }
+                        s.srv_size = s.srv_size.max(first + n);
+                        s.tasks[task as usize].reply = 0;
+                        s.tasks[task as usize].applied = true;
+                    }
+                    Req::Read { task, first, n } => {
+                        let t = task as usize;
+                        match self.cfg.tasks[t] {
+                            TaskSpec::Mmap { .. }
+                            | TaskSpec::Gup { .. }
+                            | TaskSpec::Fault { .. } => {
+                                let p = first as usize;
+                                s.tasks[t].reply =
+                                    if first < s.srv_size { s.srv[p] } else { V_ZERO };
+                            }
+                            _ => {
+                                // b1: a direct read returns data no older than
+                                // the last write(2) that returned before it began
+                                for p in pages_mask(first, n) {
+                                    if p as u8 >= s.srv_size {
+                                        continue; // short read
+                                    }
+                                    let stale = s.tasks[t].before[p];
+                                    if stale != 0 {
+                                        s.ev = Event::DirectReadChecked;
+                                    }
+                                    if s.srv[p] != NONE && stale & (1 << s.srv[p]) != 0 {
+                                        s.viol |= VIOL_B1;
+                                    }
+                                }
+                                s.tasks[t].reply = 0;
+                            }
+                        }
+                    }
+                    Req::Setattr { task, size } => {
+                        let vt = version_of(task as usize);
+                        let old = s.srv_size;
+                        let (lo, hi) = if size < old {
+                            (size, self.cfg.pages)
+                        } else {
+                            (old, size)
+                        };
+                        for p in lo as usize..hi as usize {
+                            s.srv[p] = vt; // zeros, written by this truncate
+                            s.hist[p] = hist_push(s.hist[p], vt);
+                        }
+                        s.srv_size = size;
+                        s.tasks[task as usize].reply = size;
+                    }
+                    Req::Fsync { task } | Req::Flush { task } => {
+                        s.tasks[task as usize].reply = 0;
+                    }
+                    Req::Open { task, trunc } => {
+                        if trunc {
+                            // the server truncates the file to 0
+                            let v = version_of(task as usize);
+                            for p in 0..self.cfg.pages as usize {
+                                s.srv[p] = v;
+                                s.hist[p] = hist_push(s.hist[p], v);
+                            }
+                            s.srv_size = 0;
+                        }
+                        s.tasks[task as usize].reply = 0;
+                    }
+                    Req::Fallocate { task, first, n } => {
+                        // the server zeroes the range (KEEP_SIZE: pages
+                        // beyond its size stay absent)
+                        let v = version_of(task as usize);
+                        for p in pages_mask(first, n) {
+                            if (p as u8) < s.srv_size {
+                                s.srv[p] = v;
+                                s.hist[p] = hist_push(s.hist[p], v);
+                            }
+                        }
+                        s.tasks[task as usize].reply = 0;
+                    }
+                }
+                Some(s)
+            }
+            Step::WritepageEnd => {
+                let (first, n) = match s.workers[w] {
+                    Worker::Ending { first, n } => (first, n),
+                    _ => return None,
+                };
+                // fuse_writepage_end: lock fi; [L: rb_erase, send the
+                // secondaries cropped at this WRITE's end, bypassing
+                // queued_writes]; writectr--; fuse_writepage_finish (end
+                // writeback, wake); unlock
+                if self.cfg.variant.temp_pages {
+                    let crop = s.l_end[first as usize];
+                    s.workers[w] = Worker::Idle; // rb_erase
+                    let mut i = 0;
+                    while i < s.aux.len() {
+                        if s.aux[i].prim == first {
+                            let a = s.aux.remove(i);
+                            s.tmp[a.page as usize] = a.ver;
+                            self.send_writepage(
+                                &mut s,
+                                Wpa {
+                                    first: a.page,
+                                    n: 1,
+                                },
+                                crop,
+                            );
+                        } else {
+                            i += 1;
+                        }
+                    }
+                }
+                s.writectr -= 1;
+                self.writepage_finish(&mut s, first, n);
+                for p in pages_mask(first, n) {
+                    s.wrote_once |= 1 << p;
+                }
+                s.workers[w] = Worker::Idle;
+                Some(s)
+            }
+            _ => None,
+        }
+    }
+}

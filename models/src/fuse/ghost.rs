@@ -1,0 +1,76 @@
+//! Ghost state for properties: the syscall windows of writes (a3's "last
+//! written data", b2) and the obligations snapshot at syscall entry (b1, d).
+
+use super::config::TaskSpec;
+use super::model::{pages_mask, version_of, FuseModel};
+use super::state::*;
+use super::step::Step;
+
+impl FuseModel {
+    // ------------------------------------------------------------------
+    // Ghost: syscall windows of writes (a3's "last written data", b2)
+
+    /// Pages whose data task `t` may write.
+    pub(super) fn written_pages(&self, t: usize) -> std::ops::Range<usize> {
+        match self.cfg.tasks[t] {
+            TaskSpec::Truncate { .. } | TaskSpec::Open { trunc: true, .. } => {
+                0..self.cfg.pages as usize
+            }
+            spec => match spec.range() {
+                Some((first, n)) if spec.writes() => first as usize..(first + n) as usize,
+                _ => 0..0,
+            },
+        }
+    }
+
+    /// The write's syscall window opens.
+    pub(super) fn window_open(&self, s: &mut State, t: usize) {
+        for p in self.written_pages(t) {
+            s.tasks[t].before[p] = s.fin[p];
+        }
+    }
+
+    /// The write's syscall window closes: writes that ended before it
+    /// opened can no longer be the last data of the pages it wrote.
+    pub(super) fn window_close(&self, s: &mut State, t: usize) {
+        let v = version_of(t);
+        for p in self.written_pages(t) {
+            if hist_pos(s.hist[p], v).is_some() {
+                s.sup[p] |= s.tasks[t].before[p];
+                s.fin[p] |= 1 << v;
+            }
+        }
+    }
+
+    pub(super) fn op_entry(&self, s: &mut State, t: usize) -> Option<Step> {
+        let spec = self.cfg.tasks[t];
+        let _ver = version_of(t);
+        Some({
+            // Ghost snapshot of the obligations at syscall entry.
+            let snap = &mut s.tasks[t].snap;
+            match spec {
+                TaskSpec::Fsync | TaskSpec::Close => {
+                    for p in 0..self.cfg.pages as usize {
+                        let pg = &s.pages[p];
+                        if pg.present() && (pg.dirty() || pg.wb()) {
+                            snap[p] = pg.ver;
+                        }
+                    }
+                    for p in 0..self.cfg.pages as usize {
+                        s.tasks[t].before[p] = s.drops[p] as u16;
+                    }
+                }
+                TaskSpec::DioRead { first, n } | TaskSpec::OdirectRead { first, n } => {
+                    // b1: data superseded by a write that returned
+                    // before this read began must not be returned
+                    for p in pages_mask(first, n) {
+                        s.tasks[t].before[p] = s.sup[p];
+                    }
+                }
+                _ => {}
+            }
+            self.advance(s, t);
+            Step::Entry
+        })
+    }
+}

@@ -1,0 +1,137 @@
+//! Synchronous requests: a task sends a request on /dev/fuse and, after
+//! the reply, runs its caller's post-reply code (fuse_simple_request and
+//! the callers: fuse_do_setattr, fuse_open, fuse_direct_io,
+//! fuse_fsync, fuse_flush, fuse_file_fallocate).
+
+use super::config::TaskSpec;
+use super::model::FuseModel;
+use super::program::{RecvKind, SendKind};
+use super::state::*;
+use super::step::Step;
+
+impl FuseModel {
+    pub(super) fn op_send(&self, s: &mut State, t: usize, kind: SendKind) -> Option<Step> {
+        let task = s.tasks[t];
+        let spec = self.cfg.tasks[t];
+        Some({
+            let tt = t as u8;
+            let (req, step) = match (kind, spec) {
+                (SendKind::Setattr, TaskSpec::Truncate { size }) => {
+                    s.size_unstable = true;
+                    s.tasks[t].saved = s.i_size;
+                    (Req::Setattr { task: tt, size }, Step::SendSetattr)
+                }
+                (SendKind::Setattr, TaskSpec::Open { trunc: true, .. }) => {
+                    s.size_unstable = true;
+                    s.tasks[t].saved = s.i_size;
+                    (Req::Setattr { task: tt, size: 0 }, Step::SendSetattr)
+                }
+                (SendKind::Open, TaskSpec::Open { trunc, .. }) => {
+                    if task.pc == 0 {
+                        self.window_open(s, t);
+                    }
+                    s.tasks[t].saved = s.i_size;
+                    let atomic = trunc && self.cfg.atomic_o_trunc;
+                    (
+                        Req::Open {
+                            task: tt,
+                            trunc: atomic,
+                        },
+                        Step::SendOpen,
+                    )
+                }
+                (SendKind::Open, _) => unreachable!("OPEN from a non-open task"),
+                (SendKind::ThroughWrite, _) => {
+                    let (first, n) = spec.range().expect("write has a range");
+                    (
+                        Req::ThroughWrite { task: tt, first, n },
+                        Step::SendThroughWrite,
+                    )
+                }
+                (SendKind::DirectWrite, _) => {
+                    let (first, n) = spec.range().expect("direct write has a range");
+                    (Req::DirectWrite { task: tt, first, n }, Step::SendWrite)
+                }
+                (SendKind::DirectRead, _) => {
+                    let (first, n) = spec.range().expect("direct read has a range");
+                    (Req::Read { task: tt, first, n }, Step::SendRead)
+                }
+                (SendKind::Fsync, _) => (Req::Fsync { task: tt }, Step::SendFsync),
+                (SendKind::Fallocate, TaskSpec::Punch { first, n }) => {
+                    (Req::Fallocate { task: tt, first, n }, Step::SendFallocate)
+                }
+                (SendKind::Fallocate, _) => unreachable!("FALLOCATE from a non-punch task"),
+                (SendKind::Flush, _) => (Req::Flush { task: tt }, Step::SendFlush),
+                (SendKind::Setattr, _) => unreachable!("SETATTR from a non-truncate task"),
+            };
+            if matches!(kind, SendKind::Fsync | SendKind::Flush) {
+                // property d: the data dirty at entry is on the server
+                let mut checked = false;
+                // (a page beyond EOF, or a dirty page that a
+                // concurrent truncate discarded, owes nothing)
+                for p in 0..s.i_size.min(self.cfg.pages) as usize {
+                    let need = task.snap[p];
+                    if need == NONE || s.drops[p] as u16 != task.before[p] {
+                        continue;
+                    }
+                    checked = true;
+                    if hist_older(s.hist[p], s.srv[p], need) {
+                        s.viol |= VIOL_D;
+                    }
+                }
+                if checked {
+                    s.ev = Event::SyncChecked;
+                }
+            }
+            s.fuse_q.push(req);
+            s.tasks[t].reply = NONE;
+            self.advance(s, t);
+            step
+        })
+    }
+
+    pub(super) fn op_recv(&self, s: &mut State, t: usize, kind: RecvKind) -> Option<Step> {
+        let task = s.tasks[t];
+        let spec = self.cfg.tasks[t];
+        Some({
+            if task.reply == NONE {
+                return None;
+            }
+            let reply = task.reply;
+            s.tasks[t].reply = NONE;
+            let step = match kind {
+                RecvKind::Setattr { release } => {
+                    // lock fi->lock; i_size_write(outarg.attr.size);
+                    // __fuse_release_nowrite; unlock
+                    if release && self.cfg.variant.mut_crop_old_size {
+                        self.release_nowrite(s);
+                        s.i_size = reply;
+                    } else {
+                        s.i_size = reply;
+                        if release {
+                            self.release_nowrite(s);
+                        }
+                    }
+                    Step::SetattrReply
+                }
+                RecvKind::OpenTrunc => {
+                    // fuse_truncate_update_attr: i_size_write(0)
+                    s.i_size = 0;
+                    Step::OpenTruncAttr
+                }
+                RecvKind::DirectWrite => {
+                    // fuse_write_update_attr
+                    if let Some((first, n)) = spec.range() {
+                        if first + n > s.i_size {
+                            s.i_size = first + n;
+                        }
+                    }
+                    Step::WriteReply
+                }
+                RecvKind::Plain => Step::Reply,
+            };
+            self.advance(s, t);
+            step
+        })
+    }
+}

@@ -1,0 +1,192 @@
+//! The contract between a model and the checker.
+//!
+//! `checks/` (catalogue, runner, verdict lines, JSON, trace files, replay,
+//! explain, explore, cite, the results table) is generic over this trait
+//! and names no model. A model is a `stateright::Model` that also says how
+//! a catalogue entry configures it, which properties it has, and how its
+//! steps read in kernel terms. A new model is a folder under models/src
+//! implementing `Spec`, one line in `registry::with_model`, catalogue
+//! entries with `model = "<NAME>"`, and a docs/model-<name>.md page.
+
+use serde::{de::DeserializeOwned, Serialize};
+use stateright::{Expectation, Model, Property};
+use std::fmt::Debug;
+use std::hash::Hash;
+
+/// One property of a model: an `Always` safety property (a verdict), or a
+/// `Sometimes` witness that proves a racy window is reached.
+#[derive(Clone, Debug)]
+pub struct PropertyDef {
+    pub name: &'static str,
+    pub expectation: Expectation,
+    pub description: &'static str,
+}
+
+/// One kernel state of a model, for the legend of docs/results.md: what
+/// the short name in a check's `kernel = "..."` means in kernel versions
+/// and commits.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelState {
+    pub name: &'static str,
+    pub versions: &'static str,
+    pub commits: &'static str,
+}
+
+/// A behaviour switch of a model: a kernel fix, a review proposal or a
+/// mutant, by the name a catalogue entry uses to turn it on or off.
+#[derive(Clone, Copy, Debug)]
+pub struct SwitchDef {
+    pub name: &'static str,
+    pub kind: SwitchKind,
+    pub description: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchKind {
+    /// Part of some kernel state (a fix or a kernel mechanism).
+    Kernel,
+    /// A change proposed in a review.
+    Proposal,
+    /// A deliberately broken protection (a vacuity guard).
+    Mutant,
+}
+
+impl SwitchKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SwitchKind::Kernel => "kernel",
+            SwitchKind::Proposal => "proposal",
+            SwitchKind::Mutant => "mutant",
+        }
+    }
+}
+
+/// Most properties a model may have (`hits` is a bitmask).
+pub const MAX_PROPERTIES: usize = 64;
+
+pub trait Spec:
+    Model<
+        State: Clone + Debug + Hash + Eq + Send + Sync + 'static,
+        Action: Copy + Debug + Eq + Hash + Send + Sync + Serialize + DeserializeOwned + 'static,
+    > + Clone
+    + Send
+    + Sync
+    + Sized
+    + 'static
+{
+    /// Everything a catalogue entry configures: kernel state, switches,
+    /// geometry, workload. Saved whole in trace files.
+    type Config: Clone + Debug + PartialEq + Serialize + DeserializeOwned + Send + Sync + 'static;
+
+    /// The catalogue's `model = "..."` value.
+    const NAME: &'static str;
+    /// Version of the step semantics, recorded in every trace file. Bump
+    /// it whenever a saved trace could mean something else.
+    const VERSION: &'static str;
+
+    /// Parses the model's own keys of a catalogue entry (the entry minus
+    /// the generic keys the checker reads). Unknown keys, bad values and
+    /// configurations the kernel cannot reach are one-line errors.
+    fn parse_config(table: &toml::Table) -> Result<Self::Config, String>;
+    /// Builds the model of a configuration (validating it again: trace
+    /// files carry configurations too).
+    fn build(cfg: &Self::Config) -> Result<Self, String>;
+    fn config(&self) -> &Self::Config;
+
+    /// The model's properties, always-properties first or not: the
+    /// checker reads `expectation`.
+    fn property_defs() -> &'static [PropertyDef];
+    /// Property `i` of `property_defs()`: for an `Always` property, does
+    /// it hold in `s`; for a `Sometimes` witness, is it reached in `s`.
+    fn condition(&self, i: usize, s: &Self::State) -> bool;
+    /// Bit `i` set when state `s` violates always-property `i` or reaches
+    /// witness `i`. Models may override it with a faster evaluation.
+    fn hits(&self, s: &Self::State) -> u64 {
+        let mut h = 0;
+        for (i, p) in Self::property_defs().iter().enumerate() {
+            let c = self.condition(i, s);
+            if c == (p.expectation == Expectation::Sometimes) {
+                h |= 1 << i;
+            }
+        }
+        h
+    }
+
+    /// The model's kernel states, for the results legend.
+    fn kernel_states() -> &'static [KernelState];
+    /// The kernel state of a configuration, short (`T2`).
+    fn kernel_of(cfg: &Self::Config) -> String;
+    /// The switches a catalogue entry may set.
+    fn switches() -> &'static [SwitchDef];
+    /// Switches that differ from the configuration's kernel state: `name`
+    /// when turned on, `!name` when turned off.
+    fn switches_changed(cfg: &Self::Config) -> Vec<String>;
+    /// The configuration with one switch turned the other way, or `None`
+    /// when `name` is not a switch of this model.
+    fn flip(cfg: &Self::Config, name: &str) -> Option<Self::Config>;
+    /// Other settings worth a column in the results table (`2 threads`).
+    fn config_notes(cfg: &Self::Config) -> String;
+
+    /// `T1 ftruncate`, `D0 daemon`.
+    fn actor_label(&self, a: &Self::Action) -> String;
+    /// The kernel function(s) the action's step stands for.
+    fn step_fn(&self, a: &Self::Action) -> &'static str;
+    /// The Explorer's sequence diagram lanes, and the lane of an action.
+    fn lanes(&self) -> Vec<String>;
+    fn lane_of(&self, a: &Self::Action) -> usize;
+    /// What one step did, in kernel words (one sentence, unwrapped).
+    fn describe(&self, before: &Self::State, after: &Self::State, a: &Self::Action) -> String;
+    /// Sentences naming the values that break property `prop` at the end
+    /// of a path.
+    fn why(&self, states: &[Self::State], actions: &[Self::Action], prop: &str) -> Vec<String>;
+    /// The compact multi-line state rendering that trace files diff.
+    fn render(&self, s: &Self::State) -> String {
+        format!("{s:?}")
+    }
+}
+
+/// Condition `I` of model `M` as the plain function pointer Stateright's
+/// `Property` wants.
+fn cond_at<M: Spec, const I: usize>(m: &M, s: &M::State) -> bool {
+    m.condition(I, s)
+}
+
+macro_rules! cond_table {
+    ($($i:literal)*) => {
+        fn cond_fn<M: Spec>(i: usize) -> fn(&M, &M::State) -> bool {
+            match i {
+                $($i => cond_at::<M, $i>,)*
+                _ => panic!("a model has at most {MAX_PROPERTIES} properties"),
+            }
+        }
+    };
+}
+cond_table!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27
+    28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54
+    55 56 57 58 59 60 61 62 63);
+
+/// The properties as Stateright sees them (Explorer, Stateright's own
+/// checkers), plus `EXPLORE_ALL`.
+pub fn stateright_properties<M: Spec>() -> Vec<Property<M>> {
+    let mut v: Vec<Property<M>> = M::property_defs()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match p.expectation {
+            Expectation::Sometimes => Property::sometimes(p.name, cond_fn::<M>(i)),
+            _ => Property::always(p.name, cond_fn::<M>(i)),
+        })
+        .collect();
+    v.push(Property::<M>::always(EXPLORE_ALL, |_, _| true));
+    v
+}
+
+/// An always-true property. Stateright's DFS stops once every property has
+/// a discovery and does not expand a state in which every property already
+/// has its discovery (checker/dfs.rs, 0.31.0). With one property that
+/// never fails, neither can happen, so every run is exhaustive.
+pub const EXPLORE_ALL: &str = "_explore-all";
+
+/// Index of a property by name.
+pub fn property_index<M: Spec>(name: &str) -> Option<usize> {
+    M::property_defs().iter().position(|p| p.name == name)
+}
