@@ -46,6 +46,10 @@ struct EntryRaw {
     writeback_cache: bool,
     max_pages: Option<u8>,
     tasks: Vec<String>,
+    max_background: Option<u8>,
+    congestion_threshold: Option<u8>,
+    #[serde(default)]
+    async_dio: bool,
     #[serde(default)]
     expect: BTreeMap<String, String>,
     #[serde(default)]
@@ -180,6 +184,9 @@ fn convert(raw: EntryRaw, file: &Path) -> Result<Entry, String> {
         writeback_cache: raw.writeback_cache,
         max_pages: raw.max_pages.unwrap_or(raw.pages),
         tasks,
+        max_background: raw.max_background,
+        congestion_threshold: raw.congestion_threshold,
+        async_dio: raw.async_dio,
     };
     config.validate().map_err(ctx)?;
     let always = always_properties();

@@ -119,7 +119,8 @@ fn matches(p: &Pat, req: &Req, payload: &[u8]) -> bool {
             },
             Req::ThroughWrite { first: f, n: m, .. },
         ) => *first == f && *n == m && payload_ok(w, f, payload),
-        (Pat::Read { first, n }, Req::Read { first: f, n: m, .. }) => *first == f && *n == m,
+        (Pat::Read { first, n }, Req::Read { first: f, n: m, .. })
+        | (Pat::Read { first, n }, Req::ReadPages { first: f, n: m }) => *first == f && *n == m,
         (Pat::Setattr { size }, Req::Setattr { size: s, .. }) => *size == s,
         (Pat::Fsync, Req::Fsync { .. }) => true,
         (Pat::Flush, Req::Flush { .. }) => true,

@@ -779,6 +779,9 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         writeback_cache: wbc,
         max_pages,
         tasks: specs,
+        max_background: None,
+        congestion_threshold: None,
+        async_dio: false,
     };
     cfg.validate()
         .map_err(|e| format!("model configuration: {e}"))?;

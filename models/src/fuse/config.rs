@@ -118,6 +118,14 @@ pub struct Variant {
     /// State C: a folio's PG_writeback ends when its first range
     /// completes, not its last (kills c1 in C).
     pub mut_c_end_early: bool,
+    /// State L: fuse_readahead and fuse_do_readfolio do not wait on the
+    /// rb-tree before their READ (kills b3 in L).
+    #[serde(default)]
+    pub mut_l_read_no_wait: bool,
+    /// generic_file_direct_write without kiocb_invalidate_post_direct_write
+    /// (kills b3: a page cached by a racing readahead keeps the old data).
+    #[serde(default)]
+    pub mut_odirect_no_post_invalidate: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -137,6 +145,8 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_wb_ignores_writeback",
     "mut_l_no_secondary",
     "mut_c_end_early",
+    "mut_l_read_no_wait",
+    "mut_odirect_no_post_invalidate",
 ];
 
 impl Variant {
@@ -179,6 +189,8 @@ impl Variant {
             "mut_wb_ignores_writeback" => &mut self.mut_wb_ignores_writeback,
             "mut_l_no_secondary" => &mut self.mut_l_no_secondary,
             "mut_c_end_early" => &mut self.mut_c_end_early,
+            "mut_l_read_no_wait" => &mut self.mut_l_read_no_wait,
+            "mut_odirect_no_post_invalidate" => &mut self.mut_odirect_no_post_invalidate,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -215,6 +227,11 @@ impl Variant {
             ("mut_wb_ignores_writeback", self.mut_wb_ignores_writeback),
             ("mut_l_no_secondary", self.mut_l_no_secondary),
             ("mut_c_end_early", self.mut_c_end_early),
+            ("mut_l_read_no_wait", self.mut_l_read_no_wait),
+            (
+                "mut_odirect_no_post_invalidate",
+                self.mut_odirect_no_post_invalidate,
+            ),
         ];
         for (n, on) in all {
             if on {
@@ -267,6 +284,19 @@ pub enum TaskSpec {
     OdirectWrite { first: u8, n: u8 },
     /// read(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO).
     OdirectRead { first: u8, n: u8 },
+    /// Buffered read(2) (or sendfile/splice from the file) on a cached
+    /// open: filemap_read, readahead on a miss (read.rs).
+    Read { first: u8, n: u8 },
+    /// munmap of a shared mapping: fuse_vma_close → write_inode_now(inode,
+    /// 1), WB_SYNC_ALL writeback of the whole file and a wait.
+    Munmap,
+    /// msync(MS_SYNC) over pages `first..first+n` of a shared mapping:
+    /// vfs_fsync_range(file, start, end, datasync = 1) → fuse_fsync over
+    /// the range. (MS_ASYNC starts nothing: not a task.)
+    Msync { first: u8, n: u8 },
+    /// sync_file_range(SYNC_FILE_RANGE_WRITE) over `first..first+n`:
+    /// WB_SYNC_NONE writeback of the range, no wait.
+    SyncRange { first: u8, n: u8 },
 }
 
 impl TaskSpec {
@@ -333,7 +363,9 @@ impl TaskSpec {
             Some("truncate") => TaskSpec::Truncate {
                 size: num(words.get(1))?,
             },
-            Some("fsync") => TaskSpec::Fsync,
+            // fdatasync(2) is fuse_fsync with datasync = 1: the same path
+            // (the flag only reaches the FSYNC request, not modelled)
+            Some("fsync") | Some("fdatasync") => TaskSpec::Fsync,
             Some("close") => TaskSpec::Close,
             Some("dio-write") => {
                 let (first, n) = range(words.get(1))?;
@@ -351,10 +383,29 @@ impl TaskSpec {
                 let (first, n) = range(words.get(1))?;
                 TaskSpec::OdirectRead { first, n }
             }
+            Some("read") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Read { first, n }
+            }
+            // sendfile(2) into the file: iter_file_splice_write →
+            // vfs_iter_write → fuse_file_write_iter, the write(2) path
+            Some("sendfile") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Write { first, n }
+            }
+            Some("munmap") => TaskSpec::Munmap,
+            Some("msync") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Msync { first, n }
+            }
+            Some("sync_file_range") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::SyncRange { first, n }
+            }
             _ => return Err(format!("unknown task '{s}'")),
         };
         let max_words = match t {
-            TaskSpec::Fsync | TaskSpec::Close => 1,
+            TaskSpec::Fsync | TaskSpec::Close | TaskSpec::Munmap => 1,
             TaskSpec::Open { .. } => 3,
             _ => 2,
         };
@@ -383,6 +434,10 @@ impl TaskSpec {
             TaskSpec::DioRead { .. } => "dio-read",
             TaskSpec::OdirectWrite { .. } => "odir-write",
             TaskSpec::OdirectRead { .. } => "odir-read",
+            TaskSpec::Read { .. } => "read",
+            TaskSpec::Munmap => "munmap",
+            TaskSpec::Msync { .. } => "msync",
+            TaskSpec::SyncRange { .. } => "sync-range",
         }
     }
 
@@ -408,6 +463,9 @@ impl TaskSpec {
             | TaskSpec::DioRead { first, n }
             | TaskSpec::OdirectWrite { first, n }
             | TaskSpec::OdirectRead { first, n }
+            | TaskSpec::Read { first, n }
+            | TaskSpec::Msync { first, n }
+            | TaskSpec::SyncRange { first, n }
             | TaskSpec::Punch { first, n } => Some((first, n)),
             TaskSpec::Mmap { page } | TaskSpec::Gup { page } | TaskSpec::Fault { page } => {
                 Some((page, 1))
@@ -439,6 +497,10 @@ impl fmt::Display for TaskSpec {
             TaskSpec::DioRead { first, n } => write!(f, "dio-read {first}+{n}"),
             TaskSpec::OdirectWrite { first, n } => write!(f, "odirect-write {first}+{n}"),
             TaskSpec::OdirectRead { first, n } => write!(f, "odirect-read {first}+{n}"),
+            TaskSpec::Read { first, n } => write!(f, "read {first}+{n}"),
+            TaskSpec::Munmap => write!(f, "munmap"),
+            TaskSpec::Msync { first, n } => write!(f, "msync {first}+{n}"),
+            TaskSpec::SyncRange { first, n } => write!(f, "sync_file_range {first}+{n}"),
         }
     }
 }
@@ -478,9 +540,23 @@ pub struct Config {
     /// split across WRITEs). Model "pages" are then blocks.
     #[serde(default = "one_block")]
     pub folio_blocks: u8,
-    /// fc->max_pages: most folios in one writeback WRITE.
+    /// fc->max_pages: most folios in one writeback WRITE (and in one
+    /// readahead READ).
     pub max_pages: u8,
     pub tasks: Vec<TaskSpec>,
+    /// fc->max_background: background requests (writeback WRITEs,
+    /// readahead READs, async direct I/O) beyond it wait on fc->bg_queue,
+    /// and non-forced ones block in fuse_get_req. `None`: unbounded.
+    #[serde(default)]
+    pub max_background: Option<u8>,
+    /// fc->congestion_threshold: WB_SYNC_NONE writeback and async
+    /// readahead stop while num_background reaches it. `None`: never.
+    #[serde(default)]
+    pub congestion_threshold: Option<u8>,
+    /// FUSE_ASYNC_DIO: O_DIRECT I/O through fuse_direct_IO (no
+    /// FOPEN_DIRECT_IO) sends its requests as background requests.
+    #[serde(default)]
+    pub async_dio: bool,
 }
 
 fn one_block() -> u8 {
@@ -556,6 +632,14 @@ impl Config {
         if self.max_pages == 0 {
             return Err("max_pages must be at least 1".into());
         }
+        if self.max_background == Some(0) {
+            return Err("max_background must be at least 1 (leave it out for no bound)".into());
+        }
+        if self.congestion_threshold == Some(0) {
+            return Err(
+                "congestion_threshold must be at least 1 (leave it out for no congestion)".into(),
+            );
+        }
         if self.tasks.is_empty() || self.tasks.len() > MAX_TASKS {
             return Err(format!("a workload has 1..={MAX_TASKS} tasks"));
         }
@@ -602,6 +686,10 @@ struct ConfigRaw {
     writeback_cache: bool,
     max_pages: Option<u8>,
     tasks: Vec<String>,
+    max_background: Option<u8>,
+    congestion_threshold: Option<u8>,
+    #[serde(default)]
+    async_dio: bool,
 }
 
 fn one() -> u8 {
@@ -650,6 +738,9 @@ impl Config {
             writeback_cache: raw.writeback_cache,
             max_pages: raw.max_pages.unwrap_or(raw.pages),
             tasks,
+            max_background: raw.max_background,
+            congestion_threshold: raw.congestion_threshold,
+            async_dio: raw.async_dio,
         };
         config.validate()?;
         Ok(config)

@@ -9,6 +9,91 @@ use super::step::Step;
 
 impl FuseModel {
     // ------------------------------------------------------------------
+    // The background queue (fs/fuse/dev.c): fuse_simple_background,
+    // fuse_request_queue_background, flush_bg_queue and the background
+    // half of fuse_request_end.
+
+    /// Is `r` a background request (FR_BACKGROUND)? Writeback WRITEs
+    /// (fuse_send_writepage) and readahead READs (fuse_send_readpages
+    /// with async_read) always; with FUSE_ASYNC_DIO the READs and WRITEs
+    /// of O_DIRECT I/O through fuse_direct_IO (fuse_async_req_send).
+    /// Everything else is sent by fuse_simple_request straight to the
+    /// pending queue.
+    pub(super) fn is_bg(&self, r: &Req) -> bool {
+        match *r {
+            Req::CacheWrite { .. } | Req::ReadPages { .. } => true,
+            Req::Read { task, .. } | Req::DirectWrite { task, .. } => {
+                self.cfg.async_dio
+                    && matches!(
+                        self.cfg.tasks[task as usize],
+                        TaskSpec::OdirectRead { .. } | TaskSpec::OdirectWrite { .. }
+                    )
+            }
+            _ => false,
+        }
+    }
+
+    /// fc->num_background: background requests from
+    /// fuse_request_queue_background until fuse_request_end (on
+    /// fc->bg_queue, on /dev/fuse, at the daemon, or replied with their
+    /// end callback pending).
+    pub fn num_background(&self, s: &State) -> u8 {
+        let q = s.fuse_q.iter().filter(|r| self.is_bg(r)).count();
+        let w = s
+            .workers
+            .iter()
+            .filter(|w| match w {
+                Worker::Busy { req, .. } => self.is_bg(req),
+                Worker::Ending { .. } => true,
+                Worker::Idle => false,
+            })
+            .count();
+        (s.bg_q.len() + q + w) as u8
+    }
+
+    /// fc->blocked: set when num_background reaches max_background and
+    /// cleared when it drops below, so it equals num_background >=
+    /// max_background; fuse_get_req(for_background) waits while it is set.
+    pub fn bg_blocked(&self, s: &State) -> bool {
+        self.cfg
+            .max_background
+            .is_some_and(|m| self.num_background(s) >= m)
+    }
+
+    /// num_background >= congestion_threshold (fuse_writepages'
+    /// WB_SYNC_NONE skip, fuse_readahead's async skip).
+    pub(super) fn congested(&self, s: &State) -> bool {
+        self.cfg
+            .congestion_threshold
+            .is_some_and(|c| self.num_background(s) >= c)
+    }
+
+    /// fuse_request_queue_background: num_background++, onto
+    /// fc->bg_queue, flush_bg_queue. Unbounded, the request goes to
+    /// /dev/fuse at once, as flush_bg_queue would move it.
+    pub(super) fn queue_background(&self, s: &mut State, r: Req) {
+        if self.cfg.max_background.is_none() {
+            s.fuse_q.push(r);
+            return;
+        }
+        s.bg_q.push(r);
+        self.flush_bg_queue(s);
+    }
+
+    /// flush_bg_queue: while active_background < max_background, move the
+    /// head of fc->bg_queue to the pending queue (its unique is assigned
+    /// now).
+    pub(super) fn flush_bg_queue(&self, s: &mut State) {
+        let Some(max) = self.cfg.max_background else {
+            return;
+        };
+        while !s.bg_q.is_empty() && self.num_background(s) - (s.bg_q.len() as u8) < max {
+            let r = s.bg_q.remove(0);
+            s.fuse_q.push(r);
+        }
+    }
+
+    // ------------------------------------------------------------------
     // Daemon
 
     /// The worker that reads next: the lowest-numbered idle one (workers
@@ -28,6 +113,9 @@ impl FuseModel {
                     return None;
                 }
                 let req = s.fuse_q.remove(0);
+                if !s.bg_q.is_empty() && !self.is_bg(&req) {
+                    s.ev = Event::BgOvertaken;
+                }
                 let mut payload = [NONE; MAX_PAGES];
                 match req {
                     Req::CacheWrite { first, sent, .. } => {
@@ -196,6 +284,27 @@ impl FuseModel {
                         }
                         s.tasks[task as usize].reply = 0;
                     }
+                    Req::ReadPages { first, n } => {
+                        // fuse_request_end in the replying thread, then
+                        // fuse_readpages_end: each folio gets the data
+                        // (zeros past the server's EOF: a short read),
+                        // is marked uptodate and unlocked (folio_end_read)
+                        for p in pages_mask(first, n) {
+                            s.pages[p].ver = if (p as u8) < s.srv_size {
+                                s.srv[p]
+                            } else {
+                                V_ZERO
+                            };
+                            s.pages[p].set(PG_UPTODATE);
+                        }
+                        for p in pages_mask(first, n) {
+                            self.folio_clear(&mut s, p, PG_LOCKED);
+                        }
+                    }
+                }
+                if self.is_bg(&req) && !matches!(req, Req::CacheWrite { .. }) {
+                    // the background half of fuse_request_end
+                    self.flush_bg_queue(&mut s);
                 }
                 Some(s)
             }
@@ -204,13 +313,15 @@ impl FuseModel {
                     Worker::Ending { first, n } => (first, n),
                     _ => return None,
                 };
-                // fuse_writepage_end: lock fi; [L: rb_erase, send the
+                // fuse_request_end: num_background--, flush_bg_queue;
+                // then fuse_writepage_end: lock fi; [L: rb_erase, send the
                 // secondaries cropped at this WRITE's end, bypassing
                 // queued_writes]; writectr--; fuse_writepage_finish (end
                 // writeback, wake); unlock
+                s.workers[w] = Worker::Idle; // (L: rb_erase)
+                self.flush_bg_queue(&mut s);
                 if self.cfg.variant.temp_pages {
                     let crop = s.l_end[first as usize];
-                    s.workers[w] = Worker::Idle; // rb_erase
                     let mut i = 0;
                     while i < s.aux.len() {
                         if s.aux[i].prim == first {
@@ -234,7 +345,6 @@ impl FuseModel {
                 for p in pages_mask(first, n) {
                     s.wrote_once |= 1 << p;
                 }
-                s.workers[w] = Worker::Idle;
                 Some(s)
             }
             _ => None,

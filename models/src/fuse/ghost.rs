@@ -49,8 +49,13 @@ impl FuseModel {
             // Ghost snapshot of the obligations at syscall entry.
             let snap = &mut s.tasks[t].snap;
             match spec {
-                TaskSpec::Fsync | TaskSpec::Close => {
-                    for p in 0..self.cfg.pages as usize {
+                TaskSpec::Fsync | TaskSpec::Close | TaskSpec::Msync { .. } => {
+                    // (msync covers its range only)
+                    let (first, n) = match spec {
+                        TaskSpec::Msync { first, n } => (first as usize, n as usize),
+                        _ => (0, self.cfg.pages as usize),
+                    };
+                    for p in first..first + n {
                         let pg = &s.pages[p];
                         if pg.present() && (pg.dirty() || pg.wb()) {
                             snap[p] = pg.ver;
@@ -60,12 +65,19 @@ impl FuseModel {
                         s.tasks[t].before[p] = s.drops[p] as u16;
                     }
                 }
-                TaskSpec::DioRead { first, n } | TaskSpec::OdirectRead { first, n } => {
-                    // b1: data superseded by a write that returned
-                    // before this read began must not be returned
+                TaskSpec::DioRead { first, n }
+                | TaskSpec::OdirectRead { first, n }
+                | TaskSpec::Read { first, n } => {
+                    // b1 (direct), b3 (page cache): data superseded by a
+                    // write that returned before this read began must not
+                    // be returned
                     for p in pages_mask(first, n) {
                         s.tasks[t].before[p] = s.sup[p];
                     }
+                }
+                TaskSpec::Fault { page } => {
+                    // b3: the same for the page a read fault maps
+                    s.tasks[t].before[page as usize] = s.sup[page as usize];
                 }
                 _ => {}
             }

@@ -16,7 +16,7 @@ impl FuseModel {
                 return Some(w.first);
             }
         }
-        for r in s.fuse_q.iter() {
+        for r in s.fuse_q.iter().chain(s.bg_q.iter()) {
             if let Req::CacheWrite { first, n, .. } = *r {
                 if cover(first, n) {
                     return Some(first);

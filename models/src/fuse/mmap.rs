@@ -3,104 +3,60 @@
 //! (kernel-fuse-protocol.md §3.7).
 
 use super::model::{version_of, FuseModel};
+use super::read::{Got, PH_GET};
 use super::state::*;
 use super::step::Step;
 
 impl FuseModel {
-    /// filemap_fault → read_folio: lock the folio and READ block `q`
-    /// (state C reads one block per READ).
-    pub(super) fn fault_read(&self, s: &mut State, t: usize, q: usize) -> Step {
-        self.folio_set(s, q, PG_LOCKED);
-        s.fuse_q.push(Req::Read {
-            task: t as u8,
-            first: q as u8,
-            n: 1,
-        });
-        s.tasks[t].ph = 1;
-        s.tasks[t].cur = q as u8;
-        s.tasks[t].reply = NONE;
-        Step::FaultRead
-    }
-
-    /// The READ reply of `fault_read`: the block is uptodate, the folio
-    /// unlocked; the fault starts over.
-    pub(super) fn fault_read_done(&self, s: &mut State, t: usize) {
-        let task = s.tasks[t];
-        let q = task.cur as usize;
-        s.pages[q].ver = task.reply;
-        s.pages[q].set(PG_UPTODATE);
-        self.folio_clear(s, q, PG_LOCKED);
-        s.tasks[t].ph = 0;
-        s.tasks[t].cur = 0;
-        s.tasks[t].reply = NONE;
+    /// filemap_fault's lookup of block `page`: SIGBUS at or past EOF;
+    /// a miss reads around the fault (do_sync_mmap_readahead), a folio
+    /// left not uptodate is read by read_folio; the folio lock is waited
+    /// for (read.rs). `Ok` is a step of the lookup, `Err` an uptodate,
+    /// unlocked folio.
+    /// `write`: a write fault, which the model also lets stand for a
+    /// write-protect fault on a mapped page (do_wp_page, no i_size check),
+    /// so only a miss past EOF raises SIGBUS; a read fault always goes
+    /// through filemap_fault's check.
+    fn fault_lookup(
+        &self,
+        s: &mut State,
+        t: usize,
+        page: u8,
+        write: bool,
+    ) -> Option<Result<Step, ()>> {
+        let p = page as usize;
+        if s.tasks[t].ph == PH_GET && !(write && s.pages[p].present()) && page >= s.i_size {
+            // "if (unlikely(index >= max_idx)) return VM_FAULT_SIGBUS":
+            // the task ends without mapping
+            s.tasks[t].pc = self.programs[t].len() as u8;
+            return Some(Ok(Step::Sigbus));
+        }
+        match self.get_folio(s, t, p, true, self.fault_window(page))? {
+            Got::Step(step) => Some(Ok(step)),
+            Got::Ready => Some(Err(())),
+        }
     }
 
     pub(super) fn op_private_fault(&self, s: &mut State, t: usize, page: u8) -> Option<Step> {
-        let task = s.tasks[t];
-        Some({
-            let p = page as usize;
-            if task.ph == 1 {
-                if task.reply == NONE {
-                    return None;
-                }
-                self.fault_read_done(s, t);
-                if self.folio_not_uptodate(s, p).is_none() {
-                    self.advance(s, t);
-                }
-                Step::FaultReadDone
-            } else if s.pages[p].present() {
-                if s.pages[p].locked() {
-                    return None; // folio_lock in filemap_fault
-                }
-                match self.folio_not_uptodate(s, p) {
-                    None => {
-                        self.advance(s, t);
-                        Step::FaultMapped
-                    }
-                    Some(q) => self.fault_read(s, t, q),
-                }
-            } else if page >= s.i_size {
-                s.tasks[t].pc = self.programs[t].len() as u8;
-                Step::Sigbus
-            } else {
-                self.folio_set(s, p, PG_PRESENT);
-                self.fault_read(s, t, p)
+        Some(match self.fault_lookup(s, t, page, false)? {
+            Ok(step) => step,
+            Err(()) => {
+                // the folio is mapped: the data the read fault returns
+                self.check_cache_read(s, t, page as usize);
+                self.advance(s, t);
+                Step::FaultMapped
             }
         })
     }
 
     pub(super) fn op_mkwrite_fault(&self, s: &mut State, t: usize, page: u8) -> Option<Step> {
-        let task = s.tasks[t];
-        Some({
-            let p = page as usize;
-            if task.ph == 1 {
-                // READ reply for the fault
-                if task.reply == NONE {
-                    return None;
-                }
-                self.fault_read_done(s, t);
-                Step::FaultReadDone
-            } else if !s.pages[p].present() {
-                if page >= s.i_size {
-                    // SIGBUS: the task ends without storing
-                    s.tasks[t].pc = self.programs[t].len() as u8;
-                    Step::Sigbus
-                } else {
-                    self.folio_set(s, p, PG_PRESENT);
-                    self.fault_read(s, t, p)
-                }
-            } else {
-                if s.pages[p].locked() {
-                    return None;
-                }
-                if let Some(q) = self.folio_not_uptodate(s, p) {
-                    // the folio must be uptodate to be mapped
-                    self.fault_read(s, t, q)
-                } else {
-                    self.folio_set(s, p, PG_LOCKED);
-                    self.advance(s, t);
-                    Step::MkwriteLock
-                }
+        Some(match self.fault_lookup(s, t, page, true)? {
+            Ok(step) => step,
+            Err(()) => {
+                // fuse_page_mkwrite: folio_lock
+                self.folio_set(s, page as usize, PG_LOCKED);
+                self.advance(s, t);
+                Step::MkwriteLock
             }
         })
     }

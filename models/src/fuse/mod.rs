@@ -12,6 +12,7 @@ pub mod model;
 pub mod narrate;
 pub mod program;
 pub mod properties;
+mod read;
 mod request;
 pub mod state;
 pub mod step;
@@ -33,7 +34,7 @@ use crate::spec::{self, KernelState, PropertyDef, Spec, SwitchDef, SwitchKind};
 /// definitions, the order of actions or a property's condition could make
 /// a saved trace mean something else, and then regenerate the traces
 /// (`cargo run --release -- check --all --write-traces`).
-pub const MODEL_VERSION: &str = "fuse-2";
+pub const MODEL_VERSION: &str = "fuse-3";
 
 impl stateright::Model for FuseModel {
     type State = State;
@@ -107,6 +108,8 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_wb_ignores_writeback", kind: SwitchKind::Mutant, description: "folio_prepare_writeback ignores PG_writeback" },
     SwitchDef { name: "mut_l_no_secondary", kind: SwitchKind::Mutant, description: "state L: fuse_writepage_add ignores the rb-tree" },
     SwitchDef { name: "mut_c_end_early", kind: SwitchKind::Mutant, description: "state C: PG_writeback ends with a folio's first range" },
+    SwitchDef { name: "mut_l_read_no_wait", kind: SwitchKind::Mutant, description: "state L: readahead and read_folio do not wait on the rb-tree" },
+    SwitchDef { name: "mut_odirect_no_post_invalidate", kind: SwitchKind::Mutant, description: "generic_file_direct_write without the post-write invalidation" },
 ];
 
 impl Spec for FuseModel {

@@ -96,6 +96,7 @@ impl FuseModel {
             pages,
             tasks: (0..c.tasks.len()).map(|_| Task::new()).collect(),
             fuse_q: Default::default(),
+            bg_q: Default::default(),
             tmp: [0; MAX_PAGES],
             aux: Default::default(),
             l_end: [0; MAX_PAGES],
@@ -160,6 +161,17 @@ impl FuseModel {
                 } => {
                     (if_resized && s.tasks[t].saved == s.i_size)
                         || !pages_mask(first, n).any(|p| s.pages[p].present())
+                }
+                Op::IfReadPastEof { first } => {
+                    if first >= s.i_size {
+                        // return 0: on to the task's last op (its return)
+                        let task = &mut s.tasks[t];
+                        task.pc = (prog.len() - 1) as u8;
+                        task.ph = 0;
+                        task.cur = 0;
+                        continue;
+                    }
+                    true
                 }
                 _ => false,
             };
@@ -257,6 +269,8 @@ impl FuseModel {
             }
             Op::Invalidate { first, n, .. } => self.exec_invalidate(&mut s, t, first, n)?,
             Op::SetattrReturn => self.op_setattr_return(&mut s, t)?,
+            Op::BufRead { first, n } => self.op_buf_read(&mut s, t, first, n)?,
+            Op::IfReadPastEof { .. } => unreachable!("resolved by skip_empty"),
         };
         Some((step, s))
     }

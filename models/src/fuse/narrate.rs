@@ -52,6 +52,11 @@ fn cache_writes(s: &State) -> Vec<(u8, u8, String)> {
             out.push((first, sent, format!("{r} on /dev/fuse")));
         }
     }
+    for r in s.bg_q.iter() {
+        if let Req::CacheWrite { first, sent, .. } = *r {
+            out.push((first, sent, format!("{r} on fc->bg_queue")));
+        }
+    }
     for (w, wk) in s.workers.iter().enumerate() {
         match *wk {
             Worker::Busy {
@@ -214,6 +219,33 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
                 }
             }
         }
+        "b3" => {
+            if let Some(Action {
+                actor: Actor::Task(t),
+                ..
+            }) = actions.last()
+            {
+                let t = *t as usize;
+                let entry = actions
+                    .iter()
+                    .position(|a| a.actor == Actor::Task(t as u8) && a.step == Step::Entry)
+                    .map(|k| &states[k])
+                    .unwrap_or(&states[0]);
+                for p in 0..m.cfg.pages as usize {
+                    let stale = s.tasks[t].before[p];
+                    let v = s.pages[p].ver;
+                    if stale != 0 && v != NONE && stale & (1 << v) != 0 && s.pages[p].present() {
+                        out.push(format!(
+                            "page {p}: T{t} {} returned {} from the page cache, but a write of {} had returned before it began; the server has {}",
+                            m.cfg.tasks[t].short(),
+                            vname(m, v),
+                            vset(m, entry.fin[p] & !entry.sup[p]),
+                            vname(m, s.srv[p])
+                        ));
+                    }
+                }
+            }
+        }
         "c1" => {
             let cw = cache_writes(s);
             for p in 0..m.cfg.pages {
@@ -310,11 +342,15 @@ pub fn describe(m: &FuseModel, b: &State, a: &State, act: &Action) -> String {
         bits.push(format!("i_size={}p", a.i_size));
     }
     if let Actor::Task(_) = act.actor {
-        // a task step only appends to /dev/fuse
+        // a task step only appends to /dev/fuse (and fc->bg_queue)
         for r in a.fuse_q.iter().skip(b.fuse_q.len()) {
             bits.push(format!("sends {r}"));
         }
+        for r in a.bg_q.iter().skip(b.bg_q.len()) {
+            bits.push(format!("queues {r} on fc->bg_queue"));
+        }
     }
+
     if a.queued.len() > b.queued.len() {
         bits.push("queued on queued_writes".into());
     }
@@ -331,10 +367,17 @@ pub fn describe(m: &FuseModel, b: &State, a: &State, act: &Action) -> String {
                 bits = vec![s];
             }
             (Worker::Busy { req, .. }, _) => {
-                bits = vec![format!(
-                    "applies {req}, replies; server size={}p",
-                    a.srv_size
-                )];
+                let mut line = format!("applies {req}, replies; server size={}p", a.srv_size);
+                if let Req::ReadPages { first, n } = req {
+                    let vs: Vec<String> = (first..first + n)
+                        .map(|p| format!("v{}", a.pages[p as usize].ver))
+                        .collect();
+                    line.push_str(&format!(
+                        "; fuse_readpages_end: folios uptodate ({}), unlocked",
+                        vs.join(",")
+                    ));
+                }
+                bits = vec![line];
             }
             (Worker::Ending { first, n }, _) => {
                 bits.push(format!("end writeback p{}..{}", first, first + n - 1));
@@ -348,6 +391,15 @@ pub fn describe(m: &FuseModel, b: &State, a: &State, act: &Action) -> String {
                     bits.push(format!("p{p}:{}", a.page_str(p)));
                 }
             }
+        }
+    }
+    if let Actor::Daemon(_) = act.actor {
+        // flush_bg_queue in fuse_request_end
+        if a.bg_q.len() < b.bg_q.len() {
+            bits.push(format!(
+                "flush_bg_queue moves {} request(s) to /dev/fuse",
+                b.bg_q.len() - a.bg_q.len()
+            ));
         }
     }
     bits.join("; ")

@@ -93,6 +93,14 @@ pub enum Op {
     Invalidate { first: u8, n: u8, if_resized: bool },
     /// fuse_do_setattr's end: clear FUSE_I_SIZE_UNSTABLE; inode_unlock.
     SetattrReturn,
+    /// filemap_read over `first..first+n` (read.rs): copy uptodate folios,
+    /// readahead on a miss, read_folio on a folio left not uptodate; stops
+    /// at EOF.
+    BufRead { first: u8, n: u8 },
+    /// fuse_direct_IO: a read at or past i_size returns 0 without a READ
+    /// (decided with no scheduling point: resolved in `skip_empty`, which
+    /// jumps to the task's last op).
+    IfReadPastEof { first: u8 },
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -188,6 +196,8 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             p.push(Op::MkwriteStore { page });
         }
         TaskSpec::Fault { page } => {
+            // a read fault returns page-cache data: its window opens here (b3)
+            p.push(Op::Entry);
             p.push(Op::PrivateFault { page });
         }
         TaskSpec::Open { trunc, keep_cache } => {
@@ -266,17 +276,19 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             // do_truncate → notify_change → fuse_setattr
             do_setattr_size(&mut p);
         }
-        TaskSpec::Fsync => {
-            // fuse_fsync
+        TaskSpec::Fsync | TaskSpec::Msync { .. } => {
+            // fuse_fsync(file, start, end, datasync); msync(MS_SYNC) is
+            // vfs_fsync_range over the mapped range
+            let (first, n) = spec.range().unwrap_or((0, pages));
             p.push(Op::Entry);
             p.push(Op::InodeLock);
             p.push(Op::WritePages {
-                first: 0,
-                n: pages,
+                first,
+                n,
                 all: true,
             });
             if !v.mut_fsync_no_wait {
-                p.push(Op::FdataWait { first: 0, n: pages });
+                p.push(Op::FdataWait { first, n });
                 if !v.p_syncwrites && !v.p_writeiter {
                     sync_writes(&mut p);
                 }
@@ -284,6 +296,30 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             p.push(Op::Send(SendKind::Fsync));
             p.push(Op::Recv(RecvKind::Plain));
             p.push(Op::UnlockReturn { unlock: true });
+        }
+        TaskSpec::Read { first, n } => {
+            // fuse_file_read_iter → fuse_cache_read_iter →
+            // generic_file_read_iter → filemap_read
+            p.push(Op::Entry);
+            p.push(Op::BufRead { first, n });
+        }
+        TaskSpec::Munmap => {
+            // remove_vma → fuse_vma_close → write_inode_now(inode, 1)
+            p.push(Op::WritePages {
+                first: 0,
+                n: pages,
+                all: true,
+            });
+            p.push(Op::FdataWait { first: 0, n: pages });
+        }
+        TaskSpec::SyncRange { first, n } => {
+            // sync_file_range(SYNC_FILE_RANGE_WRITE) →
+            // __filemap_fdatawrite_range(WB_SYNC_NONE)
+            p.push(Op::WritePages {
+                first,
+                n,
+                all: false,
+            });
         }
         TaskSpec::Close => {
             // filp_flush → fuse_flush: write_inode_now(inode, 1)
@@ -375,17 +411,21 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             p.push(Op::Send(SendKind::DirectWrite));
             p.push(Op::Recv(RecvKind::DirectWrite));
             // kiocb_invalidate_post_direct_write
-            p.push(Op::Invalidate {
-                first,
-                n,
-                if_resized: false,
-            });
+            if !v.mut_odirect_no_post_invalidate {
+                p.push(Op::Invalidate {
+                    first,
+                    n,
+                    if_resized: false,
+                });
+            }
             p.push(Op::UnlockReturn { unlock: true });
         }
         TaskSpec::OdirectRead { first, n } => {
             // generic_file_read_iter: kiocb_write_and_wait, then fuse_direct_IO
             p.push(Op::Entry);
             flush_range(&mut p, first, n);
+            // fuse_direct_IO: a read at or past EOF returns 0, no READ
+            p.push(Op::IfReadPastEof { first });
             if dio_sync_writes {
                 read_sync_writes(&mut p, first, n);
             }

@@ -35,6 +35,11 @@ pub const PROPERTIES: &[PropertyDef] = &[
         description: "no older page-cache WRITE applied after a direct WRITE",
     },
     PropertyDef {
+        name: "b3",
+        expectation: Expectation::Always,
+        description: "page-cache read sees every write returned before it",
+    },
+    PropertyDef {
         name: "c1",
         expectation: Expectation::Always,
         description: "at most one page-cache WRITE in flight per page",
@@ -124,14 +129,48 @@ pub const PROPERTIES: &[PropertyDef] = &[
         expectation: Expectation::Sometimes,
         description: "state C: one folio's blocks in two WRITEs in flight at once",
     },
+    PropertyDef {
+        name: "w-read-checked",
+        expectation: Expectation::Sometimes,
+        description: "page-cache read of data a returned write wrote",
+    },
+    PropertyDef {
+        name: "w-stale-cached",
+        expectation: Expectation::Sometimes,
+        description: "clean cached page older than the server's data",
+    },
+    PropertyDef {
+        name: "w-bg-queued",
+        expectation: Expectation::Sometimes,
+        description: "background request waits on fc->bg_queue",
+    },
+    PropertyDef {
+        name: "w-bg-overtaken",
+        expectation: Expectation::Sometimes,
+        description: "foreground request read while a background one waits",
+    },
+    PropertyDef {
+        name: "w-ra-blocked",
+        expectation: Expectation::Sometimes,
+        description: "readahead waits in fuse_get_req (fc->blocked)",
+    },
+    PropertyDef {
+        name: "w-wb-congested",
+        expectation: Expectation::Sometimes,
+        description: "WB_SYNC_NONE writeback skipped: congested",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
-    // (first, n, sent, ending)
-    let q = s.fuse_q.iter().filter_map(|r| match *r {
-        Req::CacheWrite { first, n, sent } => Some((first, n, sent, false)),
-        _ => None,
-    });
+    // (first, n, sent, ending); fc->bg_queue holds sent ones too
+    let q = s
+        .fuse_q
+        .iter()
+        .chain(s.bg_q.iter())
+        .filter_map(|r| match *r {
+            Req::CacheWrite { first, n, sent } => Some((first, n, sent, false)),
+            _ => None,
+        });
     let w = s.workers.iter().filter_map(|w| match *w {
         Worker::Busy {
             req: Req::CacheWrite { first, n, sent },
@@ -223,6 +262,27 @@ pub fn w_dio_waits_wb(m: &FuseModel, s: &State) -> bool {
     })
 }
 
+/// b3's window: a clean, uptodate, unlocked folio holds data older than
+/// the server's (a direct WRITE or a server-side truncation overtook it);
+/// until it is invalidated, a read served from it is stale.
+pub fn w_stale_cached(m: &FuseModel, s: &State) -> bool {
+    (0..m.cfg.pages as usize).any(|p| {
+        let pg = &s.pages[p];
+        pg.present()
+            && pg.has(PG_UPTODATE)
+            && !pg.dirty()
+            && !pg.locked()
+            && (p as u8) < s.srv_size
+            && hist_older(s.hist[p], pg.ver, s.srv[p])
+    })
+}
+
+/// A reader's readahead has folios left to send and fuse_get_req would
+/// wait: fc->blocked.
+pub fn w_ra_blocked(m: &FuseModel, s: &State) -> bool {
+    s.tasks.iter().any(|t| t.ra != 0) && m.bg_blocked(s)
+}
+
 pub fn w_split(m: &FuseModel, s: &State) -> bool {
     if m.cfg.folio_blocks <= 1 {
         return false;
@@ -246,6 +306,7 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     a3,
     |_, s| s.viol & VIOL_B1 == 0,
     |_, s| s.viol & VIOL_B2 == 0,
+    |_, s| s.viol & VIOL_B3 == 0,
     c1,
     |_, s| s.viol & VIOL_D == 0,
     e,
@@ -264,6 +325,12 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |m, s| m.quiescent(s),
     |_, s| s.ev == Event::Secondary,
     w_split,
+    |_, s| s.ev == Event::CacheReadChecked,
+    w_stale_cached,
+    |_, s| !s.bg_q.is_empty(),
+    |_, s| s.ev == Event::BgOvertaken,
+    w_ra_blocked,
+    |_, s| s.ev == Event::WbCongested,
 ];
 
 /// Does the state violate (always) or witness (sometimes) property `i`?

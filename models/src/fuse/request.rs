@@ -53,7 +53,14 @@ impl FuseModel {
                     (Req::DirectWrite { task: tt, first, n }, Step::SendWrite)
                 }
                 (SendKind::DirectRead, _) => {
-                    let (first, n) = spec.range().expect("direct read has a range");
+                    let (first, mut n) = spec.range().expect("direct read has a range");
+                    if self.cfg.async_dio && matches!(spec, TaskSpec::OdirectRead { .. }) {
+                        // fuse_direct_IO's "optimization for short read":
+                        // the iter is cut to i_size rounded up to max_pages
+                        let m = self.cfg.max_pages;
+                        let left = s.i_size.saturating_sub(first);
+                        n = n.min(left.div_ceil(m) * m).max(1);
+                    }
                     (Req::Read { task: tt, first, n }, Step::SendRead)
                 }
                 (SendKind::Fsync, _) => (Req::Fsync { task: tt }, Step::SendFsync),
@@ -83,7 +90,17 @@ impl FuseModel {
                     s.ev = Event::SyncChecked;
                 }
             }
-            s.fuse_q.push(req);
+            if self.is_bg(&req) {
+                // FUSE_ASYNC_DIO: fuse_async_req_send →
+                // fuse_simple_background, which waits in fuse_get_req
+                // while fc->blocked
+                if self.bg_blocked(s) {
+                    return None;
+                }
+                self.queue_background(s, req);
+            } else {
+                s.fuse_q.push(req);
+            }
             s.tasks[t].reply = NONE;
             self.advance(s, t);
             step

@@ -21,6 +21,8 @@ pub const FUSE_NOWRITE: i8 = -64;
 /// entry is a distinct request of a bounded workload (≤ 8 tasks, ≤ 4
 /// pages), which stays well below this.
 pub const MAX_QUEUE: usize = 12;
+/// Capacity of fc->bg_queue in the model.
+pub const MAX_BGQ: usize = 8;
 /// Capacity of the secondary-request lists (state L): one per page.
 pub const MAX_AUX: usize = 4;
 /// Version of never-written (zero) data.
@@ -83,6 +85,13 @@ pub enum Req {
         first: u8,
         n: u8,
     },
+    /// A readahead READ (fuse_send_readpages with async_read: a
+    /// background request); its reply runs fuse_readpages_end, which
+    /// fills the locked folios, marks them uptodate and unlocks them.
+    ReadPages {
+        first: u8,
+        n: u8,
+    },
 }
 
 impl Default for Req {
@@ -103,6 +112,7 @@ impl Req {
             Req::Flush { .. } => "FLUSH",
             Req::Fallocate { .. } => "FALLOCATE",
             Req::Open { .. } => "OPEN",
+            Req::ReadPages { .. } => "READ",
         }
     }
 }
@@ -146,6 +156,7 @@ impl fmt::Display for Req {
             Req::Fallocate { task, first, n } => {
                 write!(f, "FALLOCATE(punch {} T{task})", pr(first, n))
             }
+            Req::ReadPages { first, n } => write!(f, "READ({} readahead)", pr(first, n)),
         }
     }
 }
@@ -192,7 +203,8 @@ pub struct Task {
     pub bn: u8,
     /// Reply value of the last synchronous request (NONE while waiting).
     pub reply: u8,
-    /// Saved value (e.g. oldsize in fuse_do_setattr).
+    /// Saved value (e.g. oldsize in fuse_do_setattr; for readers,
+    /// ra->async_size of their readahead).
     pub saved: u8,
     /// Ghost: per-page snapshot taken at syscall entry (property d: data
     /// that must be on the server before FSYNC/FLUSH; property b1: the
@@ -204,6 +216,12 @@ pub struct Task {
     pub before: [u16; MAX_PAGES],
     /// Ghost: set when the daemon applied this task's direct WRITE.
     pub applied: bool,
+    /// Readers: the folios this task's readahead added to the page cache
+    /// (locked, not uptodate) that fuse_readahead has not yet put in a
+    /// READ (the readahead_control), as a page bitmask.
+    pub ra: u8,
+    /// Readers: the block a read_folio READ of this task fills.
+    pub rd: u8,
 }
 
 impl Task {
@@ -219,6 +237,8 @@ impl Task {
             snap: [NONE; MAX_PAGES],
             before: [0; MAX_PAGES],
             applied: false,
+            ra: 0,
+            rd: 0,
         }
     }
 }
@@ -249,6 +269,9 @@ pub const VIOL_D: u8 = 8;
 /// A kernel BUG_ON on writectr (nested fuse_set_nowrite, or release
 /// without NOWRITE).
 pub const VIOL_BUG: u8 = 16;
+/// A read served from the page cache returned data older than a write
+/// that had returned before the read began (b3).
+pub const VIOL_B3: u8 = 32;
 
 /// What the last transition did that no state field shows afterwards
 /// (used only by `sometimes` witnesses; reset by every step).
@@ -272,6 +295,16 @@ pub enum Event {
     /// A page-cache WRITE covering a page was sent while an earlier
     /// page-cache WRITE of that page had completed in this run.
     SecondWriteSent,
+    /// A read served from the page cache (filemap_read's copy or a read
+    /// fault's mapping) returned a page a returned write had written (b3
+    /// was evaluated on a real obligation).
+    CacheReadChecked,
+    /// The daemon read a foreground request while a background request
+    /// waited on fc->bg_queue (the foreground request overtook it).
+    BgOvertaken,
+    /// fuse_writepages returned at once: WB_SYNC_NONE while
+    /// num_background >= congestion_threshold.
+    WbCongested,
 }
 
 /// The whole state.
@@ -294,6 +327,11 @@ pub struct State {
     pub tasks: Bounded<Task, MAX_TASKS>,
     // ---- /dev/fuse: requests sent, not yet read by a daemon thread
     pub fuse_q: Bounded<Req, MAX_QUEUE>,
+    /// fc->bg_queue: background requests held back while
+    /// active_background >= max_background (empty when unbounded).
+    /// num_background, active_background and fc->blocked are functions of
+    /// the state (daemon.rs), not fields.
+    pub bg_q: Bounded<Req, MAX_BGQ>,
     // ---- the daemon
     pub workers: [Worker; MAX_WORKERS],
     // ---- state L only (constant in T)
@@ -431,6 +469,17 @@ impl fmt::Debug for State {
                 .collect::<Vec<_>>()
                 .join(", ")
         )?;
+        if !self.bg_q.is_empty() {
+            writeln!(
+                f,
+                "bg_queue: [{}]",
+                self.bg_q
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )?;
+        }
         for (w, wk) in self.workers.iter().enumerate() {
             match wk {
                 Worker::Idle => {}

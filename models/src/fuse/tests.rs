@@ -22,6 +22,9 @@ fn cfg(pages: u8, tasks: &[&str]) -> Config {
         writeback_cache: true,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
+        max_background: None,
+        congestion_threshold: None,
+        async_dio: false,
     }
 }
 
@@ -294,9 +297,19 @@ fn task_specs_parse_and_print_back() {
         "dio-read 1+2",
         "odirect-write 0+1",
         "odirect-read 0+1",
+        "read 0+2",
+        "munmap",
+        "msync 1+1",
+        "sync_file_range 0+2",
     ] {
         assert_eq!(TaskSpec::parse(t).unwrap().to_string(), t);
     }
+    // the same kernel path as an existing task
+    assert_eq!(TaskSpec::parse("fdatasync").unwrap(), TaskSpec::Fsync);
+    assert_eq!(
+        TaskSpec::parse("sendfile 1+1").unwrap(),
+        TaskSpec::Write { first: 1, n: 1 }
+    );
     for bad in [
         "",
         "write",
@@ -305,6 +318,9 @@ fn task_specs_parse_and_print_back() {
         "fsync now",
         "wb some",
         "splice 0",
+        "read",
+        "munmap 0",
+        "msync_async",
     ] {
         assert!(TaskSpec::parse(bad).is_err(), "{bad:?} must not parse");
     }
@@ -323,6 +339,14 @@ fn config_validation_names_the_problem() {
         .validate()
         .unwrap_err()
         .contains("dirty page must also be cached"));
+    c = cfg(2, &["read 1+2"]);
+    assert!(c.validate().unwrap_err().contains("beyond page"));
+    c = cfg(2, &["fsync"]);
+    c.max_background = Some(0);
+    assert!(c.validate().unwrap_err().contains("max_background"));
+    c = cfg(2, &["fsync"]);
+    c.congestion_threshold = Some(0);
+    assert!(c.validate().unwrap_err().contains("congestion_threshold"));
     let mut v = Variant::default();
     assert!(v.set("mut_crop_old_size").is_ok() && v.mut_crop_old_size);
     assert!(v.set("!mut_crop_old_size").is_ok() && !v.mut_crop_old_size);
@@ -358,4 +382,129 @@ fn every_listed_action_is_enabled() {
         }
     }
     assert!(seen.len() > 100, "explored {} states", seen.len());
+}
+
+/// A clean file of `pages` pages, none cached.
+fn cold(pages: u8, tasks: &[&str]) -> Config {
+    let mut c = cfg(pages, tasks);
+    c.cached = 0;
+    c.dirty = 0;
+    c.daemon_threads = 2;
+    c
+}
+
+const T2: Actor = Actor::Task(2);
+
+/// A read miss at page 0 reads ahead to EOF: one background READ of both
+/// folios, locked and not uptodate until fuse_readpages_end; the copy
+/// then returns the server's data.
+#[test]
+fn read_miss_reads_ahead_to_eof_and_the_reply_unlocks() {
+    let m = model(cold(2, &["read 0+1"]));
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::Entry);
+    let s = run(&m, &s, T0, Step::RaSubmit);
+    assert_eq!(s.fuse_q, vec![Req::ReadPages { first: 0, n: 2 }]);
+    assert!(s.pages[0].locked() && !s.pages[0].has(PG_UPTODATE));
+    assert!(s.pages[1].locked());
+    assert!(
+        enabled(&m, &s, T0).is_empty(),
+        "the reader waits on the lock"
+    );
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    assert!(!s.pages[1].locked() && s.pages[1].has(PG_UPTODATE));
+    assert_eq!(s.pages[0].ver, V_INIT);
+    let s = run(&m, &s, T0, Step::ReadCopy);
+    assert!(m.task_done(&s, 0));
+}
+
+/// filemap_read stops at EOF without a READ; fuse_direct_IO returns 0
+/// for an O_DIRECT read at EOF, after its flush, without a READ.
+#[test]
+fn reads_at_eof_send_nothing() {
+    let mut c = cold(2, &["read 1+1", "odirect-read 1+1"]);
+    c.init_size = 1;
+    let m = model(c);
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::Entry);
+    let s = run(&m, &s, T0, Step::ReadEof);
+    assert!(m.task_done(&s, 0));
+    let s = run(&m, &s, T1, Step::Entry);
+    let s = run(&m, &s, T1, Step::WbBegin);
+    let s = run(&m, &s, T1, Step::WbDone);
+    let s = run(&m, &s, T1, Step::Return);
+    assert!(m.task_done(&s, 1) && s.fuse_q.is_empty());
+}
+
+/// max_background 1: the second writeback WRITE waits on fc->bg_queue;
+/// a foreground FSYNC overtakes it; fuse_request_end of the first
+/// flushes it to /dev/fuse.
+#[test]
+fn bg_queue_holds_writes_beyond_max_background() {
+    let mut c = cfg(2, &["wb none", "fsync"]);
+    c.max_pages = 1;
+    c.max_background = Some(1);
+    c.daemon_threads = 2;
+    let m = model(c);
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbSend);
+    assert_eq!(s.fuse_q.len(), 1);
+    assert_eq!(
+        s.bg_q,
+        vec![Req::CacheWrite {
+            first: 1,
+            n: 1,
+            sent: 1
+        }]
+    );
+    assert_eq!(m.num_background(&s), 2);
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    assert!(!s.bg_q.is_empty(), "flushed only by fuse_request_end");
+    let s = run(&m, &s, D0, Step::WritepageEnd);
+    assert!(s.bg_q.is_empty());
+    assert_eq!(
+        s.fuse_q,
+        vec![Req::CacheWrite {
+            first: 1,
+            n: 1,
+            sent: 1
+        }]
+    );
+}
+
+/// A readahead READ is not forced: with fc->blocked (num_background at
+/// max_background) fuse_get_req waits, holding the locked folios; WB_SYNC_NONE
+/// writeback returns at once while congested.
+#[test]
+fn readahead_waits_in_fuse_get_req_and_wb_skips_when_congested() {
+    let mut c = cfg(2, &["wb none", "read 1+1", "wb none"]);
+    c.cached = 1;
+    c.dirty = 1;
+    c.max_background = Some(1);
+    c.congestion_threshold = Some(1);
+    c.daemon_threads = 2;
+    let m = model(c);
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbSend);
+    assert!(m.bg_blocked(&s));
+    let s = run(&m, &s, T1, Step::Entry);
+    // read 1+1 of a fresh open at page 1 with page 0 cached: a standalone
+    // small random read (async_size 0), so no congestion skip
+    let s = run(&m, &s, T1, Step::RaAdd);
+    assert!(s.pages[1].locked() && s.tasks[1].ra != 0);
+    assert!(enabled(&m, &s, T1).is_empty(), "fuse_get_req waits");
+    let s = run(&m, &s, T2, Step::WbCongested);
+    assert!(m.task_done(&s, 2));
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    let s = run(&m, &s, D0, Step::WritepageEnd);
+    let s = run(&m, &s, T1, Step::RaSend);
+    assert_eq!(s.fuse_q, vec![Req::ReadPages { first: 1, n: 1 }]);
 }

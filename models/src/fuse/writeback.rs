@@ -48,21 +48,29 @@ impl FuseModel {
             s.drops[p as usize] = s.drops[p as usize].saturating_add(1);
         }
         s.writectr += 1;
+        // fuse_simple_background with args->force: never waits in
+        // fuse_get_req, may wait on fc->bg_queue
         if w.first + w.n <= crop {
-            s.fuse_q.push(Req::CacheWrite {
-                first: w.first,
-                n: w.n,
-                sent: w.n,
-            });
+            self.queue_background(
+                s,
+                Req::CacheWrite {
+                    first: w.first,
+                    n: w.n,
+                    sent: w.n,
+                },
+            );
             if self.cfg.variant.temp_pages {
                 s.l_end[w.first as usize] = w.first + w.n;
             }
         } else if w.first < crop {
-            s.fuse_q.push(Req::CacheWrite {
-                first: w.first,
-                n: w.n,
-                sent: crop - w.first,
-            });
+            self.queue_background(
+                s,
+                Req::CacheWrite {
+                    first: w.first,
+                    n: w.n,
+                    sent: crop - w.first,
+                },
+            );
             if self.cfg.variant.temp_pages {
                 s.l_end[w.first as usize] = crop;
             }
@@ -145,6 +153,14 @@ impl FuseModel {
         let end = (first + n) as usize;
         match task.ph {
             0 => {
+                if !all && self.congested(s) {
+                    // fuse_writepages: "if (wbc->sync_mode == WB_SYNC_NONE
+                    // && fc->num_background >= fc->congestion_threshold)
+                    // return 0"
+                    s.ev = Event::WbCongested;
+                    self.advance(s, t);
+                    return Some(Step::WbCongested);
+                }
                 // write_cache_pages begins; WB_SYNC_ALL tags the dirty
                 // folios TOWRITE (tag_pages_for_writeback)
                 if all {

@@ -1,0 +1,310 @@
+//! Buffered readers: filemap_read (read(2); sendfile and splice from the
+//! file take the same path), the page-cache lookup of filemap_fault, and
+//! how a miss is filled: page_cache_sync_ra / do_sync_mmap_readahead →
+//! page_cache_ra_unbounded (locked, not uptodate folios added) →
+//! fuse_readahead (background READs; fuse_readpages_end in the daemon
+//! marks them uptodate and unlocks them), or read_folio
+//! (fuse_read_folio → fuse_do_readfolio, a synchronous READ with the folio
+//! locked). State L waits on the rb-tree in both, as fuse_readahead and
+//! fuse_do_readfolio did before 0c58a97f919c removed the tree.
+//!
+//! Phases of a lookup (`Task::ph`): `PH_GET` is filemap_get_pages from the
+//! top, `PH_RA` fuse_readahead with folios left to send, `PH_RA_DONE` the
+//! rest of the call after readahead, `PH_FOLIO_L` (L) read_folio holding
+//! the folio lock while the rb-tree covers it, `PH_FOLIO` waiting for the
+//! read_folio READ's reply.
+
+use super::model::{pages_mask, FuseModel};
+use super::state::*;
+use super::step::Step;
+
+pub(super) const PH_GET: u8 = 0;
+pub(super) const PH_RA: u8 = 1;
+pub(super) const PH_RA_DONE: u8 = 2;
+pub(super) const PH_FOLIO_L: u8 = 3;
+pub(super) const PH_FOLIO: u8 = 4;
+
+/// The readahead window, in pages: ra->ra_pages for a FUSE bdi
+/// (VM_READAHEAD_PAGES, 128 KiB). Every window the model computes covers
+/// the model's pages up to EOF, except a standalone small random read.
+const RA_PAGES: u8 = 32;
+
+/// The outcome of one lookup step.
+pub(super) enum Got {
+    /// The step did something and the lookup goes on.
+    Step(Step),
+    /// The folio is uptodate: the caller copies or maps it in this step.
+    Ready,
+}
+
+/// get_init_ra_size(size, max) of mm/readahead.c.
+fn init_ra_size(req: u8) -> u8 {
+    let size = (req.max(1) as u16).next_power_of_two() as u8;
+    if size <= RA_PAGES / 32 {
+        size * 4
+    } else if size <= RA_PAGES / 4 {
+        size * 2
+    } else {
+        RA_PAGES
+    }
+}
+
+impl FuseModel {
+    /// page_cache_sync_ra for a read(2) miss at page `p` with `req` pages
+    /// of the request left, on an open whose readahead state is fresh
+    /// (prev_pos = -1): the window `p..p+W` (clamped to EOF by the caller)
+    /// and ra->async_size.
+    fn read_window(&self, s: &State, p: u8, req: u8) -> (u8, u8) {
+        if p == 0 {
+            // start of file: initial window
+            let w = init_ra_size(req);
+            let asz = if w > req { w - req } else { w / 2 };
+            return (w, asz);
+        }
+        // page_cache_prev_miss: cached pages right before p
+        let mut contig = 0u8;
+        let mut q = p as usize;
+        while q > 0 && s.pages[q - 1].present() {
+            contig += 1;
+            q -= 1;
+        }
+        if contig <= req {
+            // standalone small random read: read as is, the (fresh)
+            // readahead state keeps async_size 0
+            return (req, 0);
+        }
+        if q == 0 {
+            // cached from the beginning of the file
+            contig = contig.saturating_mul(2);
+        }
+        (contig.saturating_add(req).min(RA_PAGES), 1)
+    }
+
+    /// page_cache_ra_unbounded over pages `lo..hi` (clamped to EOF): a
+    /// locked, not uptodate folio for every absent one, remembered in the
+    /// task's readahead_control; then fuse_readahead sends what it can.
+    /// `asz` is ra->async_size for fuse_readahead's congestion check.
+    fn readahead(&self, s: &mut State, t: usize, lo: u8, hi: u8, asz: u8) -> Step {
+        let hi = hi.min(s.i_size).min(self.cfg.pages);
+        let mut mask = 0u8;
+        let mut p = self.folio(lo as usize).start;
+        while p < hi as usize {
+            let f = self.folio(p);
+            if !s.pages[p].present() {
+                self.folio_set(s, p, PG_PRESENT | PG_LOCKED);
+                for q in f.clone() {
+                    mask |= 1 << q;
+                }
+            }
+            p = f.end;
+        }
+        s.tasks[t].ra = mask;
+        s.tasks[t].saved = asz;
+        s.tasks[t].ph = PH_RA;
+        self.ra_send(s, t);
+        if s.tasks[t].ra == 0 {
+            Step::RaSubmit
+        } else {
+            Step::RaAdd
+        }
+    }
+
+    /// fuse_readahead over the task's unsent readahead folios, one run of
+    /// contiguous folios (one read_pages batch) at a time: [L: wait until
+    /// the rb-tree has no WRITE over the run]; per READ of at most
+    /// max_pages: skip the rest when congested and only async folios are
+    /// left; fuse_get_req (waits while fc->blocked); background READ.
+    /// `None` when nothing could be done (the task waits).
+    fn ra_send(&self, s: &mut State, t: usize) -> Option<Step> {
+        let (mut sent, mut skipped) = (false, false);
+        let done = |sent: bool, skipped: bool| match (sent, skipped) {
+            (true, _) => Some(Step::RaSend),
+            (false, true) => Some(Step::RaSkip),
+            _ => None,
+        };
+        loop {
+            let mask = s.tasks[t].ra;
+            if mask == 0 {
+                s.tasks[t].ph = PH_RA_DONE;
+                return done(sent, skipped).or(Some(Step::RaSend));
+            }
+            let first = mask.trailing_zeros() as u8;
+            let mut len = 0u8;
+            while first + len < 8 && mask & (1 << (first + len)) != 0 {
+                len += 1;
+            }
+            let v = &self.cfg.variant;
+            if v.temp_pages
+                && !v.mut_l_read_no_wait
+                && pages_mask(first, len).any(|p| self.in_tree(s, p).is_some())
+            {
+                // L: wait_event(page_waitq, !fuse_range_is_writeback())
+                return done(sent, skipped);
+            }
+            if self.congested(s) && s.tasks[t].saved >= len {
+                // "Congested and only async pages left, so skip the
+                // rest": read_pages drops the folios it was given
+                for p in pages_mask(first, len) {
+                    s.pages[p] = Page::default();
+                }
+                s.tasks[t].ra &= !((((1u16 << len) - 1) << first) as u8);
+                skipped = true;
+                continue;
+            }
+            if self.bg_blocked(s) {
+                return done(sent, skipped); // fuse_get_req: fc->blocked
+            }
+            let n = len.min(self.cfg.max_pages);
+            self.queue_background(s, Req::ReadPages { first, n });
+            s.tasks[t].ra &= !((((1u16 << n) - 1) << first) as u8);
+            sent = true;
+        }
+    }
+
+    /// read_folio of block `q` (its folio unlocked): folio_lock, [L:
+    /// fuse_do_readfolio waits on the rb-tree], a synchronous READ
+    /// (fuse_simple_request) of the block.
+    fn read_folio(&self, s: &mut State, t: usize, q: usize) -> Step {
+        self.folio_set(s, q, PG_LOCKED);
+        s.tasks[t].rd = q as u8;
+        let v = &self.cfg.variant;
+        if v.temp_pages && !v.mut_l_read_no_wait && self.in_tree(s, q).is_some() {
+            s.tasks[t].ph = PH_FOLIO_L;
+            return Step::ReadFolioLock;
+        }
+        self.read_folio_send(s, t, q);
+        Step::ReadFolio
+    }
+
+    fn read_folio_send(&self, s: &mut State, t: usize, q: usize) {
+        s.fuse_q.push(Req::Read {
+            task: t as u8,
+            first: q as u8,
+            n: 1,
+        });
+        s.tasks[t].reply = NONE;
+        s.tasks[t].ph = PH_FOLIO;
+    }
+
+    /// The READ reply of read_folio: the block is uptodate, the folio
+    /// unlocked.
+    pub(super) fn read_folio_done(&self, s: &mut State, t: usize) {
+        let task = s.tasks[t];
+        let q = task.rd as usize;
+        s.pages[q].ver = task.reply;
+        s.pages[q].set(PG_UPTODATE);
+        self.folio_clear(s, q, PG_LOCKED);
+        s.tasks[t].ph = PH_GET;
+        s.tasks[t].reply = NONE;
+    }
+
+    /// One step of getting an uptodate folio for block `p` (`p` below
+    /// EOF): filemap_get_pages for read(2) (`fault` false: an uptodate
+    /// folio is copied even when locked, and a block that is uptodate in
+    /// a partly uptodate folio is enough), filemap_fault's lookup
+    /// (`fault` true: the folio is locked first, so a locked folio is
+    /// waited for). `lo..hi` and `asz` are the readahead window on a miss.
+    pub(super) fn get_folio(
+        &self,
+        s: &mut State,
+        t: usize,
+        p: usize,
+        fault: bool,
+        (lo, hi, asz): (u8, u8, u8),
+    ) -> Option<Got> {
+        let task = s.tasks[t];
+        match task.ph {
+            PH_FOLIO => {
+                if task.reply == NONE {
+                    return None;
+                }
+                self.read_folio_done(s, t);
+                return Some(Got::Step(Step::FaultReadDone));
+            }
+            PH_FOLIO_L => {
+                let q = task.rd as usize;
+                if self.in_tree(s, q).is_some() {
+                    return None;
+                }
+                self.read_folio_send(s, t, q);
+                return Some(Got::Step(Step::ReadFolio));
+            }
+            PH_RA => return self.ra_send(s, t).map(Got::Step),
+            _ => {}
+        }
+        if !s.pages[p].present() {
+            if task.ph == PH_GET {
+                return Some(Got::Step(self.readahead(s, t, lo, hi, asz)));
+            }
+            // readahead left no folio here (skipped while congested):
+            // filemap_create_folio / __filemap_get_folio(FGP_CREAT), then
+            // read_folio
+            self.folio_set(s, p, PG_PRESENT);
+            return Some(Got::Step(self.read_folio(s, t, p)));
+        }
+        let whole = self.folio_not_uptodate(s, p).is_none();
+        if whole && !fault {
+            return Some(Got::Ready); // filemap_get_read_batch: uptodate
+        }
+        if s.pages[p].locked() {
+            return None; // folio_lock / folio_put_wait_locked
+        }
+        if whole || (!fault && s.pages[p].has(PG_UPTODATE)) {
+            // (read: filemap_range_uptodate of a partly uptodate folio)
+            return Some(Got::Ready);
+        }
+        let q = self.folio_not_uptodate(s, p).expect("not uptodate");
+        Some(Got::Step(self.read_folio(s, t, q)))
+    }
+
+    /// b3: a read served from the page cache returns block `p`; stale if
+    /// its data was superseded by a write that returned before the read
+    /// began (the task's Entry snapshot).
+    pub(super) fn check_cache_read(&self, s: &mut State, t: usize, p: usize) {
+        let stale = s.tasks[t].before[p];
+        if stale != 0 {
+            s.ev = Event::CacheReadChecked;
+        }
+        let v = s.pages[p].ver;
+        if v != NONE && stale & (1 << v) != 0 {
+            s.viol |= VIOL_B3;
+        }
+    }
+
+    /// One step of filemap_read over pages `first..first+n`.
+    pub(super) fn op_buf_read(&self, s: &mut State, t: usize, first: u8, n: u8) -> Option<Step> {
+        let task = s.tasks[t];
+        let p = first + task.cur;
+        let lookup = matches!(task.ph, PH_GET | PH_RA_DONE);
+        if lookup && p >= s.i_size {
+            // "if (unlikely(iocb->ki_pos >= i_size_read(inode))) break":
+            // a short read
+            self.advance(s, t);
+            return Some(Step::ReadEof);
+        }
+        let (w, asz) = self.read_window(s, p, first + n - p);
+        let win = (p, p.saturating_add(w), asz);
+        match self.get_folio(s, t, p as usize, false, win)? {
+            Got::Step(step) => Some(step),
+            Got::Ready => {
+                // copy_folio_to_iter: the data this read returns
+                self.check_cache_read(s, t, p as usize);
+                if task.cur + 1 >= n {
+                    self.advance(s, t);
+                } else {
+                    s.tasks[t].cur += 1;
+                    s.tasks[t].ph = PH_GET;
+                }
+                Some(Step::ReadCopy)
+            }
+        }
+    }
+
+    /// The readahead window of a page fault at `page`:
+    /// do_sync_mmap_readahead's read-around, ra->start = pgoff -
+    /// ra_pages / 2, ra->size = ra_pages, ra->async_size = ra_pages / 4.
+    pub(super) fn fault_window(&self, page: u8) -> (u8, u8, u8) {
+        let lo = page.saturating_sub(RA_PAGES / 2);
+        (lo, lo.saturating_add(RA_PAGES), RA_PAGES / 4)
+    }
+}
