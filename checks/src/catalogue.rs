@@ -4,6 +4,13 @@
 //! key belongs to the model named by `model` (default "fuse"), which
 //! parses it (`Spec::parse_config`). `[[unobservable]]` tables name the
 //! switches no workload can tell apart, with the reason.
+//!
+//! When the model can bound its request queue (`Spec::congested`), every
+//! check has a derived twin `<name>-bg1` run under that bound. Its
+//! expectations and pins live in the check's `congested` table
+//! (`congested = { expect = {...}, states = N, witnesses = {...} }`); an
+//! expectation it does not list is the check's own, so a verdict that
+//! depends on an uncongested queue is always written down.
 
 use crate::check::{self, Check};
 use crate::paths;
@@ -22,7 +29,11 @@ const GENERIC_KEYS: &[&str] = &[
     "states",
     "tags",
     "pair",
+    "congested",
 ];
+
+/// Suffix of a derived check run under the model's queue bound.
+pub const CONGESTED_SUFFIX: &str = "-bg1";
 
 /// Expected or observed verdict of an `always` property.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +77,9 @@ pub struct Entry {
     /// kernel state that fixed it).
     pub pair: Option<String>,
     pub check: Arc<dyn Check>,
+    /// For a derived `<name>-bg1` check: the check it derives from (its
+    /// pins are written into that check's `congested` table).
+    pub parent: Option<String>,
 }
 
 impl std::fmt::Debug for Entry {
@@ -198,8 +212,9 @@ pub fn parse(text: &str, f: &Path) -> Result<(Vec<Entry>, Vec<Unobservable>), St
                     let t = c
                         .as_table()
                         .ok_or_else(|| format!("{fd}: check #{} is not a table", i + 1))?;
-                    entries
-                        .push(convert(t, f).map_err(|e| format!("{fd}: {}", paths::one_line(&e)))?);
+                    entries.extend(
+                        convert(t, f).map_err(|e| format!("{fd}: {}", paths::one_line(&e)))?,
+                    );
                 }
             }
             "unobservable" => {
@@ -249,31 +264,15 @@ fn unobservable(v: &toml::Value) -> Result<Unobservable, String> {
     })
 }
 
-fn convert(t: &toml::Table, file: &Path) -> Result<Entry, String> {
-    let name = str_key(t, "name")?
-        .ok_or("a check has no `name`")?
-        .to_string();
-    if !paths::valid_check_name(&name) {
-        return Err(format!(
-            "check name {name:?}: use lower-case letters, digits and '-', starting with a letter or digit (at most 64)"
-        ));
-    }
-    let ctx = |e: String| format!("check '{name}': {e}");
-    let question = str_key(t, "question")
-        .map_err(ctx)?
-        .ok_or_else(|| ctx("missing field `question`".into()))?
-        .to_string();
-    let model = str_key(t, "model")
-        .map_err(ctx)?
-        .unwrap_or("fuse")
-        .to_string();
-    let mut own = toml::Table::new();
-    for (k, v) in t {
-        if !GENERIC_KEYS.contains(&k.as_str()) {
-            own.insert(k.clone(), v.clone());
-        }
-    }
-    let check = check::from_table(&model, &own).map_err(ctx)?;
+/// The verdict expectations, witnesses and state pin of a table (a
+/// check, or its `congested` table).
+type Pins = (Vec<(String, Verdict)>, Witnesses, Option<u64>);
+
+fn pins_of_table(
+    t: &toml::Table,
+    check: &Arc<dyn Check>,
+    ctx: &dyn Fn(String) -> String,
+) -> Result<Pins, String> {
     let defs = check.property_defs();
     let always: Vec<&str> = defs
         .iter()
@@ -349,6 +348,37 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Entry, String> {
                 .ok_or_else(|| ctx("`states` must be a positive count".into()))? as u64,
         ),
     };
+    Ok((expect, witnesses, states))
+}
+
+/// One `[[check]]` table: the check, and its derived `-bg1` twin when the
+/// model bounds its queue.
+fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
+    let name = str_key(t, "name")?
+        .ok_or("a check has no `name`")?
+        .to_string();
+    if !paths::valid_check_name(&name) {
+        return Err(format!(
+            "check name {name:?}: use lower-case letters, digits and '-', starting with a letter or digit (at most 64)"
+        ));
+    }
+    let ctx = |e: String| format!("check '{name}': {e}");
+    let question = str_key(t, "question")
+        .map_err(ctx)?
+        .ok_or_else(|| ctx("missing field `question`".into()))?
+        .to_string();
+    let model = str_key(t, "model")
+        .map_err(ctx)?
+        .unwrap_or("fuse")
+        .to_string();
+    let mut own = toml::Table::new();
+    for (k, v) in t {
+        if !GENERIC_KEYS.contains(&k.as_str()) {
+            own.insert(k.clone(), v.clone());
+        }
+    }
+    let check = check::from_table(&model, &own).map_err(ctx)?;
+    let (expect, witnesses, states) = pins_of_table(t, &check, &ctx)?;
     let tags = match t.get("tags") {
         None => vec![],
         Some(toml::Value::Array(a)) => a
@@ -358,16 +388,77 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Entry, String> {
             .ok_or_else(|| ctx("`tags` lists strings".into()))?,
         Some(_) => return Err(ctx("`tags` lists strings".into())),
     };
-    Ok(Entry {
-        question,
-        file: file.to_path_buf(),
-        model,
-        expect,
-        witnesses,
-        states,
-        tags,
-        pair: str_key(t, "pair").map_err(ctx)?.map(String::from),
-        check,
-        name,
-    })
+    let mut out = Vec::new();
+    let congested = check.congested();
+    match (t.get("congested"), &congested) {
+        (Some(_), None) => {
+            return Err(ctx(
+                "`congested` is given, but this configuration has no congested twin (the model has no queue bound, or the check sets it)".into(),
+            ))
+        }
+        (Some(v), Some(_)) if !v.is_table() => {
+            return Err(ctx(
+                "`congested` is a table: { expect = {...}, states = N, witnesses = {...} }"
+                    .into(),
+            ))
+        }
+        _ => {}
+    }
+    if let Some((cc, label)) = congested {
+        let empty = toml::Table::new();
+        let ct = t
+            .get("congested")
+            .and_then(|v| v.as_table())
+            .unwrap_or(&empty);
+        for k in ct.keys() {
+            if !["expect", "witnesses", "states"].contains(&k.as_str()) {
+                return Err(ctx(format!(
+                    "congested: unknown key `{k}` (expect, witnesses, states)"
+                )));
+            }
+        }
+        let cctx = |e: String| format!("check '{name}' congested: {e}");
+        let (cexp, cwit, cstates) = pins_of_table(ct, &cc, &cctx)?;
+        let mut exp = expect.clone();
+        for (k, v) in cexp {
+            exp.retain(|(n, _)| *n != k);
+            exp.push((k, v));
+        }
+        let mut ctags: Vec<String> = tags
+            .iter()
+            .filter(|x| *x != "mutant" && *x != "equivalent")
+            .cloned()
+            .collect();
+        ctags.push("congested".into());
+        out.push(Entry {
+            name: format!("{name}{CONGESTED_SUFFIX}"),
+            question: format!("{question} [{label}]"),
+            file: file.to_path_buf(),
+            model: model.clone(),
+            expect: exp,
+            witnesses: cwit,
+            states: cstates,
+            tags: ctags,
+            pair: None,
+            check: cc,
+            parent: Some(name.clone()),
+        });
+    }
+    out.insert(
+        0,
+        Entry {
+            question,
+            file: file.to_path_buf(),
+            model,
+            expect,
+            witnesses,
+            states,
+            tags,
+            pair: str_key(t, "pair").map_err(ctx)?.map(String::from),
+            check,
+            name,
+            parent: None,
+        },
+    );
+    Ok(out)
 }

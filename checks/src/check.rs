@@ -28,6 +28,9 @@ pub trait Check: Send + Sync {
     /// The configuration with one switch flipped, or `None` when the model
     /// has no such switch.
     fn flipped_json(&self, switch: &str) -> Option<Value>;
+    /// The model under a small queue bound (`Spec::congested`), and its
+    /// label.
+    fn congested(&self) -> Option<(Arc<dyn Check>, &'static str)>;
     fn explore(&self, label: &str, progress: bool) -> Exploration;
     /// Shortest counterexample of an always-property (an error for a name
     /// the model does not have).
@@ -95,6 +98,11 @@ impl<M: Spec> Check for Typed<M> {
     fn flipped_json(&self, switch: &str) -> Option<Value> {
         M::flip(self.model.config(), switch)
             .map(|c| serde_json::to_value(c).expect("configurations serialise"))
+    }
+    fn congested(&self) -> Option<(Arc<dyn Check>, &'static str)> {
+        let (cfg, label) = M::congested(self.model.config())?;
+        let model = M::build(&cfg).ok()?;
+        Some((Arc::new(Typed { model }) as Arc<dyn Check>, label))
     }
     fn explore(&self, label: &str, progress: bool) -> Exploration {
         runner::explore(&self.model, label, progress)

@@ -339,10 +339,16 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 }
                 let mut by_file: BTreeMap<&Path, BTreeMap<String, _>> = BTreeMap::new();
                 for (e, r) in selected.iter().zip(&results_v) {
+                    // a derived -bg1 check pins into its parent's
+                    // `congested` table
+                    let key = match &e.parent {
+                        Some(p) => format!("{p}{}", pins::CONGESTED_KEY),
+                        None => e.name.clone(),
+                    };
                     by_file
                         .entry(e.file.as_path())
                         .or_default()
-                        .insert(e.name.clone(), pins::pins_of(r));
+                        .insert(key, pins::pins_of(r));
                 }
                 for (f, p) in &by_file {
                     pins::update_file(f, p)?;

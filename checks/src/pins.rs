@@ -2,12 +2,16 @@
 //! catalogue files through a TOML document editor (toml_edit), so every
 //! layout the TOML grammar allows keeps its shape: comments, key order,
 //! multi-line arrays, `[[ check ]]` headers. Only `states` and `witnesses`
-//! of the named checks change.
+//! of the named checks change (for a derived `-bg1` check, `states` and
+//! `witnesses` of its parent's `congested` table).
 
 use crate::outcome::CheckResult;
 use std::collections::BTreeMap;
 use std::path::Path;
 use toml_edit::{value, DocumentMut, InlineTable, Item, Value};
+
+/// Suffix of a pin key naming a check's `congested` table.
+pub const CONGESTED_KEY: &str = "@congested";
 
 /// The pins of one check: its unique state count and the witnesses it
 /// reaches, with their counts.
@@ -47,6 +51,22 @@ pub fn update_text(
                 it.insert(w, Value::from(*c as i64));
             }
             t["witnesses"] = value(it);
+        }
+        let ckey = format!("{name}{CONGESTED_KEY}");
+        if let Some((k, (states, witnesses))) = pins.get_key_value(ckey.as_str()) {
+            *found.entry(k.as_str()).or_default() += 1;
+            let mut ct = match t.get("congested").and_then(Item::as_inline_table) {
+                Some(x) => x.clone(),
+                None => InlineTable::new(),
+            };
+            let mut it = InlineTable::new();
+            for (w, c) in witnesses {
+                it.insert(w, Value::from(*c as i64));
+            }
+            ct.insert("states", Value::from(*states as i64));
+            ct.insert("witnesses", Value::InlineTable(it));
+            ct.fmt();
+            t["congested"] = value(ct);
         }
     }
     for n in pins.keys() {
@@ -153,6 +173,25 @@ states = 7
         assert_eq!(
             states_of(&out),
             vec![("x".into(), Some(50)), ("y".into(), Some(6))]
+        );
+    }
+
+    #[test]
+    fn congested_pins_go_into_the_congested_table() {
+        let text = TWO.replace(
+            "states = 7\n",
+            "states = 7\ncongested = { expect = { a1 = \"violated\" } }\n",
+        );
+        let out = update_text(&text, &pin("b@congested", 8, &[("w-bg-queued", 2)])).unwrap();
+        assert!(
+            out.contains(
+                "congested = { expect = { a1 = \"violated\" }, states = 8, witnesses = { w-bg-queued = 2 } }"
+            ),
+            "{out}"
+        );
+        assert_eq!(
+            states_of(&out),
+            vec![("a".into(), Some(100)), ("b".into(), Some(7))]
         );
     }
 

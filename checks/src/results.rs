@@ -220,7 +220,11 @@ pub fn markdown(
          \u{2713} = the property holds in every reachable state; \
          \u{2717} = violated, linked to its shortest counterexample in traces/ \
          (`wbspec explain FILE` narrates it). `states` is the pinned unique \
-         state count.\n"
+         state count. Every check also runs under the model's small queue \
+         bound (its `-bg1` twin, e.g. `max_background 1`); a cell reads \
+         `\u{2713} / \u{2717} bg1` when the verdict there differs, i.e. \
+         when the verdict depends on an uncongested queue, and the last \
+         section lists those verdicts.\n"
     ));
     let mut models: Vec<&str> = Vec::new();
     for e in entries {
@@ -261,10 +265,17 @@ pub fn markdown(
         s.push('\n');
         s.push_str(&rule);
         s.push('\n');
+        let twin = |name: &str| {
+            entries
+                .iter()
+                .zip(results)
+                .find(|(d, _)| d.parent.as_deref() == Some(name))
+                .map(|(d, r)| (*d, r))
+        };
         for (e, r) in entries
             .iter()
             .zip(results)
-            .filter(|(e, _)| e.model == model)
+            .filter(|(e, _)| e.model == model && e.parent.is_none())
         {
             let sw = e.check.switches_changed();
             let mut row = format!(
@@ -278,14 +289,27 @@ pub fn markdown(
                 },
                 e.check.config_notes()
             );
+            let mark = |name: &str, r: &CheckResult, p: &str| match r
+                .props
+                .iter()
+                .find(|x| x.name == p)
+                .map(|x| x.observed)
+            {
+                Some(Verdict::Holds) => "\u{2713}".to_string(),
+                Some(Verdict::Violated) => {
+                    format!("[\u{2717}](../traces/{})", trace_file(name, p))
+                }
+                None => "?".into(),
+            };
             for (p, _) in &props {
-                let cell = match r.props.iter().find(|x| x.name == *p).map(|x| x.observed) {
-                    Some(Verdict::Holds) => "\u{2713}".to_string(),
-                    Some(Verdict::Violated) => {
-                        format!("[\u{2717}](../traces/{})", trace_file(&e.name, p))
+                let mut cell = mark(&e.name, r, p);
+                if let Some((d, dr)) = twin(&e.name) {
+                    let v =
+                        |r: &CheckResult| r.props.iter().find(|x| x.name == *p).map(|x| x.observed);
+                    if v(dr) != v(r) {
+                        cell.push_str(&format!(" / {} bg1", mark(&d.name, dr, p)));
                     }
-                    None => "?".into(),
-                };
+                }
                 row.push_str(&format!(" {cell} |"));
             }
             row.push_str(&format!(
@@ -299,6 +323,43 @@ pub fn markdown(
     }
     if let Some(m) = mutation_score(entries, results) {
         s.push_str(&format!("\n{}.\n", m.line()));
+    }
+    let mut dep = String::new();
+    for (d, dr) in entries.iter().zip(results) {
+        let Some(pn) = &d.parent else { continue };
+        let Some((_, pr)) = entries.iter().zip(results).find(|(e, _)| &e.name == pn) else {
+            continue;
+        };
+        for p in &dr.props {
+            let Some(q) = pr.props.iter().find(|x| x.name == p.name) else {
+                continue;
+            };
+            if q.observed != p.observed {
+                let link = |name: &str, v: Verdict| match v {
+                    Verdict::Holds => "holds".to_string(),
+                    Verdict::Violated => {
+                        format!("[violated](../traces/{})", trace_file(name, p.name))
+                    }
+                };
+                dep.push_str(&format!(
+                    "| {pn} | {} | {} | {} | {} |\n",
+                    p.name,
+                    link(pn, q.observed),
+                    link(&d.name, p.observed),
+                    d.question
+                        .rsplit_once('[')
+                        .map_or("", |x| x.1)
+                        .trim_end_matches(']')
+                ));
+            }
+        }
+    }
+    s.push_str("\n## Verdicts that depend on an uncongested queue\n\n");
+    if dep.is_empty() {
+        s.push_str("None: every check has the same verdicts under the model's queue bound.\n");
+    } else {
+        s.push_str("| check | property | unbounded queue | bounded queue | bound |\n|---|---|---|---|---|\n");
+        s.push_str(&dep);
     }
     if let Some(sw) = switches {
         s.push_str("\n## Behaviour switches\n\nEach switch is observed by two checks whose configurations differ only in it and whose verdicts differ, or the catalogue says why no workload can tell it apart.\n\n| model | switch | kind | observed by |\n|---|---|---|---|\n");

@@ -68,7 +68,9 @@ fn update_pins_keeps_the_catalogue_valid() {
     let d = pinned_checkout(&text);
     let new = std::fs::read_to_string(d.path().join("checks/catalogue/c.toml")).unwrap();
     assert!(new.starts_with("# header comment\n"));
-    assert_eq!(new.matches("states =").count(), 2, "{new}");
+    assert_eq!(new.matches("\nstates =").count(), 2, "{new}");
+    // the derived -bg1 twins pin into their check's `congested` table
+    assert_eq!(new.matches("congested = { states =").count(), 2, "{new}");
     assert!(
         new.contains("tasks = [\n  \"wb none\",\n  \"fsync\",\n]"),
         "{new}"
@@ -164,7 +166,12 @@ fn trace_writing_touches_only_its_own_files() {
     names.sort();
     assert_eq!(
         names,
-        ["meeting--notes.json", "other--b1.json", "x--b1.json"]
+        [
+            "meeting--notes.json",
+            "other--b1.json",
+            "x--b1.json",
+            "x-bg1--b1.json"
+        ]
     );
     // another catalogue: nothing is removed, and a traces dir is required
     let other = tmpdir();
@@ -220,8 +227,10 @@ fn defaults_come_from_the_working_directory() {
     let out = wbspec_in(&sub, &["list"]);
     assert!(out.status.success());
     let s = stdout(&out);
-    assert_eq!(s.lines().count(), 1, "{s}");
+    // the check and its derived twin under max_background 1
+    assert_eq!(s.lines().count(), 2, "{s}");
     assert!(s.starts_with("x "), "{s}");
+    assert!(s.contains("\nx-bg1 "), "{s}");
     let nowhere = tmpdir();
     one_line_error(&wbspec_in(nowhere.path(), &["list"]), "no wbspec checkout");
 }
@@ -373,4 +382,38 @@ fn explore_removes_its_private_directory() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(!d.exists(), "private directory left behind");
+}
+
+/// A check's `congested` table is validated: unknown keys, a check that
+/// sets the queue bound itself (no twin), and a bad value are one-line
+/// errors; a declared verdict becomes the twin's expectation.
+#[test]
+fn congested_tables_are_validated() {
+    for (extra, needle) in [
+        ("congested = { nope = 1 }\n", "unknown key `nope`"),
+        (
+            "max_background = 2\ncongested = { states = 3 }\n",
+            "no congested twin",
+        ),
+        ("congested = 3\n", "`congested` is a table"),
+        (
+            "congested = { expect = { zz = \"holds\" } }\n",
+            "unknown property 'zz'",
+        ),
+        ("max_background = 0\n", "max_background must be at least 1"),
+    ] {
+        let d = fake_checkout(&format!("{ONE}{extra}"));
+        one_line_error(&wbspec_in(d.path(), &["list"]), needle);
+    }
+    let d = fake_checkout(&format!(
+        "{ONE}congested = {{ expect = {{ b1 = \"holds\" }} }}\n"
+    ));
+    let out = wbspec_in(d.path(), &["check", "x-bg1"]);
+    // the twin violates b1 like x, against its declared expectation
+    assert!(
+        stdout(&out).contains("Check x-bg1 b1 Sometimes")
+            && stdout(&out).contains("MISMATCH expected holds"),
+        "{}",
+        stdout(&out)
+    );
 }

@@ -126,6 +126,14 @@ pub trait Spec:
     fn flip(cfg: &Self::Config, name: &str) -> Option<Self::Config>;
     /// Other settings worth a column in the results table (`2 threads`).
     fn config_notes(cfg: &Self::Config) -> String;
+    /// The same configuration under a small bound on the model's request
+    /// queue, and its label (`max_background 1`), when the model has such
+    /// a bound and the configuration leaves it unbounded. The checker runs
+    /// it next to every check (`<check>-bg1`), so each verdict says
+    /// whether it depends on an uncongested queue.
+    fn congested(_cfg: &Self::Config) -> Option<(Self::Config, &'static str)> {
+        None
+    }
 
     /// `T1 ftruncate`, `D0 daemon`.
     fn actor_label(&self, a: &Self::Action) -> String;

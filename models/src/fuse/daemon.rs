@@ -113,9 +113,6 @@ impl FuseModel {
                     return None;
                 }
                 let req = s.fuse_q.remove(0);
-                if !s.bg_q.is_empty() && !self.is_bg(&req) {
-                    s.ev = Event::BgOvertaken;
-                }
                 let mut payload = [NONE; MAX_PAGES];
                 match req {
                     Req::CacheWrite { first, sent, .. } => {
@@ -218,7 +215,9 @@ impl FuseModel {
                         match self.cfg.tasks[t] {
                             TaskSpec::Mmap { .. }
                             | TaskSpec::Gup { .. }
-                            | TaskSpec::Fault { .. } => {
+                            | TaskSpec::Fault { .. }
+                            | TaskSpec::Read { .. } => {
+                                // read_folio's READ of one block
                                 let p = first as usize;
                                 s.tasks[t].reply =
                                     if first < s.srv_size { s.srv[p] } else { V_ZERO };

@@ -198,7 +198,28 @@ impl Spec for FuseModel {
         if cfg.direct_io_allow_mmap {
             v.push("allow_mmap".into());
         }
+        if let Some(b) = cfg.max_background {
+            v.push(format!("max_background {b}"));
+        }
+        if let Some(c) = cfg.congestion_threshold {
+            v.push(format!("congestion {c}"));
+        }
+        if cfg.async_dio {
+            v.push("async_dio".into());
+        }
         v.join(", ")
+    }
+
+    /// max_background 1 with no congestion threshold: every background
+    /// request beyond the first waits on fc->bg_queue, so foreground
+    /// requests overtake it; nothing is skipped for congestion.
+    fn congested(cfg: &Config) -> Option<(Config, &'static str)> {
+        if cfg.max_background.is_some() {
+            return None;
+        }
+        let mut c = cfg.clone();
+        c.max_background = Some(1);
+        Some((c, "max_background 1"))
     }
 
     fn actor_label(&self, a: &Action) -> String {

@@ -147,7 +147,7 @@ pub const PROPERTIES: &[PropertyDef] = &[
     PropertyDef {
         name: "w-bg-overtaken",
         expectation: Expectation::Sometimes,
-        description: "foreground request read while a background one waits",
+        description: "foreground request sent ahead of a waiting background one",
     },
     PropertyDef {
         name: "w-ra-blocked",

@@ -177,6 +177,9 @@ impl FuseModel {
     }
 
     fn read_folio_send(&self, s: &mut State, t: usize, q: usize) {
+        if !s.bg_q.is_empty() {
+            s.ev = Event::BgOvertaken; // a foreground READ
+        }
         s.fuse_q.push(Req::Read {
             task: t as u8,
             first: q as u8,

@@ -99,6 +99,11 @@ impl FuseModel {
                 }
                 self.queue_background(s, req);
             } else {
+                // fuse_simple_request: straight to the pending queue,
+                // ahead of any background request on fc->bg_queue
+                if !s.bg_q.is_empty() {
+                    s.ev = Event::BgOvertaken;
+                }
                 s.fuse_q.push(req);
             }
             s.tasks[t].reply = NONE;

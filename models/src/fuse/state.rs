@@ -308,8 +308,8 @@ pub enum Event {
     /// fault's mapping) returned a page a returned write had written (b3
     /// was evaluated on a real obligation).
     CacheReadChecked,
-    /// The daemon read a foreground request while a background request
-    /// waited on fc->bg_queue (the foreground request overtook it).
+    /// A foreground request went to /dev/fuse while background requests
+    /// queued before it waited on fc->bg_queue: it overtakes them.
     BgOvertaken,
     /// fuse_writepages returned at once: WB_SYNC_NONE while
     /// num_background >= congestion_threshold.
