@@ -5,7 +5,8 @@
 //! - [`trace`]: the JSON-lines trace format (public, versioned).
 //! - [`runner`]: runs scenarios one at a time against a fresh mount.
 //! - [`conform`]: trace conformance of recorded traces to the wbspec FUSE model.
-//! - [`scenarios`]: the scenario catalogue with kernel-keyed expectations.
+//! - [`scenarios`]: the scenario catalogue with kernel-keyed expectations
+//!   ([`scenarios_cache`]: buffered reads, munmap/msync, the background queue).
 //! - [`mount`]: mount lookup and the bounded unmount / fusectl-abort escape hatches.
 //! - [`sys`]: raw libc syscall wrappers used by the workloads.
 pub mod conform;
@@ -13,6 +14,8 @@ pub mod control;
 pub mod mount;
 pub mod runner;
 pub mod scenarios;
+pub mod scenarios_cache;
 pub mod server;
 pub mod sys;
 pub mod trace;
+mod unimpl;

@@ -258,15 +258,49 @@ impl Ctx {
         Ok(d)
     }
 
+    /// pread; the `ret` mark carries the data read as page tags
+    /// (`data=AB`), which trace conformance checks against the page cache.
     pub fn pread(&mut self, actor: &str, fd: i32, off: u64, len: usize) -> Result<Vec<u8>, Fail> {
-        let mut buf = sys::AlignedBuf::new(len);
-        let (n, _) = self.sys_ok(
-            actor,
-            "pread",
-            &format!("fd={fd} off={off} len={len}"),
-            || sys::pread(fd, buf.bytes_mut(), off),
-        )?;
-        Ok(buf.bytes()[..n as usize].to_vec())
+        self.mark(&format!("call {actor} pread fd={fd} off={off} len={len}"))?;
+        let (r, d, data) = read_at(fd, off, len);
+        self.mark(&read_ret(actor, &r, d, &data))?;
+        if r.ret < 0 {
+            return Err(Fail {
+                check: "pread succeeds".into(),
+                detail: format!("{actor} pread(fd={fd}) failed errno={}", r.errno),
+            });
+        }
+        Ok(data)
+    }
+
+    /// pread on its own thread (its `ret` mark carries the data).
+    pub fn spawn_pread(
+        &mut self,
+        actor: &str,
+        fd: i32,
+        off: u64,
+        len: usize,
+    ) -> Result<Pending, Fail> {
+        let mut c = self
+            .ctl
+            .reconnect()
+            .map_err(|e| format!("ctl reconnect: {e}"))?;
+        let (tx, rx) = mpsc::channel();
+        let a = actor.to_string();
+        c.ok(&format!("mark call {a} pread fd={fd} off={off} len={len}"))?;
+        thread::Builder::new()
+            .name(format!("wl-{actor}"))
+            .spawn(move || {
+                let (r, d, data) = read_at(fd, off, len);
+                let _ = c.ok(&format!("mark {}", read_ret(&a, &r, d, &data)));
+                let _ = tx.send((r, d));
+            })
+            .map_err(|e| format!("spawn: {e}"))?;
+        Ok(Pending {
+            what: format!("{actor} pread"),
+            rx,
+            got: None,
+        })
     }
 
     pub fn sfr(&mut self, actor: &str, fd: i32) -> Result<u64, Fail> {
@@ -332,6 +366,26 @@ impl Ctx {
     pub fn trace(&self) -> Result<Tr, Fail> {
         Ok(Tr(read_trace(&self.trace_path)?))
     }
+}
+
+/// pread into a fresh aligned buffer: (ret, duration_us, the bytes read).
+fn read_at(fd: i32, off: u64, len: usize) -> (Ret, u64, Vec<u8>) {
+    let mut buf = sys::AlignedBuf::new(len);
+    let t = Instant::now();
+    let r = sys::pread(fd, buf.bytes_mut(), off);
+    let d = t.elapsed().as_micros() as u64;
+    let n = r.ret.max(0) as usize;
+    (r, d, buf.bytes()[..n].to_vec())
+}
+
+/// The `ret` mark of a read, with its data as page tags.
+fn read_ret(actor: &str, r: &Ret, d: u64, data: &[u8]) -> String {
+    format!(
+        "ret {actor} pread {} errno={} dur_us={d} data={}",
+        r.ret,
+        r.errno,
+        crate::trace::page_tags(data)
+    )
 }
 
 fn read_trace(p: &Path) -> Result<Vec<Event>, String> {
@@ -711,7 +765,7 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
             maps: vec![],
         };
         let (tx, rx) = mpsc::channel();
-        let run = sc.run;
+        let run = sc.run.clone();
         thread::Builder::new()
             .name(format!("sc-{}", sc.name))
             .spawn(move || {

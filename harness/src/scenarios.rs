@@ -14,13 +14,18 @@ use crate::trace::Event;
 
 /// Time given to a syscall to reach its wait point.
 pub const SETTLE_MS: u64 = 300;
-const PG: u64 = 4096;
+pub(crate) const PG: u64 = 4096;
+
+/// The server configuration of a scenario.
+pub type ConfigFn = std::sync::Arc<dyn Fn(&mut ServerConfig) + Send + Sync>;
+/// A scenario body (a closure, so generated workloads can carry their seed).
+pub type RunFn = std::sync::Arc<dyn Fn(&mut Ctx) -> Res + Send + Sync>;
 
 pub struct Scenario {
     pub name: &'static str,
     pub about: &'static str,
-    pub config: fn(&mut ServerConfig),
-    pub run: fn(&mut Ctx) -> Res,
+    pub config: ConfigFn,
+    pub run: RunFn,
 }
 
 macro_rules! sc {
@@ -28,11 +33,12 @@ macro_rules! sc {
         Scenario {
             name: $name,
             about: $about,
-            config: $cfg,
-            run: $run,
+            config: std::sync::Arc::new($cfg),
+            run: std::sync::Arc::new($run),
         }
     };
 }
+pub(crate) use sc;
 
 fn dflt(_: &mut ServerConfig) {}
 fn nowbc(c: &mut ServerConfig) {
@@ -76,7 +82,7 @@ pub fn all() -> Vec<Scenario> {
         sc!("b_rewrite", "write(2) to a page under writeback does not block; fsync waits; the second WRITE (new bytes) is sent only after the first reply", dflt, |c| wrap(c, b_rewrite)),
         sc!("h_crop", "writeback started while SETATTR(4K) is held: WRITE queued in the kernel, sent after the SETATTR reply cropped to 4K; pages beyond dropped", dflt, |c| wrap(c, |x| h_nowrite(x, PG))),
         sc!("h_extend", "writeback started while SETATTR(24K, extend) is held: the full 16K WRITE is sent after the SETATTR reply", dflt, |c| wrap(c, |x| h_nowrite(x, 6 * PG))),
-        sc!("c_mmap", "mmap stores + msync(MS_SYNC): one WRITE[CACHE] then FSYNC(datasync); MS_ASYNC sends nothing; fsync writes the redirtied page", dflt, |c| wrap(c, c_mmap)),
+        sc!("c_mmap", "mmap stores to 2 pages + msync(MS_SYNC): the first fault reads both pages ahead, one WRITE[CACHE] then FSYNC(datasync); MS_ASYNC sends nothing; fsync writes the redirtied page", dflt, |c| wrap(c, c_mmap)),
         sc!("c_mmap_held", "store to an mmap page whose WRITE is held blocks (page_mkwrite waits for writeback) until the reply", dflt, |c| wrap(c, c_mmap_held)),
         sc!("g_payload", "payload is read at server-read time: with the server stalled, a pwrite after sync_file_range lands in the queued WRITE", dflt, |c| wrap(c, g_payload)),
         sc!("d_dirty_open", "dirty via cached fd, then open(O_DIRECT) -> FOPEN_DIRECT_IO: open launders the dirty pages (one WRITE per folio); direct WRITE follows", dflt, |c| wrap(c, |x| dirty_then_dio_open(x, true))),
@@ -92,17 +98,20 @@ pub fn all() -> Vec<Scenario> {
         sc!("e3_dio_read", "O_DIRECT read without FOPEN_DIRECT_IO flushes dirty data first", nodio, |c| wrap(c, |x| dio_read(x, false))),
         sc!("k_close_held", "close() with dirty pages: WRITE (held), close blocks; SETATTR(times), FLUSH after the WRITE reply; RELEASE after FLUSH", dflt, |c| wrap(c, k_close_held)),
         sc!("k_fsync_held", "fsync with the WRITE held: FSYNC only after the WRITE reply, SETATTR(times) in between", dflt, |c| wrap(c, k_fsync_held)),
-        sc!("f_cong16", "max_background 16 / congestion 12: 8 sync_file_range writebacks -> 8 WRITEs in flight at once", dflt, |c| wrap(c, |x| f_cong(x, 8))),
-        sc!("f_cong4", "max_background 4 / congestion 3: WB_SYNC_NONE skips after 3 WRITEs in flight; fsync writes the rest", bg4, |c| wrap(c, |x| f_cong(x, 3))),
-        sc!("f_cong1", "max_background 1 / congestion 1: one WRITE in flight, the rest skipped until fsync", bg1, |c| wrap(c, |x| f_cong(x, 1))),
+        sc!("f_cong16", "max_background 16 / congestion 12: 2 sync_file_range writebacks -> 2 WRITEs in flight at once", dflt, |c| wrap(c, |x| f_cong(x, 2, 2))),
+        sc!("f_cong4", "max_background 4 / congestion 3: 4 sync_file_range writebacks: WB_SYNC_NONE skips after 3 WRITEs in flight; fsync writes the rest", bg4, |c| wrap(c, |x| f_cong(x, 4, 3))),
+        sc!("f_cong1", "max_background 1 / congestion 1: 3 sync_file_range writebacks: one WRITE in flight, the rest skipped until fsync", bg1, |c| wrap(c, |x| f_cong(x, 3, 1))),
         sc!("m_dio_mmap", "FOPEN_DIRECT_IO without direct_io_allow_mmap: MAP_SHARED mmap fails with ENODEV", dflt, |c| wrap(c, |x| dio_mmap(x, false))),
         sc!("m_dio_mmap_allow", "FOPEN_DIRECT_IO with direct_io_allow_mmap: MAP_SHARED works; store + msync sends WRITE[CACHE]", allow_mmap, |c| wrap(c, |x| dio_mmap(x, true))),
         sc!("s_syncfs", "syncfs() does not wait for a held WRITE on this kernel (SB_I_NO_DATA_INTEGRITY); never used as a barrier", dflt, |c| wrap(c, s_syncfs)),
     ]
+    .into_iter()
+    .chain(crate::scenarios_cache::all())
+    .collect()
 }
 
 /// Run a body, then check the global invariants on its trace.
-fn wrap(ctx: &mut Ctx, body: impl FnOnce(&mut Ctx) -> Res) -> Res {
+pub(crate) fn wrap(ctx: &mut Ctx, body: impl FnOnce(&mut Ctx) -> Res) -> Res {
     body(ctx)?;
     let t = ctx.trace()?;
     if let Some(v) = invariant_c1(&t) {
@@ -157,14 +166,14 @@ pub fn invariant_a1(t: &Tr) -> Option<String> {
     None
 }
 
-fn fail(check: &str, detail: String) -> Fail {
+pub(crate) fn fail(check: &str, detail: String) -> Fail {
     Fail {
         check: check.into(),
         detail,
     }
 }
 
-fn tags_by_offset(ws: &[&Event]) -> String {
+pub(crate) fn tags_by_offset(ws: &[&Event]) -> String {
     let mut v: Vec<&&Event> = ws.iter().collect();
     v.sort_by_key(|e| e.offset);
     v.iter()
@@ -172,7 +181,7 @@ fn tags_by_offset(ws: &[&Event]) -> String {
         .collect()
 }
 
-fn briefs(ws: &[&Event]) -> String {
+pub(crate) fn briefs(ws: &[&Event]) -> String {
     ws.iter()
         .map(|e| Tr::brief(e))
         .collect::<Vec<_>>()
@@ -189,7 +198,7 @@ fn dirty_and_hold(ctx: &mut Ctx, tags: &str) -> Result<i32, Fail> {
     Ok(fd)
 }
 
-fn first<'a>(v: &[&'a Event], what: &str) -> Result<&'a Event, Fail> {
+pub(crate) fn first<'a>(v: &[&'a Event], what: &str) -> Result<&'a Event, Fail> {
     v.first()
         .copied()
         .ok_or_else(|| fail(what, "no such request in the trace".into()))
@@ -622,7 +631,7 @@ fn h_nowrite(ctx: &mut Ctx, n: u64) -> Res {
 
 // ---------------------------------------------------------------- (c) mmap
 
-fn mmap(ctx: &mut Ctx, fd: i32, len: usize) -> Result<(usize, Ret), Fail> {
+pub(crate) fn mmap(ctx: &mut Ctx, fd: i32, len: usize) -> Result<(usize, Ret), Fail> {
     let mut addr = 0;
     let (r, _) = ctx.sys(
         "T0",
@@ -641,7 +650,7 @@ fn mmap(ctx: &mut Ctx, fd: i32, len: usize) -> Result<(usize, Ret), Fail> {
 }
 
 /// munmap with marks; forgets the mapping so it is not unmapped twice.
-fn unmap(ctx: &mut Ctx, addr: usize, len: usize) -> Res {
+pub(crate) fn unmap(ctx: &mut Ctx, addr: usize, len: usize) -> Res {
     ctx.maps.retain(|m| m.0 != addr);
     ctx.sys_ok("T0", "munmap", &format!("len={len}"), || {
         sys::munmap(addr, len)
@@ -649,7 +658,7 @@ fn unmap(ctx: &mut Ctx, addr: usize, len: usize) -> Res {
     Ok(())
 }
 
-fn store(ctx: &mut Ctx, addr: usize, off: usize, b: u8) -> Res {
+pub(crate) fn store(ctx: &mut Ctx, addr: usize, off: usize, b: u8) -> Res {
     ctx.sys_ok("T0", "store", &format!("off={off} {}", b as char), || {
         unsafe { sys::store_byte(addr, off, b) };
         Ret { ret: 0, errno: 0 }
@@ -659,24 +668,27 @@ fn store(ctx: &mut Ctx, addr: usize, off: usize, b: u8) -> Res {
 
 fn c_mmap(ctx: &mut Ctx) -> Res {
     let fd = ctx.create("T0", "f")?;
-    ctx.ftruncate("T0", fd, 4 * PG)?;
-    let (addr, r) = mmap(ctx, fd, 4 * PG as usize)?;
+    ctx.ftruncate("T0", fd, 2 * PG)?;
+    let (addr, r) = mmap(ctx, fd, 2 * PG as usize)?;
     if r.ret < 0 {
         return Err(fail("mmap succeeds", format!("errno {}", r.errno)));
     }
-    for (i, b) in b"MNOP".iter().enumerate() {
+    for (i, b) in b"MN".iter().enumerate() {
         store(ctx, addr, i * PG as usize, *b)?;
     }
-    ctx.sys_ok("T0", "msync", "MS_SYNC", || {
-        sys::msync(addr, 4 * PG as usize, true)
-    })?;
+    ctx.sys_ok(
+        "T0",
+        "msync",
+        &format!("MS_SYNC off=0 len={}", 2 * PG),
+        || sys::msync(addr, 2 * PG as usize, true),
+    )?;
     let t = ctx.trace()?;
     let c = t.mark_seq("call", "T0", "msync")?;
     let r = t.mark_seq("ret", "T0", "msync")?;
     let ws: Vec<&Event> = t.reqs_between("WRITE", c, r);
     ctx.expect(
-        "msync(MS_SYNC) sends one 16K WRITE[CACHE] MNOP",
-        ws.len() == 1 && ws[0].is_cache_write() && ws[0].page_tags.as_deref() == Some("MNOP"),
+        "msync(MS_SYNC) sends one 8K WRITE[CACHE] MN",
+        ws.len() == 1 && ws[0].is_cache_write() && ws[0].page_tags.as_deref() == Some("MN"),
         || briefs(&ws),
     )?;
     let wr = t.reply_seq(ws[0]).unwrap_or(u64::MAX);
@@ -699,7 +711,7 @@ fn c_mmap(ctx: &mut Ctx) -> Res {
     store(ctx, addr, PG as usize, b'Q')?;
     let w0 = ctx.count("WRITE")?;
     ctx.sys_ok("T0", "msync_async", "MS_ASYNC", || {
-        sys::msync(addr, 4 * PG as usize, false)
+        sys::msync(addr, 2 * PG as usize, false)
     })?;
     ctx.sleep_ms(100);
     let w1 = ctx.count("WRITE")?;
@@ -725,8 +737,8 @@ fn c_mmap(ctx: &mut Ctx) -> Res {
         fs.len() == 1 && fs[0].datasync == Some(false),
         || briefs(&fs),
     )?;
-    unmap(ctx, addr, 4 * PG as usize)?;
-    ctx.expect_file("f", 4 * PG, "MQOP")?;
+    unmap(ctx, addr, 2 * PG as usize)?;
+    ctx.expect_file("f", 2 * PG, "MQ")?;
     ctx.close("T0", fd)
 }
 
@@ -820,7 +832,7 @@ fn g_payload(ctx: &mut Ctx) -> Res {
 
 // ---------------------------------------------------------------- (d)/(e) direct I/O
 
-const ODIRECT_RW: i32 = libc::O_RDWR | libc::O_DIRECT;
+pub(crate) const ODIRECT_RW: i32 = libc::O_RDWR | libc::O_DIRECT;
 
 fn dio_pwrite(ctx: &mut Ctx, actor: &str, fd: i32, off: u64, tags: &str) -> Res {
     ctx.pwrite(actor, fd, off, tags)?;
@@ -1193,23 +1205,23 @@ fn k_fsync_held(ctx: &mut Ctx) -> Res {
 
 // ---------------------------------------------------------------- (f) congestion
 
-fn f_cong(ctx: &mut Ctx, expect_inflight: u64) -> Res {
+/// `chunks` pages written by one pwrite, then one sync_file_range(WRITE)
+/// per page with every WRITE held: `expect_inflight` WRITEs reach the
+/// server, the other sync_file_range calls return without a WRITE
+/// (WB_SYNC_NONE congestion skip, num_background >= congestion_threshold);
+/// fsync writes the rest after the release.
+fn f_cong(ctx: &mut Ctx, chunks: u64, expect_inflight: u64) -> Res {
     let fd = ctx.create("T0", "f")?;
+    let all_tags: String = (0..chunks).map(|i| (b'A' + i as u8) as char).collect();
+    ctx.pwrite("T0", fd, 0, &all_tags)?;
     ctx.ctl("hold WRITE n=inf cache=1")?;
-    let chunk = 16u64; // pages per chunk (64 KiB)
-    let mut all_tags = String::new();
-    for i in 0..8u64 {
-        let l = ((b'A' + i as u8) as char)
-            .to_string()
-            .repeat(chunk as usize);
-        ctx.pwrite("T0", fd, i * chunk * PG, &l)?;
+    for i in 0..chunks {
         ctx.sys_ok(
             "T0",
             "sync_file_range",
-            &format!("fd={fd} {} {} WRITE", i * chunk * PG, chunk * PG),
-            || sys::sync_file_range_write(fd, i * chunk * PG, chunk * PG),
+            &format!("fd={fd} {} {} WRITE", i * PG, PG),
+            || sys::sync_file_range_write(fd, i * PG, PG),
         )?;
-        all_tags += &l;
     }
     ctx.sleep_ms(SETTLE_MS);
     let n = ctx.count("WRITE")?;
@@ -1221,7 +1233,17 @@ fn f_cong(ctx: &mut Ctx, expect_inflight: u64) -> Res {
     ctx.ctl("unhold WRITE")?;
     ctx.ctl("release all")?;
     ctx.fsync("T0", fd)?;
-    ctx.expect_file("f", 8 * chunk * PG, &all_tags)?;
+    let t = ctx.trace()?;
+    let c = t.mark_seq("call", "T0", "fsync")?;
+    let r = t.mark_seq("ret", "T0", "fsync")?;
+    let ws = t.reqs_between("WRITE", c, r);
+    let rest: String = all_tags[expect_inflight as usize..].to_string();
+    ctx.expect(
+        "fsync writes the pages the skipped sync_file_range calls left dirty",
+        tags_by_offset(&ws) == rest,
+        || briefs(&ws),
+    )?;
+    ctx.expect_file("f", chunks * PG, &all_tags)?;
     ctx.close("T0", fd)
 }
 

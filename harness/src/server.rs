@@ -12,7 +12,10 @@
 //!   decoded Options (MODE, UID, GID, SIZE, ATIME(_NOW), MTIME(_NOW), FH,
 //!   CTIME). FATTR_LOCKOWNER (1<<9) and FATTR_KILL_SUIDGID (1<<11) are
 //!   invisible, so they never appear in `valid` here.
-//! - FUSE_INTERRUPT is answered ENOSYS inside fuser and never reaches us.
+//! - FUSE_INTERRUPT is answered ENOSYS inside fuser and never reaches us;
+//!   so are opcodes fuser does not know (COPY_FILE_RANGE_64). Operations
+//!   fuser knows but we do not implement are recorded and answered ENOSYS
+//!   (unimpl.rs), so only the former leave a gap in the `unique`s.
 //! - Requests queued in the kernel but not yet read are invisible (only
 //!   /sys/fs/fuse/connections/N/waiting counts them).
 use std::collections::{BTreeMap, HashMap};
@@ -680,6 +683,22 @@ impl RecFs {
         );
     }
 
+    /// Record an operation the server does not implement and answer it
+    /// ENOSYS (unimpl.rs), through the same hold/release path as the rest.
+    fn enosys(
+        &self,
+        req: &Request,
+        op: &'static str,
+        ino: INodeNo,
+        reply: impl FnOnce(Errno) + Send + 'static,
+    ) {
+        let e = self.ev(req, op, ino);
+        self.go(e, None, move |core, unique, t0| {
+            core.log_reply(unique, op, errno_result(libc::ENOSYS, "ENOSYS"), t0);
+            reply(Errno::ENOSYS);
+        });
+    }
+
     fn open_flags_reply(&self, flags: i32) -> FopenFlags {
         let mut f = FopenFlags::empty();
         if self.core.cfg.dio_on_odirect && flags & libc::O_DIRECT != 0 {
@@ -693,6 +712,8 @@ impl RecFs {
 }
 
 impl Filesystem for RecFs {
+    crate::unimpl::recorded_enosys_ops!();
+
     fn init(&mut self, req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         let cfg = self.core.cfg.clone();
         let caps = config.capabilities();

@@ -63,6 +63,56 @@ pub fn sync_file_range_write(fd: i32, off: u64, len: u64) -> Ret {
     } as i64)
 }
 
+/// fdatasync(2).
+pub fn fdatasync(fd: i32) -> Ret {
+    Ret::from(unsafe { libc::fdatasync(fd) } as i64)
+}
+
+/// An anonymous memory file (memfd) holding `buf`, for sendfile's source.
+pub fn memfd_with(buf: &[u8]) -> Ret {
+    let name = CString::new("wbspec-src").expect("name");
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Ret::from(-1);
+    }
+    let w = pwrite(fd, buf, 0);
+    if w.ret != buf.len() as i64 {
+        close(fd);
+        return if w.ret < 0 {
+            w
+        } else {
+            Ret {
+                ret: -1,
+                errno: libc::EIO,
+            }
+        };
+    }
+    Ret {
+        ret: fd as i64,
+        errno: 0,
+    }
+}
+
+/// sendfile(out_fd, in_fd) of `count` bytes from offset 0 of `in_fd`,
+/// written at `out_fd`'s file position.
+pub fn sendfile(out_fd: i32, in_fd: i32, count: usize) -> Ret {
+    let mut off: libc::off_t = 0;
+    Ret::from(unsafe { libc::sendfile(out_fd, in_fd, &mut off, count) } as i64)
+}
+
+/// lseek(fd, off, SEEK_SET).
+pub fn seek(fd: i32, off: u64) -> Ret {
+    Ret::from(unsafe { libc::lseek(fd, off as i64, libc::SEEK_SET) } as i64)
+}
+
+/// copy_file_range of `len` bytes from offset 0 of `in_fd` to offset
+/// `off_out` of `out_fd`.
+pub fn copy_file_range(in_fd: i32, out_fd: i32, off_out: u64, len: usize) -> Ret {
+    let mut a: libc::loff_t = 0;
+    let mut b: libc::loff_t = off_out as libc::loff_t;
+    Ret::from(unsafe { libc::copy_file_range(in_fd, &mut a, out_fd, &mut b, len, 0) } as i64)
+}
+
 pub fn stat(p: &Path) -> Ret {
     let c = cpath(p);
     let mut st: libc::stat = unsafe { std::mem::zeroed() };

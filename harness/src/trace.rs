@@ -89,7 +89,8 @@ pub struct Event {
     pub fh: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock_owner: Option<u64>,
-    /// WRITE: first byte of every 4 KiB page of the payload ('.' for 0, '?' for non-printable).
+    /// WRITE: first byte of every 4 KiB page of the payload ('.' for 0, '?' for non-printable);
+    /// the `ret` mark of a read: the same for the data it returned (`data=`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_tags: Option<String>,
     /// SETATTR: valid mask RECONSTRUCTED from fuser's decoded Options (see server.rs).
@@ -161,7 +162,7 @@ impl Event {
 
     /// Build a mark event from its text. Syscall marks have the forms
     /// `call <actor> <syscall> [args...]` and
-    /// `ret <actor> <syscall> <retval> [errno=E] [dur_us=D]`.
+    /// `ret <actor> <syscall> <retval> [errno=E] [dur_us=D] [data=TAGS]`.
     /// Anything else is a `note`.
     pub fn mark(text: &str) -> Self {
         let mut e = Event::new("mark");
@@ -184,6 +185,9 @@ impl Event {
                         e.errno = v.parse().ok();
                     } else if let Some(v) = p.strip_prefix("dur_us=") {
                         e.dur_us = v.parse().ok();
+                    } else if let Some(v) = p.strip_prefix("data=") {
+                        // a read's returned data, as page tags
+                        e.page_tags = Some(v.to_string());
                     }
                 }
             }

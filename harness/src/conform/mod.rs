@@ -65,20 +65,14 @@ pub const FILTERED_OPS: &[(&str, &str)] = &[
         "SETATTR(times)",
         "a SETATTR without a size (cmtime flush of fsync/close/writeback)",
     ),
-    (
-        "READ in a cached pread",
-        "page-cache fill of a buffered read; the model has no buffered-read task",
-    ),
 ];
 
 /// Syscalls that have no model task and no effect the model tracks.
 pub const FILTERED_SYSCALLS: &[(&str, &str)] = &[
     ("open (setup)", "the scenario's first open, which creates the file (LOOKUP, CREATE): every trace starts from a new empty file; later opens are open tasks"),
     ("mmap", "sets up the mapping only; the store is the modelled event"),
-    ("munmap", "no request (the pages stay in the page cache)"),
-    ("msync_async", "msync(MS_ASYNC) is a no-op"),
+    ("msync_async", "msync(MS_ASYNC) starts no I/O: mm/msync.c calls vfs_fsync_range for MS_SYNC only"),
     ("stat", "a LOOKUP of another name (used to stall the server)"),
-    ("pread (cached fd)", "buffered read: fills clean pages only; its READs are dropped"),
 ];
 
 // ---------------------------------------------------------------- observations
@@ -185,6 +179,10 @@ pub enum Obs {
     Call(usize),
     /// Model task `t` has returned.
     Ret(usize),
+    /// Buffered read task `t` has returned this data: per model page, the
+    /// versions its bytes may be (`None`: past the bytes returned, a short
+    /// read). The model's read must have copied exactly that.
+    ReadRet(usize, Vec<(u8, Option<Vec<u8>>)>),
     /// The daemon read this request from /dev/fuse.
     Read(Pat),
     /// The daemon replied to this request; for a READ, the allowed data

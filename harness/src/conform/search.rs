@@ -263,6 +263,23 @@ fn describe(m: &Mapping, o: &Obs) -> String {
     match o {
         Obs::Call(t) => format!("the start of T{t} {}", m.cfg.tasks[*t]),
         Obs::Ret(t) => format!("the return of T{t} {}", m.cfg.tasks[*t]),
+        Obs::ReadRet(t, d) => format!(
+            "the return of T{t} {} with [{}]",
+            m.cfg.tasks[*t],
+            d.iter()
+                .map(|(pg, v)| match v {
+                    Some(v) => format!(
+                        "p{pg}:{}",
+                        v.iter()
+                            .map(|x| format!("v{x}"))
+                            .collect::<Vec<_>>()
+                            .join("|")
+                    ),
+                    None => format!("p{pg}:-"),
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
         Obs::Read(p) => format!("a daemon read of {p}"),
         Obs::Reply(p, d) if d.is_empty() => format!("a reply to {p}"),
         Obs::Reply(p, d) => format!(
@@ -340,6 +357,20 @@ pub fn check(m: &Mapping, bound: usize) -> Verdict {
         match &oa.obs {
             Obs::Call(t) => next.extend(cl.iter().map(|n| (n.0, n.1 | (1 << t)))),
             Obs::Ret(t) => next.extend(cl.iter().filter(|n| model.task_done(&n.0, *t)).copied()),
+            Obs::ReadRet(t, data) => next.extend(
+                cl.iter()
+                    .filter(|n| {
+                        model.task_done(&n.0, *t)
+                            && data.iter().all(|(p, want)| {
+                                let got = n.0.tasks[*t].snap[*p as usize];
+                                match want {
+                                    Some(w) => w.contains(&got),
+                                    None => got == NONE,
+                                }
+                            })
+                    })
+                    .copied(),
+            ),
             o => {
                 for n in &cl {
                     observe(&model, n, o, &mut next);

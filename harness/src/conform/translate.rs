@@ -26,6 +26,9 @@ enum RawReq {
 enum RawObs {
     Call(usize),
     Ret(usize),
+    /// A buffered read returned `bytes` bytes starting at real page
+    /// `first`, with these page tags (None: the ret mark has no data=).
+    ReadRet(usize, u64, u64, Option<String>),
     Read(RawReq),
     Reply(RawReq, Option<String>),
 }
@@ -37,8 +40,12 @@ enum RawTask {
     OdirectWrite { first: u64, n: u64, tags: String },
     DioRead { first: u64, n: u64 },
     OdirectRead { first: u64, n: u64 },
+    Read { first: u64, n: u64 },
     Mmap { page: u64, tag: String },
     Writeback,
+    SyncRange { first: u64, n: u64 },
+    Munmap,
+    Msync { first: u64, n: u64 },
     Truncate { size: u64 },
     Fsync,
     Close,
@@ -58,7 +65,9 @@ struct Pending {
     syscall: String,
     task: Option<usize>,
     store_page: Option<u64>,
-    cached_read: bool,
+    /// A buffered pread: its first real page (the ret mark's data starts
+    /// there).
+    read_first: Option<u64>,
     open_flags: i32,
     /// The scenario's first open, which creates the file (setup).
     setup_open: bool,
@@ -151,15 +160,34 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     // Without FUSE_WRITEBACK_CACHE write(2) is write-through
     // (fuse_perform_write): a synchronous WRITE without FUSE_WRITE_CACHE.
     let wbc = flag("writeback_cache", true);
+    // fc->max_background and fc->congestion_threshold as negotiated (the
+    // recorder always sets both): the model's bg queue and congestion
     let (bg, cong) = (numc("max_background", 16), numc("congestion_threshold", 12));
-    if bg.min(cong) as usize <= MODEL_PAGES {
-        return nm(format!(
-            "max_background {bg} / congestion_threshold {cong}: congestion and the background queue are not modelled"
-        ));
-    }
+    let (bg, cong) = (bg.clamp(1, 255) as u8, cong.clamp(1, 255) as u8);
     let keep_cache = flag("keep_cache", false);
     let real_max_pages = (numc("max_write", 1 << 20) / PG).clamp(1, 256);
 
+    // Every request the kernel sent got the next `unique` (fuse_get_unique:
+    // steps of FUSE_REQ_ID_STEP = 2; odd ones are interrupts). One the
+    // trace does not have was answered by fuser without the server (an
+    // opcode fuser does not know, FUSE_INTERRUPT): the trace cannot be
+    // checked.
+    let mut uniques: Vec<u64> = events
+        .iter()
+        .filter(|e| e.ev == "req" || e.ev == "init")
+        .filter_map(|e| e.unique)
+        .filter(|u| u % 2 == 0)
+        .collect();
+    uniques.sort();
+    uniques.dedup();
+    if let Some(w) = uniques.windows(2).find(|w| w[1] - w[0] > 2) {
+        return nm(format!(
+            "request {} not recorded (the trace jumps from unique {} to {}: fuser answered it without the server, e.g. an opcode it does not know)",
+            w[0] + 2,
+            w[0],
+            w[1]
+        ));
+    }
     let mut raw: Vec<(u64, u64, RawObs, String)> = vec![]; // (order key, seq, obs, what)
     let mut tasks: Vec<(RawTask, String)> = vec![];
     let mut filtered: BTreeMap<String, usize> = BTreeMap::new();
@@ -204,7 +232,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                         syscall: sc.clone(),
                         task: None,
                         store_page: None,
-                        cached_read: false,
+                        read_first: None,
                         open_flags: 0,
                         setup_open: false,
                         direct_write: false,
@@ -240,9 +268,11 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                                 }),
                             }
                         }
-                        "pwrite" => {
+                        // sendfile(2) into the file takes the write(2) path
+                        // (iter_file_splice_write → vfs_iter_write)
+                        "pwrite" | "sendfile" => {
                             let off = num(arg(&args, "off")).ok_or_else(|| {
-                                format!("bad trace: #{} pwrite without off=", e.seq)
+                                format!("bad trace: #{} {sc} without off=", e.seq)
                             })?;
                             let tags = words.get(2).copied().unwrap_or("").to_string();
                             let first = pages_of(off, "pwrite offset")?;
@@ -277,25 +307,45 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                             let n = pages_of(len, "pread length")?;
                             match fd_kind(&fds)? {
                                 FdKind::Cached => {
-                                    p.cached_read = true;
-                                    filt("syscall pread (cached fd)");
-                                    None
+                                    p.read_first = Some(first);
+                                    Some(RawTask::Read { first, n })
                                 }
                                 FdKind::Dio => Some(RawTask::DioRead { first, n }),
                                 FdKind::Odirect => Some(RawTask::OdirectRead { first, n }),
                             }
                         }
                         "sync_file_range" => {
-                            if words.get(1) != Some(&"0") || words.get(2) != Some(&"0") {
-                                return nm("range-limited sync_file_range: the model's writeback task covers the whole file");
+                            let a = num(words.get(1).copied()).unwrap_or(0);
+                            let l = num(words.get(2).copied()).unwrap_or(0);
+                            if l == 0 {
+                                // to the end of the file: the flusher's walk
+                                Some(RawTask::Writeback)
+                            } else {
+                                Some(RawTask::SyncRange {
+                                    first: pages_of(a, "sync_file_range offset")?,
+                                    n: pages_of(l, "sync_file_range length")?,
+                                })
                             }
-                            Some(RawTask::Writeback)
                         }
                         // syncfs on this kernel (SB_I_NO_DATA_INTEGRITY) writes
                         // back without waiting: the WB_SYNC_NONE writeback task.
                         "syncfs" => Some(RawTask::Writeback),
-                        "fsync" => Some(RawTask::Fsync),
-                        "msync" if args.contains("MS_SYNC") => Some(RawTask::Fsync),
+                        // fdatasync is fuse_fsync with datasync = 1
+                        "fsync" | "fdatasync" => Some(RawTask::Fsync),
+                        // msync(MS_SYNC): vfs_fsync_range over the mapped
+                        // range (the whole file when the mark has no range)
+                        "msync" if args.contains("MS_SYNC") => {
+                            match (num(arg(&args, "off")), num(arg(&args, "len"))) {
+                                (Some(o), Some(l)) => Some(RawTask::Msync {
+                                    first: pages_of(o, "msync offset")?,
+                                    n: pages_of(l, "msync length")?,
+                                }),
+                                _ => Some(RawTask::Fsync),
+                            }
+                        }
+                        // munmap of a shared mapping: fuse_vma_close →
+                        // write_inode_now(inode, 1)
+                        "munmap" => Some(RawTask::Munmap),
                         "close" => {
                             if let Some(fd) = num(arg(&args, "fd")) {
                                 fds.remove(&(fd as i64));
@@ -319,7 +369,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                                 tag: words.get(1).copied().unwrap_or("").to_string(),
                             })
                         }
-                        "mmap" | "munmap" | "msync_async" | "stat" => {
+                        "mmap" | "msync_async" | "stat" => {
                             filt(&format!("syscall {sc}"));
                             None
                         }
@@ -375,7 +425,20 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                         ));
                     }
                     if let Some(t) = p.task {
-                        raw.push((key, e.seq, RawObs::Ret(t), brief));
+                        match p.read_first {
+                            Some(first) => raw.push((
+                                key,
+                                e.seq,
+                                RawObs::ReadRet(
+                                    t,
+                                    first,
+                                    e.ret.unwrap_or(0).max(0) as u64,
+                                    e.page_tags.clone(),
+                                ),
+                                brief,
+                            )),
+                            None => raw.push((key, e.seq, RawObs::Ret(t), brief)),
+                        }
                     }
                 }
             }
@@ -420,17 +483,10 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                     "READ" => {
                         let first = pages_of(e.offset.unwrap_or(0), "READ offset")?;
                         let n = pages_of(e.size.unwrap_or(0), "READ size")?;
-                        if pending.values().any(|p| p.cached_read) {
-                            filt("READ in a cached pread");
-                            None
-                        } else {
-                            if let Some(sp) = pending.values().find_map(|p| p.store_page) {
-                                if first != sp || n != 1 {
-                                    return nm(format!("a page fault read {n} pages at page {first} (readahead/fault-around): the model's fault reads the faulting page only"));
-                                }
-                            }
-                            Some(RawReq::Read { first, n })
-                        }
+                        // a direct READ, or a page-cache fill: readahead
+                        // (background) or read_folio (synchronous) of a
+                        // buffered read or a fault
+                        Some(RawReq::Read { first, n })
                     }
                     "SETATTR" => match e.size {
                         Some(s) => Some(RawReq::Setattr {
@@ -574,7 +630,10 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             | RawTask::DioWrite { first, n, .. }
             | RawTask::OdirectWrite { first, n, .. }
             | RawTask::DioRead { first, n }
-            | RawTask::OdirectRead { first, n } => add(*first, *n),
+            | RawTask::OdirectRead { first, n }
+            | RawTask::Read { first, n }
+            | RawTask::SyncRange { first, n }
+            | RawTask::Msync { first, n } => add(*first, *n),
             RawTask::Mmap { page, .. } => add(*page, 1),
             RawTask::Truncate { size } => add(*size, 0),
             _ => {}
@@ -664,6 +723,19 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 let (first, n) = range(*first, *n);
                 TaskSpec::OdirectRead { first, n }
             }
+            RawTask::Read { first, n } => {
+                let (first, n) = range(*first, *n);
+                TaskSpec::Read { first, n }
+            }
+            RawTask::SyncRange { first, n } => {
+                let (first, n) = range(*first, *n);
+                TaskSpec::SyncRange { first, n }
+            }
+            RawTask::Msync { first, n } => {
+                let (first, n) = range(*first, *n);
+                TaskSpec::Msync { first, n }
+            }
+            RawTask::Munmap => TaskSpec::Munmap,
             RawTask::Writeback => TaskSpec::Writeback { all: false },
             RawTask::Truncate { size } => {
                 zero_versions.push(v);
@@ -743,6 +815,29 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         let o = match o {
             RawObs::Call(t) => Obs::Call(*t),
             RawObs::Ret(t) => Obs::Ret(*t),
+            RawObs::ReadRet(t, first, bytes, data) => {
+                // the read's pages: those within the bytes returned must
+                // hold data whose tags match, the rest nothing (short read)
+                let TaskSpec::Read { first: mf, n: mn } = specs[*t] else {
+                    unreachable!("a ReadRet is a read task's")
+                };
+                let end = first + bytes.div_ceil(PG);
+                let mut chk = vec![];
+                for p in mf..mf + mn {
+                    let reg = regions[p as usize];
+                    if reg.1 <= end {
+                        match data {
+                            Some(tags) => chk.push((p, Some(allowed(p, &sub(tags, *first, reg))))),
+                            None => {}
+                        }
+                    } else if reg.0 >= end {
+                        chk.push((p, None));
+                    } else {
+                        return nm(format!("#{seq} a short read ends inside model page {p}"));
+                    }
+                }
+                Obs::ReadRet(*t, chk)
+            }
             RawObs::Read(r) => Obs::Read(pat(r)),
             RawObs::Reply(r, data) => {
                 let mut chk = vec![];
@@ -779,9 +874,17 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         writeback_cache: wbc,
         max_pages,
         tasks: specs,
-        max_background: None,
-        congestion_threshold: None,
+        max_background: Some(bg),
+        congestion_threshold: Some(cong),
         async_dio: false,
+        real_pages: {
+            let mut rp = [1u8; MODEL_PAGES];
+            for (i, r) in regions.iter().enumerate() {
+                // (the readahead arithmetic saturates far below 255)
+                rp[i] = (r.1 - r.0).min(255) as u8;
+            }
+            rp
+        },
     };
     cfg.validate()
         .map_err(|e| format!("model configuration: {e}"))?;

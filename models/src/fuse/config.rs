@@ -8,7 +8,7 @@ use std::fmt;
 /// Most pages a configuration may have (the issue asks for 1..=4).
 pub const MAX_PAGES: usize = 4;
 /// Most daemon worker threads.
-pub const MAX_WORKERS: usize = 2;
+pub const MAX_WORKERS: usize = 3;
 /// Most kernel tasks in one workload. Versions are 4-bit (see `hist`), and
 /// versions 0 and 1 are reserved, so at most 14 writing tasks fit; we keep
 /// it smaller to bound the state.
@@ -557,6 +557,16 @@ pub struct Config {
     /// FOPEN_DIRECT_IO) sends its requests as background requests.
     #[serde(default)]
     pub async_dio: bool,
+    /// How many 4 KiB pages each model page stands for (1 in the
+    /// catalogue; trace conformance maps runs of real pages onto one model
+    /// page). Only the readahead window arithmetic of mm/readahead.c,
+    /// which counts real pages, reads it.
+    #[serde(default = "one_each")]
+    pub real_pages: [u8; MAX_PAGES],
+}
+
+fn one_each() -> [u8; MAX_PAGES] {
+    [1; MAX_PAGES]
 }
 
 fn one_block() -> u8 {
@@ -634,6 +644,9 @@ impl Config {
         }
         if self.max_background == Some(0) {
             return Err("max_background must be at least 1 (leave it out for no bound)".into());
+        }
+        if self.real_pages.contains(&0) {
+            return Err("real_pages: a model page stands for at least one 4 KiB page".into());
         }
         if self.congestion_threshold == Some(0) {
             return Err(
@@ -741,6 +754,7 @@ impl Config {
             max_background: raw.max_background,
             congestion_threshold: raw.congestion_threshold,
             async_dio: raw.async_dio,
+            real_pages: one_each(),
         };
         config.validate()?;
         Ok(config)

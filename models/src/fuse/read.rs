@@ -50,34 +50,53 @@ fn init_ra_size(req: u8) -> u8 {
 }
 
 impl FuseModel {
+    /// 4 KiB pages before model page `p` (`Config::real_pages`).
+    fn real_start(&self, p: u8) -> u32 {
+        (0..p as usize).map(|q| self.cfg.real_pages[q] as u32).sum()
+    }
+
+    /// The model pages covering real pages `a..b`: `(lo, hi)`, a page
+    /// partly inside counted in.
+    fn model_span(&self, a: u32, b: u32) -> (u8, u8) {
+        let n = self.cfg.pages;
+        let lo = (0..n).rev().find(|&q| self.real_start(q) <= a).unwrap_or(0);
+        let hi = (0..n).find(|&q| self.real_start(q) >= b).unwrap_or(n);
+        (lo, hi)
+    }
+
     /// page_cache_sync_ra for a read(2) miss at page `p` with `req` pages
     /// of the request left, on an open whose readahead state is fresh
-    /// (prev_pos = -1): the window `p..p+W` (clamped to EOF by the caller)
-    /// and ra->async_size.
-    fn read_window(&self, s: &State, p: u8, req: u8) -> (u8, u8) {
-        if p == 0 {
+    /// (prev_pos = -1): the window `lo..hi` in model pages (clamped to EOF
+    /// later) and ra->async_size. The arithmetic is in 4 KiB pages.
+    fn read_window(&self, s: &State, p: u8, req: u8) -> (u8, u8, u8) {
+        let start = self.real_start(p);
+        let req = self.real_start(p + req) - start;
+        let (w, asz) = if start == 0 {
             // start of file: initial window
-            let w = init_ra_size(req);
-            let asz = if w > req { w - req } else { w / 2 };
-            return (w, asz);
-        }
-        // page_cache_prev_miss: cached pages right before p
-        let mut contig = 0u8;
-        let mut q = p as usize;
-        while q > 0 && s.pages[q - 1].present() {
-            contig += 1;
-            q -= 1;
-        }
-        if contig <= req {
-            // standalone small random read: read as is, the (fresh)
-            // readahead state keeps async_size 0
-            return (req, 0);
-        }
-        if q == 0 {
-            // cached from the beginning of the file
-            contig = contig.saturating_mul(2);
-        }
-        (contig.saturating_add(req).min(RA_PAGES), 1)
+            let w = init_ra_size(req.min(255) as u8) as u32;
+            (w, if w > req { w - req } else { w / 2 })
+        } else {
+            // page_cache_prev_miss: cached pages right before p
+            let mut contig = 0u32;
+            let mut q = p as usize;
+            while q > 0 && s.pages[q - 1].present() {
+                contig += self.cfg.real_pages[q - 1] as u32;
+                q -= 1;
+            }
+            if contig <= req {
+                // standalone small random read: read as is, the (fresh)
+                // readahead state keeps async_size 0
+                (req, 0)
+            } else {
+                if q == 0 {
+                    // cached from the beginning of the file
+                    contig *= 2;
+                }
+                ((contig + req).min(RA_PAGES as u32), 1)
+            }
+        };
+        let (_, hi) = self.model_span(start, start + w);
+        (p, hi, asz.min(255) as u8)
     }
 
     /// page_cache_ra_unbounded over pages `lo..hi` (clamped to EOF): a
@@ -141,7 +160,8 @@ impl FuseModel {
                 // L: wait_event(page_waitq, !fuse_range_is_writeback())
                 return done(sent, skipped);
             }
-            if self.congested(s) && s.tasks[t].saved >= len {
+            let count = self.real_start(first + len) - self.real_start(first);
+            if self.congested(s) && s.tasks[t].saved as u32 >= count {
                 // "Congested and only async pages left, so skip the
                 // rest": read_pages drops the folios it was given
                 for p in pages_mask(first, len) {
@@ -285,13 +305,14 @@ impl FuseModel {
             self.advance(s, t);
             return Some(Step::ReadEof);
         }
-        let (w, asz) = self.read_window(s, p, first + n - p);
-        let win = (p, p.saturating_add(w), asz);
+        let win = self.read_window(s, p, first + n - p);
         match self.get_folio(s, t, p as usize, false, win)? {
             Got::Step(step) => Some(step),
             Got::Ready => {
-                // copy_folio_to_iter: the data this read returns
+                // copy_folio_to_iter: the data this read returns (kept in
+                // the ghost `snap` for trace conformance)
                 self.check_cache_read(s, t, p as usize);
+                s.tasks[t].snap[p as usize] = s.pages[p as usize].ver;
                 if task.cur + 1 >= n {
                     self.advance(s, t);
                 } else {
@@ -307,7 +328,8 @@ impl FuseModel {
     /// do_sync_mmap_readahead's read-around, ra->start = pgoff -
     /// ra_pages / 2, ra->size = ra_pages, ra->async_size = ra_pages / 4.
     pub(super) fn fault_window(&self, page: u8) -> (u8, u8, u8) {
-        let lo = page.saturating_sub(RA_PAGES / 2);
-        (lo, lo.saturating_add(RA_PAGES), RA_PAGES / 4)
+        let lo = self.real_start(page).saturating_sub(RA_PAGES as u32 / 2);
+        let (lo, hi) = self.model_span(lo, lo + RA_PAGES as u32);
+        (lo, hi, RA_PAGES / 4)
     }
 }

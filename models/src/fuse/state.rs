@@ -209,6 +209,7 @@ pub struct Task {
     /// Ghost: per-page snapshot taken at syscall entry (property d: data
     /// that must be on the server before FSYNC/FLUSH; property b1: the
     /// data a direct read must not be older than). NONE = no obligation.
+    /// For a buffered read: the data it returned, per page.
     pub snap: [u8; MAX_PAGES],
     /// Ghost, writers only: per page, the versions whose writes had ended
     /// when this write's syscall window opened (`State::fin` then). Those

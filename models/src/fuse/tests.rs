@@ -25,6 +25,7 @@ fn cfg(pages: u8, tasks: &[&str]) -> Config {
         max_background: None,
         congestion_threshold: None,
         async_dio: false,
+        real_pages: [1; MAX_PAGES],
     }
 }
 
@@ -332,6 +333,8 @@ fn config_validation_names_the_problem() {
     assert!(c.validate().unwrap_err().contains("beyond page"));
     c = cfg(2, &["fsync"]);
     c.daemon_threads = 3;
+    assert!(c.validate().is_ok(), "three daemon threads are modelled");
+    c.daemon_threads = 4;
     assert!(c.validate().unwrap_err().contains("daemon_threads"));
     c = cfg(2, &["fsync"]);
     c.cached = 0;
