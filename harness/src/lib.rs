@@ -4,6 +4,7 @@
 //! - [`control`]: the line protocol of its control socket.
 //! - [`trace`]: the JSON-lines trace format (public, versioned).
 //! - [`runner`]: runs scenarios one at a time against a fresh mount.
+//! - [`random`]: seeded random workloads (`conform --random N --seed S`).
 //! - [`conform`]: trace conformance of recorded traces to the wbspec FUSE model.
 //! - [`scenarios`]: the scenario catalogue with kernel-keyed expectations
 //!   ([`scenarios_cache`]: buffered reads, munmap/msync, the background queue).
@@ -12,6 +13,7 @@
 pub mod conform;
 pub mod control;
 pub mod mount;
+pub mod random;
 pub mod runner;
 pub mod scenarios;
 pub mod scenarios_cache;

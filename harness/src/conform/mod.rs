@@ -264,7 +264,7 @@ pub fn conform_trace(
 
 // ---------------------------------------------------------------- CLI
 
-const USAGE: &str = "usage: conform [SCENARIO...] [--keep-traces DIR] [--verbose]\n       conform --trace FILE [--scenario NAME] [--verbose]";
+const USAGE: &str = "usage: conform [SCENARIO...] [--keep-traces DIR] [--verbose]\n       conform --random N [--seed S] [--keep-traces DIR] [--verbose]\n       conform --trace FILE [--scenario NAME] [--verbose]";
 
 /// `conform [SCENARIO…] [--keep-traces DIR]` and `conform --trace FILE
 /// [--scenario NAME]` (args after the subcommand). Prints one line per
@@ -276,6 +276,8 @@ pub fn conform_main(args: &[String]) -> i32 {
     let mut trace: Option<std::path::PathBuf> = None;
     let mut scen: Option<String> = None;
     let mut verbose = false;
+    let mut random: Option<u64> = None;
+    let mut seed: Option<u64> = None;
     let mut it = args.iter();
     let err = |m: &str| {
         eprintln!("conform: {m} (try --help)");
@@ -295,6 +297,14 @@ pub fn conform_main(args: &[String]) -> i32 {
                 Some(s) => scen = Some(s.clone()),
                 None => return err("--scenario needs NAME"),
             },
+            "--random" => match it.next().map(|n| n.parse::<u64>()) {
+                Some(Ok(n)) if (1..=10_000).contains(&n) => random = Some(n),
+                _ => return err("--random needs a count 1..=10000"),
+            },
+            "--seed" => match it.next().map(|n| n.parse::<u64>()) {
+                Some(Ok(n)) => seed = Some(n),
+                _ => return err("--seed needs a number"),
+            },
             "--verbose" | "-v" => verbose = true,
             "-h" | "--help" => {
                 println!("{USAGE}");
@@ -308,6 +318,12 @@ pub fn conform_main(args: &[String]) -> i32 {
                 names.push(s.to_string());
             }
         }
+    }
+    if seed.is_some() && random.is_none() {
+        return err("--seed goes with --random");
+    }
+    if random.is_some() && (trace.is_some() || !names.is_empty()) {
+        return err("--random takes no scenario names and no --trace");
     }
     if let Some(f) = trace {
         if !names.is_empty() || keep.is_some() {
@@ -374,7 +390,7 @@ pub fn conform_main(args: &[String]) -> i32 {
     opts.keep_traces = keep;
     let mut bad = 0;
     let (mut conf, mut part, mut notm) = (0, 0, 0);
-    crate::runner::run_suite(&names, &opts, |o| {
+    let mut each = |o: &crate::runner::Outcome| {
         if o.outcome == "skipped" {
             println!(
                 "Conform {} skipped: {}",
@@ -406,7 +422,21 @@ pub fn conform_main(args: &[String]) -> i32 {
         if let Some(d) = detail.filter(|_| verbose || !ok) {
             println!("{}", d.lines().skip(1).collect::<Vec<_>>().join("\n"));
         }
-    });
+    };
+    match random {
+        // seeded random workloads: seeds S, S+1, ...; a line names each
+        // seed (the scenario rand_<seed> replays it)
+        Some(n) => {
+            let s0 = seed.unwrap_or(1);
+            for s in s0..s0.saturating_add(n) {
+                let sc = crate::random::scenario(s);
+                each(&crate::runner::run_one(&sc, &opts));
+            }
+        }
+        None => {
+            crate::runner::run_suite(&names, &opts, each);
+        }
+    }
     println!("{conf} conform, {part} conform up to a cut, {notm} not modelled, {bad} failed");
     if bad > 0 {
         1
