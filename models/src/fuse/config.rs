@@ -561,12 +561,16 @@ pub struct Config {
     /// catalogue; trace conformance maps runs of real pages onto one model
     /// page). Only the readahead window arithmetic of mm/readahead.c,
     /// which counts real pages, reads it.
-    #[serde(default = "one_each")]
+    #[serde(default = "one_each", skip_serializing_if = "is_one_each")]
     pub real_pages: [u8; MAX_PAGES],
 }
 
 fn one_each() -> [u8; MAX_PAGES] {
     [1; MAX_PAGES]
+}
+
+fn is_one_each(r: &[u8; MAX_PAGES]) -> bool {
+    *r == one_each()
 }
 
 fn one_block() -> u8 {
