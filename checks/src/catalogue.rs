@@ -299,6 +299,7 @@ pub fn update_pin(file: &Path, name: &str, states: u64) -> Result<(), String> {
         if in_block && t.starts_with("states =") {
             out.push(format!("states = {states}"));
             in_block = false;
+            pending_insert = None;
             done = true;
             continue;
         }

@@ -114,12 +114,13 @@ impl FuseModel {
             if s.pages[p].locked() {
                 return None;
             }
+            // folio_lock (find_lock_entries / the second pass): the lock is
+            // held into the next step, where the lockless
+            // filemap_range_has_writeback of another task can see it
             self.folio_set(s, p, PG_LOCKED);
-            if s.pages[p].wb() {
-                s.tasks[t].ph = 1;
-                s.tasks[t].cur = p as u8;
-                return Some(Step::TruncLock);
-            }
+            s.tasks[t].ph = if s.pages[p].wb() { 1 } else { 2 };
+            s.tasks[t].cur = p as u8;
+            return Some(Step::TruncLock);
         } else if s.pages[p].wb() {
             return None; // folio_wait_writeback
         }
@@ -171,8 +172,15 @@ impl FuseModel {
                     s.tasks[t].ph = 1; // folio_wait_writeback
                     return Some(Step::InvLock);
                 }
+                if !self.folio_dirty(s, p) {
+                    // a clean folio: locked now, removed in the next step
+                    // (the lock is visible to filemap_range_has_writeback)
+                    s.tasks[t].ph = 5;
+                    return Some(Step::InvLock);
+                }
                 return Some(self.launder_or_remove(s, t, p, Step::InvLock));
             }
+            5 => Step::InvRemove,
             1 => {
                 if s.pages[p].wb() {
                     return None;
