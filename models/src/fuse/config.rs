@@ -8,7 +8,7 @@ use std::fmt;
 /// Most pages a configuration may have (the issue asks for 1..=4).
 pub const MAX_PAGES: usize = 4;
 /// Most daemon worker threads.
-pub const MAX_WORKERS: usize = 2;
+pub const MAX_WORKERS: usize = 3;
 /// Most kernel tasks in one workload. Versions are 4-bit (see `hist`), and
 /// versions 0 and 1 are reserved, so at most 14 writing tasks fit; we keep
 /// it smaller to bound the state.
@@ -118,6 +118,10 @@ pub struct Variant {
     /// State C: a folio's PG_writeback ends when its first range
     /// completes, not its last (kills c1 in C).
     pub mut_c_end_early: bool,
+    /// fuse_file_cached_io_start does not wait on direct_io_waitq for the
+    /// parallel direct writes in progress (kills i1).
+    #[serde(default)]
+    pub mut_iomode_no_wait: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -137,6 +141,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_wb_ignores_writeback",
     "mut_l_no_secondary",
     "mut_c_end_early",
+    "mut_iomode_no_wait",
 ];
 
 impl Variant {
@@ -179,6 +184,7 @@ impl Variant {
             "mut_wb_ignores_writeback" => &mut self.mut_wb_ignores_writeback,
             "mut_l_no_secondary" => &mut self.mut_l_no_secondary,
             "mut_c_end_early" => &mut self.mut_c_end_early,
+            "mut_iomode_no_wait" => &mut self.mut_iomode_no_wait,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -215,6 +221,7 @@ impl Variant {
             ("mut_wb_ignores_writeback", self.mut_wb_ignores_writeback),
             ("mut_l_no_secondary", self.mut_l_no_secondary),
             ("mut_c_end_early", self.mut_c_end_early),
+            ("mut_iomode_no_wait", self.mut_iomode_no_wait),
         ];
         for (n, on) in all {
             if on {
@@ -267,6 +274,11 @@ pub enum TaskSpec {
     OdirectWrite { first: u8, n: u8 },
     /// read(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO).
     OdirectRead { first: u8, n: u8 },
+    /// mmap(MAP_SHARED) of a FOPEN_DIRECT_IO open (needs
+    /// direct_io_allow_mmap), then a store to one page: fuse_file_mmap
+    /// invalidates the page cache and enters caching io-mode
+    /// (fuse_file_cached_io_start, waiting for parallel direct writes).
+    DioMmap { page: u8 },
 }
 
 impl TaskSpec {
@@ -351,6 +363,9 @@ impl TaskSpec {
                 let (first, n) = range(words.get(1))?;
                 TaskSpec::OdirectRead { first, n }
             }
+            Some("dio-mmap") => TaskSpec::DioMmap {
+                page: num(words.get(1))?,
+            },
             _ => return Err(format!("unknown task '{s}'")),
         };
         let max_words = match t {
@@ -383,6 +398,7 @@ impl TaskSpec {
             TaskSpec::DioRead { .. } => "dio-read",
             TaskSpec::OdirectWrite { .. } => "odir-write",
             TaskSpec::OdirectRead { .. } => "odir-read",
+            TaskSpec::DioMmap { .. } => "dio-mmap",
         }
     }
 
@@ -393,11 +409,29 @@ impl TaskSpec {
             TaskSpec::Write { .. }
                 | TaskSpec::Mmap { .. }
                 | TaskSpec::Gup { .. }
+                | TaskSpec::DioMmap { .. }
                 | TaskSpec::Punch { .. }
                 | TaskSpec::Open { trunc: true, .. }
                 | TaskSpec::Truncate { .. }
                 | TaskSpec::DioWrite { .. }
                 | TaskSpec::OdirectWrite { .. }
+        )
+    }
+
+    /// Does the task use the workload's caching open (opened before the
+    /// workload and held throughout: fuse_file_cached_io_start ran, so
+    /// FUSE_I_CACHE_IO_MODE is set from the start)? write(2) in either
+    /// mode, MAP_SHARED stores and O_DIRECT on a non-FOPEN_DIRECT_IO open
+    /// do; FOPEN_DIRECT_IO I/O, MAP_PRIVATE faults, writeback, truncate,
+    /// fsync, close and fallocate may use any open.
+    pub fn uses_cached_open(&self) -> bool {
+        matches!(
+            self,
+            TaskSpec::Write { .. }
+                | TaskSpec::Mmap { .. }
+                | TaskSpec::Gup { .. }
+                | TaskSpec::OdirectWrite { .. }
+                | TaskSpec::OdirectRead { .. }
         )
     }
 
@@ -409,9 +443,10 @@ impl TaskSpec {
             | TaskSpec::OdirectWrite { first, n }
             | TaskSpec::OdirectRead { first, n }
             | TaskSpec::Punch { first, n } => Some((first, n)),
-            TaskSpec::Mmap { page } | TaskSpec::Gup { page } | TaskSpec::Fault { page } => {
-                Some((page, 1))
-            }
+            TaskSpec::Mmap { page }
+            | TaskSpec::Gup { page }
+            | TaskSpec::Fault { page }
+            | TaskSpec::DioMmap { page } => Some((page, 1)),
             _ => None,
         }
     }
@@ -439,6 +474,7 @@ impl fmt::Display for TaskSpec {
             TaskSpec::DioRead { first, n } => write!(f, "dio-read {first}+{n}"),
             TaskSpec::OdirectWrite { first, n } => write!(f, "odirect-write {first}+{n}"),
             TaskSpec::OdirectRead { first, n } => write!(f, "odirect-read {first}+{n}"),
+            TaskSpec::DioMmap { page } => write!(f, "dio-mmap {page}"),
         }
     }
 }
@@ -457,13 +493,14 @@ pub struct Config {
     /// Bitmask of pages that start dirty (data written before the
     /// workload began; implies cached).
     pub dirty: u8,
-    /// FUSE daemon worker threads (1 = FIFO server, 2 = any order).
+    /// FUSE daemon worker threads (1 = FIFO server, 2 or 3 = any order).
     pub daemon_threads: u8,
     /// fc->direct_io_allow_mmap (FUSE_DIRECT_IO_ALLOW_MMAP).
     pub direct_io_allow_mmap: bool,
-    /// FOPEN_PARALLEL_DIRECT_WRITES on the FOPEN_DIRECT_IO opens, and no
-    /// open of the inode in caching mode (FUSE_I_CACHE_IO_MODE clear), so
-    /// fuse_dio_lock takes i_rwsem shared for writes not past EOF.
+    /// The server replies FOPEN_PARALLEL_DIRECT_WRITES to the
+    /// FOPEN_DIRECT_IO opens. Whether fuse_dio_lock then takes i_rwsem
+    /// shared follows from the io-mode (State::iocachectr,
+    /// FUSE_I_CACHE_IO_MODE: no caching open) and EOF, step by step.
     #[serde(default)]
     pub parallel_dio: bool,
     /// FUSE_ATOMIC_O_TRUNC: OPEN carries O_TRUNC (no SETATTR), with
@@ -492,6 +529,12 @@ fn yes() -> bool {
 }
 
 impl Config {
+    /// Caching opens held for the whole workload (fi->iocachectr at the
+    /// start): one if any task uses it.
+    pub fn cached_opens(&self) -> u8 {
+        self.tasks.iter().any(|t| t.uses_cached_open()) as u8
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if !self.writeback_cache && self.variant.temp_pages {
             return Err("write-through (writeback_cache = false) is modelled for T, T2, C".into());
@@ -568,6 +611,19 @@ impl Config {
             if let TaskSpec::Truncate { size } = t {
                 if *size > p {
                     return Err(format!("task '{t}' exceeds pages {p}"));
+                }
+            }
+            if let TaskSpec::DioMmap { .. } = t {
+                // fuse_file_mmap: MAP_SHARED of a FOPEN_DIRECT_IO open
+                if !self.direct_io_allow_mmap {
+                    return Err(format!(
+                        "task '{t}': MAP_SHARED of a FOPEN_DIRECT_IO open fails with ENODEV without direct_io_allow_mmap"
+                    ));
+                }
+                if self.variant.temp_pages {
+                    return Err(format!(
+                        "task '{t}': the io-mode of a direct mmap is modelled for T, T2, C"
+                    ));
                 }
             }
         }

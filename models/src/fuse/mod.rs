@@ -6,6 +6,7 @@ mod daemon;
 mod direct;
 mod folio;
 mod ghost;
+mod iomode;
 mod legacy;
 mod mmap;
 pub mod model;
@@ -107,6 +108,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_wb_ignores_writeback", kind: SwitchKind::Mutant, description: "folio_prepare_writeback ignores PG_writeback" },
     SwitchDef { name: "mut_l_no_secondary", kind: SwitchKind::Mutant, description: "state L: fuse_writepage_add ignores the rb-tree" },
     SwitchDef { name: "mut_c_end_early", kind: SwitchKind::Mutant, description: "state C: PG_writeback ends with a folio's first range" },
+    SwitchDef { name: "mut_iomode_no_wait", kind: SwitchKind::Mutant, description: "fuse_file_cached_io_start does not wait for parallel direct writes" },
 ];
 
 impl Spec for FuseModel {

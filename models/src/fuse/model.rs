@@ -109,6 +109,8 @@ impl FuseModel {
             wrote_once: 0,
             viol: 0,
             ev: Event::None,
+            iocachectr: c.cached_opens() as i8,
+            cache_io_mode: c.cached_opens() > 0,
         }
     }
 
@@ -153,6 +155,9 @@ impl FuseModel {
                 Op::TruncateRange { first, n } => {
                     !pages_mask(first, n).any(|p| s.pages[p].present())
                 }
+                // fuse_file_cached_io_start without a wait happens in the
+                // step that reaches it (fuse_finish_open, fuse_file_mmap)
+                Op::CachedIoStart => Self::cached_io_start(s),
                 Op::Invalidate {
                     first,
                     n,
@@ -201,6 +206,9 @@ impl FuseModel {
         Some({
             if unlock {
                 // inode_unlock, or fuse_dio_unlock of a shared holder
+                if s.rwsem.owner != t as u8 {
+                    Self::uncached_io_end(s);
+                }
                 s.rwsem.unlock(t as u8);
             }
             let last = task.pc as usize + 1 == self.programs[t].len();
@@ -257,6 +265,8 @@ impl FuseModel {
             }
             Op::Invalidate { first, n, .. } => self.exec_invalidate(&mut s, t, first, n)?,
             Op::SetattrReturn => self.op_setattr_return(&mut s, t)?,
+            Op::CachedIoStart => self.op_cached_io_start(&mut s, t)?,
+            Op::OpenTruncSize => self.op_open_trunc_size(&mut s, t)?,
         };
         Some((step, s))
     }

@@ -93,6 +93,12 @@ pub enum Op {
     Invalidate { first: u8, n: u8, if_resized: bool },
     /// fuse_do_setattr's end: clear FUSE_I_SIZE_UNSTABLE; inode_unlock.
     SetattrReturn,
+    /// fuse_file_cached_io_start: enter caching io-mode, waiting on
+    /// direct_io_waitq while parallel direct writes are in progress.
+    CachedIoStart,
+    /// handle_truncate → do_truncate → fuse_do_setattr(ATTR_OPEN) with
+    /// atomic_o_trunc: i_size_write(0), no request (the OPEN truncated).
+    OpenTruncSize,
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -190,6 +196,22 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         TaskSpec::Fault { page } => {
             p.push(Op::PrivateFault { page });
         }
+        TaskSpec::DioMmap { page } => {
+            // fuse_file_mmap of a FOPEN_DIRECT_IO open (MAP_SHARED,
+            // direct_io_allow_mmap): invalidate_inode_pages2, then
+            // fuse_file_cached_io_open; then the store as for `mmap`
+            p.push(Op::Invalidate {
+                first: 0,
+                n: pages,
+                if_resized: false,
+            });
+            p.push(Op::CachedIoStart);
+            p.push(Op::MkwriteFault { page });
+            if !v.mut_mkwrite_no_wait {
+                p.push(Op::MkwriteWait { page });
+            }
+            p.push(Op::MkwriteStore { page });
+        }
         TaskSpec::Open { trunc, keep_cache } => {
             // do_sys_open → vfs_open → fuse_open
             let atomic = trunc && cfg.atomic_o_trunc;
@@ -203,13 +225,26 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             p.push(Op::Send(SendKind::Open));
             if atomic {
                 p.push(Op::Recv(RecvKind::OpenTrunc));
+                // fuse_finish_open → fuse_file_io_open
+                p.push(Op::CachedIoStart);
                 if !nowritectr {
                     p.push(Op::ReleaseNowrite);
                 }
                 p.push(Op::TruncatePagecache);
+                // fuse_open drops inode_lock and returns
+                p.push(Op::UnlockReturn { unlock: true });
+                // do_open → handle_truncate → do_truncate: inode_lock,
+                // notify_change → fuse_do_setattr(ATTR_OPEN): with
+                // atomic_o_trunc, i_size_write(0) and truncate_pagecache(0),
+                // no SETATTR, no FUSE_NOWRITE
+                p.push(Op::InodeLock);
+                p.push(Op::OpenTruncSize);
+                p.push(Op::TruncatePagecache);
                 p.push(Op::UnlockReturn { unlock: true });
             } else {
                 p.push(Op::Recv(RecvKind::Plain));
+                // fuse_finish_open → fuse_file_io_open
+                p.push(Op::CachedIoStart);
                 if !keep_cache {
                     // fuse_open: invalidate_inode_pages2 (launders, waits)
                     p.push(Op::Invalidate {

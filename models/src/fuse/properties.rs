@@ -55,6 +55,11 @@ pub const PROPERTIES: &[PropertyDef] = &[
         description: "no BUG_ON on writectr (nested fuse_set_nowrite)",
     },
     PropertyDef {
+        name: "i1",
+        expectation: Expectation::Always,
+        description: "no page-cache store while a parallel direct write holds i_rwsem",
+    },
+    PropertyDef {
         name: "w-nowrite-queued",
         expectation: Expectation::Sometimes,
         description: "writeback WRITE queued under FUSE_NOWRITE",
@@ -123,6 +128,16 @@ pub const PROPERTIES: &[PropertyDef] = &[
         name: "w-split",
         expectation: Expectation::Sometimes,
         description: "state C: one folio's blocks in two WRITEs in flight at once",
+    },
+    PropertyDef {
+        name: "w-iomode-wait",
+        expectation: Expectation::Sometimes,
+        description: "a caching open waits for parallel direct writes (direct_io_waitq)",
+    },
+    PropertyDef {
+        name: "w-pdio-shared",
+        expectation: Expectation::Sometimes,
+        description: "two direct writers hold i_rwsem shared at once",
     },
 ];
 
@@ -236,6 +251,11 @@ pub fn w_split(m: &FuseModel, s: &State) -> bool {
     })
 }
 
+pub fn w_iomode_wait(m: &FuseModel, s: &State) -> bool {
+    s.iocachectr < 0
+        && (0..s.tasks.len()).any(|t| matches!(m.current_op(s, t), Some(Op::CachedIoStart)))
+}
+
 type Cond = fn(&FuseModel, &State) -> bool;
 
 /// Conditions in `PROPERTIES` order: for an
@@ -250,6 +270,7 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.viol & VIOL_D == 0,
     e,
     |_, s| s.viol & VIOL_BUG == 0,
+    |_, s| s.viol & VIOL_IOMODE == 0,
     |_, s| s.writectr < 0 && !s.queued.is_empty(),
     |_, s| cache_writes(s).any(|(_, n, sent, _)| sent < n),
     |_, s| s.ev == Event::Drop,
@@ -264,6 +285,8 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |m, s| m.quiescent(s),
     |_, s| s.ev == Event::Secondary,
     w_split,
+    w_iomode_wait,
+    |_, s| s.rwsem.readers >= 2,
 ];
 
 /// Does the state violate (always) or witness (sometimes) property `i`?

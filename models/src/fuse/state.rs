@@ -249,6 +249,9 @@ pub const VIOL_D: u8 = 8;
 /// A kernel BUG_ON on writectr (nested fuse_set_nowrite, or release
 /// without NOWRITE).
 pub const VIOL_BUG: u8 = 16;
+/// i1: a page-cache store while a parallel direct write holds i_rwsem
+/// shared.
+pub const VIOL_IOMODE: u8 = 32;
 
 /// What the last transition did that no state field shows afterwards
 /// (used only by `sometimes` witnesses; reset by every step).
@@ -329,6 +332,12 @@ pub struct State {
     pub viol: u8,
     /// What the last step did (witnesses only).
     pub ev: Event,
+    // ---- io modes (fs/fuse/iomode.c)
+    /// fi->iocachectr: > 0 caching opens, < 0 parallel direct writes in
+    /// progress (fuse_inode_uncached_io_start without a backing file).
+    pub iocachectr: i8,
+    /// FUSE_I_CACHE_IO_MODE.
+    pub cache_io_mode: bool,
 }
 
 impl State {

@@ -55,6 +55,8 @@ pub enum Step {
     InvRemove,
     InvDone,
     SetattrReturn,
+    CachedIoStart,
+    OpenTruncSize,
     // daemon
     DaemonRead,
     DaemonReply,
@@ -114,6 +116,8 @@ impl Step {
             Step::InvRemove => "invalidate_inode_pages2: folio removed",
             Step::InvDone => "no folio left in the range: done",
             Step::SetattrReturn => "clear SIZE_UNSTABLE, inode_unlock",
+            Step::CachedIoStart => "fuse_file_cached_io_start: waited",
+            Step::OpenTruncSize => "fuse_do_setattr(ATTR_OPEN): i_size 0",
             Step::DaemonRead => "daemon reads /dev/fuse",
             Step::DaemonReply => "daemon applies, replies",
             Step::WritepageEnd => "fuse_writepage_end",

@@ -316,6 +316,8 @@ fn config_validation_names_the_problem() {
     assert!(c.validate().unwrap_err().contains("beyond page"));
     c = cfg(2, &["fsync"]);
     c.daemon_threads = 3;
+    assert!(c.validate().is_ok(), "three daemon threads are modelled");
+    c.daemon_threads = 4;
     assert!(c.validate().unwrap_err().contains("daemon_threads"));
     c = cfg(2, &["fsync"]);
     c.cached = 0;

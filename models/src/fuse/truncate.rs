@@ -86,6 +86,15 @@ impl FuseModel {
         })
     }
 
+    /// fuse_do_setattr(ATTR_OPEN) with atomic_o_trunc: i_size_write(0);
+    /// truncate_pagecache(0) follows (always: `saved` is not a size).
+    pub(super) fn op_open_trunc_size(&self, s: &mut State, t: usize) -> Option<Step> {
+        s.tasks[t].saved = NONE;
+        s.i_size = 0;
+        self.advance(s, t);
+        Some(Step::OpenTruncSize)
+    }
+
     pub(super) fn op_setattr_return(&self, s: &mut State, t: usize) -> Option<Step> {
         Some({
             self.window_close(s, t);

@@ -33,10 +33,11 @@ impl FuseModel {
                 s.tasks[t].ph = 0;
                 s.pages[p].clear(PG_LOCKED);
             }
-            let pg = &mut s.pages[p];
-            if pg.locked() {
+            if s.pages[p].locked() {
                 return None; // folio_lock sleeps
             }
+            Self::check_cached_store(s);
+            let pg = &mut s.pages[p];
             // write_begin: __filemap_get_folio(FGP_WRITEBEGIN) creates
             // the folio; a whole-page write needs no READ. No wait on
             // writeback in T (kernel-fuse-protocol.md §3.8).
@@ -69,6 +70,7 @@ impl FuseModel {
             if s.pages[p].locked() {
                 return None; // __filemap_get_folio(FGP_WRITEBEGIN)
             }
+            Self::check_cached_store(s);
             let created = !s.pages[p].present();
             s.pages[p].set(PG_PRESENT | PG_UPTODATE);
             s.pages[p].ver = ver;
