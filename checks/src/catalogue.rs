@@ -47,6 +47,8 @@ struct EntryRaw {
     max_pages: Option<u8>,
     tasks: Vec<String>,
     #[serde(default)]
+    errors: Vec<String>,
+    #[serde(default)]
     expect: BTreeMap<String, String>,
     #[serde(default)]
     witnesses: Vec<String>,
@@ -180,6 +182,7 @@ fn convert(raw: EntryRaw, file: &Path) -> Result<Entry, String> {
         writeback_cache: raw.writeback_cache,
         max_pages: raw.max_pages.unwrap_or(raw.pages),
         tasks,
+        errors: wbspec_models::fuse::config::parse_errors(&raw.errors).map_err(ctx)?,
     };
     config.validate().map_err(ctx)?;
     let always = always_properties();

@@ -779,6 +779,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         writeback_cache: wbc,
         max_pages,
         tasks: specs,
+        errors: 0,
     };
     cfg.validate()
         .map_err(|e| format!("model configuration: {e}"))?;

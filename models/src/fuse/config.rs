@@ -122,6 +122,14 @@ pub struct Variant {
     /// parallel direct writes in progress (kills i1).
     #[serde(default)]
     pub mut_iomode_no_wait: bool,
+    /// fuse_writepage_end ignores the error of a failed WRITE: no
+    /// mapping_set_error (kills f1).
+    #[serde(default)]
+    pub mut_wb_error_ignored: bool,
+    /// fuse_do_setattr writes the requested size even when SETATTR failed
+    /// (kills a5).
+    #[serde(default)]
+    pub mut_setattr_error_size: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -142,6 +150,8 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_l_no_secondary",
     "mut_c_end_early",
     "mut_iomode_no_wait",
+    "mut_wb_error_ignored",
+    "mut_setattr_error_size",
 ];
 
 impl Variant {
@@ -185,6 +195,8 @@ impl Variant {
             "mut_l_no_secondary" => &mut self.mut_l_no_secondary,
             "mut_c_end_early" => &mut self.mut_c_end_early,
             "mut_iomode_no_wait" => &mut self.mut_iomode_no_wait,
+            "mut_wb_error_ignored" => &mut self.mut_wb_error_ignored,
+            "mut_setattr_error_size" => &mut self.mut_setattr_error_size,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -222,6 +234,8 @@ impl Variant {
             ("mut_l_no_secondary", self.mut_l_no_secondary),
             ("mut_c_end_early", self.mut_c_end_early),
             ("mut_iomode_no_wait", self.mut_iomode_no_wait),
+            ("mut_wb_error_ignored", self.mut_wb_error_ignored),
+            ("mut_setattr_error_size", self.mut_setattr_error_size),
         ];
         for (n, on) in all {
             if on {
@@ -518,6 +532,31 @@ pub struct Config {
     /// fc->max_pages: most folios in one writeback WRITE.
     pub max_pages: u8,
     pub tasks: Vec<TaskSpec>,
+    /// Requests the server may fail (bit per `ERROR_OPS` entry): the
+    /// daemon may answer such a request with -EIO instead of applying it.
+    #[serde(default)]
+    pub errors: u16,
+}
+
+/// Requests a check may let the server fail (`errors = [...]`), in bit
+/// order. OPEN and FALLOCATE errors are not modelled.
+pub const ERROR_OPS: &[&str] = &["WRITE", "READ", "SETATTR", "FSYNC", "FLUSH"];
+
+/// Parses a check's `errors` list into the bitmask of `ERROR_OPS`.
+pub fn parse_errors(names: &[String]) -> Result<u16, String> {
+    let mut m = 0u16;
+    for n in names {
+        match ERROR_OPS.iter().position(|o| o == n) {
+            Some(i) => m |= 1 << i,
+            None => {
+                return Err(format!(
+                    "errors: unknown request '{n}' (known: {})",
+                    ERROR_OPS.join(", ")
+                ))
+            }
+        }
+    }
+    Ok(m)
 }
 
 fn one_block() -> u8 {
@@ -599,6 +638,9 @@ impl Config {
         if self.max_pages == 0 {
             return Err("max_pages must be at least 1".into());
         }
+        if self.errors != 0 && self.variant.temp_pages {
+            return Err("error replies are modelled for T, T2, C".into());
+        }
         if self.tasks.is_empty() || self.tasks.len() > MAX_TASKS {
             return Err(format!("a workload has 1..={MAX_TASKS} tasks"));
         }
@@ -658,6 +700,8 @@ struct ConfigRaw {
     writeback_cache: bool,
     max_pages: Option<u8>,
     tasks: Vec<String>,
+    #[serde(default)]
+    errors: Vec<String>,
 }
 
 fn one() -> u8 {
@@ -706,6 +750,7 @@ impl Config {
             writeback_cache: raw.writeback_cache,
             max_pages: raw.max_pages.unwrap_or(raw.pages),
             tasks,
+            errors: parse_errors(&raw.errors)?,
         };
         config.validate()?;
         Ok(config)

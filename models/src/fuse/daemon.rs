@@ -139,8 +139,8 @@ impl FuseModel {
                                 // b1: a direct read returns data no older than
                                 // the last write(2) that returned before it began
                                 for p in pages_mask(first, n) {
-                                    if p as u8 >= s.srv_size {
-                                        continue; // short read
+                                    if p as u8 >= s.srv_size || s.lost & (1 << p) != 0 {
+                                        continue; // short read, or a failed WRITE (f1)
                                     }
                                     let stale = s.tasks[t].before[p];
                                     if stale != 0 {
@@ -196,6 +196,12 @@ impl FuseModel {
                         }
                         s.tasks[task as usize].reply = 0;
                     }
+                }
+                Some(s)
+            }
+            Step::DaemonReplyError => {
+                if !self.daemon_reply_error(&mut s, w) {
+                    return None;
                 }
                 Some(s)
             }

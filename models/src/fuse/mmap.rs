@@ -22,6 +22,20 @@ impl FuseModel {
         Step::FaultRead
     }
 
+    /// A failed READ of `fault_read`: filemap_read_folio fails, the folio
+    /// is unlocked and stays !uptodate, the fault returns VM_FAULT_SIGBUS;
+    /// the task ends without storing.
+    pub(super) fn fault_read_failed(&self, s: &mut State, t: usize) -> bool {
+        if s.tasks[t].reply != REPLY_ERR {
+            return false;
+        }
+        let q = s.tasks[t].cur as usize;
+        self.folio_clear(s, q, PG_LOCKED);
+        s.tasks[t].reply = NONE;
+        s.tasks[t].pc = self.programs[t].len() as u8;
+        true
+    }
+
     /// The READ reply of `fault_read`: the block is uptodate, the folio
     /// unlocked; the fault starts over.
     pub(super) fn fault_read_done(&self, s: &mut State, t: usize) {
@@ -42,6 +56,9 @@ impl FuseModel {
             if task.ph == 1 {
                 if task.reply == NONE {
                     return None;
+                }
+                if self.fault_read_failed(s, t) {
+                    return Some(Step::Sigbus);
                 }
                 self.fault_read_done(s, t);
                 if self.folio_not_uptodate(s, p).is_none() {
@@ -77,6 +94,9 @@ impl FuseModel {
                 // READ reply for the fault
                 if task.reply == NONE {
                     return None;
+                }
+                if self.fault_read_failed(s, t) {
+                    return Some(Step::Sigbus);
                 }
                 self.fault_read_done(s, t);
                 Step::FaultReadDone

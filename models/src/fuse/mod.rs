@@ -4,6 +4,7 @@
 pub mod config;
 mod daemon;
 mod direct;
+mod errors;
 mod folio;
 mod ghost;
 mod iomode;
@@ -109,6 +110,8 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_l_no_secondary", kind: SwitchKind::Mutant, description: "state L: fuse_writepage_add ignores the rb-tree" },
     SwitchDef { name: "mut_c_end_early", kind: SwitchKind::Mutant, description: "state C: PG_writeback ends with a folio's first range" },
     SwitchDef { name: "mut_iomode_no_wait", kind: SwitchKind::Mutant, description: "fuse_file_cached_io_start does not wait for parallel direct writes" },
+    SwitchDef { name: "mut_wb_error_ignored", kind: SwitchKind::Mutant, description: "fuse_writepage_end without mapping_set_error" },
+    SwitchDef { name: "mut_setattr_error_size", kind: SwitchKind::Mutant, description: "a failed SETATTR(size) still writes the requested i_size" },
 ];
 
 impl Spec for FuseModel {

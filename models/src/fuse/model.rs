@@ -111,6 +111,10 @@ impl FuseModel {
             ev: Event::None,
             iocachectr: c.cached_opens() as i8,
             cache_io_mode: c.cached_opens() > 0,
+            wb_err: 0,
+            as_eio: false,
+            lost: 0,
+            losses: 0,
         }
     }
 
@@ -158,6 +162,14 @@ impl FuseModel {
                 // fuse_file_cached_io_start without a wait happens in the
                 // step that reaches it (fuse_finish_open, fuse_file_mmap)
                 Op::CachedIoStart => Self::cached_io_start(s),
+                // the writeback-error check of fsync / close: no
+                // scheduling point; on an error the request is skipped
+                Op::CheckWbErr { close, skip } => {
+                    if self.check_wb_err(s, t, close) {
+                        s.tasks[t].pc += skip;
+                    }
+                    true
+                }
                 Op::Invalidate {
                     first,
                     n,
@@ -266,6 +278,7 @@ impl FuseModel {
             Op::Invalidate { first, n, .. } => self.exec_invalidate(&mut s, t, first, n)?,
             Op::SetattrReturn => self.op_setattr_return(&mut s, t)?,
             Op::CachedIoStart => self.op_cached_io_start(&mut s, t)?,
+            Op::CheckWbErr { .. } => unreachable!("done inline in skip_empty"),
             Op::OpenTruncSize => self.op_open_trunc_size(&mut s, t)?,
         };
         Some((step, s))
@@ -291,10 +304,18 @@ impl FuseModel {
         }
         for w in 0..nw {
             match s.workers[w] {
-                Worker::Busy { .. } => out.push(Action {
-                    actor: Actor::Daemon(w as u8),
-                    step: Step::DaemonReply,
-                }),
+                Worker::Busy { req, .. } => {
+                    out.push(Action {
+                        actor: Actor::Daemon(w as u8),
+                        step: Step::DaemonReply,
+                    });
+                    if self.may_fail(&req) {
+                        out.push(Action {
+                            actor: Actor::Daemon(w as u8),
+                            step: Step::DaemonReplyError,
+                        });
+                    }
+                }
                 Worker::Ending { .. } => out.push(Action {
                     actor: Actor::Daemon(w as u8),
                     step: Step::WritepageEnd,

@@ -99,6 +99,10 @@ pub enum Op {
     /// handle_truncate → do_truncate → fuse_do_setattr(ATTR_OPEN) with
     /// atomic_o_trunc: i_size_write(0), no request (the OPEN truncated).
     OpenTruncSize,
+    /// fuse_fsync's file_check_and_advance_wb_err (`close == false`) or
+    /// fuse_flush's filemap_check_errors: on an error skip `skip` ops (the
+    /// request). Done inline, never a step of its own.
+    CheckWbErr { close: bool, skip: u8 },
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -316,6 +320,10 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                     sync_writes(&mut p);
                 }
             }
+            p.push(Op::CheckWbErr {
+                close: false,
+                skip: 2,
+            });
             p.push(Op::Send(SendKind::Fsync));
             p.push(Op::Recv(RecvKind::Plain));
             p.push(Op::UnlockReturn { unlock: true });
@@ -334,6 +342,10 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 sync_writes(&mut p);
                 p.push(Op::UnlockReturn { unlock: true });
             }
+            p.push(Op::CheckWbErr {
+                close: true,
+                skip: 2,
+            });
             p.push(Op::Send(SendKind::Flush));
             p.push(Op::Recv(RecvKind::Plain));
             p.push(Op::UnlockReturn { unlock: false });

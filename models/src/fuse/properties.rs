@@ -60,6 +60,16 @@ pub const PROPERTIES: &[PropertyDef] = &[
         description: "no page-cache store while a parallel direct write holds i_rwsem",
     },
     PropertyDef {
+        name: "f1",
+        expectation: Expectation::Always,
+        description: "a failed writeback WRITE is reported by every later fsync/close",
+    },
+    PropertyDef {
+        name: "a5",
+        expectation: Expectation::Always,
+        description: "a failed SETATTR leaves i_size and the queued WRITEs' crop alone",
+    },
+    PropertyDef {
         name: "w-nowrite-queued",
         expectation: Expectation::Sometimes,
         description: "writeback WRITE queued under FUSE_NOWRITE",
@@ -139,6 +149,21 @@ pub const PROPERTIES: &[PropertyDef] = &[
         expectation: Expectation::Sometimes,
         description: "two direct writers hold i_rwsem shared at once",
     },
+    PropertyDef {
+        name: "w-wb-error",
+        expectation: Expectation::Sometimes,
+        description: "the server failed a writeback WRITE",
+    },
+    PropertyDef {
+        name: "w-error-reported",
+        expectation: Expectation::Sometimes,
+        description: "an fsync or close returned a writeback error",
+    },
+    PropertyDef {
+        name: "w-setattr-error",
+        expectation: Expectation::Sometimes,
+        description: "a failed SETATTR's error path flushed queued WRITEs",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -183,10 +208,12 @@ pub fn a3(m: &FuseModel, s: &State) -> bool {
     // The server holds, per page, the data of a write that no other write
     // really-follows (one that began after it ended): the last write of
     // some linearisation. Sequential writes leave exactly one candidate.
-    s.srv_size == s.i_size
+    // (a page whose WRITE failed is judged by f1, and a failed WRITE may
+    // leave the server shorter than i_size)
+    (s.srv_size == s.i_size || s.lost != 0)
         && (0..s.i_size as usize).all(|p| {
             let last = s.fin[p] & !s.sup[p];
-            s.srv[p] != NONE && last & (1 << s.srv[p]) != 0
+            s.lost & (1 << p) != 0 || (s.srv[p] != NONE && last & (1 << s.srv[p]) != 0)
         })
 }
 
@@ -271,6 +298,8 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     e,
     |_, s| s.viol & VIOL_BUG == 0,
     |_, s| s.viol & VIOL_IOMODE == 0,
+    |_, s| s.viol & VIOL_F1 == 0,
+    |_, s| s.viol & VIOL_A5 == 0,
     |_, s| s.writectr < 0 && !s.queued.is_empty(),
     |_, s| cache_writes(s).any(|(_, n, sent, _)| sent < n),
     |_, s| s.ev == Event::Drop,
@@ -287,6 +316,9 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     w_split,
     w_iomode_wait,
     |_, s| s.rwsem.readers >= 2,
+    |_, s| s.ev == Event::WbError,
+    |_, s| s.ev == Event::ErrReported,
+    |_, s| s.ev == Event::SetattrErrorFlush,
 ];
 
 /// Does the state violate (always) or witness (sometimes) property `i`?

@@ -71,7 +71,9 @@ impl FuseModel {
                 // concurrent truncate discarded, owes nothing)
                 for p in 0..s.i_size.min(self.cfg.pages) as usize {
                     let need = task.snap[p];
-                    if need == NONE || s.drops[p] as u16 != task.before[p] {
+                    // (a page whose WRITE failed owes nothing here: f1)
+                    if need == NONE || s.drops[p] as u16 != task.before[p] || s.lost & (1 << p) != 0
+                    {
                         continue;
                     }
                     checked = true;
@@ -99,7 +101,16 @@ impl FuseModel {
             }
             let reply = task.reply;
             s.tasks[t].reply = NONE;
+            s.tasks[t].failed = reply == REPLY_ERR;
             let step = match kind {
+                RecvKind::Setattr { release } if reply == REPLY_ERR => {
+                    // fuse_do_setattr's error path: fuse_release_nowrite;
+                    // i_size, the page cache and the server unchanged
+                    // (truncate_pagecache / invalidate are skipped: the
+                    // size did not change)
+                    self.setattr_error(s, t, release);
+                    Step::SetattrReply
+                }
                 RecvKind::Setattr { release } => {
                     // lock fi->lock; i_size_write(outarg.attr.size);
                     // __fuse_release_nowrite; unlock
@@ -118,6 +129,11 @@ impl FuseModel {
                     // fuse_truncate_update_attr: i_size_write(0)
                     s.i_size = 0;
                     Step::OpenTruncAttr
+                }
+                RecvKind::DirectWrite if reply == REPLY_ERR => {
+                    // the write failed: fuse_write_update_attr(pos, 0)
+                    // changes no size; write(2) returns -EIO
+                    Step::WriteReply
                 }
                 RecvKind::DirectWrite => {
                     // fuse_write_update_attr

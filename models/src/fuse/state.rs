@@ -204,6 +204,11 @@ pub struct Task {
     pub before: [u16; MAX_PAGES],
     /// Ghost: set when the daemon applied this task's direct WRITE.
     pub applied: bool,
+    /// file->f_wb_err of the task's fd (an errseq sample; fds are opened
+    /// before the workload, at sequence 0).
+    pub wb_seen: u8,
+    /// The task's last synchronous request failed (-EIO).
+    pub failed: bool,
 }
 
 impl Task {
@@ -219,6 +224,8 @@ impl Task {
             snap: [NONE; MAX_PAGES],
             before: [0; MAX_PAGES],
             applied: false,
+            wb_seen: 0,
+            failed: false,
         }
     }
 }
@@ -252,6 +259,14 @@ pub const VIOL_BUG: u8 = 16;
 /// i1: a page-cache store while a parallel direct write holds i_rwsem
 /// shared.
 pub const VIOL_IOMODE: u8 = 32;
+/// f1: an fsync or close returned success although a writeback WRITE
+/// failed while its fd was open.
+pub const VIOL_F1: u8 = 64;
+/// a5: a failed SETATTR changed i_size, or its error path cropped queued
+/// WRITEs below the size the server really has.
+pub const VIOL_A5: u8 = 128;
+/// A reply slot value: the request failed (-EIO).
+pub const REPLY_ERR: u8 = 0xFE;
 
 /// What the last transition did that no state field shows afterwards
 /// (used only by `sometimes` witnesses; reset by every step).
@@ -275,6 +290,12 @@ pub enum Event {
     /// A page-cache WRITE covering a page was sent while an earlier
     /// page-cache WRITE of that page had completed in this run.
     SecondWriteSent,
+    /// The server failed a writeback WRITE (mapping_set_error).
+    WbError,
+    /// An fsync or close returned a writeback error to its caller.
+    ErrReported,
+    /// A failed SETATTR's error path flushed queued WRITEs.
+    SetattrErrorFlush,
 }
 
 /// The whole state.
@@ -338,6 +359,19 @@ pub struct State {
     pub iocachectr: i8,
     /// FUSE_I_CACHE_IO_MODE.
     pub cache_io_mode: bool,
+    // ---- writeback errors (mm/filemap.c, lib/errseq.c)
+    /// mapping->wb_err's sequence: bumped by every mapping_set_error
+    /// (errseq_set; the model has no "seen" bit: a new error always
+    /// advances it).
+    pub wb_err: u8,
+    /// AS_EIO in mapping->flags (test-and-cleared by filemap_check_errors,
+    /// cleared by file_check_and_advance_wb_err).
+    pub as_eio: bool,
+    /// Ghost: pages whose data a failed WRITE did not put on the server
+    /// (a3 does not judge them: the error is reported instead, f1).
+    pub lost: u8,
+    /// Ghost: writeback WRITEs that failed so far (f1).
+    pub losses: u8,
 }
 
 impl State {

@@ -60,6 +60,7 @@ pub enum Step {
     // daemon
     DaemonRead,
     DaemonReply,
+    DaemonReplyError,
     WritepageEnd,
 }
 
@@ -120,6 +121,7 @@ impl Step {
             Step::OpenTruncSize => "fuse_do_setattr(ATTR_OPEN): i_size 0",
             Step::DaemonRead => "daemon reads /dev/fuse",
             Step::DaemonReply => "daemon applies, replies",
+            Step::DaemonReplyError => "daemon fails it: -EIO reply",
             Step::WritepageEnd => "fuse_writepage_end",
         }
     }

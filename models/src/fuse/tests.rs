@@ -22,6 +22,7 @@ fn cfg(pages: u8, tasks: &[&str]) -> Config {
         writeback_cache: true,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
+        errors: 0,
     }
 }
 

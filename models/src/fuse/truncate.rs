@@ -97,6 +97,10 @@ impl FuseModel {
 
     pub(super) fn op_setattr_return(&self, s: &mut State, t: usize) -> Option<Step> {
         Some({
+            if s.tasks[t].failed {
+                // the SETATTR failed: a5 at fuse_do_setattr's return
+                self.check_setattr_failed(s, t);
+            }
             self.window_close(s, t);
             s.size_unstable = false;
             s.rwsem.unlock(t as u8);
