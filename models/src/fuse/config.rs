@@ -130,6 +130,10 @@ pub struct Variant {
     /// (kills a5).
     #[serde(default)]
     pub mut_setattr_error_size: bool,
+    /// fuse_change_attributes and fuse_read_update_size ignore
+    /// attr_version and FUSE_I_SIZE_UNSTABLE (kills a4).
+    #[serde(default)]
+    pub mut_attr_no_version: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -152,6 +156,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_iomode_no_wait",
     "mut_wb_error_ignored",
     "mut_setattr_error_size",
+    "mut_attr_no_version",
 ];
 
 impl Variant {
@@ -197,6 +202,7 @@ impl Variant {
             "mut_iomode_no_wait" => &mut self.mut_iomode_no_wait,
             "mut_wb_error_ignored" => &mut self.mut_wb_error_ignored,
             "mut_setattr_error_size" => &mut self.mut_setattr_error_size,
+            "mut_attr_no_version" => &mut self.mut_attr_no_version,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -236,6 +242,7 @@ impl Variant {
             ("mut_iomode_no_wait", self.mut_iomode_no_wait),
             ("mut_wb_error_ignored", self.mut_wb_error_ignored),
             ("mut_setattr_error_size", self.mut_setattr_error_size),
+            ("mut_attr_no_version", self.mut_attr_no_version),
         ];
         for (n, on) in all {
             if on {
@@ -293,6 +300,12 @@ pub enum TaskSpec {
     /// invalidates the page cache and enters caching io-mode
     /// (fuse_file_cached_io_start, waiting for parallel direct writes).
     DioMmap { page: u8 },
+    /// stat(2) with stale attributes: fuse_update_attributes →
+    /// fuse_do_getattr (GETATTR) → fuse_change_attributes.
+    Stat,
+    /// Another client truncates the file on the server (a server-side size
+    /// change the kernel learns only from GETATTR or a short READ).
+    RemoteTruncate { size: u8 },
 }
 
 impl TaskSpec {
@@ -380,10 +393,14 @@ impl TaskSpec {
             Some("dio-mmap") => TaskSpec::DioMmap {
                 page: num(words.get(1))?,
             },
+            Some("stat") => TaskSpec::Stat,
+            Some("remote-truncate") => TaskSpec::RemoteTruncate {
+                size: num(words.get(1))?,
+            },
             _ => return Err(format!("unknown task '{s}'")),
         };
         let max_words = match t {
-            TaskSpec::Fsync | TaskSpec::Close => 1,
+            TaskSpec::Fsync | TaskSpec::Close | TaskSpec::Stat => 1,
             TaskSpec::Open { .. } => 3,
             _ => 2,
         };
@@ -413,6 +430,8 @@ impl TaskSpec {
             TaskSpec::OdirectWrite { .. } => "odir-write",
             TaskSpec::OdirectRead { .. } => "odir-read",
             TaskSpec::DioMmap { .. } => "dio-mmap",
+            TaskSpec::Stat => "stat",
+            TaskSpec::RemoteTruncate { .. } => "remote-trn",
         }
     }
 
@@ -424,6 +443,7 @@ impl TaskSpec {
                 | TaskSpec::Mmap { .. }
                 | TaskSpec::Gup { .. }
                 | TaskSpec::DioMmap { .. }
+                | TaskSpec::RemoteTruncate { .. }
                 | TaskSpec::Punch { .. }
                 | TaskSpec::Open { trunc: true, .. }
                 | TaskSpec::Truncate { .. }
@@ -489,6 +509,8 @@ impl fmt::Display for TaskSpec {
             TaskSpec::OdirectWrite { first, n } => write!(f, "odirect-write {first}+{n}"),
             TaskSpec::OdirectRead { first, n } => write!(f, "odirect-read {first}+{n}"),
             TaskSpec::DioMmap { page } => write!(f, "dio-mmap {page}"),
+            TaskSpec::Stat => write!(f, "stat"),
+            TaskSpec::RemoteTruncate { size } => write!(f, "remote-truncate {size}"),
         }
     }
 }
@@ -568,6 +590,21 @@ fn yes() -> bool {
 }
 
 impl Config {
+    /// Does anything read fi->attr_version (a GETATTR, or a page-cache
+    /// READ that may be short on a write-through mount)? Without a reader
+    /// the model does not track attr_version, the size history (a4) or a
+    /// write-through write's FUSE_I_SIZE_UNSTABLE: nothing could tell.
+    pub fn attr_readers(&self) -> bool {
+        self.tasks.iter().any(|t| match t {
+            TaskSpec::Stat | TaskSpec::RemoteTruncate { .. } => true,
+            TaskSpec::Mmap { .. }
+            | TaskSpec::Gup { .. }
+            | TaskSpec::Fault { .. }
+            | TaskSpec::DioMmap { .. } => !self.writeback_cache,
+            _ => false,
+        })
+    }
+
     /// Caching opens held for the whole workload (fi->iocachectr at the
     /// start): one if any task uses it.
     pub fn cached_opens(&self) -> u8 {
@@ -652,6 +689,16 @@ impl Config {
             }
             if let TaskSpec::Truncate { size } = t {
                 if *size > p {
+                    return Err(format!("task '{t}' exceeds pages {p}"));
+                }
+            }
+            if let TaskSpec::RemoteTruncate { size } = *t {
+                if self.writeback_cache {
+                    return Err(format!(
+                        "task '{t}': server-side size changes are modelled on write-through mounts (writeback_cache trusts the local i_size)"
+                    ));
+                }
+                if size > p {
                     return Err(format!("task '{t}' exceeds pages {p}"));
                 }
             }

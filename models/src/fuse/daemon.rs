@@ -130,8 +130,10 @@ impl FuseModel {
                         match self.cfg.tasks[t] {
                             TaskSpec::Mmap { .. }
                             | TaskSpec::Gup { .. }
-                            | TaskSpec::Fault { .. } => {
+                            | TaskSpec::Fault { .. }
+                            | TaskSpec::DioMmap { .. } => {
                                 let p = first as usize;
+                                self.answered(&mut s, t);
                                 s.tasks[t].reply =
                                     if first < s.srv_size { s.srv[p] } else { V_ZERO };
                             }
@@ -184,6 +186,11 @@ impl FuseModel {
                         }
                         s.tasks[task as usize].reply = 0;
                     }
+                    Req::Getattr { task } => {
+                        // the server's attributes: its size now
+                        self.answered(&mut s, task as usize);
+                        s.tasks[task as usize].reply = s.srv_size;
+                    }
                     Req::Fallocate { task, first, n } => {
                         // the server zeroes the range (KEEP_SIZE: pages
                         // beyond its size stay absent)
@@ -197,12 +204,14 @@ impl FuseModel {
                         s.tasks[task as usize].reply = 0;
                     }
                 }
+                self.track_sizes(s0, &mut s, false);
                 Some(s)
             }
             Step::DaemonReplyError => {
                 if !self.daemon_reply_error(&mut s, w) {
                     return None;
                 }
+                self.track_sizes(s0, &mut s, false);
                 Some(s)
             }
             Step::WritepageEnd => {

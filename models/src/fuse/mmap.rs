@@ -10,6 +10,8 @@ impl FuseModel {
     /// filemap_fault → read_folio: lock the folio and READ block `q`
     /// (state C reads one block per READ).
     pub(super) fn fault_read(&self, s: &mut State, t: usize, q: usize) -> Step {
+        // fuse_do_readfolio: attr_ver = fuse_get_attr_version()
+        self.sample_attr(s, t);
         self.folio_set(s, q, PG_LOCKED);
         s.fuse_q.push(Req::Read {
             task: t as u8,
@@ -38,15 +40,22 @@ impl FuseModel {
 
     /// The READ reply of `fault_read`: the block is uptodate, the folio
     /// unlocked; the fault starts over.
-    pub(super) fn fault_read_done(&self, s: &mut State, t: usize) {
+    pub(super) fn fault_read_done(&self, s: &mut State, t: usize) -> bool {
         let task = s.tasks[t];
         let q = task.cur as usize;
+        let short = self.short_read(s, t, q);
         s.pages[q].ver = task.reply;
         s.pages[q].set(PG_UPTODATE);
         self.folio_clear(s, q, PG_LOCKED);
         s.tasks[t].ph = 0;
         s.tasks[t].cur = 0;
         s.tasks[t].reply = NONE;
+        if short {
+            // filemap_fault re-checks i_size with the folio: the page now
+            // lies beyond EOF, SIGBUS
+            s.tasks[t].pc = self.programs[t].len() as u8;
+        }
+        short
     }
 
     pub(super) fn op_private_fault(&self, s: &mut State, t: usize, page: u8) -> Option<Step> {
@@ -60,7 +69,9 @@ impl FuseModel {
                 if self.fault_read_failed(s, t) {
                     return Some(Step::Sigbus);
                 }
-                self.fault_read_done(s, t);
+                if self.fault_read_done(s, t) {
+                    return Some(Step::ShortRead);
+                }
                 if self.folio_not_uptodate(s, p).is_none() {
                     self.advance(s, t);
                 }
@@ -98,7 +109,9 @@ impl FuseModel {
                 if self.fault_read_failed(s, t) {
                     return Some(Step::Sigbus);
                 }
-                self.fault_read_done(s, t);
+                if self.fault_read_done(s, t) {
+                    return Some(Step::ShortRead);
+                }
                 Step::FaultReadDone
             } else if !s.pages[p].present() {
                 if page >= s.i_size {

@@ -1,6 +1,7 @@
 //! The FUSE client model: writeback, truncate and direct I/O on one inode
 //! of a writeback_cache mount (kernel-fuse-protocol.md §2–§10).
 
+mod attr;
 pub mod config;
 mod daemon;
 mod direct;
@@ -112,6 +113,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_iomode_no_wait", kind: SwitchKind::Mutant, description: "fuse_file_cached_io_start does not wait for parallel direct writes" },
     SwitchDef { name: "mut_wb_error_ignored", kind: SwitchKind::Mutant, description: "fuse_writepage_end without mapping_set_error" },
     SwitchDef { name: "mut_setattr_error_size", kind: SwitchKind::Mutant, description: "a failed SETATTR(size) still writes the requested i_size" },
+    SwitchDef { name: "mut_attr_no_version", kind: SwitchKind::Mutant, description: "GETATTR replies and short READs ignore attr_version and SIZE_UNSTABLE" },
 ];
 
 impl Spec for FuseModel {

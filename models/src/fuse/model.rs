@@ -115,6 +115,12 @@ impl FuseModel {
             as_eio: false,
             lost: 0,
             losses: 0,
+            sizes: if c.attr_readers() {
+                (1 << c.init_size) | (1 << i_size)
+            } else {
+                0
+            },
+            viol2: 0,
         }
     }
 
@@ -279,8 +285,11 @@ impl FuseModel {
             Op::SetattrReturn => self.op_setattr_return(&mut s, t)?,
             Op::CachedIoStart => self.op_cached_io_start(&mut s, t)?,
             Op::CheckWbErr { .. } => unreachable!("done inline in skip_empty"),
+            Op::RemoteTruncate => self.op_remote_truncate(&mut s, t)?,
             Op::OpenTruncSize => self.op_open_trunc_size(&mut s, t)?,
         };
+        let reader = matches!(step, Step::GetattrReply | Step::ShortRead);
+        self.track_sizes(s0, &mut s, reader);
         Some((step, s))
     }
 

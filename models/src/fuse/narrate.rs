@@ -291,6 +291,30 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
                 )),
             }
         }
+        "i1" => out.push(format!(
+            "a page-cache store ran while {} parallel direct writer(s) held i_rwsem shared (iocachectr={}, FUSE_I_CACHE_IO_MODE {})",
+            s.rwsem.readers,
+            s.iocachectr,
+            if s.cache_io_mode { "set" } else { "clear" }
+        )),
+        "f1" => out.push(format!(
+            "{} writeback WRITE(s) failed while every fd was open, but this {} found no error: {}",
+            s.losses,
+            actions
+                .last()
+                .map(|a| m.actor_label(a.actor))
+                .unwrap_or_default(),
+            "AS_EIO was already test-and-cleared by another fd's fsync/close (filemap_check_errors does not use the fd's errseq cursor)"
+        )),
+        "a5" => out.push(format!(
+            "after the failed SETATTR i_size is {}p, the server's size {}p",
+            s.i_size, s.srv_size
+        )),
+        "a4" => out.push(format!(
+            "i_size became {}p: a size no operation produced (sizes produced: {:?}) or one a later local size change had replaced",
+            s.i_size,
+            (0..=m.cfg.pages).filter(|v| s.sizes & (1 << v) != 0).collect::<Vec<_>>()
+        )),
         _ => {}
     }
     out

@@ -20,6 +20,8 @@ pub enum RecvKind {
     OpenTrunc,
     /// A READ, FSYNC or FLUSH reply: nothing but wake the caller.
     Plain,
+    /// fuse_do_getattr's reply: fuse_change_attributes.
+    Getattr,
 }
 
 /// What a `Send` op puts on /dev/fuse.
@@ -33,6 +35,7 @@ pub enum SendKind {
     DirectRead,
     Fsync,
     Flush,
+    Getattr,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -103,6 +106,8 @@ pub enum Op {
     /// fuse_flush's filemap_check_errors: on an error skip `skip` ops (the
     /// request). Done inline, never a step of its own.
     CheckWbErr { close: bool, skip: u8 },
+    /// A server-side truncation by another client.
+    RemoteTruncate,
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -199,6 +204,24 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         }
         TaskSpec::Fault { page } => {
             p.push(Op::PrivateFault { page });
+        }
+        TaskSpec::Stat => {
+            // fuse_update_attributes(STATX_SIZE) with expired attributes:
+            // fuse_do_getattr; fuse_change_attributes; without
+            // writeback_cache a changed size also truncates and
+            // invalidates the page cache (no inode lock)
+            p.push(Op::Send(SendKind::Getattr));
+            p.push(Op::Recv(RecvKind::Getattr));
+            p.push(Op::TruncatePagecache);
+            p.push(Op::Invalidate {
+                first: 0,
+                n: pages,
+                if_resized: true,
+            });
+            p.push(Op::UnlockReturn { unlock: false });
+        }
+        TaskSpec::RemoteTruncate { .. } => {
+            p.push(Op::RemoteTruncate);
         }
         TaskSpec::DioMmap { page } => {
             // fuse_file_mmap of a FOPEN_DIRECT_IO open (MAP_SHARED,

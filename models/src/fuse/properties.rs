@@ -70,6 +70,12 @@ pub const PROPERTIES: &[PropertyDef] = &[
         description: "a failed SETATTR leaves i_size and the queued WRITEs' crop alone",
     },
     PropertyDef {
+        name: "a4",
+        expectation: Expectation::Always,
+        description:
+            "i_size only takes sizes operations produced; no stale GETATTR/READ undoes one",
+    },
+    PropertyDef {
         name: "w-nowrite-queued",
         expectation: Expectation::Sometimes,
         description: "writeback WRITE queued under FUSE_NOWRITE",
@@ -163,6 +169,21 @@ pub const PROPERTIES: &[PropertyDef] = &[
         name: "w-setattr-error",
         expectation: Expectation::Sometimes,
         description: "a failed SETATTR's error path flushed queued WRITEs",
+    },
+    PropertyDef {
+        name: "w-stale-attr",
+        expectation: Expectation::Sometimes,
+        description: "a GETATTR reply or short READ ignored as stale",
+    },
+    PropertyDef {
+        name: "w-attr-size",
+        expectation: Expectation::Sometimes,
+        description: "a GETATTR reply changed i_size",
+    },
+    PropertyDef {
+        name: "w-short-read",
+        expectation: Expectation::Sometimes,
+        description: "a short READ shrank i_size",
     },
 ];
 
@@ -300,6 +321,7 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.viol & VIOL_IOMODE == 0,
     |_, s| s.viol & VIOL_F1 == 0,
     |_, s| s.viol & VIOL_A5 == 0,
+    |_, s| s.viol2 & VIOL2_A4 == 0,
     |_, s| s.writectr < 0 && !s.queued.is_empty(),
     |_, s| cache_writes(s).any(|(_, n, sent, _)| sent < n),
     |_, s| s.ev == Event::Drop,
@@ -319,6 +341,9 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::WbError,
     |_, s| s.ev == Event::ErrReported,
     |_, s| s.ev == Event::SetattrErrorFlush,
+    |_, s| s.ev == Event::StaleAttr,
+    |_, s| s.ev == Event::AttrSize,
+    |_, s| s.ev == Event::ShortRead,
 ];
 
 /// Does the state violate (always) or witness (sometimes) property `i`?

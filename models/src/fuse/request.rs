@@ -62,6 +62,11 @@ impl FuseModel {
                 }
                 (SendKind::Fallocate, _) => unreachable!("FALLOCATE from a non-punch task"),
                 (SendKind::Flush, _) => (Req::Flush { task: tt }, Step::SendFlush),
+                (SendKind::Getattr, _) => {
+                    // fuse_do_getattr: attr_version = fuse_get_attr_version
+                    self.sample_attr(s, t);
+                    (Req::Getattr { task: tt }, Step::SendGetattr)
+                }
                 (SendKind::Setattr, _) => unreachable!("SETATTR from a non-truncate task"),
             };
             if matches!(kind, SendKind::Fsync | SendKind::Flush) {
@@ -123,23 +128,40 @@ impl FuseModel {
                             self.release_nowrite(s);
                         }
                     }
+                    // fuse_change_attributes_common: attr_version++
+                    Self::bump_attr(s);
                     Step::SetattrReply
                 }
                 RecvKind::OpenTrunc => {
                     // fuse_truncate_update_attr: i_size_write(0)
                     s.i_size = 0;
+                    Self::bump_attr(s);
                     Step::OpenTruncAttr
                 }
                 RecvKind::DirectWrite if reply == REPLY_ERR => {
                     // the write failed: fuse_write_update_attr(pos, 0)
                     // changes no size; write(2) returns -EIO
+                    Self::bump_attr(s);
+                    if let TaskSpec::Write { .. } = spec {
+                        if self.cfg.attr_readers() {
+                            s.size_unstable = false;
+                        }
+                    }
                     Step::WriteReply
                 }
+                RecvKind::Getattr => self.recv_getattr(s, t, reply),
                 RecvKind::DirectWrite => {
-                    // fuse_write_update_attr
+                    // fuse_write_update_attr: attr_version++, extend
+                    Self::bump_attr(s);
                     if let Some((first, n)) = spec.range() {
                         if first + n > s.i_size {
                             s.i_size = first + n;
+                        }
+                    }
+                    if let TaskSpec::Write { .. } = spec {
+                        // fuse_perform_write: clear FUSE_I_SIZE_UNSTABLE
+                        if self.cfg.attr_readers() {
+                            s.size_unstable = false;
                         }
                     }
                     Step::WriteReply

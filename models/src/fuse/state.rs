@@ -83,6 +83,10 @@ pub enum Req {
         first: u8,
         n: u8,
     },
+    /// GETATTR (fuse_do_getattr).
+    Getattr {
+        task: u8,
+    },
 }
 
 impl Default for Req {
@@ -103,6 +107,7 @@ impl Req {
             Req::Flush { .. } => "FLUSH",
             Req::Fallocate { .. } => "FALLOCATE",
             Req::Open { .. } => "OPEN",
+            Req::Getattr { .. } => "GETATTR",
         }
     }
 }
@@ -146,6 +151,7 @@ impl fmt::Display for Req {
             Req::Fallocate { task, first, n } => {
                 write!(f, "FALLOCATE(punch {} T{task})", pr(first, n))
             }
+            Req::Getattr { task } => write!(f, "GETATTR(T{task})"),
         }
     }
 }
@@ -209,6 +215,15 @@ pub struct Task {
     pub wb_seen: u8,
     /// The task's last synchronous request failed (-EIO).
     pub failed: bool,
+    /// The attr_version sample of a GETATTR or READ in flight
+    /// (fuse_get_attr_version): 0 none, 1 taken, 2 stale (fi->attr_version
+    /// moved past it). The model keeps only this order, not the counter.
+    pub attr: u8,
+    /// Ghost (a4): the server's size when it answered this task's GETATTR
+    /// or READ (NONE: no answer pending).
+    pub rsize: u8,
+    /// Ghost (a4): a local size change completed after that answer.
+    pub moved: bool,
 }
 
 impl Task {
@@ -226,6 +241,9 @@ impl Task {
             applied: false,
             wb_seen: 0,
             failed: false,
+            attr: 0,
+            rsize: NONE,
+            moved: false,
         }
     }
 }
@@ -267,6 +285,9 @@ pub const VIOL_F1: u8 = 64;
 pub const VIOL_A5: u8 = 128;
 /// A reply slot value: the request failed (-EIO).
 pub const REPLY_ERR: u8 = 0xFE;
+/// `State::viol2` bit, a4: i_size took a value no size-changing operation
+/// produced, or a GETATTR / short READ undid a later local size change.
+pub const VIOL2_A4: u8 = 1;
 
 /// What the last transition did that no state field shows afterwards
 /// (used only by `sometimes` witnesses; reset by every step).
@@ -296,6 +317,13 @@ pub enum Event {
     ErrReported,
     /// A failed SETATTR's error path flushed queued WRITEs.
     SetattrErrorFlush,
+    /// A GETATTR reply or short READ was ignored: attr_version moved or
+    /// FUSE_I_SIZE_UNSTABLE was set.
+    StaleAttr,
+    /// A GETATTR reply changed i_size.
+    AttrSize,
+    /// A short READ shrank i_size (fuse_read_update_size).
+    ShortRead,
 }
 
 /// The whole state.
@@ -372,6 +400,12 @@ pub struct State {
     pub lost: u8,
     /// Ghost: writeback WRITEs that failed so far (f1).
     pub losses: u8,
+    /// Ghost (a4): sizes (bit per page count) that size-changing
+    /// operations produced, locally or on the server (only kept when
+    /// something reads attributes: `Config::attr_readers`).
+    pub sizes: u8,
+    /// More sticky violation bits (VIOL2_*).
+    pub viol2: u8,
 }
 
 impl State {

@@ -70,6 +70,11 @@ impl FuseModel {
             if s.pages[p].locked() {
                 return None; // __filemap_get_folio(FGP_WRITEBEGIN)
             }
+            if task.cur == 0 && first + n > s.i_size && self.cfg.attr_readers() {
+                // fuse_perform_write: an extending write sets
+                // FUSE_I_SIZE_UNSTABLE before filling the folios
+                s.size_unstable = true;
+            }
             Self::check_cached_store(s);
             let created = !s.pages[p].present();
             s.pages[p].set(PG_PRESENT | PG_UPTODATE);
