@@ -13,6 +13,7 @@ pub mod control;
 pub mod mount;
 pub mod runner;
 pub mod scenarios;
+pub mod scenarios_fidelity;
 pub mod server;
 pub mod sys;
 pub mod trace;

@@ -264,7 +264,18 @@ pub enum TaskSpec {
     /// open(2) of the file (fuse_open): with `trunc`, O_TRUNC; without
     /// `keep_cache` (FOPEN_KEEP_CACHE not replied) the page cache is
     /// invalidated after OPEN (launder + wait, real-kernel-fuse.md §0).
-    Open { trunc: bool, keep_cache: bool },
+    /// With `direct`, the server replies FOPEN_DIRECT_IO: the open takes
+    /// no io-mode reference (fuse_file_io_open returns at once).
+    Open {
+        trunc: bool,
+        keep_cache: bool,
+        direct: bool,
+    },
+    /// close(2) of the workload's caching open when it is the last
+    /// reference: fuse_flush, then fuse_release (write_inode_now again;
+    /// fuse_file_put → fuse_file_io_release: iocachectr--). The RELEASE
+    /// request is not modelled.
+    CloseRelease,
     /// fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) over pages
     /// `first..first+n` (the server zeroes them).
     Punch { first: u8, n: u8 },
@@ -345,14 +356,24 @@ impl TaskSpec {
             Some("open") => {
                 let mut trunc = false;
                 let mut keep_cache = false;
+                let mut direct = false;
                 for w in &words[1..] {
                     match *w {
                         "trunc" => trunc = true,
                         "keep" => keep_cache = true,
-                        _ => return Err(format!("task '{s}': open takes 'trunc' and/or 'keep'")),
+                        "direct" => direct = true,
+                        _ => {
+                            return Err(format!(
+                                "task '{s}': open takes 'trunc', 'keep' and/or 'direct'"
+                            ))
+                        }
                     }
                 }
-                TaskSpec::Open { trunc, keep_cache }
+                TaskSpec::Open {
+                    trunc,
+                    keep_cache,
+                    direct,
+                }
             }
             Some("punch") => {
                 let (first, n) = range(words.get(1))?;
@@ -373,7 +394,11 @@ impl TaskSpec {
                 size: num(words.get(1))?,
             },
             Some("fsync") => TaskSpec::Fsync,
-            Some("close") => TaskSpec::Close,
+            Some("close") => match words.get(1).copied() {
+                None => TaskSpec::Close,
+                Some("release") => TaskSpec::CloseRelease,
+                Some(_) => return Err(format!("task '{s}': close takes only 'release'")),
+            },
             Some("dio-write") => {
                 let (first, n) = range(words.get(1))?;
                 TaskSpec::DioWrite { first, n }
@@ -401,7 +426,7 @@ impl TaskSpec {
         };
         let max_words = match t {
             TaskSpec::Fsync | TaskSpec::Close | TaskSpec::Stat => 1,
-            TaskSpec::Open { .. } => 3,
+            TaskSpec::Open { .. } => 4,
             _ => 2,
         };
         if words.len() > max_words {
@@ -425,6 +450,7 @@ impl TaskSpec {
             TaskSpec::Truncate { .. } => "ftruncate",
             TaskSpec::Fsync => "fsync",
             TaskSpec::Close => "close",
+            TaskSpec::CloseRelease => "close-rel",
             TaskSpec::DioWrite { .. } => "dio-write",
             TaskSpec::DioRead { .. } => "dio-read",
             TaskSpec::OdirectWrite { .. } => "odir-write",
@@ -466,6 +492,7 @@ impl TaskSpec {
                 | TaskSpec::Gup { .. }
                 | TaskSpec::OdirectWrite { .. }
                 | TaskSpec::OdirectRead { .. }
+                | TaskSpec::CloseRelease
         )
     }
 
@@ -494,16 +521,22 @@ impl fmt::Display for TaskSpec {
             TaskSpec::Gup { page } => write!(f, "gup {page}"),
             TaskSpec::Fault { page } => write!(f, "fault {page}"),
             TaskSpec::Punch { first, n } => write!(f, "punch {first}+{n}"),
-            TaskSpec::Open { trunc, keep_cache } => write!(
+            TaskSpec::Open {
+                trunc,
+                keep_cache,
+                direct,
+            } => write!(
                 f,
-                "open{}{}",
+                "open{}{}{}",
                 if trunc { " trunc" } else { "" },
-                if keep_cache { " keep" } else { "" }
+                if keep_cache { " keep" } else { "" },
+                if direct { " direct" } else { "" }
             ),
             TaskSpec::Writeback { all } => write!(f, "wb {}", if all { "all" } else { "none" }),
             TaskSpec::Truncate { size } => write!(f, "truncate {size}"),
             TaskSpec::Fsync => write!(f, "fsync"),
             TaskSpec::Close => write!(f, "close"),
+            TaskSpec::CloseRelease => write!(f, "close release"),
             TaskSpec::DioWrite { first, n } => write!(f, "dio-write {first}+{n}"),
             TaskSpec::DioRead { first, n } => write!(f, "dio-read {first}+{n}"),
             TaskSpec::OdirectWrite { first, n } => write!(f, "odirect-write {first}+{n}"),

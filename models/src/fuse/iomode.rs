@@ -43,6 +43,15 @@ impl FuseModel {
         Some(Step::CachedIoStart)
     }
 
+    /// fuse_file_cached_io_end (fuse_file_io_release of a caching open at
+    /// the last fuse_file_put).
+    pub(super) fn cached_io_end(s: &mut State) {
+        s.iocachectr -= 1;
+        if s.iocachectr == 0 {
+            s.cache_io_mode = false;
+        }
+    }
+
     /// fuse_dio_wr_exclusive_lock plus the re-check under the shared lock
     /// in fuse_dio_lock: a parallel-capable direct write (FOPEN_PARALLEL_
     /// DIRECT_WRITES) goes exclusive when FUSE_I_CACHE_IO_MODE is set, when

@@ -170,6 +170,10 @@ impl FuseModel {
                 Op::CachedIoStart => Self::cached_io_start(s),
                 // the writeback-error check of fsync / close: no
                 // scheduling point; on an error the request is skipped
+                Op::IoRelease => {
+                    Self::cached_io_end(s);
+                    true
+                }
                 Op::CheckWbErr { close, skip } => {
                     if self.check_wb_err(s, t, close) {
                         s.tasks[t].pc += skip;
@@ -286,6 +290,7 @@ impl FuseModel {
             Op::CachedIoStart => self.op_cached_io_start(&mut s, t)?,
             Op::CheckWbErr { .. } => unreachable!("done inline in skip_empty"),
             Op::RemoteTruncate => self.op_remote_truncate(&mut s, t)?,
+            Op::IoRelease => unreachable!("done inline in skip_empty"),
             Op::OpenTruncSize => self.op_open_trunc_size(&mut s, t)?,
         };
         let reader = matches!(step, Step::GetattrReply | Step::ShortRead);

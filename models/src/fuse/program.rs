@@ -108,6 +108,9 @@ pub enum Op {
     CheckWbErr { close: bool, skip: u8 },
     /// A server-side truncation by another client.
     RemoteTruncate,
+    /// fuse_file_put's last reference: fuse_file_io_release of a caching
+    /// open (iocachectr--, FUSE_I_CACHE_IO_MODE cleared at 0). Inline.
+    IoRelease,
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -239,7 +242,11 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             }
             p.push(Op::MkwriteStore { page });
         }
-        TaskSpec::Open { trunc, keep_cache } => {
+        TaskSpec::Open {
+            trunc,
+            keep_cache,
+            direct,
+        } => {
             // do_sys_open → vfs_open → fuse_open
             let atomic = trunc && cfg.atomic_o_trunc;
             if atomic {
@@ -253,7 +260,9 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             if atomic {
                 p.push(Op::Recv(RecvKind::OpenTrunc));
                 // fuse_finish_open → fuse_file_io_open
-                p.push(Op::CachedIoStart);
+                if !direct {
+                    p.push(Op::CachedIoStart);
+                }
                 if !nowritectr {
                     p.push(Op::ReleaseNowrite);
                 }
@@ -271,7 +280,9 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             } else {
                 p.push(Op::Recv(RecvKind::Plain));
                 // fuse_finish_open → fuse_file_io_open
-                p.push(Op::CachedIoStart);
+                if !direct {
+                    p.push(Op::CachedIoStart);
+                }
                 if !keep_cache {
                     // fuse_open: invalidate_inode_pages2 (launders, waits)
                     p.push(Op::Invalidate {
@@ -351,7 +362,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             p.push(Op::Recv(RecvKind::Plain));
             p.push(Op::UnlockReturn { unlock: true });
         }
-        TaskSpec::Close => {
+        TaskSpec::Close | TaskSpec::CloseRelease => {
             // filp_flush → fuse_flush: write_inode_now(inode, 1)
             p.push(Op::Entry);
             p.push(Op::WritePages {
@@ -371,6 +382,15 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             });
             p.push(Op::Send(SendKind::Flush));
             p.push(Op::Recv(RecvKind::Plain));
+            if let TaskSpec::CloseRelease = spec {
+                // __fput → fuse_release: with writeback_cache,
+                // write_inode_now(inode, 1) again ("writes racing with
+                // the close"); fuse_release_common → fuse_file_put
+                if cfg.writeback_cache {
+                    flush_range(&mut p, 0, pages);
+                }
+                p.push(Op::IoRelease);
+            }
             p.push(Op::UnlockReturn { unlock: false });
         }
         TaskSpec::DioWrite { first, n } => {
