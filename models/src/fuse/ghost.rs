@@ -49,7 +49,7 @@ impl FuseModel {
             // Ghost snapshot of the obligations at syscall entry.
             let snap = &mut s.tasks[t].snap;
             match spec {
-                TaskSpec::Fsync | TaskSpec::Close => {
+                TaskSpec::Fsync | TaskSpec::Close | TaskSpec::CloseRelease => {
                     for p in 0..self.cfg.pages as usize {
                         let pg = &s.pages[p];
                         if pg.present() && (pg.dirty() || pg.wb()) {
