@@ -354,6 +354,9 @@ pub fn describe(m: &FuseModel, b: &State, a: &State, act: &Action) -> String {
                 }
                 bits = vec![s];
             }
+            (Worker::Busy { req, .. }, _) if act.step == Step::DaemonReplyError => {
+                bits = vec![format!("fails {req}: -EIO reply, nothing applied")];
+            }
             (Worker::Busy { req, .. }, _) => {
                 bits = vec![format!(
                     "applies {req}, replies; server size={}p",
