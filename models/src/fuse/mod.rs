@@ -12,6 +12,7 @@ pub mod model;
 pub mod narrate;
 pub mod program;
 pub mod properties;
+mod reclaim;
 mod request;
 pub mod state;
 pub mod step;

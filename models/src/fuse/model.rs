@@ -100,6 +100,7 @@ impl FuseModel {
             aux: Default::default(),
             l_end: [0; MAX_PAGES],
             workers: [Worker::Idle; MAX_WORKERS],
+            rcl: [Reclaim::default(); MAX_WORKERS],
             srv_size: c.init_size,
             srv,
             hist,
@@ -281,10 +282,15 @@ impl FuseModel {
         }
         for w in 0..nw {
             match s.workers[w] {
-                Worker::Busy { .. } => out.push(Action {
-                    actor: Actor::Daemon(w as u8),
-                    step: Step::DaemonReply,
-                }),
+                Worker::Busy { .. } => {
+                    if s.rcl[w].wait == NONE {
+                        out.push(Action {
+                            actor: Actor::Daemon(w as u8),
+                            step: Step::DaemonReply,
+                        });
+                    }
+                    self.reclaim_actions(s, w, out);
+                }
                 Worker::Ending { .. } => out.push(Action {
                     actor: Actor::Daemon(w as u8),
                     step: Step::WritepageEnd,
@@ -297,7 +303,11 @@ impl FuseModel {
     /// Is any step enabled? (Daemon first: it is cheap to decide.)
     pub fn any_enabled(&self, s: &State) -> bool {
         let nw = self.cfg.daemon_threads as usize;
-        if s.workers[..nw].iter().any(|w| !matches!(w, Worker::Idle)) {
+        if s.workers[..nw]
+            .iter()
+            .enumerate()
+            .any(|(w, wk)| !matches!(wk, Worker::Idle) && !self.reclaim_blocked(s, w))
+        {
             return true;
         }
         if !s.fuse_q.is_empty() && Self::reader(s, nw).is_some() {
@@ -316,7 +326,22 @@ impl FuseModel {
                     None
                 }
             }
-            Actor::Daemon(w) => self.exec_daemon(s, w as usize, a.step),
+            Actor::Daemon(w) => {
+                let w = w as usize;
+                match a.step {
+                    Step::ShrinkFolio { .. } | Step::ReclaimWaitDone => {
+                        self.exec_reclaim(s, w, a.step)
+                    }
+                    // a worker asleep in reclaim cannot reply; a reply
+                    // ends the request, and its reclaim passes with it
+                    Step::DaemonReply if s.rcl[w].wait != NONE => None,
+                    Step::DaemonReply => self.exec_daemon(s, w, a.step).map(|mut ns| {
+                        ns.rcl[w] = Reclaim::default();
+                        ns
+                    }),
+                    _ => self.exec_daemon(s, w, a.step),
+                }
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 
 use super::model::FuseModel;
 use super::program::Op;
+use super::reclaim;
 use super::state::*;
 use crate::spec::PropertyDef;
 use stateright::Expectation;
@@ -123,6 +124,22 @@ pub const PROPERTIES: &[PropertyDef] = &[
         name: "w-split",
         expectation: Expectation::Sometimes,
         description: "state C: one folio's blocks in two WRITEs in flight at once",
+    },
+    // ---- issue 11 (reclaim.rs, lfolio.rs, wbslots.rs)
+    PropertyDef {
+        name: "r-flag",
+        expectation: Expectation::Always,
+        description: "no reclaim wait on the writeback of a flagged mapping",
+    },
+    PropertyDef {
+        name: "w-reclaim-wait",
+        expectation: Expectation::Sometimes,
+        description: "a daemon worker sleeps in reclaim's folio_wait_writeback",
+    },
+    PropertyDef {
+        name: "w-reclaim-mark",
+        expectation: Expectation::Sometimes,
+        description: "reclaim marks a folio under writeback PG_reclaim",
     },
 ];
 
@@ -264,6 +281,9 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |m, s| m.quiescent(s),
     |_, s| s.ev == Event::Secondary,
     w_split,
+    reclaim::r_flag,
+    reclaim::w_reclaim_wait,
+    |_, s| s.ev == Event::ReclaimMark,
 ];
 
 /// Does the state violate (always) or witness (sometimes) property `i`?

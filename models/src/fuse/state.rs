@@ -176,6 +176,24 @@ pub struct Wpa {
     pub n: u8,
 }
 
+/// A daemon worker's direct reclaim inside the request it handles
+/// (shrink_folio_list, reclaim.rs): the passes made so far, and the folio
+/// it sleeps on in folio_wait_writeback (`NONE` when not waiting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Reclaim {
+    pub passes: u8,
+    pub wait: u8,
+}
+
+impl Default for Reclaim {
+    fn default() -> Self {
+        Reclaim {
+            passes: 0,
+            wait: NONE,
+        }
+    }
+}
+
 /// One kernel task: a program counter into its program (see `program.rs`)
 /// plus the locals the kernel keeps on its stack.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -281,6 +299,9 @@ pub enum Event {
     /// A page-cache WRITE covering a page was sent while an earlier
     /// page-cache WRITE of that page had completed in this run.
     SecondWriteSent,
+    /// Direct reclaim in a daemon worker marked a folio under writeback
+    /// PG_reclaim and went on (shrink_folio_list case 2).
+    ReclaimMark,
 }
 
 /// The whole state.
@@ -305,6 +326,8 @@ pub struct State {
     pub fuse_q: Bounded<Req, MAX_QUEUE>,
     // ---- the daemon
     pub workers: [Worker; MAX_WORKERS],
+    /// Per worker: direct reclaim in the request it handles (memcg v1).
+    pub rcl: [Reclaim; MAX_WORKERS],
     // ---- state L only (constant in T)
     /// Temp-page data of the queued or in-flight writeback WRITE covering
     /// each page (copied at writeback time, not when the daemon reads).
@@ -355,6 +378,7 @@ impl State {
             (PG_WRITEBACK, " writeback"),
             (PG_LOCKED, " locked"),
             (PG_TOWRITE, " towrite"),
+            (PG_RECLAIM, " reclaim"),
         ] {
             if pg.has(bit) {
                 s.push_str(c);
@@ -444,7 +468,14 @@ impl fmt::Debug for State {
             match wk {
                 Worker::Idle => {}
                 Worker::Busy { req, payload } => {
-                    writeln!(f, "D{w}: handling {req} payload {:?}", payload)?
+                    writeln!(f, "D{w}: handling {req} payload {:?}", payload)?;
+                    if self.rcl[w].wait != NONE {
+                        writeln!(
+                            f,
+                            "D{w}: in direct reclaim, folio_wait_writeback on p{}",
+                            self.rcl[w].wait
+                        )?;
+                    }
                 }
                 Worker::Ending { first, n } => writeln!(
                     f,

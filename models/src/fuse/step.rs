@@ -59,6 +59,12 @@ pub enum Step {
     DaemonRead,
     DaemonReply,
     WritepageEnd,
+    /// Direct reclaim in the worker's request meets folio `page` under
+    /// writeback (memcg v1; reclaim.rs).
+    ShrinkFolio {
+        page: u8,
+    },
+    ReclaimWaitDone,
 }
 
 impl Step {
@@ -117,6 +123,8 @@ impl Step {
             Step::DaemonRead => "daemon reads /dev/fuse",
             Step::DaemonReply => "daemon applies, replies",
             Step::WritepageEnd => "fuse_writepage_end",
+            Step::ShrinkFolio { .. } => "shrink_folio_list: folio under writeback",
+            Step::ReclaimWaitDone => "shrink_folio_list: folio_wait_writeback returns",
         }
     }
 }

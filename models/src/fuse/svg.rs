@@ -8,6 +8,7 @@
 use super::model::{Actor, FuseModel};
 use super::properties::{hit, PROPERTIES};
 use super::state::{State, Worker, NONE};
+use super::step::Step;
 use super::Action;
 use std::fmt::Write;
 
@@ -136,6 +137,8 @@ pub fn sequence_svg(m: &FuseModel, states: &[State], actions: &[Action]) -> Stri
                 }
             }
             Actor::Daemon(w) => match (b.workers[w as usize], s.workers[w as usize]) {
+                // direct reclaim inside the handler: no message
+                _ if matches!(a.step, Step::ShrinkFolio { .. } | Step::ReclaimWaitDone) => {}
                 (Worker::Idle, Worker::Busy { req, .. }) => {
                     arrow(&mut o, fuse_lane, lane, y, false);
                     label = format!("{} reads {req}", k + 1);

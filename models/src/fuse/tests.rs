@@ -22,6 +22,11 @@ fn cfg(pages: u8, tasks: &[&str]) -> Config {
         writeback_cache: true,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
+        memcg_v1: false,
+        folio_pages: 1,
+        blocks_per_page: 1,
+        max_read: None,
+        max_write: None,
     }
 }
 
