@@ -325,6 +325,10 @@ pub enum TaskSpec {
     OdirectWrite { first: u8, n: u8 },
     /// read(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO).
     OdirectRead { first: u8, n: u8 },
+    /// Readahead of pages `first..first+n` (page_cache_ra_order ->
+    /// read_pages -> fuse_readahead), as a buffered read or a fault starts
+    /// it; the READs are sent in the background (FUSE_ASYNC_READ).
+    Readahead { first: u8, n: u8 },
 }
 
 impl TaskSpec {
@@ -409,6 +413,10 @@ impl TaskSpec {
                 let (first, n) = range(words.get(1))?;
                 TaskSpec::OdirectRead { first, n }
             }
+            Some("readahead") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Readahead { first, n }
+            }
             _ => return Err(format!("unknown task '{s}'")),
         };
         let max_words = match t {
@@ -441,6 +449,7 @@ impl TaskSpec {
             TaskSpec::DioRead { .. } => "dio-read",
             TaskSpec::OdirectWrite { .. } => "odir-write",
             TaskSpec::OdirectRead { .. } => "odir-read",
+            TaskSpec::Readahead { .. } => "readahead",
         }
     }
 
@@ -466,6 +475,7 @@ impl TaskSpec {
             | TaskSpec::DioRead { first, n }
             | TaskSpec::OdirectWrite { first, n }
             | TaskSpec::OdirectRead { first, n }
+            | TaskSpec::Readahead { first, n }
             | TaskSpec::Punch { first, n } => Some((first, n)),
             TaskSpec::Mmap { page } | TaskSpec::Gup { page } | TaskSpec::Fault { page } => {
                 Some((page, 1))
@@ -497,6 +507,7 @@ impl fmt::Display for TaskSpec {
             TaskSpec::DioRead { first, n } => write!(f, "dio-read {first}+{n}"),
             TaskSpec::OdirectWrite { first, n } => write!(f, "odirect-write {first}+{n}"),
             TaskSpec::OdirectRead { first, n } => write!(f, "odirect-read {first}+{n}"),
+            TaskSpec::Readahead { first, n } => write!(f, "readahead {first}+{n}"),
         }
     }
 }
@@ -570,6 +581,7 @@ fn yes() -> bool {
 
 impl Config {
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_geometry()?;
         if !self.writeback_cache && self.variant.temp_pages {
             return Err("write-through (writeback_cache = false) is modelled for T, T2, C".into());
         }

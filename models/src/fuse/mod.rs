@@ -7,6 +7,7 @@ mod direct;
 mod folio;
 mod ghost;
 mod legacy;
+mod lfolio;
 mod mmap;
 pub mod model;
 pub mod narrate;
@@ -18,6 +19,7 @@ pub mod state;
 pub mod step;
 pub mod svg;
 mod truncate;
+mod wbslots;
 mod write;
 mod writeback;
 

@@ -34,6 +34,9 @@ pub struct Action {
 pub struct FuseModel {
     pub cfg: Config,
     pub programs: Vec<Vec<Op>>,
+    /// Blocks (C) or pages (T, T2) per folio, after the large-folio order
+    /// cap (lfolio.rs).
+    pub fsize: u8,
 }
 
 /// Version (data identity) written by task `t`.
@@ -49,7 +52,12 @@ impl FuseModel {
     pub fn new(cfg: Config) -> Result<FuseModel, String> {
         cfg.validate()?;
         let programs = cfg.tasks.iter().map(|t| build(&cfg, t)).collect();
-        Ok(FuseModel { cfg, programs })
+        let fsize = super::lfolio::folio_size(&cfg);
+        Ok(FuseModel {
+            cfg,
+            programs,
+            fsize,
+        })
     }
 
     pub fn initial(&self) -> State {
@@ -109,6 +117,7 @@ impl FuseModel {
             drops: [0; MAX_PAGES],
             wrote_once: 0,
             viol: 0,
+            lf_viol: 0,
             ev: Event::None,
         }
     }
@@ -258,6 +267,7 @@ impl FuseModel {
             }
             Op::Invalidate { first, n, .. } => self.exec_invalidate(&mut s, t, first, n)?,
             Op::SetattrReturn => self.op_setattr_return(&mut s, t)?,
+            Op::Readahead { first, n } => self.op_readahead(&mut s, t, first, n)?,
         };
         Some((step, s))
     }

@@ -3,10 +3,12 @@
 //! checker numbers, wraps and assembles them (checks/src/explain.rs).
 
 use super::config::TaskSpec;
+use super::lfolio;
 use super::model::{version_of, Action, Actor, FuseModel};
 use super::reclaim;
 use super::state::*;
 use super::step::Step;
+use super::wbslots;
 
 /// `v2 (T0 write)`, `v1 (initial data)`.
 pub fn vname(m: &FuseModel, v: u8) -> String {
@@ -294,6 +296,8 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
             }
         }
         "r-flag" => out.extend(reclaim::why(m, s)),
+        "lf-limits" | "lf-progress" | "lf-crop" => out.extend(lfolio::why(m, states, prop)),
+        "lf-slots" => out.extend(wbslots::why(m, s)),
         _ => {}
     }
     out

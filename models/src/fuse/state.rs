@@ -83,6 +83,12 @@ pub enum Req {
         first: u8,
         n: u8,
     },
+    /// A readahead READ (fuse_send_readpages, background) filling the
+    /// locked folios of pages `first..first+n`.
+    ReadPages {
+        first: u8,
+        n: u8,
+    },
 }
 
 impl Default for Req {
@@ -103,6 +109,7 @@ impl Req {
             Req::Flush { .. } => "FLUSH",
             Req::Fallocate { .. } => "FALLOCATE",
             Req::Open { .. } => "OPEN",
+            Req::ReadPages { .. } => "READ",
         }
     }
 }
@@ -146,6 +153,7 @@ impl fmt::Display for Req {
             Req::Fallocate { task, first, n } => {
                 write!(f, "FALLOCATE(punch {} T{task})", pr(first, n))
             }
+            Req::ReadPages { first, n } => write!(f, "READ({} readahead)", pr(first, n)),
         }
     }
 }
@@ -222,6 +230,11 @@ pub struct Task {
     pub before: [u16; MAX_PAGES],
     /// Ghost: set when the daemon applied this task's direct WRITE.
     pub applied: bool,
+    /// Writeback batch with sub-page blocks (wbslots.rs): descriptors in
+    /// it (ap->num_folios) and slots allocated (data->max_folios); 0 when
+    /// not tracked.
+    pub bdesc: u8,
+    pub bslots: u8,
 }
 
 impl Task {
@@ -237,6 +250,8 @@ impl Task {
             snap: [NONE; MAX_PAGES],
             before: [0; MAX_PAGES],
             applied: false,
+            bdesc: 0,
+            bslots: 0,
         }
     }
 }
@@ -267,6 +282,14 @@ pub const VIOL_D: u8 = 8;
 /// A kernel BUG_ON on writectr (nested fuse_set_nowrite, or release
 /// without NOWRITE).
 pub const VIOL_BUG: u8 = 16;
+/// Sticky bits of `State::lf_viol` (lfolio.rs, wbslots.rs): a page-cache
+/// request beyond max_read / max_write / max_pages; a readahead READ with
+/// no folio; a writeback WRITE that does not carry exactly its dirty bytes
+/// below i_size; more descriptors in a batch than slots allocated.
+pub const VIOL_LF_LIMITS: u8 = 1;
+pub const VIOL_LF_EMPTY: u8 = 2;
+pub const VIOL_LF_CROP: u8 = 4;
+pub const VIOL_LF_SLOTS: u8 = 8;
 
 /// The property each sticky violation bit stands for (state view).
 pub const VIOL_NAMES: &[(u8, &str)] = &[
@@ -302,6 +325,14 @@ pub enum Event {
     /// Direct reclaim in a daemon worker marked a folio under writeback
     /// PG_reclaim and went on (shrink_folio_list case 2).
     ReclaimMark,
+    /// A writeback batch was sent because the next folio or range would
+    /// exceed max_pages or max_write (recorded with the issue-11 geometry
+    /// only, so older configurations keep their state counts).
+    BatchCut,
+    /// fuse_readahead kept a folio that does not fit the round's READ.
+    RaNoFit,
+    /// fuse_pages_realloc ran on a full batch (sub-page blocks).
+    SlotRealloc,
 }
 
 /// The whole state.
@@ -359,6 +390,9 @@ pub struct State {
     pub wrote_once: u8,
     /// Sticky violation bits (VIOL_*).
     pub viol: u8,
+    /// Sticky violation bits of the large-folio and slot properties
+    /// (VIOL_LF_*).
+    pub lf_viol: u8,
     /// What the last step did (witnesses only).
     pub ev: Event,
 }
@@ -495,6 +529,9 @@ impl fmt::Debug for State {
         }
         if self.ev != Event::None {
             writeln!(f, "last step: {:?}", self.ev)?;
+        }
+        if self.lf_viol != 0 {
+            writeln!(f, "violated (large folios, slots): {:#x}", self.lf_viol)?;
         }
         Ok(())
     }
