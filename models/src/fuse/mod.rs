@@ -235,3 +235,5 @@ impl Spec for FuseModel {
 }
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_lfolio;
