@@ -110,6 +110,13 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_wb_ignores_writeback", kind: SwitchKind::Mutant, description: "folio_prepare_writeback ignores PG_writeback" },
     SwitchDef { name: "mut_l_no_secondary", kind: SwitchKind::Mutant, description: "state L: fuse_writepage_add ignores the rb-tree" },
     SwitchDef { name: "mut_c_end_early", kind: SwitchKind::Mutant, description: "state C: PG_writeback ends with a folio's first range" },
+    SwitchDef { name: "reclaim_flag", kind: SwitchKind::Kernel, description: "0c4f8ed498ce: AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM on writeback_cache mounts; vmscan does not wait on their writeback" },
+    SwitchDef { name: "slot_check", kind: SwitchKind::Kernel, description: "c3880a7b10e4: fuse_folios_need_send sends once the descriptors fill max_pages slots" },
+    SwitchDef { name: "lf_cap_max_read", kind: SwitchKind::Proposal, description: "large folios: the folio order cap honours max_read (Aug 2025 posting)" },
+    SwitchDef { name: "lf_readahead_guard", kind: SwitchKind::Proposal, description: "large folios: fuse_readahead stops when no folio fits (v5's `if (!pages) break`)" },
+    SwitchDef { name: "mut_vmscan_ignores_flag", kind: SwitchKind::Mutant, description: "shrink_folio_list waits on writeback despite the mapping flag" },
+    SwitchDef { name: "mut_lf_datasize_pages", kind: SwitchKind::Mutant, description: "fuse_send_writepage sizes a WRITE as num_folios * PAGE_SIZE (before v2 patch 08)" },
+    SwitchDef { name: "mut_lf_no_order_cap", kind: SwitchKind::Mutant, description: "large folios: no folio order cap" },
 ];
 
 impl Spec for FuseModel {
@@ -188,6 +195,21 @@ impl Spec for FuseModel {
         }
         if cfg.folio_blocks > 1 {
             v.push(format!("{} blocks/folio", cfg.folio_blocks));
+        }
+        if cfg.folio_pages > 1 {
+            v.push(format!("{} pages/folio", cfg.folio_pages));
+        }
+        if cfg.blocks_per_page > 1 {
+            v.push(format!("{} blocks/page", cfg.blocks_per_page));
+        }
+        if let Some(r) = cfg.max_read {
+            v.push(format!("max_read {r}p"));
+        }
+        if let Some(w) = cfg.max_write {
+            v.push(format!("max_write {w}p"));
+        }
+        if cfg.memcg_v1 {
+            v.push("memcg v1".into());
         }
         if cfg.parallel_dio {
             v.push("parallel dio".into());
