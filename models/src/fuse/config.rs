@@ -144,6 +144,9 @@ pub struct Variant {
     /// No folio order cap: folios as large as `folio_pages` whatever
     /// max_write / max_pages (kills lf-limits on writeback).
     pub mut_lf_no_order_cap: bool,
+    /// fuse_pages_realloc returns true without growing the arrays (kills
+    /// lf-slots with c3880a7b10e4 in place).
+    pub mut_realloc_no_grow: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -170,6 +173,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_vmscan_ignores_flag",
     "mut_lf_datasize_pages",
     "mut_lf_no_order_cap",
+    "mut_realloc_no_grow",
 ];
 
 impl Variant {
@@ -230,6 +234,7 @@ impl Variant {
             "mut_vmscan_ignores_flag" => &mut self.mut_vmscan_ignores_flag,
             "mut_lf_datasize_pages" => &mut self.mut_lf_datasize_pages,
             "mut_lf_no_order_cap" => &mut self.mut_lf_no_order_cap,
+            "mut_realloc_no_grow" => &mut self.mut_realloc_no_grow,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -273,6 +278,7 @@ impl Variant {
             ("mut_vmscan_ignores_flag", self.mut_vmscan_ignores_flag),
             ("mut_lf_datasize_pages", self.mut_lf_datasize_pages),
             ("mut_lf_no_order_cap", self.mut_lf_no_order_cap),
+            ("mut_realloc_no_grow", self.mut_realloc_no_grow),
         ];
         for (n, on) in all {
             if on {

@@ -117,6 +117,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_vmscan_ignores_flag", kind: SwitchKind::Mutant, description: "shrink_folio_list waits on writeback despite the mapping flag" },
     SwitchDef { name: "mut_lf_datasize_pages", kind: SwitchKind::Mutant, description: "fuse_send_writepage sizes a WRITE as num_folios * PAGE_SIZE (before v2 patch 08)" },
     SwitchDef { name: "mut_lf_no_order_cap", kind: SwitchKind::Mutant, description: "large folios: no folio order cap" },
+    SwitchDef { name: "mut_realloc_no_grow", kind: SwitchKind::Mutant, description: "fuse_pages_realloc returns true without growing the arrays" },
 ];
 
 impl Spec for FuseModel {

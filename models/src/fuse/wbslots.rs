@@ -75,7 +75,7 @@ impl FuseModel {
             return;
         }
         let grow = task.bdesc == task.bslots;
-        if grow {
+        if grow && !self.cfg.variant.mut_realloc_no_grow {
             // fuse_pages_realloc (WARN_ON(nfolios <= data->max_folios))
             task.bslots = (2 * task.bslots).max(DEFAULT_MAX_PAGES_PER_REQ).min(mp);
         }
