@@ -93,6 +93,16 @@ pub fn sequence_svg(m: &FuseModel, states: &[State], actions: &[Action]) -> Stri
             );
         }
         for w in 0..nw {
+            if m.reclaim_blocked(s, w) {
+                // a worker asleep in reclaim: blocked, like a task
+                let _ = write!(
+                    o,
+                    r##"<rect x="{}" y="{y}" width="6" height="{h}" fill="#d33" opacity="0.7"><title>D{w} blocked in folio_wait_writeback (reclaim) on p{}</title></rect>"##,
+                    lane_x(nt + 1 + w) - 3,
+                    s.rcl[w].wait
+                );
+                continue;
+            }
             if let Worker::Busy { req, .. } = s.workers[w] {
                 let _ = write!(
                     o,
