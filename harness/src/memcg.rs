@@ -34,16 +34,22 @@ const ALLOC: usize = 64 << 20;
 const OBSERVE_MS: u64 = 2000;
 const PG: usize = 4096;
 
-/// This process's directory in the cgroup-v1 memory hierarchy.
-pub fn own_memcg() -> Option<PathBuf> {
-    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let rel = text.lines().find_map(|l| {
+/// The cgroup-v1 memory path in a /proc/PID/cgroup text (a v2-only
+/// system has only the `0::/path` line, no `memory` controller).
+fn memcg_path(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
         let mut it = l.splitn(3, ':');
         let (_, ctrl, path) = (it.next()?, it.next()?, it.next()?);
         ctrl.split(',')
             .any(|c| c == "memory")
             .then(|| path.to_string())
-    })?;
+    })
+}
+
+/// This process's directory in the cgroup-v1 memory hierarchy.
+pub fn own_memcg() -> Option<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let rel = memcg_path(&text)?;
     let dir = Path::new("/sys/fs/cgroup/memory").join(rel.trim_start_matches('/'));
     dir.join("memory.limit_in_bytes").exists().then_some(dir)
 }
@@ -91,8 +97,8 @@ unsafe fn child_main(path: &CString, r_go: i32, w_done: i32) -> ! {
     }
     // read fault: READ, the folio is charged to this memcg; then the store
     // (fuse_page_mkwrite) dirties it
-    let v = std::ptr::read_volatile(p as *const u8);
-    std::ptr::write_volatile(p as *mut u8, v ^ v ^ b'R');
+    std::ptr::read_volatile(p as *const u8);
+    std::ptr::write_volatile(p as *mut u8, b'R');
     if libc::sync_file_range(fd, 0, PG as i64, libc::SYNC_FILE_RANGE_WRITE) != 0 {
         libc::_exit(13);
     }
@@ -341,4 +347,17 @@ pub fn reclaim(ctx: &mut Ctx, wbc: bool) -> Res {
         }
     ));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::memcg_path;
+
+    #[test]
+    fn finds_the_v1_memory_controller_only() {
+        let v1 = "9:name=systemd:/\n4:memory:/process_api/abc\n1:cpu,cpuacct:/\n0::/\n";
+        assert_eq!(memcg_path(v1).as_deref(), Some("/process_api/abc"));
+        assert_eq!(memcg_path("0::/user.slice/session-1.scope\n"), None);
+        assert_eq!(memcg_path("5:cpu,memory:/a\n").as_deref(), Some("/a"));
+    }
 }

@@ -118,7 +118,7 @@ impl Config {
         }
         let mut sizing = 0;
         for t in &self.tasks {
-            let whole = |first: u8, n: u8| first % fp == 0 && n % fp == 0;
+            let whole = |first: u8, n: u8| first.is_multiple_of(fp) && n.is_multiple_of(fp);
             let bad = match *t {
                 TaskSpec::Write { first, n } => !self.writeback_cache || !whole(first, n),
                 TaskSpec::Punch { first, n } | TaskSpec::Readahead { first, n } => !whole(first, n),
