@@ -8,8 +8,10 @@
 //! - [`scenarios`]: the scenario catalogue with kernel-keyed expectations.
 //! - [`mount`]: mount lookup and the bounded unmount / fusectl-abort escape hatches.
 //! - [`sys`]: raw libc syscall wrappers used by the workloads.
+//! - [`memcg`]: the cgroup-v1 reclaim scenarios (a child in its own memory cgroup).
 pub mod conform;
 pub mod control;
+pub mod memcg;
 pub mod mount;
 pub mod runner;
 pub mod scenarios;

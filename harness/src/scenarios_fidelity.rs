@@ -19,6 +19,9 @@ fn enodata(c: &mut ServerConfig) {
     c.xattr_enodata = true;
 }
 fn dflt(_: &mut ServerConfig) {}
+fn no_needs() -> Option<String> {
+    None
+}
 fn nowbc(c: &mut ServerConfig) {
     c.writeback_cache = false;
 }
@@ -33,6 +36,7 @@ macro_rules! sc {
             about: $about,
             config: $cfg,
             run: $run,
+            needs: no_needs,
         }
     };
 }

@@ -132,10 +132,17 @@ impl FuseModel {
                             | TaskSpec::Gup { .. }
                             | TaskSpec::Fault { .. }
                             | TaskSpec::DioMmap { .. } => {
-                                let p = first as usize;
                                 self.answered(&mut s, t);
-                                s.tasks[t].reply =
-                                    if first < s.srv_size { s.srv[p] } else { V_ZERO };
+                                if n > 1 {
+                                    // a large folio (lfolio.rs): the reply
+                                    // is copied into the locked folio now
+                                    self.read_reply_into_folio(&mut s, first, n);
+                                    s.tasks[t].reply = 0;
+                                } else {
+                                    let p = first as usize;
+                                    s.tasks[t].reply =
+                                        if first < s.srv_size { s.srv[p] } else { V_ZERO };
+                                }
                             }
                             _ => {
                                 // b1: a direct read returns data no older than
@@ -185,6 +192,10 @@ impl FuseModel {
                             s.srv_size = 0;
                         }
                         s.tasks[task as usize].reply = 0;
+                    }
+                    Req::ReadPages { first, n } => {
+                        // fuse_readpages_end (lfolio.rs)
+                        self.readpages_end(&mut s, first, n);
                     }
                     Req::Getattr { task } => {
                         // the server's attributes: its size now

@@ -33,6 +33,11 @@ impl FuseModel {
                 s.tasks[t].ph = 0;
                 s.pages[p].clear(PG_LOCKED);
             }
+            if self.lf_folio_pages() > 1 {
+                // a large folio is copied and dirtied whole (lfolio.rs)
+                Self::check_cached_store(s);
+                return self.copy_large_folio(s, t, p, first, n);
+            }
             if s.pages[p].locked() {
                 return None; // folio_lock sleeps
             }
