@@ -8,8 +8,11 @@
 //! - [`scenarios`]: the scenario catalogue with kernel-keyed expectations.
 //! - [`mount`]: mount lookup and the bounded unmount / fusectl-abort escape hatches.
 //! - [`sys`]: raw libc syscall wrappers used by the workloads.
+//! - [`dio_folios`], [`largefolio`]: direct writes from user buffers backed by large folios.
 pub mod conform;
 pub mod control;
+pub mod dio_folios;
+pub mod largefolio;
 pub mod mount;
 pub mod runner;
 pub mod scenarios;

@@ -63,7 +63,7 @@ fn allow_mmap(c: &mut ServerConfig) {
 }
 
 pub fn all() -> Vec<Scenario> {
-    vec![
+    let mut v = vec![
         sc!("a_fsync", "3 buffered 4K writes stay dirty; fsync sends one 12K WRITE[CACHE] (pid 0), SETATTR(times), FSYNC after the WRITE reply", dflt, |c| wrap(c, a_fsync)),
         sc!("a_big", "2M+4K pwrite then fsync: page-cache WRITEs are <= 1 MiB (max_pages 256), cover the range, never overlap in flight", dflt, |c| wrap(c, a_big)),
         sc!("a_maxwrite", "max_write=64K: a 256K dirty range is written back as 4 WRITEs of 64K", maxwrite64k, |c| wrap(c, a_maxwrite)),
@@ -98,7 +98,9 @@ pub fn all() -> Vec<Scenario> {
         sc!("m_dio_mmap", "FOPEN_DIRECT_IO without direct_io_allow_mmap: MAP_SHARED mmap fails with ENODEV", dflt, |c| wrap(c, |x| dio_mmap(x, false))),
         sc!("m_dio_mmap_allow", "FOPEN_DIRECT_IO with direct_io_allow_mmap: MAP_SHARED works; store + msync sends WRITE[CACHE]", allow_mmap, |c| wrap(c, |x| dio_mmap(x, true))),
         sc!("s_syncfs", "syncfs() does not wait for a held WRITE on this kernel (SB_I_NO_DATA_INTEGRITY); never used as a barrier", dflt, |c| wrap(c, s_syncfs)),
-    ]
+    ];
+    v.extend(crate::dio_folios::scenarios());
+    v
 }
 
 /// Run a body, then check the global invariants on its trace.
