@@ -39,6 +39,16 @@ pub enum Kernel {
 }
 
 impl Kernel {
+    /// The kernel state is the fix: a configuration that turns
+    /// fix_folio_offset off in M is R1, and on in R1 is M.
+    pub fn of(v: &Variant) -> Kernel {
+        if v.fix_folio_offset {
+            Kernel::M
+        } else {
+            Kernel::R1
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Kernel> {
         match s {
             "R1" | "6.13-rc1" => Some(Kernel::R1),
@@ -68,6 +78,11 @@ pub struct Variant {
     /// page differs from the previous page, the previous descriptor's
     /// length grows by the page's bytes, otherwise a new descriptor.
     pub p_collate: bool,
+    /// The collate loop with David Hildenbrand's test (review of v5, Jul
+    /// 2025: num_pages_contiguous(), "making sure that we don't exceed the
+    /// current folio"): the previous descriptor grows only when the page is
+    /// the next page of the same folio. A suggestion; no code was posted.
+    pub p_collate_contig: bool,
 
     // ---- mutants of state M: each breaks one thing a property guards
     /// The per-page loop keeps `start` for every page (no `start = 0`):
@@ -91,6 +106,7 @@ pub const FLAGS: &[&str] = &[
     "fix_folio_offset",
     "p_v2",
     "p_collate",
+    "p_collate_contig",
     "mut_no_start_reset",
     "mut_len_ignores_start",
     "mut_extract_ignores_nr_pages",
@@ -110,6 +126,7 @@ impl Variant {
             "fix_folio_offset" => &mut self.fix_folio_offset,
             "p_v2" => &mut self.p_v2,
             "p_collate" => &mut self.p_collate,
+            "p_collate_contig" => &mut self.p_collate_contig,
             "mut_no_start_reset" => &mut self.mut_no_start_reset,
             "mut_len_ignores_start" => &mut self.mut_len_ignores_start,
             "mut_extract_ignores_nr_pages" => &mut self.mut_extract_ignores_nr_pages,
@@ -144,7 +161,7 @@ impl Variant {
     pub fn loop_kind(&self) -> LoopKind {
         if self.p_v2 {
             LoopKind::V2
-        } else if self.p_collate {
+        } else if self.p_collate || self.p_collate_contig {
             LoopKind::Collate
         } else if self.fix_folio_offset {
             LoopKind::PerPage
@@ -256,10 +273,23 @@ impl Config {
         if self.max_write == 0 {
             return Err("max_write must be at least 1 unit".into());
         }
-        if self.variant.p_v2 && self.variant.p_collate {
-            return Err("p_v2 and p_collate replace the same loop: turn on one".into());
-        }
         let v = &self.variant;
+        if [v.p_v2, v.p_collate, v.p_collate_contig]
+            .iter()
+            .filter(|&&x| x)
+            .count()
+            > 1
+        {
+            return Err(
+                "p_v2, p_collate and p_collate_contig replace the same loop: turn on one".into(),
+            );
+        }
+        if self.kernel != Kernel::of(v) {
+            return Err(format!(
+                "kernel {:?} does not match fix_folio_offset = {}",
+                self.kernel, v.fix_folio_offset
+            ));
+        }
         if (v.mut_no_start_reset || v.mut_len_ignores_start) && v.loop_kind() != LoopKind::PerPage {
             return Err(
                 "mut_no_start_reset and mut_len_ignores_start are mutants of state M's per-page loop"
@@ -302,6 +332,7 @@ impl Config {
         for f in &raw.variant {
             variant.set(f)?;
         }
+        let kernel = Kernel::of(&variant);
         let folios = raw.folios;
         let mut buffers = vec![];
         for b in &raw.buffers {

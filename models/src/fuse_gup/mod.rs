@@ -53,12 +53,12 @@ impl stateright::Model for GupModel {
 const KERNEL_STATES: &[KernelState] = &[
     KernelState {
         name: "R1",
-        versions: "6.13-rc1 .. 6.13-rc6",
+        versions: "6.13-rc1 to 6.13-rc6",
         commits: "3b97c3652d91 (fuse: convert direct io to use folios)",
     },
     KernelState {
         name: "M",
-        versions: "6.13-rc7 .. 2026 (6.18.44)",
+        versions: "6.13-rc7 to 2026, 6.18.44 included",
         commits: "R1 + 7a4f54187373 (fuse: fix direct io folio offset and length calculation)",
     },
 ];
@@ -67,6 +67,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "fix_folio_offset", kind: SwitchKind::Kernel, description: "7a4f54187373: offset inside the folio, one page's bytes per descriptor" },
     SwitchDef { name: "p_v2", kind: SwitchKind::Proposal, description: "large folios v2 patch 10 (seed 003): a descriptor to the folio's end, skipping its pages" },
     SwitchDef { name: "p_collate", kind: SwitchKind::Proposal, description: "large folios v3-v6 patch 10: collate pages of the previous descriptor's folio" },
+    SwitchDef { name: "p_collate_contig", kind: SwitchKind::Proposal, description: "collate only a folio's next page (David Hildenbrand's suggestion on v5; no code posted)" },
     SwitchDef { name: "mut_no_start_reset", kind: SwitchKind::Mutant, description: "per-page loop without start = 0" },
     SwitchDef { name: "mut_len_ignores_start", kind: SwitchKind::Mutant, description: "per-page loop with len = min(ret, PAGE_SIZE)" },
     SwitchDef { name: "mut_extract_ignores_nr_pages", kind: SwitchKind::Mutant, description: "iov_iter_extract_pages asked for max_pages, not max_pages - nr_pages" },
@@ -135,6 +136,7 @@ impl Spec for GupModel {
             name.to_string()
         };
         c.variant.set(&flag).ok()?;
+        c.kernel = Kernel::of(&c.variant);
         c.validate().ok()?;
         Some(c)
     }

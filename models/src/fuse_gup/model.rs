@@ -300,13 +300,20 @@ impl GupModel {
     }
 
     /// v3–v6 patch 10: per page; the previous descriptor grows when the
-    /// folio is `prev_folio` and the page is not the previous page.
+    /// folio is `prev_folio` and the page is not the previous page (with
+    /// p_collate_contig: when it is the previous page's next page).
     fn desc_collate(&self, s: &mut State) {
         let u = self.u();
         let i = s.bi as usize;
         let p = s.batch[i];
         let len = s.bret.min(u - s.bstart);
-        if p.folio == s.prev_folio && s.batch[i] != s.batch[i - 1] {
+        let grow = p.folio == s.prev_folio
+            && if self.cfg.variant.p_collate_contig {
+                p.idx == s.batch[i - 1].idx + 1
+            } else {
+                s.batch[i] != s.batch[i - 1]
+            };
+        if grow {
             let last = s.descs.len() - 1;
             s.descs[last].len += len;
         } else {

@@ -8,7 +8,9 @@ use super::state::{Desc, Layout, Pc, State};
 /// Bytes of `units` units (a unit is PAGE_SIZE / cfg.units).
 pub fn bytes(m: &GupModel, units: u8) -> String {
     let b = units as u32 * (4096 / m.u() as u32);
-    if b % 1024 == 0 {
+    if b == 0 {
+        "0".into()
+    } else if b % 1024 == 0 {
         format!("{}K", b / 1024)
     } else {
         format!("{b}")
@@ -66,6 +68,9 @@ pub fn kernel_fn(m: &GupModel, a: &Action) -> &'static str {
             LoopKind::V2 => {
                 "fuse_get_user_pages: descriptor to the folio's end, skip its pages (v2)"
             }
+            LoopKind::Collate if m.cfg.variant.p_collate_contig => {
+                "fuse_get_user_pages: collate a folio's next page (David's test)"
+            }
             LoopKind::Collate => "fuse_get_user_pages: collate pages of the previous folio (v3-v6)",
         },
         Action::Trim => "fuse_get_user_pages: trim the last descriptor (6.13-rc1)",
@@ -116,9 +121,13 @@ pub fn describe(m: &GupModel, b: &State, a: &State, act: &Action) -> String {
                 format!("descriptor {} for page {page}{skip}", desc(m, &d))
             } else {
                 let d = a.descs[a.descs.len() - 1];
+                let why = if m.cfg.variant.p_collate_contig {
+                    "is the next page of the same folio"
+                } else {
+                    "is the same folio's and not the previous page"
+                };
                 format!(
-                    "page {page} is folio {}'s again and not the previous page: the last descriptor grows to {}",
-                    folio_name(page.folio),
+                    "page {page} {why}: the last descriptor grows to {}",
                     desc(m, &d)
                 )
             }

@@ -98,6 +98,29 @@ fn collate_extends_across_a_gap_and_past_the_folio() {
 }
 
 #[test]
+fn contiguous_collation_gets_the_bytes_right_but_leaks_pins() {
+    let m = GupModel::new(cfg(
+        "kernel = \"M\"\nvariant = [\"p_collate_contig\"]\nfolios = [2]\nbuffers = [\"A0 A2\", \"A3 A0\", \"A1 A2\"]\n",
+    ))
+    .unwrap();
+    for (i, want) in [(0, "A0 A2"), (1, "A3 A0"), (2, "A1 A2")] {
+        let s = *run(&m, i).last().unwrap();
+        assert_eq!(payload(&m, &s), want);
+        assert!(cover(&m, &s));
+        assert_eq!(pins(&m, &s), i != 2, "only A1 A2 is collated");
+    }
+}
+
+#[test]
+fn the_kernel_state_is_the_fix() {
+    let c = cfg("kernel = \"M\"\nvariant = [\"!fix_folio_offset\"]\nfolios = [0]\n");
+    assert_eq!(c.kernel, super::config::Kernel::R1);
+    let f = GupModel::flip(&c, "fix_folio_offset").unwrap();
+    assert_eq!(f, cfg("kernel = \"M\"\nfolios = [0]\n"));
+    assert!(GupModel::flip(&c, "nope").is_none());
+}
+
+#[test]
 fn sub_page_offsets_follow_the_kernel_arithmetic() {
     // half-page units: data from A0's second half to B0's first half
     let m = GupModel::new(cfg(
@@ -115,7 +138,7 @@ fn sub_page_offsets_follow_the_kernel_arithmetic() {
     let s = st.last().unwrap();
     assert_eq!(
         narrate::render(&m, s).lines().nth(3),
-        Some("payload A@2K+2K B@0K+2K")
+        Some("payload A@2K+2K B@0+2K")
     );
     assert!(cover(&m, s));
     // 6.13-rc1 trims the last descriptor: (PAGE_SIZE - ret) & (PAGE_SIZE - 1)
@@ -241,4 +264,43 @@ fn extraction_is_bounded_by_the_request() {
         acts,
         vec![Action::Extract { pages: 1 }, Action::Extract { pages: 2 }]
     );
+}
+
+/// The checker's breadth-first search returns the violation with the
+/// fewest steps, and among those the lowest initial state. On the layout
+/// checks the first failing buffer (in enumeration order) is also one of
+/// the quickest to fail, so the counterexample starts at it.
+#[test]
+fn first_failing_buffer_is_a_shortest_counterexample() {
+    for (variant, kernel) in [
+        ("", "R1"),
+        ("\"p_v2\"", "R1"),
+        ("\"p_collate\"", "M"),
+        ("\"p_collate_contig\"", "M"),
+    ] {
+        let m = GupModel::new(cfg(&format!(
+            "kernel = \"{kernel}\"\nvariant = [{variant}]\nfolios = [2, 0, 0]\nunits = 2\n"
+        )))
+        .unwrap();
+        let paths: Vec<Vec<State>> = (0..m.inits.len()).map(|i| run(&m, i)).collect();
+        for (pi, p) in GupModel::property_defs().iter().enumerate() {
+            if p.expectation != stateright::Expectation::Always {
+                continue;
+            }
+            // (init, steps to the first violating state) of every failing buffer
+            let fails: Vec<(usize, usize)> = paths
+                .iter()
+                .enumerate()
+                .filter_map(|(i, st)| st.iter().position(|s| !m.condition(pi, s)).map(|d| (i, d)))
+                .collect();
+            if let Some(&(first, d)) = fails.first() {
+                let min = fails.iter().map(|f| f.1).min().unwrap();
+                assert_eq!(
+                    d, min,
+                    "{variant} {}: first failing buffer #{first}",
+                    p.name
+                );
+            }
+        }
+    }
 }
