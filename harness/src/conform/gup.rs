@@ -19,6 +19,9 @@ use crate::trace::Event;
 
 const UNIT: u64 = 1024;
 
+/// A `Conform` line's model word, whether it is good, and the detail.
+type Outcome = (String, bool, Option<String>);
+
 /// The scenario's buffer: page names, data start and length in bytes.
 struct Mark {
     pages: Vec<String>,
@@ -62,7 +65,7 @@ fn letter(p: PageRef, k: u8) -> char {
 }
 
 /// `None` when the trace is not one of the extraction scenarios.
-pub fn conform(events: &[Event]) -> Option<Result<(String, bool, Option<String>), String>> {
+pub fn conform(events: &[Event]) -> Option<Result<Outcome, String>> {
     let mark = events
         .iter()
         .filter(|e| e.ev == "mark")
@@ -70,17 +73,20 @@ pub fn conform(events: &[Event]) -> Option<Result<(String, bool, Option<String>)
     Some(mark.and_then(|m| check(events, &m)))
 }
 
-fn not_modelled(why: String) -> Result<(String, bool, Option<String>), String> {
+fn not_modelled(why: String) -> Result<Outcome, String> {
     Ok((format!("not-modelled ({why})"), true, None))
 }
 
-fn check(events: &[Event], mark: &Mark) -> Result<(String, bool, Option<String>), String> {
+fn check(events: &[Event], mark: &Mark) -> Result<Outcome, String> {
     let max_write = events
         .first()
         .and_then(|h| h.config.as_ref())
         .and_then(|c| c["max_write"].as_u64())
         .ok_or("no max_write in the trace header")?;
-    if mark.start % UNIT != 0 || mark.len % UNIT != 0 || max_write % UNIT != 0 {
+    if !(mark.start.is_multiple_of(UNIT)
+        && mark.len.is_multiple_of(UNIT)
+        && max_write.is_multiple_of(UNIT))
+    {
         return not_modelled("offsets or max_write not a multiple of 1 KiB".into());
     }
     // folio A: the tmpfs folio; B, C...: one order-0 folio each

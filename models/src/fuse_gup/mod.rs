@@ -15,6 +15,7 @@ pub mod model;
 pub mod narrate;
 pub mod properties;
 pub mod state;
+pub mod svg;
 
 pub use config::{Config, Kernel, Variant};
 pub use model::{Action, GupModel};
@@ -43,6 +44,11 @@ impl stateright::Model for GupModel {
 
     fn format_action(&self, a: &Action) -> String {
         format!("T0 write: {}", narrate::kernel_fn(self, a))
+    }
+
+    fn as_svg(&self, path: stateright::Path<State, Action>) -> Option<String> {
+        let actions = path.clone().into_actions();
+        Some(svg::sequence_svg(self, &path.into_states(), &actions))
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
@@ -170,7 +176,8 @@ impl Spec for GupModel {
         }
         v.push(format!("max_pages {}", cfg.max_pages));
         if (cfg.max_write as usize) < cfg.max_vpages as usize * cfg.units as usize {
-            v.push(format!("max_write {}/{} page", cfg.max_write, cfg.units));
+            let bytes = cfg.max_write as u32 * 4096 / cfg.units as u32;
+            v.push(format!("max_write {}K", bytes / 1024));
         }
         if cfg.short_pins {
             v.push("short pins".into());

@@ -10,7 +10,7 @@ pub fn bytes(m: &GupModel, units: u8) -> String {
     let b = units as u32 * (4096 / m.u() as u32);
     if b == 0 {
         "0".into()
-    } else if b % 1024 == 0 {
+    } else if b.is_multiple_of(1024) {
         format!("{}K", b / 1024)
     } else {
         format!("{b}")
