@@ -6,5 +6,6 @@
 
 pub mod common;
 pub mod fuse;
+pub mod fuse_gup;
 pub mod registry;
 pub mod spec;
