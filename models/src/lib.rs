@@ -6,5 +6,6 @@
 
 pub mod common;
 pub mod fuse;
+pub mod nowait;
 pub mod registry;
 pub mod spec;

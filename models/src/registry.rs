@@ -12,7 +12,10 @@ pub trait ModelVisitor {
 
 /// Every model's catalogue name.
 pub fn model_names() -> Vec<&'static str> {
-    vec![crate::fuse::FuseModel::NAME]
+    vec![
+        crate::fuse::FuseModel::NAME,
+        crate::nowait::NowaitModel::NAME,
+    ]
 }
 
 /// Runs `v` on the model named `name` (a catalogue's `model = "..."`), or
@@ -20,6 +23,9 @@ pub fn model_names() -> Vec<&'static str> {
 pub fn with_model<V: ModelVisitor>(name: &str, v: V) -> Option<V::Out> {
     if name == crate::fuse::FuseModel::NAME {
         return Some(v.visit::<crate::fuse::FuseModel>());
+    }
+    if name == crate::nowait::NowaitModel::NAME {
+        return Some(v.visit::<crate::nowait::NowaitModel>());
     }
     None
 }
