@@ -1,72 +1,28 @@
 //! The catalogue of named checks: TOML files in checks/catalogue/, each a
-//! list of `[[check]]` tables with a configuration, a workload and the
-//! expected verdicts.
+//! list of `[[check]]` tables. The checker reads the generic keys (name,
+//! question, model, expect, witnesses, states, tags, pair); every other
+//! key belongs to the model named by `model` (default "fuse"), which
+//! parses it (`Spec::parse_config`). `[[unobservable]]` tables name the
+//! switches no workload can tell apart, with the reason.
 
-use serde::Deserialize;
-use stateright::Expectation;
+use crate::check::{self, Check};
+use crate::paths;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use wbspec_models::fuse::properties::PROPERTIES;
-use wbspec_models::fuse::{Config, Kernel, TaskSpec, Variant};
+use std::sync::Arc;
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileRaw {
-    #[serde(default)]
-    check: Vec<EntryRaw>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EntryRaw {
-    name: String,
-    question: String,
-    #[serde(default = "default_model")]
-    model: String,
-    kernel: String,
-    #[serde(default)]
-    variant: Vec<String>,
-    pages: u8,
-    init_size: u8,
-    #[serde(default)]
-    cached: Vec<u8>,
-    #[serde(default)]
-    dirty: Vec<u8>,
-    #[serde(default = "one")]
-    daemon_threads: u8,
-    #[serde(default)]
-    direct_io_allow_mmap: bool,
-    #[serde(default)]
-    parallel_dio: bool,
-    #[serde(default)]
-    atomic_o_trunc: bool,
-    #[serde(default = "one")]
-    folio_blocks: u8,
-    #[serde(default = "yes")]
-    writeback_cache: bool,
-    max_pages: Option<u8>,
-    tasks: Vec<String>,
-    #[serde(default)]
-    expect: BTreeMap<String, String>,
-    #[serde(default)]
-    witnesses: Vec<String>,
-    states: Option<u64>,
-    #[serde(default)]
-    tags: Vec<String>,
-    /// The other half of a good/bad pair (e.g. the same workload on the
-    /// kernel state that fixed it).
-    pair: Option<String>,
-}
-
-fn default_model() -> String {
-    "fuse".into()
-}
-fn one() -> u8 {
-    1
-}
-fn yes() -> bool {
-    true
-}
+/// Keys of a `[[check]]` table that the checker reads; the rest go to
+/// the model.
+const GENERIC_KEYS: &[&str] = &[
+    "name",
+    "question",
+    "model",
+    "expect",
+    "witnesses",
+    "states",
+    "tags",
+    "pair",
+];
 
 /// Expected or observed verdict of an `always` property.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,136 +40,84 @@ impl Verdict {
     }
 }
 
+/// The witnesses of an entry: a list (each must be reached; counts not
+/// pinned, so the entry is not as expected until `--update-pins`), or a
+/// table of pinned counts (exactly these are reached, with these counts).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Witnesses {
+    Listed(Vec<String>),
+    Pinned(BTreeMap<String, u64>),
+}
+
 /// One named check.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Entry {
     pub name: String,
     pub question: String,
     pub file: PathBuf,
     pub model: String,
-    pub config: Config,
-    /// Expected verdict per always-property (all of them, defaults holds).
-    pub expect: Vec<(&'static str, Verdict)>,
-    /// Witnesses that must be reached.
-    pub witnesses: Vec<&'static str>,
+    /// Expected verdict per always-property (the others: holds).
+    pub expect: Vec<(String, Verdict)>,
+    pub witnesses: Witnesses,
     /// Pinned unique state count.
     pub states: Option<u64>,
     pub tags: Vec<String>,
+    /// The other half of a good/bad pair (e.g. the same workload on the
+    /// kernel state that fixed it).
     pub pair: Option<String>,
+    pub check: Arc<dyn Check>,
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Entry({} {})", self.model, self.name)
+    }
 }
 
 impl Entry {
     pub fn expected(&self, prop: &str) -> Verdict {
         self.expect
             .iter()
-            .find(|(n, _)| *n == prop)
+            .find(|(n, _)| n == prop)
             .map(|(_, v)| *v)
             .unwrap_or(Verdict::Holds)
     }
-}
 
-pub fn always_properties() -> Vec<&'static str> {
-    PROPERTIES
-        .iter()
-        .filter(|p| p.expectation == Expectation::Always)
-        .map(|p| p.name)
-        .collect()
-}
-
-pub fn witness_properties() -> Vec<&'static str> {
-    PROPERTIES
-        .iter()
-        .filter(|p| p.expectation == Expectation::Sometimes)
-        .map(|p| p.name)
-        .collect()
-}
-
-fn lookup(name: &str, list: &[&'static str], what: &str) -> Result<&'static str, String> {
-    list.iter()
-        .copied()
-        .find(|n| *n == name)
-        .ok_or_else(|| format!("unknown {what} '{name}' (known: {})", list.join(", ")))
-}
-
-fn mask(pages: &[u8], what: &str) -> Result<u8, String> {
-    let mut m = 0u8;
-    for &p in pages {
-        if p >= 8 {
-            return Err(format!("{what}: page {p} out of range"));
+    /// Is the witness listed, and with which pinned count?
+    pub fn witness_pin(&self, w: &str) -> (bool, Option<u64>) {
+        match &self.witnesses {
+            Witnesses::Listed(v) => (v.iter().any(|x| x == w), None),
+            Witnesses::Pinned(m) => (m.contains_key(w), m.get(w).copied()),
         }
-        m |= 1 << p;
     }
-    Ok(m)
+
+    pub fn witnesses_pinned(&self) -> bool {
+        matches!(self.witnesses, Witnesses::Pinned(_))
+    }
+
+    pub fn has_tag(&self, t: &str) -> bool {
+        self.tags.iter().any(|x| x == t)
+    }
 }
 
-fn convert(raw: EntryRaw, file: &Path) -> Result<Entry, String> {
-    let ctx = |e: String| format!("check '{}': {e}", raw.name);
-    if raw.model != "fuse" {
-        return Err(ctx(format!("unknown model '{}' (known: fuse)", raw.model)));
-    }
-    let kernel = Kernel::parse(&raw.kernel).ok_or_else(|| {
-        ctx(format!(
-            "unknown kernel state '{}' (known: L, T, T2, C)",
-            raw.kernel
-        ))
-    })?;
-    let mut variant = Variant::base(kernel);
-    for f in &raw.variant {
-        variant.set(f).map_err(ctx)?;
-    }
-    let mut tasks = Vec::new();
-    for t in &raw.tasks {
-        tasks.push(TaskSpec::parse(t).map_err(ctx)?);
-    }
-    let config = Config {
-        kernel,
-        variant,
-        pages: raw.pages,
-        init_size: raw.init_size,
-        cached: mask(&raw.cached, "cached").map_err(ctx)?,
-        dirty: mask(&raw.dirty, "dirty").map_err(ctx)?,
-        daemon_threads: raw.daemon_threads,
-        direct_io_allow_mmap: raw.direct_io_allow_mmap,
-        parallel_dio: raw.parallel_dio,
-        atomic_o_trunc: raw.atomic_o_trunc,
-        folio_blocks: raw.folio_blocks,
-        writeback_cache: raw.writeback_cache,
-        max_pages: raw.max_pages.unwrap_or(raw.pages),
-        tasks,
-    };
-    config.validate().map_err(ctx)?;
-    let always = always_properties();
-    let mut expect = Vec::new();
-    for (k, v) in &raw.expect {
-        let n = lookup(k, &always, "property").map_err(ctx)?;
-        let v = match v.as_str() {
-            "holds" => Verdict::Holds,
-            "violated" => Verdict::Violated,
-            _ => return Err(ctx(format!("expect.{k} must be \"holds\" or \"violated\""))),
-        };
-        expect.push((n, v));
-    }
-    let wl = witness_properties();
-    let mut witnesses = Vec::new();
-    for w in &raw.witnesses {
-        witnesses.push(lookup(w, &wl, "witness").map_err(ctx)?);
-    }
-    Ok(Entry {
-        name: raw.name,
-        question: raw.question,
-        file: file.to_path_buf(),
-        model: raw.model,
-        config,
-        expect,
-        witnesses,
-        states: raw.states,
-        tags: raw.tags,
-        pair: raw.pair,
-    })
+/// A switch the catalogue declares unobservable, with the reason.
+#[derive(Clone, Debug)]
+pub struct Unobservable {
+    pub model: String,
+    pub switch: String,
+    pub why: String,
+}
+
+/// A loaded catalogue.
+#[derive(Clone, Debug)]
+pub struct Catalogue {
+    pub dir: PathBuf,
+    pub entries: Vec<Entry>,
+    pub unobservable: Vec<Unobservable>,
 }
 
 /// Loads every `*.toml` file of a catalogue directory (sorted by name).
-pub fn load_dir(dir: &Path) -> Result<Vec<Entry>, String> {
+pub fn load_dir(dir: &Path) -> Result<Catalogue, String> {
     let rd = std::fs::read_dir(dir)
         .map_err(|e| format!("catalogue directory {}: {e}", dir.display()))?;
     let mut files: Vec<PathBuf> = rd
@@ -227,22 +131,29 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Entry>, String> {
             dir.display()
         ));
     }
-    let mut out: Vec<Entry> = Vec::new();
+    let mut cat = Catalogue {
+        dir: dir.to_path_buf(),
+        entries: Vec::new(),
+        unobservable: Vec::new(),
+    };
     for f in files {
-        for e in load_file(&f)? {
-            if out.iter().any(|o| o.name == e.name) {
+        let text = paths::read_input(&f)?;
+        let (entries, unobs) = parse(&text, &f)?;
+        for e in entries {
+            if cat.entries.iter().any(|o| o.name == e.name) {
                 return Err(format!(
                     "{}: check '{}' is defined twice",
                     f.display(),
                     e.name
                 ));
             }
-            out.push(e);
+            cat.entries.push(e);
         }
+        cat.unobservable.extend(unobs);
     }
-    for e in &out {
+    for e in &cat.entries {
         if let Some(p) = &e.pair {
-            if !out.iter().any(|o| &o.name == p) {
+            if !cat.entries.iter().any(|o| &o.name == p) {
                 return Err(format!(
                     "{}: check '{}' pairs with unknown check '{p}'",
                     e.file.display(),
@@ -251,79 +162,212 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Entry>, String> {
             }
         }
     }
-    Ok(out)
+    Ok(cat)
 }
 
-pub fn load_file(f: &Path) -> Result<Vec<Entry>, String> {
-    let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
-    parse(&text, f)
+fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    match span {
+        Some(sp) => format!(
+            ":{}",
+            text[..sp.start.min(text.len())].matches('\n').count() + 1
+        ),
+        None => String::new(),
+    }
 }
 
-pub fn parse(text: &str, f: &Path) -> Result<Vec<Entry>, String> {
-    let raw: FileRaw = toml::from_str(text).map_err(|e| {
-        let msg = e.message().to_string();
-        match e.span() {
-            Some(sp) => {
-                let line = text[..sp.start].matches('\n').count() + 1;
-                format!("{}:{line}: {msg}", f.display())
-            }
-            None => format!("{}: {msg}", f.display()),
-        }
+/// Parses one catalogue file.
+pub fn parse(text: &str, f: &Path) -> Result<(Vec<Entry>, Vec<Unobservable>), String> {
+    let doc: toml::Table = toml::from_str(text).map_err(|e| {
+        format!(
+            "{}{}: {}",
+            f.display(),
+            line_of(text, e.span()),
+            paths::one_line(e.message())
+        )
     })?;
-    raw.check
-        .into_iter()
-        .map(|r| convert(r, f).map_err(|e| format!("{}: {e}", f.display())))
-        .collect()
+    let fd = f.display();
+    let mut entries = Vec::new();
+    let mut unobs = Vec::new();
+    for (k, v) in doc {
+        match k.as_str() {
+            "check" => {
+                let arr = v.as_array().ok_or_else(|| {
+                    format!("{fd}: `check` must be an array of tables ([[check]])")
+                })?;
+                for (i, c) in arr.iter().enumerate() {
+                    let t = c
+                        .as_table()
+                        .ok_or_else(|| format!("{fd}: check #{} is not a table", i + 1))?;
+                    entries
+                        .push(convert(t, f).map_err(|e| format!("{fd}: {}", paths::one_line(&e)))?);
+                }
+            }
+            "unobservable" => {
+                let arr = v.as_array().ok_or_else(|| {
+                    format!("{fd}: `unobservable` must be an array of tables ([[unobservable]])")
+                })?;
+                for c in arr {
+                    unobs.push(unobservable(c).map_err(|e| format!("{fd}: {e}"))?);
+                }
+            }
+            other => {
+                return Err(format!(
+                    "{fd}: unknown top-level key `{other}` (expected [[check]] or [[unobservable]])"
+                ))
+            }
+        }
+    }
+    Ok((entries, unobs))
 }
 
-/// Rewrites the `states = N` line of check `name` in its catalogue file
-/// (adding it after `tasks` if missing). Used by `--update-pins`.
-pub fn update_pin(file: &Path, name: &str, states: u64) -> Result<(), String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let mut out: Vec<String> = Vec::new();
-    let mut in_block = false;
-    let mut done = false;
-    let mut pending_insert: Option<usize> = None;
-    let name_line = format!("name = \"{name}\"");
-    for line in text.lines() {
-        let t = line.trim();
-        if t == "[[check]]" {
-            if let Some(i) = pending_insert.take() {
-                out.insert(i + 1, format!("states = {states}"));
-                done = true;
-            }
-            in_block = false;
-        } else if t == name_line {
-            in_block = true;
-        }
-        if in_block && t.starts_with("states =") {
-            out.push(format!("states = {states}"));
-            in_block = false;
-            done = true;
-            continue;
-        }
-        if in_block && t.starts_with("tasks =") {
-            pending_insert = Some(out.len());
-        }
-        out.push(line.to_string());
+fn str_key<'a>(t: &'a toml::Table, k: &str) -> Result<Option<&'a str>, String> {
+    match t.get(k) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(format!("`{k}` must be a string")),
     }
-    if let Some(i) = pending_insert.take() {
-        out.insert(i + 1, format!("states = {states}"));
-        done = true;
+}
+
+fn unobservable(v: &toml::Value) -> Result<Unobservable, String> {
+    let t = v
+        .as_table()
+        .ok_or("an [[unobservable]] entry is not a table")?;
+    for k in t.keys() {
+        if !["model", "switch", "why"].contains(&k.as_str()) {
+            return Err(format!("[[unobservable]]: unknown field `{k}`"));
+        }
     }
-    if !done {
+    let switch = str_key(t, "switch")?.ok_or("[[unobservable]]: missing field `switch`")?;
+    let why = str_key(t, "why")?.ok_or("[[unobservable]]: missing field `why`")?;
+    if why.trim().is_empty() {
+        return Err(format!("[[unobservable]] {switch}: `why` is empty"));
+    }
+    Ok(Unobservable {
+        model: str_key(t, "model")?.unwrap_or("fuse").to_string(),
+        switch: switch.to_string(),
+        why: why.to_string(),
+    })
+}
+
+fn convert(t: &toml::Table, file: &Path) -> Result<Entry, String> {
+    let name = str_key(t, "name")?
+        .ok_or("a check has no `name`")?
+        .to_string();
+    if !paths::valid_check_name(&name) {
         return Err(format!(
-            "{}: could not place the pin for '{name}'",
-            file.display()
+            "check name {name:?}: use lower-case letters, digits and '-', starting with a letter or digit (at most 64)"
         ));
     }
-    let mut s = out.join("\n");
-    s.push('\n');
-    std::fs::write(file, s).map_err(|e| format!("{}: {e}", file.display()))
-}
-
-/// Flags that the check's kernel state sets by itself (not the check's
-/// own additions).
-pub fn base_flags(e: &Entry) -> Vec<&'static str> {
-    Variant::base(e.config.kernel).flags_on()
+    let ctx = |e: String| format!("check '{name}': {e}");
+    let question = str_key(t, "question")
+        .map_err(ctx)?
+        .ok_or_else(|| ctx("missing field `question`".into()))?
+        .to_string();
+    let model = str_key(t, "model")
+        .map_err(ctx)?
+        .unwrap_or("fuse")
+        .to_string();
+    let mut own = toml::Table::new();
+    for (k, v) in t {
+        if !GENERIC_KEYS.contains(&k.as_str()) {
+            own.insert(k.clone(), v.clone());
+        }
+    }
+    let check = check::from_table(&model, &own).map_err(ctx)?;
+    let defs = check.property_defs();
+    let always: Vec<&str> = defs
+        .iter()
+        .filter(|p| p.expectation == stateright::Expectation::Always)
+        .map(|p| p.name)
+        .collect();
+    let sometimes: Vec<&str> = defs
+        .iter()
+        .filter(|p| p.expectation == stateright::Expectation::Sometimes)
+        .map(|p| p.name)
+        .collect();
+    let lookup = |n: &str, list: &[&str], what: &str| -> Result<(), String> {
+        if list.contains(&n) {
+            Ok(())
+        } else {
+            Err(ctx(format!(
+                "unknown {what} '{n}' (known: {})",
+                list.join(", ")
+            )))
+        }
+    };
+    let mut expect = Vec::new();
+    if let Some(v) = t.get("expect") {
+        let tab = v.as_table().ok_or_else(|| {
+            ctx("`expect` must be a table of property = \"holds\"|\"violated\"".into())
+        })?;
+        for (k, v) in tab {
+            lookup(k, &always, "property")?;
+            let v = match v.as_str() {
+                Some("holds") => Verdict::Holds,
+                Some("violated") => Verdict::Violated,
+                _ => return Err(ctx(format!("expect.{k} must be \"holds\" or \"violated\""))),
+            };
+            expect.push((k.clone(), v));
+        }
+    }
+    let witnesses = match t.get("witnesses") {
+        None => Witnesses::Listed(vec![]),
+        Some(toml::Value::Array(a)) => {
+            let mut v = Vec::new();
+            for w in a {
+                let w = w
+                    .as_str()
+                    .ok_or_else(|| ctx("`witnesses` lists witness names".into()))?;
+                lookup(w, &sometimes, "witness")?;
+                v.push(w.to_string());
+            }
+            Witnesses::Listed(v)
+        }
+        Some(toml::Value::Table(tab)) => {
+            let mut m = BTreeMap::new();
+            for (w, c) in tab {
+                lookup(w, &sometimes, "witness")?;
+                let c = c
+                    .as_integer()
+                    .filter(|c| *c > 0)
+                    .ok_or_else(|| ctx(format!("witnesses.{w} must be a positive count")))?;
+                m.insert(w.clone(), c as u64);
+            }
+            Witnesses::Pinned(m)
+        }
+        Some(_) => {
+            return Err(ctx(
+                "`witnesses` is a list of names or a table of pinned counts".into(),
+            ))
+        }
+    };
+    let states = match t.get("states") {
+        None => None,
+        Some(v) => Some(
+            v.as_integer()
+                .filter(|c| *c > 0)
+                .ok_or_else(|| ctx("`states` must be a positive count".into()))? as u64,
+        ),
+    };
+    let tags = match t.get("tags") {
+        None => vec![],
+        Some(toml::Value::Array(a)) => a
+            .iter()
+            .map(|x| x.as_str().map(String::from))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| ctx("`tags` lists strings".into()))?,
+        Some(_) => return Err(ctx("`tags` lists strings".into())),
+    };
+    Ok(Entry {
+        question,
+        file: file.to_path_buf(),
+        model,
+        expect,
+        witnesses,
+        states,
+        tags,
+        pair: str_key(t, "pair").map_err(ctx)?.map(String::from),
+        check,
+        name,
+    })
 }

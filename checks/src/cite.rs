@@ -4,58 +4,26 @@
 //! narrated counterexample.
 
 use crate::catalogue::{Entry, Verdict};
-use crate::report::{verdict_lines, wrap};
-use crate::runner::{self, CheckResult};
-use std::path::Path;
-use std::process::Command;
-use wbspec_models::fuse::{Variant, MODEL_VERSION};
+use crate::explain::wrap;
+use crate::outcome::CheckResult;
+use crate::report::verdict_lines;
 
-/// `git rev-parse --short HEAD` of the checkout the binary was built in
-/// (or of the current directory), with `+dirty` when tracked files have
-/// uncommitted changes; "unknown" without git.
-pub fn model_commit() -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for dir in [root.as_path(), Path::new(".")] {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(["rev-parse", "--short", "HEAD"])
-            .output();
-        if let Ok(o) = out {
-            if o.status.success() {
-                let hash = String::from_utf8_lossy(&o.stdout).trim().to_string();
-                let dirty = Command::new("git")
-                    .arg("-C")
-                    .arg(dir)
-                    .args(["status", "--porcelain", "--untracked-files=no"])
-                    .output()
-                    .map(|o| o.status.success() && !o.stdout.is_empty())
-                    .unwrap_or(false);
-                return if dirty { format!("{hash}+dirty") } else { hash };
-            }
-        }
-    }
-    "unknown".into()
-}
-
-/// The kernel state and the variant flags that differ from its base.
+/// The kernel state (with its versions) and the switches that differ
+/// from it.
 fn kernel_of(e: &Entry) -> String {
-    let base = Variant::base(e.config.kernel).flags_on();
-    let on = e.config.variant.flags_on();
-    let mut flags: Vec<String> = on
+    let k = e.check.kernel();
+    let label = e
+        .check
+        .kernel_states()
         .iter()
-        .filter(|f| !base.contains(f))
-        .map(|f| f.to_string())
-        .collect();
-    flags.extend(
-        base.iter()
-            .filter(|f| !on.contains(f))
-            .map(|f| format!("!{f}")),
-    );
+        .find(|s| s.name == k)
+        .map(|s| format!("{k} ({})", s.versions))
+        .unwrap_or(k);
+    let flags = e.check.switches_changed();
     if flags.is_empty() {
-        e.config.kernel.label().to_string()
+        label
     } else {
-        format!("{} + {}", e.config.kernel.label(), flags.join(", "))
+        format!("{label} + {}", flags.join(", "))
     }
 }
 
@@ -70,7 +38,8 @@ pub fn cite(
     let mut out = Vec::new();
     out.extend(wrap("Question:  ", &e.question, 72));
     out.push(format!(
-        "Model:     wbspec {commit} (model {MODEL_VERSION}, Stateright 0.31.0)"
+        "Model:     wbspec {commit} (model {}, Stateright 0.31.0)",
+        e.check.model_version()
     ));
     out.extend(wrap("Kernel:    ", &kernel_of(e), 72));
     let mut names = vec![e.name.as_str()];
@@ -100,8 +69,8 @@ pub fn cite(
     if let Some(p) = pair {
         runs.push(p);
     }
-    for (pe, pr) in &runs {
-        for l in verdict_lines(pe, pr) {
+    for (_, pr) in &runs {
+        for l in verdict_lines(pr) {
             out.extend(wrap("", &l, 72));
         }
     }
@@ -144,19 +113,17 @@ pub fn cite(
             _ => (e, r),
         }
     };
-    let m = runner::build_model(ce)?;
     for p in &cr.props {
         if let (Verdict::Violated, Some(cx)) = (p.observed, &p.trace) {
-            let states = runner::replay(&m, &cx.actions)?;
             out.push(String::new());
             out.push(format!(
                 "Counterexample {} {} ({} steps):",
                 ce.name,
                 p.name,
-                cx.actions.len()
+                cx.len()
             ));
             out.push(format!("Explorer: wbspec explore {} shows it", ce.name));
-            out.extend(crate::explain::explain(&m, &states, &cx.actions, p.name));
+            out.extend(ce.check.explain(p.name, cx)?);
         }
     }
     Ok(out)

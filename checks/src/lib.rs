@@ -1,10 +1,15 @@
-//! wbspec: the catalogue of named checks, the runner and the reports.
-//! The `wbspec` binary (main.rs) is a thin command line over this library.
+//! wbspec: the catalogue of named checks, the runner and the reports,
+//! generic over the models' `Spec` trait (no model is named here). The
+//! `wbspec` binary (main.rs) is a thin command line over this library.
 
 pub mod catalogue;
+pub mod check;
 pub mod cite;
 pub mod explain;
 pub mod explore;
+pub mod outcome;
+pub mod paths;
+pub mod pins;
 pub mod report;
 pub mod results;
 pub mod runner;

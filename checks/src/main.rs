@@ -1,9 +1,12 @@
 //! `wbspec`: run the catalogue of named model checks.
 
-use wbspec::{catalogue, cite, explain, explore, report, results, runner, trace};
+use wbspec::catalogue::{self, Catalogue, Entry, Verdict};
+use wbspec::{cite, explore, outcome, paths, pins, report, results, trace};
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -13,7 +16,8 @@ use std::process::ExitCode;
     about = "Model-checked Linux writeback, direct-I/O and truncate races"
 )]
 struct Cli {
-    /// Catalogue directory (default: checks/catalogue next to this crate).
+    /// Catalogue directory (default: checks/catalogue of the wbspec
+    /// checkout that contains the working directory).
     #[arg(long, global = true)]
     catalogue: Option<PathBuf>,
     #[command(subcommand)]
@@ -28,7 +32,7 @@ enum Cmd {
     Check {
         /// Checks to run (names or tags).
         names: Vec<String>,
-        /// Run every check.
+        /// Run every check (and judge every behaviour switch).
         #[arg(long)]
         all: bool,
         /// Write a JSON report here.
@@ -37,24 +41,27 @@ enum Cmd {
         /// Also print the narrated counterexample of every violation.
         #[arg(long)]
         explain: bool,
-        /// Rewrite each check's pinned `states` to the count observed (say
-        /// why in the commit message).
+        /// Rewrite each run check's pinned `states` and `witnesses` to the
+        /// counts observed; refused unless every verdict is as expected
+        /// (say why in the commit message).
         #[arg(long)]
         update_pins: bool,
         /// Write the results table (Markdown) here, e.g. docs/results.md.
         #[arg(long)]
         markdown: Option<PathBuf>,
         /// Write a trace file, <traces-dir>/<check>--<property>.json, for
-        /// every violated property. With --all, trace files of violations
-        /// that are gone are removed.
+        /// every violated property. With --all on the repository's own
+        /// catalogue, trace files of the catalogue's checks whose
+        /// violations are gone are removed.
         #[arg(long)]
         write_traces: bool,
-        /// Directory for --write-traces (default: the repository's traces/).
+        /// Directory for --write-traces (default: the checkout's traces/;
+        /// required with --catalogue).
         #[arg(long, value_name = "DIR")]
         traces_dir: Option<PathBuf>,
     },
-    /// Re-execute a trace file and confirm its property fails at its last
-    /// step (exit 2 if it does not replay).
+    /// Re-execute a trace file, confirm its property fails at its last
+    /// step, and that the file is what its catalogue check records.
     Replay {
         /// A trace file written by `check --write-traces`.
         file: PathBuf,
@@ -92,32 +99,38 @@ enum Cmd {
     },
 }
 
-fn default_traces() -> PathBuf {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces");
-    if here.is_dir() {
-        here
-    } else {
-        PathBuf::from("traces")
+/// Standard output that turns a write error into a one-line error (a
+/// closed pipe ends the process quietly: SIGPIPE is left at its default).
+struct Out(std::io::BufWriter<std::io::Stdout>);
+
+impl Out {
+    fn line(&mut self, l: &str) -> Result<(), String> {
+        writeln!(self.0, "{l}").map_err(|e| format!("standard output: {e}"))
+    }
+    fn lines(&mut self, ls: &[String]) -> Result<(), String> {
+        for l in ls {
+            self.line(l)?;
+        }
+        Ok(())
+    }
+    fn flush(&mut self) -> Result<(), String> {
+        self.0.flush().map_err(|e| format!("standard output: {e}"))
     }
 }
 
-fn find<'a>(entries: &'a [catalogue::Entry], name: &str) -> Result<&'a catalogue::Entry, String> {
+fn find<'a>(entries: &'a [Entry], name: &str) -> Result<&'a Entry, String> {
     entries
         .iter()
         .find(|e| e.name == name)
         .ok_or_else(|| format!("unknown check '{name}' (see `wbspec list`)"))
 }
 
-fn default_catalogue() -> PathBuf {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("catalogue");
-    if here.is_dir() {
-        here
-    } else {
-        PathBuf::from("checks/catalogue")
-    }
-}
-
 fn main() -> ExitCode {
+    // A closed stdout (`wbspec list | head -1`) ends the process quietly,
+    // as it does coreutils, instead of a panic in println!.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -126,8 +139,10 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let dir = cli.catalogue.clone().unwrap_or_else(default_catalogue);
-    match run(cli, &dir) {
+    let mut out = Out(std::io::BufWriter::new(std::io::stdout()));
+    let r = run(cli, &mut out);
+    let r = r.and_then(|code| out.flush().map(|()| code));
+    match r {
         Ok(code) => ExitCode::from(code),
         Err(msg) => {
             // one line, whatever the parser said
@@ -138,56 +153,66 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
-    // replay and explain read only the trace file
-    match &cli.cmd {
-        Cmd::Conform { args } => {
-            let code = wbspec_harness::conform::conform_main(args);
-            return Ok(code.clamp(0, 255) as u8);
+/// The catalogue in use, and whether it is the checkout's own.
+fn catalogue_of(cli_dir: Option<&Path>) -> Result<(Catalogue, bool), String> {
+    let own = paths::default_catalogue();
+    let (dir, is_own) = match cli_dir {
+        Some(d) => {
+            let same = match (&own, d.canonicalize()) {
+                (Ok(o), Ok(c)) => o.canonicalize().map(|o| o == c).unwrap_or(false),
+                _ => false,
+            };
+            (d.to_path_buf(), same)
         }
+        None => (own?, true),
+    };
+    Ok((catalogue::load_dir(&dir)?, is_own))
+}
+
+fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
+    if let Cmd::Conform { args } = &cli.cmd {
+        let code = wbspec_harness::conform::conform_main(args);
+        return Ok(code.clamp(0, 255) as u8);
+    }
+    let (cat, own) = catalogue_of(cli.catalogue.as_deref())?;
+    let entries = &cat.entries;
+    match cli.cmd {
+        Cmd::Conform { .. } => unreachable!("handled above"),
         Cmd::Replay { file } => {
-            let r = trace::replay_file(file)?;
-            println!("{}", trace::summary(&r));
-            return Ok(0);
+            let r = trace::replay_file(&file, entries)?;
+            out.line(&trace::summary(&r))?;
+            Ok(0)
         }
         Cmd::Explain { file } => {
-            let r = trace::replay_file(file)?;
+            let r = trace::replay_file(&file, entries)?;
             let t = &r.trace;
-            println!(
+            out.line(&format!(
                 "Trace {} {} ({} steps, model {})",
                 t.check,
                 t.property,
                 t.actions.len(),
                 t.model_version
-            );
-            for l in report::wrap("", &t.question, 72) {
-                println!("{l}");
-            }
-            for l in explain::explain(&r.model, &r.states, &t.actions, &t.property) {
-                println!("{l}");
-            }
-            return Ok(0);
-        }
-        _ => {}
-    }
-    let entries = catalogue::load_dir(dir)?;
-    match cli.cmd {
-        Cmd::Replay { .. } | Cmd::Explain { .. } | Cmd::Conform { .. } => {
-            unreachable!("handled above")
+            ))?;
+            out.lines(&wbspec::explain::wrap("", &t.question, 72))?;
+            out.lines(&r.check.explain(&t.property, &t.counterexample())?)?;
+            Ok(0)
         }
         Cmd::Explore { check, trace, port } => {
-            let e = find(&entries, &check)?;
-            explore::serve(e, trace.as_deref(), port)
+            let e = find(entries, &check)?;
+            out.flush()?;
+            let (encoded, what) = start_path(e, trace.as_deref(), entries)?;
+            let check = e.check.clone();
+            explore::serve_at(port, &encoded, &what, move |p| check.serve(p))
         }
         Cmd::Cite { check } => {
-            let e = find(&entries, &check)?;
+            let e = find(entries, &check)?;
             eprintln!("running {} ...", e.name);
-            let r = runner::run(e, true)?;
+            let r = outcome::run(e, true)?;
             let pair = match &e.pair {
                 Some(p) => {
-                    let pe = find(&entries, p)?;
+                    let pe = find(entries, p)?;
                     eprintln!("running {} ...", pe.name);
-                    Some((pe, runner::run(pe, true)?))
+                    Some((pe, outcome::run(pe, true)?))
                 }
                 None => None,
             };
@@ -196,21 +221,20 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
                 e,
                 &r,
                 pair.as_ref().map(|(pe, pr)| (*pe, pr)),
-                &cite::model_commit(),
+                &report::model_commit(),
             )?;
-            for l in lines {
-                println!("{l}");
-            }
+            out.lines(&lines)?;
             Ok(if ok { 0 } else { 1 })
         }
         Cmd::List => {
-            for e in &entries {
-                println!(
-                    "{:<28} {:<8} {}",
+            for e in entries {
+                out.line(&format!(
+                    "{:<28} {:<7} {:<5} {}",
                     e.name,
-                    e.config.kernel.label().split(' ').next().unwrap_or(""),
+                    e.model,
+                    e.check.kernel(),
                     e.question
-                );
+                ))?;
             }
             Ok(0)
         }
@@ -227,42 +251,54 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
             if traces_dir.is_some() && !write_traces {
                 return Err("--traces-dir needs --write-traces".into());
             }
-            let trace_dir = write_traces.then(|| traces_dir.unwrap_or_else(default_traces));
-            let mut written = Vec::new();
-            let selected: Vec<&catalogue::Entry> = if all {
+            let trace_dir = if write_traces {
+                Some(match traces_dir {
+                    Some(d) => d,
+                    None if own => paths::default_traces()?,
+                    None => return Err("--write-traces with --catalogue needs --traces-dir".into()),
+                })
+            } else {
+                None
+            };
+            let selected: Vec<&Entry> = if all {
                 if !names.is_empty() {
                     return Err("give check names or --all, not both".into());
+                }
+                let bad = results::unknown_unobservable(&cat);
+                if let Some(b) = bad.first() {
+                    return Err(b.clone());
                 }
                 entries.iter().collect()
             } else {
                 if names.is_empty() {
                     return Err("name at least one check, or use --all (see `wbspec list`)".into());
                 }
-                let mut v = Vec::new();
+                let mut v: Vec<&Entry> = Vec::new();
                 for n in &names {
-                    let hits: Vec<&catalogue::Entry> = entries
+                    let hits: Vec<&Entry> = entries
                         .iter()
-                        .filter(|e| &e.name == n || e.tags.iter().any(|t| t == n))
+                        .filter(|e| &e.name == n || e.has_tag(n))
                         .collect();
                     if hits.is_empty() {
                         return Err(format!("unknown check '{n}' (see `wbspec list`)"));
                     }
                     for h in hits {
-                        if !v.iter().any(|x: &&catalogue::Entry| x.name == h.name) {
+                        if !v.iter().any(|x| x.name == h.name) {
                             v.push(h);
                         }
                     }
                 }
                 v
             };
-            let mut results = Vec::new();
+            let mut results_v = Vec::new();
+            let mut written = Vec::new();
             let t0 = std::time::Instant::now();
             for e in &selected {
                 eprintln!("running {} ...", e.name);
-                let r = runner::run(e, true)?;
-                report::print_verdicts(e, &r);
+                let r = outcome::run(e, true)?;
+                out.lines(&report::verdict_lines(&r))?;
                 if explain {
-                    report::print_counterexamples(e, &r)?;
+                    out.lines(&report::counterexample_lines(e, &r)?)?;
                 }
                 if let Some(d) = &trace_dir {
                     for f in trace::write_all(d, e, &r)? {
@@ -270,19 +306,48 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
                         written.push(f);
                     }
                 }
-                if update_pins && r.complete && e.states != Some(r.unique_states) {
-                    catalogue::update_pin(&e.file, &e.name, r.unique_states)?;
-                    eprintln!("pinned {} states = {}", e.name, r.unique_states);
+                results_v.push(r);
+            }
+            if let (true, true, Some(d)) = (all, own, &trace_dir) {
+                remove_stale_traces(d, &selected, &written)?;
+            }
+            let mut bad = results_v.iter().filter(|r| !r.ok()).count();
+            out.lines(&report::summary_lines(&results_v, t0.elapsed()))?;
+            let ms = results::mutation_score(&selected, &results_v);
+            if let Some(ms) = &ms {
+                out.line(&ms.line())?;
+                bad += ms.survived.len();
+            }
+            let switches = all.then(|| results::switches(&cat, &results_v));
+            if let Some(sw) = &switches {
+                for s in sw {
+                    out.line(&s.line())?;
                 }
-                results.push(r);
+                bad += sw.iter().filter(|s| !s.ok()).count();
             }
-            if let (true, Some(d)) = (all, &trace_dir) {
-                remove_stale_traces(d, &written)?;
-            }
-            let bad = results.iter().filter(|r| !r.ok()).count();
-            report::print_summary(&results, t0.elapsed());
-            if let Some(ms) = results::mutation_score(&selected, &results) {
-                println!("{}", ms.line());
+            if update_pins {
+                let refused: Vec<&str> = results_v
+                    .iter()
+                    .filter(|r| !r.complete || !r.verdicts_ok())
+                    .map(|r| r.name.as_str())
+                    .collect();
+                if !refused.is_empty() {
+                    return Err(format!(
+                        "--update-pins refused: verdicts not as expected (or incomplete) in {}",
+                        refused.join(" ")
+                    ));
+                }
+                let mut by_file: BTreeMap<&Path, BTreeMap<String, _>> = BTreeMap::new();
+                for (e, r) in selected.iter().zip(&results_v) {
+                    by_file
+                        .entry(e.file.as_path())
+                        .or_default()
+                        .insert(e.name.clone(), pins::pins_of(r));
+                }
+                for (f, p) in &by_file {
+                    pins::update_file(f, p)?;
+                    eprintln!("pinned {} checks in {}", p.len(), f.display());
+                }
             }
             if let Some(path) = markdown {
                 let cmd = if all {
@@ -294,11 +359,23 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
                         path.display()
                     )
                 };
-                let text = results::markdown(&selected, &results, &cmd);
+                let text = results::markdown(&selected, &results_v, switches.as_deref(), &cmd);
                 std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             }
             if let Some(path) = json {
-                let doc = report::json_report(&selected, &results);
+                let checks = selected
+                    .iter()
+                    .zip(&results_v)
+                    .map(|(e, r)| report::check_json(e, r))
+                    .collect();
+                let mut extra = serde_json::Map::new();
+                if let Some(ms) = &ms {
+                    extra.insert("mutation_score".into(), ms.json());
+                }
+                if let Some(sw) = &switches {
+                    extra.insert("switches".into(), results::switches_json(sw));
+                }
+                let doc = report::json_report(checks, serde_json::Value::Object(extra));
                 let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
                 std::fs::write(&path, text + "\n")
                     .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -308,17 +385,54 @@ fn run(cli: Cli, dir: &std::path::Path) -> Result<u8, String> {
     }
 }
 
-/// After `check --all --write-traces`: removes trace files of violations
-/// that no longer exist, so the directory holds exactly the current ones.
-fn remove_stale_traces(dir: &std::path::Path, written: &[PathBuf]) -> Result<(), String> {
-    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for f in rd.filter_map(|e| e.ok().map(|e| e.path())) {
-        let is_trace = f.extension().map_or(false, |x| x == "json")
-            && f.file_name()
-                .map_or(false, |n| n.to_string_lossy().contains("--"));
-        if is_trace && !written.contains(&f) {
-            std::fs::remove_file(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-            eprintln!("removed stale {}", f.display());
+/// Where to open the Explorer: the `Path::encode` string and what it is.
+fn start_path(
+    e: &Entry,
+    trace_file: Option<&Path>,
+    entries: &[Entry],
+) -> Result<(String, String), String> {
+    if let Some(f) = trace_file {
+        let r = trace::replay_file(f, entries)?;
+        if r.trace.model != e.model || r.trace.config != e.check.config_json() {
+            return Err(format!(
+                "{}: the trace is of check '{}' with another configuration than '{}'",
+                f.display(),
+                r.trace.check,
+                e.name
+            ));
+        }
+        let what = format!(
+            "{} counterexample of {} from {}",
+            r.trace.property,
+            e.name,
+            f.display()
+        );
+        return Ok((r.trace.encoded, what));
+    }
+    // The first property the catalogue expects to be violated: its
+    // shortest counterexample (a BFS; checks that hold need no search).
+    for (prop, v) in &e.expect {
+        if *v == Verdict::Violated {
+            if let Some(cx) = e.check.shortest(prop)? {
+                return Ok((cx.encoded, format!("{prop} counterexample of {}", e.name)));
+            }
+        }
+    }
+    Ok(("0".into(), format!("initial state of {}", e.name)))
+}
+
+/// After `check --all --write-traces` on the checkout's own catalogue:
+/// removes trace files `<check>--<property>.json` of this catalogue's
+/// checks and their models' properties that this run did not write (their
+/// violations are gone). Nothing else in the directory is touched.
+fn remove_stale_traces(dir: &Path, entries: &[&Entry], written: &[PathBuf]) -> Result<(), String> {
+    for e in entries {
+        for p in e.check.property_defs() {
+            let f = dir.join(trace::file_name(&e.name, p.name));
+            if !written.contains(&f) && f.is_file() {
+                std::fs::remove_file(&f).map_err(|err| format!("{}: {err}", f.display()))?;
+                eprintln!("removed stale {}", f.display());
+            }
         }
     }
     Ok(())

@@ -1,25 +1,18 @@
-//! Verdict lines, narratives and the JSON report.
+//! Verdict lines, counterexample narratives and the JSON report.
 
 use crate::catalogue::{Entry, Verdict};
-use crate::runner::{self, CheckResult};
+use crate::outcome::CheckResult;
 use serde_json::{json, Value};
-use stateright::Model;
+use std::process::Command;
 use std::time::Duration;
-use wbspec_models::fuse::{Actor, FuseModel, State};
 
 /// JSON report schema version.
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 
 /// One line per check × property, herd7 style:
-/// `Check <check> <property> Never|Sometimes <count> <states> ok|MISMATCH`.
-pub fn print_verdicts(e: &Entry, r: &CheckResult) {
-    for l in verdict_lines(e, r) {
-        println!("{l}");
-    }
-}
-
-/// The lines `print_verdicts` prints.
-pub fn verdict_lines(e: &Entry, r: &CheckResult) -> Vec<String> {
+/// `Check <check> <property> Never|Sometimes <count> <states> ok|MISMATCH`,
+/// then `Witness` lines and a `States` line.
+pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
     let mut out = Vec::new();
     for p in &r.props {
         let word = match p.observed {
@@ -37,16 +30,14 @@ pub fn verdict_lines(e: &Entry, r: &CheckResult) -> Vec<String> {
         ));
     }
     for w in &r.witnesses {
-        if !w.required && w.count == 0 {
+        if !w.listed && w.count == 0 {
             continue;
         }
         let word = if w.count > 0 { "Reached" } else { "Unreached" };
-        let status = if w.required && w.count == 0 {
-            "MISMATCH required"
-        } else if w.required {
-            "ok"
-        } else {
-            "-"
+        let status = match w.status(r.witnesses_pinned) {
+            Err(m) => m,
+            Ok(()) if !r.witnesses_pinned => "unpinned".to_string(),
+            Ok(()) => "ok".to_string(),
         };
         out.push(format!(
             "Witness {} {} {} {} {} {}",
@@ -56,7 +47,7 @@ pub fn verdict_lines(e: &Entry, r: &CheckResult) -> Vec<String> {
     let states = match r.expected_states {
         Some(x) if x == r.unique_states => "ok".to_string(),
         Some(x) => format!("MISMATCH pinned {x}"),
-        None => "unpinned".to_string(),
+        None => "MISMATCH unpinned".to_string(),
     };
     out.push(format!(
         "States {} {} {} depth={} {:.2}s {}",
@@ -67,11 +58,10 @@ pub fn verdict_lines(e: &Entry, r: &CheckResult) -> Vec<String> {
         r.elapsed.as_secs_f64(),
         states
     ));
-    let _ = e;
     out
 }
 
-pub fn print_summary(results: &[CheckResult], t: Duration) {
+pub fn summary_lines(results: &[CheckResult], t: Duration) -> Vec<String> {
     let verdicts: usize = results.iter().map(|r| r.props.len()).sum();
     let mism: usize = results
         .iter()
@@ -82,148 +72,142 @@ pub fn print_summary(results: &[CheckResult], t: Duration) {
         .filter(|r| !r.ok())
         .map(|r| r.name.as_str())
         .collect();
-    println!(
+    let mut out = vec![format!(
         "Summary: {} checks, {} verdicts, {} verdict mismatches, {} checks not as expected, {:.1}s",
         results.len(),
         verdicts,
         mism,
         bad.len(),
         t.as_secs_f64()
-    );
+    )];
     if !bad.is_empty() {
-        println!("Not as expected: {}", bad.join(" "));
-    }
-}
-
-/// Numbered kernel-terms narrative of a path, ≤ 72 columns per line.
-pub fn narrate(
-    m: &FuseModel,
-    states: &[State],
-    actions: &[wbspec_models::fuse::Action],
-) -> Vec<String> {
-    let mut out = Vec::new();
-    for (i, a) in actions.iter().enumerate() {
-        let (before, after) = (&states[i], &states[i + 1]);
-        let who = match a.actor {
-            Actor::Task(t) => format!("T{t} {:<10}", m.cfg.tasks[t as usize].short()),
-            Actor::Daemon(w) => format!("D{w} {:<10}", "daemon"),
-        };
-        let what = wbspec_models::fuse::narrate::describe(m, before, after, a);
-        let head = format!("{:>2} {} ", i + 1, who);
-        out.extend(wrap(&head, &what, 72));
+        out.push(format!("Not as expected: {}", bad.join(" ")));
     }
     out
 }
 
-/// Wraps `text` after `head` at `width` columns; continuation lines are
-/// indented under the text. Breaks at "; " or spaces.
-pub fn wrap(head: &str, text: &str, width: usize) -> Vec<String> {
-    let indent = " ".repeat(head.chars().count());
-    let room = width.saturating_sub(indent.len()).max(20);
-    let mut lines = Vec::new();
-    let mut cur = String::new();
-    for word in text.split(' ') {
-        let add = if cur.is_empty() {
-            word.len()
-        } else {
-            cur.len() + 1 + word.len()
-        };
-        if add > room && !cur.is_empty() {
-            lines.push(std::mem::take(&mut cur));
-        }
-        if !cur.is_empty() {
-            cur.push(' ');
-        }
-        cur.push_str(word);
-    }
-    if !cur.is_empty() {
-        lines.push(cur);
-    }
-    lines
-        .into_iter()
-        .enumerate()
-        .map(|(i, l)| {
-            if i == 0 {
-                format!("{head}{l}")
-            } else {
-                format!("{indent}{l}")
-            }
-        })
-        .collect()
-}
-
-pub fn print_counterexamples(e: &Entry, r: &CheckResult) -> Result<(), String> {
-    let m = runner::build_model(e)?;
+/// `Counterexample` blocks of every violation of `r`, narrated.
+pub fn counterexample_lines(e: &Entry, r: &CheckResult) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
     for p in &r.props {
         if let Some(cx) = &p.trace {
-            let states = runner::replay(&m, &cx.actions)?;
-            println!(
+            out.push(format!(
                 "Counterexample {} {} ({} steps)",
                 r.name,
                 p.name,
-                cx.actions.len()
-            );
-            println!("Explorer path #/steps/{}", cx.encoded);
-            // ≤ 72 columns as they are: no indent
-            for l in crate::explain::explain(&m, &states, &cx.actions, p.name) {
-                println!("{l}");
-            }
+                cx.len()
+            ));
+            out.push(format!("Explorer path #/steps/{}", cx.encoded));
+            out.extend(e.check.explain(p.name, cx)?);
         }
     }
-    Ok(())
+    Ok(out)
 }
 
-pub fn json_report(entries: &[&Entry], results: &[CheckResult]) -> Value {
-    let checks: Vec<Value> = entries
+/// Identity of the tool that made a report: version, commit, dirty tree.
+pub fn tool_json() -> Value {
+    let (commit, dirty) = commit_of_tree();
+    json!({
+        "name": "wbspec",
+        "version": env!("CARGO_PKG_VERSION"),
+        "commit": commit,
+        "dirty": dirty,
+        "stateright": "0.31.0",
+    })
+}
+
+pub fn check_json(e: &Entry, r: &CheckResult) -> Value {
+    json!({
+        "name": r.name,
+        "question": e.question,
+        "tags": e.tags,
+        "model": r.model,
+        "model_version": r.model_version,
+        "kernel": e.check.kernel(),
+        "switches": e.check.switches_changed(),
+        "config": e.check.config_json(),
+        "complete": r.complete,
+        "unique_states": r.unique_states,
+        "total_states": r.total_states,
+        "max_depth": r.max_depth,
+        "pinned_states": r.expected_states,
+        "seconds": r.elapsed.as_secs_f64(),
+        "as_expected": r.ok(),
+        "properties": r.props.iter().map(|p| json!({
+            "name": p.name,
+            "expected": p.expected.as_str(),
+            "observed": p.observed.as_str(),
+            "violating_states": p.count,
+            "counterexample": p.trace.as_ref().map(|cx| json!({
+                "encoded": cx.encoded,
+                "actions": cx.actions,
+                "steps": cx.labels,
+            })),
+        })).collect::<Vec<_>>(),
+        "witnesses": r.witnesses.iter().map(|w| json!({
+            "name": w.name,
+            "listed": w.listed,
+            "pinned": w.pinned,
+            "reached": w.count > 0,
+            "states": w.count,
+            "as_expected": w.status(r.witnesses_pinned).is_ok(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The whole report; `extra` carries the catalogue-wide results (mutation
+/// score, switches).
+pub fn json_report(checks: Vec<Value>, extra: Value) -> Value {
+    let mut models: Vec<(String, String)> = checks
         .iter()
-        .zip(results)
-        .map(|(e, r)| {
-            let m = runner::build_model(e).expect("model built before");
-            json!({
-                "name": r.name,
-                "question": e.question,
-                "tags": e.tags,
-                "model": e.model,
-                "kernel": format!("{:?}", e.config.kernel),
-                "variant": e.config.variant.flags_on(),
-                "config": e.config,
-                "complete": r.complete,
-                "unique_states": r.unique_states,
-                "total_states": r.total_states,
-                "max_depth": r.max_depth,
-                "pinned_states": r.expected_states,
-                "seconds": r.elapsed.as_secs_f64(),
-                "as_expected": r.ok(),
-                "properties": r.props.iter().map(|p| json!({
-                    "name": p.name,
-                    "expected": p.expected.as_str(),
-                    "observed": p.observed.as_str(),
-                    "violating_states": p.count,
-                    "counterexample": p.trace.as_ref().map(|cx| json!({
-                        "encoded": cx.encoded,
-                        "actions": cx.actions,
-                        "steps": cx.actions.iter().map(|a| m.format_action(a)).collect::<Vec<_>>(),
-                    })),
-                })).collect::<Vec<_>>(),
-                "witnesses": r.witnesses.iter().map(|w| json!({
-                    "name": w.name,
-                    "required": w.required,
-                    "reached": w.count > 0,
-                    "states": w.count,
-                })).collect::<Vec<_>>(),
-            })
+        .map(|c| {
+            (
+                c["model"].as_str().unwrap_or("").to_string(),
+                c["model_version"].as_str().unwrap_or("").to_string(),
+            )
         })
         .collect();
-    let ms = crate::results::mutation_score(entries, results);
-    json!({
+    models.sort();
+    models.dedup();
+    let mut doc = json!({
         "schema": SCHEMA,
-        "mutation_score": ms.map(|m| json!({
-            "killed": m.killed,
-            "survived": m.survived,
-            "equivalent": m.equivalent,
-        })),
-        "tool": format!("wbspec {}", env!("CARGO_PKG_VERSION")),
-        "stateright": "0.31.0",
+        "tool": tool_json(),
+        "models": models.iter().map(|(m, v)| json!({"name": m, "version": v})).collect::<Vec<_>>(),
         "checks": checks,
-    })
+    });
+    if let (Some(o), Some(x)) = (doc.as_object_mut(), extra.as_object()) {
+        for (k, v) in x {
+            o.insert(k.clone(), v.clone());
+        }
+    }
+    doc
+}
+
+/// The commit of the checkout that contains the working directory (`git
+/// rev-parse --short HEAD`) and whether tracked files have uncommitted
+/// changes; ("unknown", false) without git.
+pub fn commit_of_tree() -> (String, bool) {
+    let out = Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            let hash = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            let dirty = Command::new("git")
+                .args(["status", "--porcelain", "--untracked-files=no"])
+                .output()
+                .map(|o| o.status.success() && !o.stdout.is_empty())
+                .unwrap_or(false);
+            (hash, dirty)
+        }
+        _ => ("unknown".into(), false),
+    }
+}
+
+/// `abc1234`, `abc1234+dirty` or `unknown`.
+pub fn model_commit() -> String {
+    match commit_of_tree() {
+        (h, true) => format!("{h}+dirty"),
+        (h, false) => h,
+    }
 }

@@ -1,8 +1,12 @@
-//! The results table (docs/results.md) and the mutation score, generated
-//! from a run of the catalogue, never written by hand.
+//! Catalogue-wide results, generated from a run, never written by hand:
+//! the mutation score, which check pairs observe each behaviour switch,
+//! and the results table (docs/results.md).
 
-use crate::catalogue::{always_properties, Entry, Verdict};
-use crate::runner::CheckResult;
+use crate::catalogue::{Catalogue, Entry, Verdict};
+use crate::outcome::CheckResult;
+use serde_json::{json, Value};
+use stateright::Expectation;
+use wbspec_models::spec::SwitchKind;
 
 /// Mutation score: a mutant check is killed when some always-property is
 /// violated. Checks tagged `equivalent` are mutants shown (by the model)
@@ -35,6 +39,13 @@ impl MutationScore {
         }
         s
     }
+    pub fn json(&self) -> Value {
+        json!({
+            "killed": self.killed,
+            "survived": self.survived,
+            "equivalent": self.equivalent,
+        })
+    }
 }
 
 pub fn mutation_score(entries: &[&Entry], results: &[CheckResult]) -> Option<MutationScore> {
@@ -44,11 +55,11 @@ pub fn mutation_score(entries: &[&Entry], results: &[CheckResult]) -> Option<Mut
         equivalent: vec![],
     };
     for (e, r) in entries.iter().zip(results) {
-        if !e.tags.iter().any(|t| t == "mutant") {
+        if !e.has_tag("mutant") {
             continue;
         }
         let killed = r.props.iter().any(|p| p.observed == Verdict::Violated);
-        if e.tags.iter().any(|t| t == "equivalent") && !killed {
+        if e.has_tag("equivalent") && !killed {
             m.equivalent.push(e.name.clone());
         } else if killed {
             m.killed.push(e.name.clone());
@@ -63,14 +74,144 @@ pub fn mutation_score(entries: &[&Entry], results: &[CheckResult]) -> Option<Mut
     }
 }
 
-/// Stable file name of a saved counterexample.
-pub fn trace_file(check: &str, prop: &str) -> String {
-    format!("{check}--{prop}.json")
+/// How one behaviour switch fared in the catalogue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SwitchStatus {
+    /// Two checks whose configurations differ only in the switch, with
+    /// different verdicts.
+    Observed(String, String),
+    /// Declared unobservable in the catalogue, with the reason.
+    Unobservable(String),
+    Unobserved,
 }
 
-/// docs/results.md: kernel state / proposal × property.
-pub fn markdown(entries: &[&Entry], results: &[CheckResult], command: &str) -> String {
-    let props = always_properties();
+pub struct SwitchResult {
+    pub model: String,
+    pub name: String,
+    pub kind: SwitchKind,
+    pub status: SwitchStatus,
+}
+
+impl SwitchResult {
+    pub fn ok(&self) -> bool {
+        self.status != SwitchStatus::Unobserved
+    }
+    pub fn line(&self) -> String {
+        match &self.status {
+            SwitchStatus::Observed(a, b) => {
+                format!("Switch {} observed-by {a} {b}", self.name)
+            }
+            SwitchStatus::Unobservable(why) => {
+                format!("Switch {} unobservable: {why}", self.name)
+            }
+            SwitchStatus::Unobserved => format!("Switch {} UNOBSERVED", self.name),
+        }
+    }
+}
+
+fn verdicts(r: &CheckResult) -> Vec<Verdict> {
+    r.props.iter().map(|p| p.observed).collect()
+}
+
+/// For every switch of every model in the catalogue: a pair of checks
+/// that differ only in it and disagree on some verdict, or the
+/// catalogue's reason why none can exist. Needs results for every entry.
+pub fn switches(cat: &Catalogue, results: &[CheckResult]) -> Vec<SwitchResult> {
+    let mut out = Vec::new();
+    let mut models: Vec<&Entry> = Vec::new();
+    for e in &cat.entries {
+        if !models.iter().any(|m| m.model == e.model) {
+            models.push(e);
+        }
+    }
+    for me in models {
+        for sw in me.check.switch_defs() {
+            let mut status = SwitchStatus::Unobserved;
+            'find: for (i, e) in cat.entries.iter().enumerate() {
+                if e.model != me.model {
+                    continue;
+                }
+                let Some(flipped) = e.check.flipped_json(sw.name) else {
+                    continue;
+                };
+                for (j, d) in cat.entries.iter().enumerate() {
+                    if i != j
+                        && d.model == e.model
+                        && d.check.config_json() == flipped
+                        && verdicts(&results[i]) != verdicts(&results[j])
+                    {
+                        status = SwitchStatus::Observed(e.name.clone(), d.name.clone());
+                        break 'find;
+                    }
+                }
+            }
+            if status == SwitchStatus::Unobserved {
+                if let Some(u) = cat
+                    .unobservable
+                    .iter()
+                    .find(|u| u.model == me.model && u.switch == sw.name)
+                {
+                    status = SwitchStatus::Unobservable(u.why.clone());
+                }
+            }
+            out.push(SwitchResult {
+                model: me.model.clone(),
+                name: sw.name.to_string(),
+                kind: sw.kind,
+                status,
+            });
+        }
+    }
+    out
+}
+
+/// Unobservable declarations that name no switch of their model: errors.
+pub fn unknown_unobservable(cat: &Catalogue) -> Vec<String> {
+    cat.unobservable
+        .iter()
+        .filter(|u| {
+            !cat.entries.iter().any(|e| {
+                e.model == u.model && e.check.switch_defs().iter().any(|s| s.name == u.switch)
+            })
+        })
+        .map(|u| {
+            format!(
+                "[[unobservable]] names no switch '{}' of model {}",
+                u.switch, u.model
+            )
+        })
+        .collect()
+}
+
+pub fn switches_json(sw: &[SwitchResult]) -> Value {
+    Value::Array(
+        sw.iter()
+            .map(|s| {
+                let (status, detail) = match &s.status {
+                    SwitchStatus::Observed(a, b) => ("observed", json!([a, b])),
+                    SwitchStatus::Unobservable(w) => ("unobservable", json!(w)),
+                    SwitchStatus::Unobserved => ("unobserved", Value::Null),
+                };
+                json!({"model": s.model, "name": s.name, "kind": s.kind.as_str(),
+                       "status": status, "detail": detail})
+            })
+            .collect(),
+    )
+}
+
+/// Stable file name of a saved counterexample.
+pub fn trace_file(check: &str, prop: &str) -> String {
+    crate::trace::file_name(check, prop)
+}
+
+/// docs/results.md: per model, a legend of its kernel states, then one
+/// row per check × always-property.
+pub fn markdown(
+    entries: &[&Entry],
+    results: &[CheckResult],
+    switches: Option<&[SwitchResult]>,
+    command: &str,
+) -> String {
     let mut s = String::new();
     s.push_str("# Results\n\n");
     s.push_str(&format!(
@@ -79,63 +220,102 @@ pub fn markdown(entries: &[&Entry], results: &[CheckResult], command: &str) -> S
          \u{2713} = the property holds in every reachable state; \
          \u{2717} = violated, linked to its shortest counterexample in traces/ \
          (`wbspec explain FILE` narrates it). `states` is the pinned unique \
-         state count.\n\n"
+         state count.\n"
     ));
-    let mut header = String::from("| check | kernel | variant | threads |");
-    let mut rule = String::from("|---|---|---|---|");
-    for p in &props {
-        header.push_str(&format!(" {p} |"));
-        rule.push_str("---|");
-    }
-    header.push_str(" states | question |");
-    rule.push_str("---|---|");
-    s.push_str(&header);
-    s.push('\n');
-    s.push_str(&rule);
-    s.push('\n');
-    for (e, r) in entries.iter().zip(results) {
-        let variant = e.config.variant.flags_on();
-        let base = crate::catalogue::base_flags(e);
-        let extra: Vec<&str> = variant
-            .iter()
-            .copied()
-            .filter(|f| !base.contains(f))
-            .collect();
-        let mut row = format!(
-            "| {} | {} | {} | {} |",
-            e.name,
-            format!("{:?}", e.config.kernel),
-            if extra.is_empty() {
-                "-".to_string()
-            } else {
-                extra.join(", ")
-            },
-            e.config.daemon_threads
-        );
-        for p in &props {
-            let pr = r
-                .props
-                .iter()
-                .find(|x| x.name == *p)
-                .expect("property result");
-            let cell = match pr.observed {
-                Verdict::Holds => "\u{2713}".to_string(),
-                Verdict::Violated => {
-                    format!("[\u{2717}](../traces/{})", trace_file(&e.name, p))
-                }
-            };
-            row.push_str(&format!(" {cell} |"));
+    let mut models: Vec<&str> = Vec::new();
+    for e in entries {
+        if !models.contains(&e.model.as_str()) {
+            models.push(&e.model);
         }
-        row.push_str(&format!(
-            " {} | {} |",
-            r.unique_states,
-            e.question.replace('|', "/")
-        ));
-        s.push_str(&row);
+    }
+    for model in models {
+        let first = entries.iter().find(|e| e.model == model).expect("a check");
+        let c = &first.check;
+        s.push_str(&format!("\n## Model `{model}` ({})\n\n", c.model_version()));
+        s.push_str("| kernel state | versions | what it is |\n|---|---|---|\n");
+        for k in c.kernel_states() {
+            s.push_str(&format!(
+                "| {} | {} | {} |\n",
+                k.name, k.versions, k.commits
+            ));
+        }
+        let props: Vec<(&str, &str)> = c
+            .property_defs()
+            .iter()
+            .filter(|p| p.expectation == Expectation::Always)
+            .map(|p| (p.name, p.description))
+            .collect();
+        s.push_str("\n| property | meaning |\n|---|---|\n");
+        for (n, d) in &props {
+            s.push_str(&format!("| {n} | {d} |\n"));
+        }
+        let mut header = String::from("\n| check | kernel | switches | settings |");
+        let mut rule = String::from("|---|---|---|---|");
+        for (p, _) in &props {
+            header.push_str(&format!(" {p} |"));
+            rule.push_str("---|");
+        }
+        header.push_str(" states | question |");
+        rule.push_str("---|---|");
+        s.push_str(&header);
         s.push('\n');
+        s.push_str(&rule);
+        s.push('\n');
+        for (e, r) in entries
+            .iter()
+            .zip(results)
+            .filter(|(e, _)| e.model == model)
+        {
+            let sw = e.check.switches_changed();
+            let mut row = format!(
+                "| {} | {} | {} | {} |",
+                e.name,
+                e.check.kernel(),
+                if sw.is_empty() {
+                    "-".into()
+                } else {
+                    sw.join(", ")
+                },
+                e.check.config_notes()
+            );
+            for (p, _) in &props {
+                let cell = match r.props.iter().find(|x| x.name == *p).map(|x| x.observed) {
+                    Some(Verdict::Holds) => "\u{2713}".to_string(),
+                    Some(Verdict::Violated) => {
+                        format!("[\u{2717}](../traces/{})", trace_file(&e.name, p))
+                    }
+                    None => "?".into(),
+                };
+                row.push_str(&format!(" {cell} |"));
+            }
+            row.push_str(&format!(
+                " {} | {} |",
+                r.unique_states,
+                e.question.replace('|', "/")
+            ));
+            s.push_str(&row);
+            s.push('\n');
+        }
     }
     if let Some(m) = mutation_score(entries, results) {
         s.push_str(&format!("\n{}.\n", m.line()));
+    }
+    if let Some(sw) = switches {
+        s.push_str("\n## Behaviour switches\n\nEach switch is observed by two checks whose configurations differ only in it and whose verdicts differ, or the catalogue says why no workload can tell it apart.\n\n| model | switch | kind | observed by |\n|---|---|---|---|\n");
+        for x in sw {
+            let by = match &x.status {
+                SwitchStatus::Observed(a, b) => format!("{a} / {b}"),
+                SwitchStatus::Unobservable(w) => format!("unobservable: {w}"),
+                SwitchStatus::Unobserved => "**UNOBSERVED**".into(),
+            };
+            s.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                x.model,
+                x.name,
+                x.kind.as_str(),
+                by.replace('|', "/")
+            ));
+        }
     }
     s
 }

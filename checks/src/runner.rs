@@ -1,92 +1,63 @@
-//! Runs one catalogue entry: an exhaustive Stateright DFS for the verdicts
-//! and state counts, then, for every violated property, a breadth-first
-//! search of our own for a shortest counterexample.
+//! Exploring one model, generic over `Spec`: an exhaustive search that
+//! tallies every property on every state, a breadth-first search of our
+//! own for a shortest counterexample, and replay of an action list.
+//! (outcome.rs turns these into a catalogue check's verdicts.)
 
-use crate::catalogue::{always_properties, witness_properties, Entry, Verdict};
 use crate::tally::Tallied;
+use serde_json::Value;
 use stateright::{Checker, Model};
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
-use wbspec_models::fuse::properties::PROPERTIES;
-use wbspec_models::fuse::{Action, FuseModel, State};
-use wbspec_models::spec::property_index;
+use wbspec_models::spec::Spec;
 
-#[derive(Clone, Debug)]
-pub struct PropResult {
-    pub name: &'static str,
-    pub expected: Verdict,
-    pub observed: Verdict,
-    /// Visited states that violate the property.
-    pub count: u64,
-    /// Shortest counterexample (actions and the Explorer path), if violated.
-    pub trace: Option<Counterexample>,
-}
-
-#[derive(Clone, Debug)]
-pub struct WitnessResult {
-    pub name: &'static str,
-    pub required: bool,
-    /// Visited states that satisfy the witness.
-    pub count: u64,
-}
-
-#[derive(Clone, Debug)]
+/// A counterexample in model-free form: the actions as the model
+/// serialises them, each step's label, and the Explorer path.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Counterexample {
-    pub actions: Vec<Action>,
+    pub actions: Vec<Value>,
+    /// `T1 ftruncate: fuse_do_setattr: send SETATTR` per step.
+    pub labels: Vec<String>,
     /// `Path::encode` form: init index, then action indices.
     pub encoded: String,
 }
 
+impl Counterexample {
+    pub fn len(&self) -> usize {
+        self.actions.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty()
+    }
+}
+
+/// What an exhaustive exploration saw.
 #[derive(Clone, Debug)]
-pub struct CheckResult {
-    pub name: String,
+pub struct Exploration {
     pub complete: bool,
     pub unique_states: u64,
     pub total_states: u64,
     pub max_depth: u64,
-    pub expected_states: Option<u64>,
-    pub props: Vec<PropResult>,
-    pub witnesses: Vec<WitnessResult>,
+    /// Per property of the model, the visited states that hit it.
+    pub hits: Vec<u64>,
     pub elapsed: Duration,
 }
 
-impl CheckResult {
-    pub fn states_ok(&self) -> bool {
-        self.expected_states
-            .map_or(true, |e| e == self.unique_states)
-    }
-    pub fn verdicts_ok(&self) -> bool {
-        self.props.iter().all(|p| p.expected == p.observed)
-    }
-    pub fn witnesses_ok(&self) -> bool {
-        self.witnesses.iter().all(|w| !w.required || w.count > 0)
-    }
-    pub fn ok(&self) -> bool {
-        self.complete && self.states_ok() && self.verdicts_ok() && self.witnesses_ok()
-    }
-}
-
-pub fn build_model(e: &Entry) -> Result<FuseModel, String> {
-    FuseModel::new(e.config.clone()).map_err(|m| format!("check '{}': {m}", e.name))
-}
-
-/// Runs one check. `progress` prints to stderr for runs longer than 2 s.
-pub fn run(e: &Entry, progress: bool) -> Result<CheckResult, String> {
-    let model = Tallied::new(build_model(e)?);
+/// Exhaustive DFS with Stateright's checker, one thread, no timeout and
+/// no target (stateright-notes G4), so a finished run is a full
+/// exploration. Progress goes to stderr for runs longer than 2 s.
+pub fn explore<M: Spec>(m: &M, label: &str, progress: bool) -> Exploration {
+    let model = Tallied::new(m.clone());
     let start = Instant::now();
-    // Exhaustive DFS, one thread: no timeout, no target (stateright-notes
-    // G4), so a finished run is a full exploration.
     let checker = model.clone().checker().spawn_dfs();
     let mut last = Instant::now();
     while !checker.is_done() {
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
         if progress
             && start.elapsed() > Duration::from_secs(2)
             && last.elapsed() >= Duration::from_secs(5)
         {
             eprintln!(
-                "  {}: {} unique states, {:.0}s",
-                e.name,
+                "  {label}: {} unique states, {:.0}s",
                 checker.unique_state_count(),
                 start.elapsed().as_secs_f64()
             );
@@ -94,93 +65,46 @@ pub fn run(e: &Entry, progress: bool) -> Result<CheckResult, String> {
         }
     }
     let checker = checker.join();
-    let elapsed = start.elapsed();
-    let complete = checker.is_done();
-    let unique = checker.unique_state_count() as u64;
-    let total = checker.state_count() as u64;
-    let depth = checker.max_depth() as u64;
-
-    let mut props = Vec::new();
-    for name in always_properties() {
-        let idx = property_index::<FuseModel>(name).expect("property index");
-        let count = model.count(idx);
-        let observed = if count > 0 {
-            Verdict::Violated
-        } else {
-            Verdict::Holds
-        };
-        props.push(PropResult {
-            name,
-            expected: e.expected(name),
-            observed,
-            count,
-            trace: None,
-        });
+    Exploration {
+        complete: checker.is_done(),
+        unique_states: checker.unique_state_count() as u64,
+        total_states: checker.state_count() as u64,
+        max_depth: checker.max_depth() as u64,
+        hits: (0..M::property_defs().len())
+            .map(|i| model.count(i))
+            .collect(),
+        elapsed: start.elapsed(),
     }
-    let mut witnesses = Vec::new();
-    for name in witness_properties() {
-        let idx = property_index::<FuseModel>(name).expect("witness index");
-        witnesses.push(WitnessResult {
-            name,
-            required: e.witnesses.contains(&name),
-            count: model.count(idx),
-        });
-    }
-    // Shortest counterexamples (plain model: no tallying side effects).
-    let plain = build_model(e)?;
-    for p in props.iter_mut().filter(|p| p.observed == Verdict::Violated) {
-        let cx = shortest_counterexample(&plain, p.name).ok_or_else(|| {
-            format!(
-                "check '{}': DFS saw {} violate, but BFS found no path (model not deterministic?)",
-                e.name, p.name
-            )
-        })?;
-        p.trace = Some(cx);
-    }
-    Ok(CheckResult {
-        name: e.name.clone(),
-        complete,
-        unique_states: unique,
-        total_states: total,
-        max_depth: depth,
-        expected_states: e.states,
-        props,
-        witnesses,
-        elapsed,
-    })
 }
 
-type Cond = fn(&FuseModel, &State) -> bool;
-
-/// The condition of a property (it also tallies into the model's
-/// counters, so callers use a model of their own).
-pub fn condition(m: &FuseModel, prop: &str) -> Option<Cond> {
-    m.properties()
-        .into_iter()
-        .find(|p| p.name == prop)
-        .map(|p| p.condition)
+/// The enabled actions of a state, in the model's order.
+pub fn enabled<M: Spec>(m: &M, s: &M::State) -> Vec<M::Action> {
+    let mut acts = Vec::new();
+    m.actions(s, &mut acts);
+    acts
 }
 
-/// Breadth-first search from the initial state to the nearest state that
-/// violates `prop`: the counterexample is shortest and ends at its first
-/// violating state (stateright-notes.md G2: Stateright's own BFS may
-/// report a longer path).
-pub fn shortest_counterexample(m: &FuseModel, prop: &str) -> Option<Counterexample> {
-    let cond = condition(m, prop)?;
-    let holds = |s: &State| cond(m, s);
-    let init = m.init_states().into_iter().next()?;
-    if !holds(&init) {
-        return Some(Counterexample {
-            actions: vec![],
-            encoded: "0".into(),
-        });
-    }
-    let mut seen: HashMap<State, usize> = HashMap::new();
+/// Breadth-first search from the initial states to the nearest state that
+/// violates always-property `prop`: the counterexample is shortest and
+/// ends at its first violating state (stateright-notes.md G2: Stateright's
+/// own BFS may report a longer path). Returns the actions and the
+/// Explorer path (init index, then action indices).
+pub fn shortest<M: Spec>(m: &M, prop: usize) -> Option<(Vec<M::Action>, String)> {
+    let holds = |s: &M::State| m.condition(prop, s);
+    let inits = m.init_states();
+    let mut seen: HashMap<M::State, ()> = HashMap::new();
     // node: (state, parent node, action index, action)
-    let mut nodes: Vec<(State, usize, usize, Option<Action>)> = Vec::new();
-    seen.insert(init.clone(), 0);
-    nodes.push((init, usize::MAX, 0, None));
-    let mut queue = VecDeque::from([0usize]);
+    let mut nodes: Vec<(M::State, usize, usize, Option<M::Action>)> = Vec::new();
+    let mut queue = VecDeque::new();
+    for (ii, s) in inits.into_iter().enumerate() {
+        if !holds(&s) {
+            return Some((vec![], ii.to_string()));
+        }
+        if seen.insert(s.clone(), ()).is_none() {
+            nodes.push((s, usize::MAX, ii, None));
+            queue.push_back(nodes.len() - 1);
+        }
+    }
     let mut acts = Vec::new();
     while let Some(i) = queue.pop_front() {
         let s = nodes[i].0.clone();
@@ -194,10 +118,10 @@ pub fn shortest_counterexample(m: &FuseModel, prop: &str) -> Option<Counterexamp
             if seen.contains_key(&ns) {
                 continue;
             }
-            let j = nodes.len();
-            seen.insert(ns.clone(), j);
+            seen.insert(ns.clone(), ());
             let bad = !holds(&ns);
             nodes.push((ns, i, ai, Some(*a)));
+            let j = nodes.len() - 1;
             if bad {
                 let mut path = Vec::new();
                 let mut k = j;
@@ -206,12 +130,9 @@ pub fn shortest_counterexample(m: &FuseModel, prop: &str) -> Option<Counterexamp
                     k = nodes[k].1;
                 }
                 path.reverse();
-                let mut enc = vec!["0".to_string()];
+                let mut enc = vec![nodes[k].2.to_string()];
                 enc.extend(path.iter().map(|(ai, _)| ai.to_string()));
-                return Some(Counterexample {
-                    actions: path.into_iter().map(|(_, a)| a).collect(),
-                    encoded: enc.join("/"),
-                });
+                return Some((path.into_iter().map(|(_, a)| a).collect(), enc.join("/")));
             }
             queue.push_back(j);
         }
@@ -219,31 +140,68 @@ pub fn shortest_counterexample(m: &FuseModel, prop: &str) -> Option<Counterexamp
     None
 }
 
-/// Replays an action list from the initial state; returns the states.
-pub fn replay(m: &FuseModel, actions: &[Action]) -> Result<Vec<State>, String> {
+/// Replays an action list from initial state `init`; every action must be
+/// enabled where it is taken. Returns the states.
+pub fn replay<M: Spec>(m: &M, init: usize, actions: &[M::Action]) -> Result<Vec<M::State>, String> {
     let mut s = m
         .init_states()
         .into_iter()
-        .next()
-        .ok_or("model has no initial state")?;
+        .nth(init)
+        .ok_or_else(|| format!("the model has no initial state {init}"))?;
     let mut out = vec![s.clone()];
     for (i, a) in actions.iter().enumerate() {
-        s = m.next_state(&s, *a).ok_or_else(|| {
-            format!(
+        if !enabled(m, &s).contains(a) {
+            // name the action by its serialised form: its label may index
+            // actors that do not exist
+            return Err(format!(
                 "step {}: action {} is not enabled",
                 i + 1,
-                m.format_action(a)
-            )
-        })?;
+                serde_json::to_string(a).unwrap_or_default()
+            ));
+        }
+        s = m
+            .next_state(&s, *a)
+            .ok_or_else(|| format!("step {}: enabled action has no successor", i + 1))?;
         out.push(s.clone());
     }
     Ok(out)
 }
 
-pub fn property_description(name: &str) -> &'static str {
-    PROPERTIES
+/// `T1 ftruncate: fuse_do_setattr: send SETATTR`.
+pub fn label<M: Spec>(m: &M, a: &M::Action) -> String {
+    format!("{}: {}", m.actor_label(a), m.step_fn(a))
+}
+
+/// A counterexample of `prop` in model-free form.
+pub fn counterexample<M: Spec>(m: &M, prop: usize) -> Option<Counterexample> {
+    let (actions, encoded) = shortest(m, prop)?;
+    Some(Counterexample {
+        labels: actions.iter().map(|a| label(m, a)).collect(),
+        actions: actions
+            .iter()
+            .map(|a| serde_json::to_value(a).expect("actions serialise"))
+            .collect(),
+        encoded,
+    })
+}
+
+/// The typed actions of a model-free counterexample.
+pub fn typed_actions<M: Spec>(actions: &[Value]) -> Result<Vec<M::Action>, String> {
+    actions
         .iter()
-        .find(|p| p.name == name)
-        .map(|p| p.description)
-        .unwrap_or("")
+        .enumerate()
+        .map(|(i, v)| {
+            serde_json::from_value(v.clone())
+                .map_err(|e| format!("step {}: not an action of this model: {e}", i + 1))
+        })
+        .collect()
+}
+
+/// The init index of an encoded path.
+pub fn init_index(encoded: &str) -> usize {
+    encoded
+        .split('/')
+        .next()
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(0)
 }

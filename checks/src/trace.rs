@@ -1,40 +1,30 @@
 //! Saved counterexamples: `traces/<check>--<property>.json`, and their
-//! replay. A trace stores the configuration, the action list and the
-//! Explorer path (action indices), never Stateright fingerprints: those
-//! change between builds (stateright-notes.md G9).
+//! verification. A trace stores the configuration, the action list and
+//! the Explorer path (action indices), never Stateright fingerprints:
+//! those change between builds (stateright-notes.md G9).
+//!
+//! A trace is evidence about one catalogue check. Replaying it re-executes
+//! the actions in the model built from the trace's own configuration,
+//! then rebuilds the whole file from the catalogue entry it names and
+//! rejects any difference (labels, configuration, steps, kernel functions,
+//! Explorer fragment), naming the first field that differs.
 
 use crate::catalogue::Entry;
-use crate::runner::{self, CheckResult, Counterexample};
+use crate::check::{self, Check, TraceStep};
+use crate::outcome::CheckResult;
+use crate::paths;
+use crate::runner::Counterexample;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use stateright::{Expectation, Model};
 use std::path::{Path, PathBuf};
-use wbspec_models::fuse::properties::PROPERTIES;
-use wbspec_models::fuse::{Action, Config, FuseModel, State, MODEL_VERSION};
+use std::sync::Arc;
 
 /// Version of the trace file format. Bump it when a field changes meaning
 /// or a required field is added.
-pub const TRACE_SCHEMA: u64 = 1;
-
-/// One step of a trace, for readers (replay recomputes and compares it).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TraceStep {
-    /// 1-based step number.
-    pub n: usize,
-    /// `T1 ftruncate`, `D0 daemon`.
-    pub actor: String,
-    /// The kernel function(s) the step stands for.
-    pub kernel_fn: String,
-    /// Index of the action among the enabled ones (the Explorer path).
-    pub index: usize,
-    /// Lines of the compact state rendering that the step removed (`-`)
-    /// and added (`+`).
-    pub changed: Vec<String>,
-}
+pub const TRACE_SCHEMA: u64 = 2;
 
 /// A saved counterexample.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceFile {
     pub schema: u64,
@@ -45,88 +35,63 @@ pub struct TraceFile {
     pub check: String,
     pub question: String,
     pub kernel: String,
-    pub variant: Vec<String>,
-    pub config: Config,
+    /// Switches that differ from the kernel state (`!x` = turned off).
+    pub switches: Vec<String>,
+    pub config: Value,
     pub property: String,
     pub property_description: String,
     /// `Path::encode` form: init index, then action indices.
     pub encoded: String,
     pub explorer_fragment: String,
-    pub actions: Vec<Action>,
+    pub actions: Vec<Value>,
     pub steps: Vec<TraceStep>,
 }
 
-/// `traces/<check>--<property>.json`
+impl TraceFile {
+    pub fn counterexample(&self) -> Counterexample {
+        Counterexample {
+            actions: self.actions.clone(),
+            labels: self
+                .steps
+                .iter()
+                .map(|s| format!("{}: {}", s.actor, s.kernel_fn))
+                .collect(),
+            encoded: self.encoded.clone(),
+        }
+    }
+}
+
+/// `<check>--<property>.json`
 pub fn file_name(check: &str, property: &str) -> String {
     format!("{check}--{property}.json")
 }
 
-/// Lines of `a`'s compact Debug rendering not in `b`'s (`+`), and the
-/// reverse (`-`), removed lines first.
-pub fn state_diff(b: &State, a: &State) -> Vec<String> {
-    let (sb, sa) = (format!("{b:?}"), format!("{a:?}"));
-    let lb: Vec<&str> = sb.lines().collect();
-    let la: Vec<&str> = sa.lines().collect();
-    let mut out: Vec<String> = lb
-        .iter()
-        .filter(|l| !la.contains(l))
-        .map(|l| format!("- {l}"))
-        .collect();
-    out.extend(
-        la.iter()
-            .filter(|l| !lb.contains(l))
-            .map(|l| format!("+ {l}")),
-    );
-    out
-}
-
-fn enabled(m: &FuseModel, s: &State) -> Vec<Action> {
-    let mut acts = Vec::new();
-    m.actions(s, &mut acts);
-    acts
-}
-
 /// Builds the trace of a counterexample of `property` in check `e`.
 pub fn build(e: &Entry, property: &str, cx: &Counterexample) -> Result<TraceFile, String> {
-    let m = runner::build_model(e)?;
-    let states = runner::replay(&m, &cx.actions)?;
-    let mut steps = Vec::new();
-    for (i, a) in cx.actions.iter().enumerate() {
-        let index = enabled(&m, &states[i])
-            .iter()
-            .position(|x| x == a)
-            .ok_or_else(|| format!("step {}: action not enabled", i + 1))?;
-        steps.push(TraceStep {
-            n: i + 1,
-            actor: m.actor_label(a.actor),
-            kernel_fn: a.step.kernel_fn().to_string(),
-            index,
-            changed: state_diff(&states[i], &states[i + 1]),
-        });
-    }
+    let c = &e.check;
+    let desc = c
+        .property_defs()
+        .iter()
+        .find(|p| p.name == property)
+        .map(|p| p.description)
+        .ok_or_else(|| format!("model {} has no property '{property}'", c.model()))?;
     Ok(TraceFile {
         schema: TRACE_SCHEMA,
         tool: format!("wbspec {}", env!("CARGO_PKG_VERSION")),
         stateright: "0.31.0".into(),
-        model: e.model.clone(),
-        model_version: MODEL_VERSION.into(),
+        model: c.model().into(),
+        model_version: c.model_version().into(),
         check: e.name.clone(),
         question: e.question.clone(),
-        kernel: format!("{:?}", e.config.kernel),
-        variant: e
-            .config
-            .variant
-            .flags_on()
-            .into_iter()
-            .map(String::from)
-            .collect(),
-        config: e.config.clone(),
+        kernel: c.kernel(),
+        switches: c.switches_changed(),
+        config: c.config_json(),
         property: property.to_string(),
-        property_description: runner::property_description(property).to_string(),
+        property_description: desc.to_string(),
         encoded: cx.encoded.clone(),
         explorer_fragment: format!("#/steps/{}", cx.encoded),
         actions: cx.actions.clone(),
-        steps,
+        steps: c.trace_steps(cx)?,
     })
 }
 
@@ -152,81 +117,60 @@ pub fn write_all(dir: &Path, e: &Entry, r: &CheckResult) -> Result<Vec<PathBuf>,
 /// model version, then the fields. Errors are one line naming the file.
 pub fn load(path: &Path) -> Result<TraceFile, String> {
     let d = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{d}: {e}"))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{d}: malformed JSON: {e}"))?;
+    let text = paths::read_input(path)?;
+    parse(&text).map_err(|e| format!("{d}: {e}"))
+}
+
+/// Parses the text of a trace file.
+pub fn parse(text: &str) -> Result<TraceFile, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))?;
     if !v.is_object() {
-        return Err(format!("{d}: not a trace file (expected a JSON object)"));
+        return Err("not a trace file (expected a JSON object)".into());
     }
     match v.get("schema").and_then(Value::as_u64) {
         Some(TRACE_SCHEMA) => {}
         Some(other) => {
             return Err(format!(
-                "{d}: field schema: trace schema version {other}, this wbspec reads {TRACE_SCHEMA}"
+                "field schema: trace schema version {other}, this wbspec reads {TRACE_SCHEMA}"
             ))
         }
-        None => return Err(format!("{d}: field schema: missing or not a number")),
+        None => return Err("field schema: missing or not a number".into()),
     }
-    match v.get("model").and_then(Value::as_str) {
-        Some("fuse") => {}
-        other => {
-            return Err(format!(
-                "{d}: field model: {other:?}, this wbspec knows \"fuse\""
-            ))
-        }
-    }
+    let model = v
+        .get("model")
+        .and_then(Value::as_str)
+        .ok_or("field model: missing or not a string")?;
+    let version = check::model_version(model).ok_or_else(|| {
+        format!(
+            "field model: unknown model '{model}' (known: {})",
+            wbspec_models::registry::model_names().join(", ")
+        )
+    })?;
     match v.get("model_version").and_then(Value::as_str) {
-        Some(mv) if mv == MODEL_VERSION => {}
+        Some(mv) if mv == version => {}
         Some(mv) => {
             return Err(format!(
-                "{d}: field model_version: trace was made by model {mv}, this is {MODEL_VERSION}; regenerate it with `wbspec check --write-traces`"
+                "field model_version: trace was made by model {mv}, this is {version}; regenerate it with `wbspec check --write-traces`"
             ))
         }
-        None => return Err(format!("{d}: field model_version: missing")),
+        None => return Err("field model_version: missing".into()),
     }
-    serde_json::from_value(v).map_err(|e| format!("{d}: {e}"))
+    serde_json::from_value(v).map_err(|e| e.to_string())
 }
 
 /// What a successful replay established.
 pub struct Replayed {
     pub trace: TraceFile,
-    pub model: FuseModel,
-    pub states: Vec<State>,
+    pub check: Arc<dyn Check>,
 }
 
-/// Re-executes a trace from the initial state of its configuration:
-/// every action must be enabled, every Explorer index must name the same
-/// action, each step must change the state as recorded, and the property
-/// must fail at the last step and at no earlier one.
-pub fn replay(t: TraceFile) -> Result<Replayed, String> {
-    let m = FuseModel::new(t.config.clone()).map_err(|e| format!("field config: {e}"))?;
-    let prop = t.property.as_str();
-    match PROPERTIES
-        .iter()
-        .find(|p| p.name == prop)
-        .map(|p| p.expectation.clone())
-    {
-        Some(Expectation::Always) => {}
-        Some(_) => {
-            return Err(format!(
-                "field property: '{prop}' is a witness, not a safety property"
-            ))
-        }
-        None => return Err(format!("field property: unknown property '{prop}'")),
-    }
-    let cond = runner::condition(&m, prop).expect("known property");
-    let idx: Vec<usize> = t
-        .encoded
-        .split('/')
-        .map(|x| x.parse::<usize>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| format!("field encoded: '{}' is not a path of indices", t.encoded))?;
-    if idx.len() != t.actions.len() + 1 || idx[0] != 0 {
-        return Err(format!(
-            "field encoded: '{}' does not match {} actions",
-            t.encoded,
-            t.actions.len()
-        ));
-    }
+/// Re-executes a trace in the model of its own configuration: every
+/// action must be enabled, every Explorer index must name the same
+/// action, and the property must fail at the last step and at no earlier
+/// one. Then the file must be exactly what the catalogue entry it names
+/// produces for these actions (`entries`: the catalogue in use).
+pub fn replay(t: TraceFile, entries: &[Entry]) -> Result<Replayed, String> {
+    let c = check::from_json(&t.model, &t.config)?;
     if t.steps.len() != t.actions.len() {
         return Err(format!(
             "field steps: {} steps for {} actions",
@@ -234,74 +178,81 @@ pub fn replay(t: TraceFile) -> Result<Replayed, String> {
             t.actions.len()
         ));
     }
-    let mut s = m.initial();
-    let mut states = vec![s.clone()];
-    let n = t.actions.len();
-    if n > 0 && !cond(&m, &s) {
-        return Err(format!("{prop} fails already in the initial state"));
-    }
-    for (k, a) in t.actions.iter().enumerate() {
-        let step = k + 1;
-        let acts = enabled(&m, &s);
-        if !acts.contains(a) {
+    match c
+        .property_defs()
+        .iter()
+        .find(|p| p.name == t.property)
+        .map(|p| &p.expectation)
+    {
+        Some(stateright::Expectation::Always) => {}
+        Some(_) => {
             return Err(format!(
-                "step {step}: action {} is not enabled (model changed?)",
-                m.format_action(a)
-            ));
+                "field property: '{}' is a witness, not a safety property",
+                t.property
+            ))
         }
-        match acts.get(idx[step]) {
-            Some(x) if x == a => {}
-            Some(x) => {
-                return Err(format!(
-                    "step {step}: Explorer index {} names {}, not {}",
-                    idx[step],
-                    m.format_action(x),
-                    m.format_action(a)
-                ))
-            }
-            None => {
-                return Err(format!(
-                    "step {step}: Explorer index {} out of range ({} actions enabled)",
-                    idx[step],
-                    acts.len()
-                ))
-            }
-        }
-        let ns = m
-            .next_state(&s, *a)
-            .expect("enabled action has a successor");
-        if state_diff(&s, &ns) != t.steps[k].changed {
-            return Err(format!(
-                "step {step}: {} changes the state differently than recorded",
-                m.format_action(a)
-            ));
-        }
-        let fails = !cond(&m, &ns);
-        if fails && step < n {
-            return Err(format!(
-                "{prop} fails already at step {step}, not at step {n} as recorded"
-            ));
-        }
-        if !fails && step == n {
-            return Err(format!("{prop} no longer fails at step {n}"));
-        }
-        states.push(ns.clone());
-        s = ns;
+        None => return Err(format!("field property: unknown property '{}'", t.property)),
     }
-    if n == 0 && cond(&m, &s) {
-        return Err(format!("{prop} no longer fails in the initial state"));
+    let cx = t.counterexample();
+    c.replay(&t.property, &cx)?;
+    let e = entries
+        .iter()
+        .find(|e| e.name == t.check)
+        .ok_or_else(|| format!("field check: no check '{}' in the catalogue", t.check))?;
+    if e.check.model() != t.model {
+        return Err(format!(
+            "field model: check '{}' is a {} check",
+            e.name,
+            e.check.model()
+        ));
     }
-    Ok(Replayed {
-        trace: t,
-        model: m,
-        states,
-    })
+    if e.check.config_json() != t.config {
+        return Err(format!(
+            "field config: not the configuration of check '{}'",
+            e.name
+        ));
+    }
+    let now = build(e, &t.property, &cx)?;
+    if let Some(field) = first_difference(&now, &t) {
+        return Err(format!(
+            "field {field}: differs from what check '{}' records for these actions",
+            e.name
+        ));
+    }
+    Ok(Replayed { trace: t, check: c })
 }
 
-/// Loads and replays a file; the one-line summary on success.
-pub fn replay_file(path: &Path) -> Result<Replayed, String> {
+/// The first field in which two trace files differ.
+fn first_difference(a: &TraceFile, b: &TraceFile) -> Option<String> {
+    let va = serde_json::to_value(a).ok()?;
+    let vb = serde_json::to_value(b).ok()?;
+    let (oa, ob) = (va.as_object()?, vb.as_object()?);
+    for (k, x) in oa {
+        let y = ob.get(k)?;
+        if x != y {
+            if k == "steps" {
+                let (sa, sb) = (x.as_array()?, y.as_array()?);
+                for (i, (p, q)) in sa.iter().zip(sb).enumerate() {
+                    if p != q {
+                        let sub = p
+                            .as_object()
+                            .and_then(|po| po.iter().find(|(kk, vv)| q.get(*kk) != Some(*vv)))
+                            .map(|(kk, _)| kk.clone())
+                            .unwrap_or_default();
+                        return Some(format!("steps[{}].{sub}", i + 1));
+                    }
+                }
+            }
+            return Some(k.clone());
+        }
+    }
+    None
+}
+
+/// Loads and replays a file against the catalogue.
+pub fn replay_file(path: &Path, entries: &[Entry]) -> Result<Replayed, String> {
     let t = load(path)?;
-    replay(t).map_err(|e| format!("{}: {e}", path.display()))
+    replay(t, entries).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 pub fn summary(r: &Replayed) -> String {

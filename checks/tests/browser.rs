@@ -13,6 +13,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use wbspec::trace;
 
+mod common;
+
 /// Kills its child (by PID) and reaps it when dropped, also on panic.
 struct KillOnDrop(Child);
 
@@ -95,12 +97,15 @@ fn explorer_shows_the_counterexample_in_chromium() {
     };
     let t0 = Instant::now();
     let tf = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/t-fopen-dio-read--b1.json");
-    let r = trace::replay_file(&tf).expect("committed trace replays");
+    let cat = wbspec::catalogue::load_dir(&common::catalogue_dir()).unwrap();
+    let r = trace::replay_file(&tf, &cat.entries).expect("committed trace replays");
 
     // the Explorer, on a free port, in a directory without ./ui
     let server = Command::new(env!("CARGO_BIN_EXE_wbspec"))
         .args(["explore", "t-fopen-dio-read", "--port", "0", "--trace"])
         .arg(&tf)
+        .arg("--catalogue")
+        .arg(common::catalogue_dir())
         .current_dir(std::env::temp_dir())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -137,9 +142,8 @@ fn explorer_shows_the_counterexample_in_chromium() {
 
     // the path of actions, every step of the trace
     assert!(dom.contains("Path of Actions"), "{dom}");
-    for a in &r.trace.actions {
-        let label = stateright::Model::format_action(&r.model, a);
-        assert!(dom.contains(&label), "step {label:?} not shown");
+    for label in &r.trace.counterexample().labels {
+        assert!(dom.contains(label), "step {label:?} not shown");
     }
     // the selected (last) state, in the compact rendering
     assert!(dom.contains("server v1"), "state not shown");

@@ -4,18 +4,18 @@
 mod common;
 use common::*;
 use serde_json::Value;
+use stateright::Expectation;
 use std::path::PathBuf;
-use std::process::Output;
 use wbspec::catalogue;
-use wbspec::runner;
+use wbspec::check::Check;
 
 /// The main job: every check runs to completion with the expected
 /// verdicts, pinned state counts and required witnesses.
 #[test]
 fn whole_catalogue_matches_expectations() {
-    let dir = tmpdir("all");
-    let json = dir.join("report.json");
-    let md = dir.join("results.md");
+    let dir = tmpdir();
+    let json = dir.path().join("report.json");
+    let md = dir.path().join("results.md");
     let out = wbspec(&[
         "check",
         "--all",
@@ -44,13 +44,20 @@ fn whole_catalogue_matches_expectations() {
     assert!(stdout.contains("Mutation score: "), "{stdout}");
     assert!(!stdout.contains("SURVIVED"), "{stdout}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["schema"], 2);
+    assert!(doc["tool"]["commit"].is_string() && doc["tool"]["dirty"].is_boolean());
+    assert!(doc["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["name"] == "fuse"));
+    assert!(!stdout.contains("UNOBSERVED"), "{stdout}");
+    assert!(doc["switches"].as_array().unwrap().len() >= 16);
     let checks = doc["checks"].as_array().unwrap();
-    let entries = catalogue::load_dir(&catalogue_dir()).unwrap();
-    assert_eq!(checks.len(), entries.len());
+    let cat = catalogue::load_dir(&catalogue_dir()).unwrap();
+    assert_eq!(checks.len(), cat.entries.len());
     assert!(checks.len() >= 12);
 
-    let always = catalogue::always_properties();
     for c in checks {
         let name = c["name"].as_str().unwrap();
         assert_eq!(c["complete"], true, "{name} incomplete");
@@ -71,8 +78,31 @@ fn whole_catalogue_matches_expectations() {
             );
         }
     }
-    // Every always-property: violated by at least one mutant (the check
-    // can fail), and holding in at least one check of a real kernel state.
+    // Every always-property of every model: violated by at least one
+    // mutant (the check can fail), and holding in at least one check of a
+    // real kernel state.
+    let mut models: Vec<&catalogue::Entry> = Vec::new();
+    for e in &cat.entries {
+        if !models.iter().any(|m| m.model == e.model) {
+            models.push(e);
+        }
+    }
+    let props = |e: &catalogue::Entry, x: Expectation| -> Vec<&'static str> {
+        e.check
+            .property_defs()
+            .iter()
+            .filter(|p| p.expectation == x)
+            .map(|p| p.name)
+            .collect()
+    };
+    let always: Vec<&str> = models
+        .iter()
+        .flat_map(|e| props(e, Expectation::Always))
+        .collect();
+    let witnesses: Vec<&str> = models
+        .iter()
+        .flat_map(|e| props(e, Expectation::Sometimes))
+        .collect();
     for prop in &always {
         let killed = checks.iter().any(|c| {
             c["tags"].as_array().unwrap().iter().any(|t| t == "mutant")
@@ -107,7 +137,7 @@ fn whole_catalogue_matches_expectations() {
         );
     }
     // Every witness is reached by some check.
-    for w in catalogue::witness_properties() {
+    for w in witnesses {
         let reached = checks.iter().any(|c| {
             c["witnesses"]
                 .as_array()
@@ -117,43 +147,48 @@ fn whole_catalogue_matches_expectations() {
         });
         assert!(reached, "witness {w} is never reached");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Counterexamples replay, end at their first violating state, and no
 /// shorter path exists (checked against a plain BFS depth bound).
 #[test]
 fn counterexamples_are_shortest_and_replay() {
-    let entries = catalogue::load_dir(&catalogue_dir()).unwrap();
+    use wbspec::check::Typed;
+    use wbspec_models::fuse::FuseModel;
+    use wbspec_models::spec::{property_index, Spec};
+    let cat = catalogue::load_dir(&catalogue_dir()).unwrap();
     let mut seen = 0;
-    for e in entries
+    for e in cat
+        .entries
         .iter()
-        .filter(|e| e.tags.iter().any(|t| t == "mutant" || t == "dio"))
+        .filter(|e| e.model == "fuse" && (e.has_tag("mutant") || e.has_tag("dio")))
     {
-        let m = runner::build_model(e).unwrap();
+        let cfg = serde_json::from_value(e.check.config_json()).unwrap();
+        let m = <FuseModel as Spec>::build(&cfg).unwrap();
         for (prop, v) in &e.expect {
             if *v != catalogue::Verdict::Violated {
                 continue;
             }
-            let cx = runner::shortest_counterexample(&m, prop).expect("counterexample");
-            let states = runner::replay(&m, &cx.actions).unwrap();
-            let cond = runner::condition(&m, prop).unwrap();
+            let i = property_index::<FuseModel>(prop).unwrap();
+            let cond = |s: &<FuseModel as stateright::Model>::State| m.condition(i, s);
+            let (actions, encoded) = wbspec::runner::shortest(&m, i).expect("counterexample");
+            let states = wbspec::runner::replay(&m, 0, &actions).unwrap();
             let last = states.len() - 1;
             assert!(
-                !cond(&m, &states[last]),
+                !cond(&states[last]),
                 "{} {prop}: last state must violate",
                 e.name
             );
-            for (i, s) in states[..last].iter().enumerate() {
-                assert!(cond(&m, s), "{} {prop}: state {i} already violates", e.name);
+            for (k, s) in states[..last].iter().enumerate() {
+                assert!(cond(s), "{} {prop}: state {k} already violates", e.name);
             }
             // no violating state at a smaller depth
             let mut frontier = vec![states[0]];
             let mut seen_states = std::collections::HashSet::new();
-            for _depth in 0..cx.actions.len() {
+            for _depth in 0..actions.len() {
                 let mut next = Vec::new();
                 for s in &frontier {
-                    assert!(cond(&m, s), "{} {prop}: shorter violation exists", e.name);
+                    assert!(cond(s), "{} {prop}: shorter violation exists", e.name);
                     let mut acts = Vec::new();
                     stateright::Model::actions(&m, s, &mut acts);
                     for a in acts {
@@ -165,20 +200,16 @@ fn counterexamples_are_shortest_and_replay() {
                 }
                 frontier = next;
             }
-            let enc: Vec<&str> = cx.encoded.split('/').collect();
-            assert_eq!(enc.len(), cx.actions.len() + 1);
+            assert_eq!(encoded.split('/').count(), actions.len() + 1);
+            // the generic Check gives the same counterexample
+            let t = Typed { model: m.clone() };
+            let cx = t.shortest(prop).unwrap().unwrap();
+            assert_eq!(cx.encoded, encoded);
+            t.replay(prop, &cx).unwrap();
             seen += 1;
         }
     }
     assert!(seen >= 6, "only {seen} counterexamples checked");
-}
-
-fn one_line_error(out: &Output, needle: &str) {
-    assert_eq!(out.status.code(), Some(2), "exit code");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    assert!(err.contains(needle), "{err:?} should mention {needle:?}");
-    assert!(!err.contains("panicked"));
 }
 
 #[test]
@@ -201,32 +232,30 @@ fn malformed_catalogues_are_rejected_with_the_problem_named() {
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\ncolour = 3\n", "unknown field"),
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\nvariant = [\"mut_nothing\"]\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n", "unknown variant flag"),
     ];
-    for (i, (text, needle)) in cases.iter().enumerate() {
-        let dir = tmpdir(&format!("bad{i}"));
-        std::fs::write(dir.join("bad.toml"), text).unwrap();
-        let out = wbspec(&["--catalogue", dir.to_str().unwrap(), "list"]);
+    for (text, needle) in cases {
+        let dir = tmpdir();
+        std::fs::write(dir.path().join("bad.toml"), text).unwrap();
+        let out = wbspec(&["--catalogue", dir.path().to_str().unwrap(), "list"]);
         one_line_error(&out, needle);
-        let _ = std::fs::remove_dir_all(&dir);
     }
-    let dir = tmpdir("empty");
+    let dir = tmpdir();
     one_line_error(
-        &wbspec(&["--catalogue", dir.to_str().unwrap(), "list"]),
+        &wbspec(&["--catalogue", dir.path().to_str().unwrap(), "list"]),
         "no .toml file",
     );
 }
 
 #[test]
 fn a_differing_verdict_exits_1() {
-    let dir = tmpdir("wrong");
+    let dir = tmpdir();
     std::fs::write(
-        dir.join("w.toml"),
+        dir.path().join("w.toml"),
         "[[check]]\nname = \"w\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ncached = [0]\ntasks = [\"write 0+1\", \"dio-read 0+1\"]\n",
     )
     .unwrap();
-    let out = wbspec(&["--catalogue", dir.to_str().unwrap(), "check", "w"]);
+    let out = wbspec(&["--catalogue", dir.path().to_str().unwrap(), "check", "w"]);
     assert_eq!(out.status.code(), Some(1));
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("Check w b1 Sometimes"), "{s}");
     assert!(s.contains("MISMATCH expected holds"), "{s}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -250,6 +250,15 @@ pub const VIOL_D: u8 = 8;
 /// without NOWRITE).
 pub const VIOL_BUG: u8 = 16;
 
+/// The property each sticky violation bit stands for (state view).
+pub const VIOL_NAMES: &[(u8, &str)] = &[
+    (VIOL_A2, "a2"),
+    (VIOL_B1, "b1"),
+    (VIOL_B2, "b2"),
+    (VIOL_D, "d"),
+    (VIOL_BUG, "g-bugon"),
+];
+
 /// What the last transition did that no state field shows afterwards
 /// (used only by `sometimes` witnesses; reset by every step).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -446,7 +455,15 @@ impl fmt::Debug for State {
             }
         }
         if self.viol != 0 {
-            writeln!(f, "violated: {:#x}", self.viol)?;
+            let names: Vec<&str> = VIOL_NAMES
+                .iter()
+                .filter(|(bit, _)| self.viol & bit != 0)
+                .map(|(_, n)| *n)
+                .collect();
+            writeln!(f, "violated (sticky): {}", names.join(", "))?;
+        }
+        if self.ev != Event::None {
+            writeln!(f, "last step: {:?}", self.ev)?;
         }
         Ok(())
     }

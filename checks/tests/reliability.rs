@@ -1,0 +1,376 @@
+//! The tool's promises about the files it touches, its exit codes and its
+//! inputs (docs/reliability.md): each test names the defect it guards.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ONE: &str = r#"[[check]]
+name = "x"
+question = "q"
+kernel = "T"
+pages = 1
+init_size = 1
+cached = [0]
+tasks = ["write 0+1", "dio-read 0+1"]
+expect = { b1 = "violated" }
+"#;
+
+/// A check pinned by `--update-pins` in a scratch checkout.
+fn pinned_checkout(text: &str) -> tempfile::TempDir {
+    let d = fake_checkout(text);
+    let out = wbspec_in(d.path(), &["check", "--all", "--update-pins"]);
+    assert!(
+        out.status.code() == Some(1) || out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // not --all: a scratch catalogue cannot observe the model's switches
+    let names = check_names(d.path());
+    let mut args = vec!["check"];
+    args.extend(names.iter().map(String::as_str));
+    let out = wbspec_in(d.path(), &args);
+    assert!(out.status.success(), "{}", stdout(&out));
+    d
+}
+
+fn check_names(root: &std::path::Path) -> Vec<String> {
+    stdout(&wbspec_in(root, &["list"]))
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect()
+}
+
+/// Exit 2 and the error as the last line of stderr (progress lines come
+/// before it).
+fn last_line_error(out: &std::process::Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let last = err.trim().lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("wbspec: ") && last.contains(needle),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Defect: `--update-pins` inserted a second `states =` line and edited
+/// multi-line arrays; with `[[ check ]]` headers it edited the next check.
+#[test]
+fn update_pins_keeps_the_catalogue_valid() {
+    let text = format!(
+        "# header comment\n[[ check ]]\nname = \"a\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\n  \"wb none\",\n  \"fsync\",\n]\nstates = 3\n\n{}",
+        ONE.replace("[[check]]", "[[ check ]]")
+    );
+    let d = pinned_checkout(&text);
+    let new = std::fs::read_to_string(d.path().join("checks/catalogue/c.toml")).unwrap();
+    assert!(new.starts_with("# header comment\n"));
+    assert_eq!(new.matches("states =").count(), 2, "{new}");
+    assert!(
+        new.contains("tasks = [\n  \"wb none\",\n  \"fsync\",\n]"),
+        "{new}"
+    );
+    assert!(new.contains("witnesses = {"), "{new}");
+}
+
+/// Defect: `--update-pins` pinned even when verdicts mismatched.
+#[test]
+fn update_pins_refuses_when_a_verdict_differs() {
+    let d = fake_checkout(&ONE.replace("violated", "holds"));
+    let before = std::fs::read_to_string(d.path().join("checks/catalogue/c.toml")).unwrap();
+    let out = wbspec_in(d.path(), &["check", "--all", "--update-pins"]);
+    last_line_error(&out, "--update-pins refused");
+    let after = std::fs::read_to_string(d.path().join("checks/catalogue/c.toml")).unwrap();
+    assert_eq!(before, after);
+}
+
+/// Defects: unpinned checks and wrong witness pins passed.
+#[test]
+fn unpinned_and_wrongly_pinned_checks_fail() {
+    let d = fake_checkout(ONE);
+    let out = wbspec_in(d.path(), &["check", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("MISMATCH unpinned"),
+        "{}",
+        stdout(&out)
+    );
+    let d = pinned_checkout(ONE);
+    let f = d.path().join("checks/catalogue/c.toml");
+    let text = std::fs::read_to_string(&f).unwrap();
+    // a vacuously true witness would change its count: the pin catches it
+    let re = text.replace("w-dio-read-checked = ", "w-dio-read-checked = 1");
+    assert_ne!(re, text);
+    std::fs::write(&f, re).unwrap();
+    let out = wbspec_in(d.path(), &["check", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("MISMATCH pinned"), "{}", stdout(&out));
+    // a reached witness that the pins do not list
+    let re = text.replace("w-dio-read-checked = ", "w-quiescent = 1, w-zz-unused = ");
+    std::fs::write(&f, &re).unwrap();
+    one_line_error(
+        &wbspec_in(d.path(), &["check", "x"]),
+        "unknown witness 'w-zz-unused'",
+    );
+}
+
+/// Defect: a surviving mutant exited 0.
+#[test]
+fn a_surviving_mutant_fails_the_run() {
+    let m = r#"[[check]]
+name = "m"
+question = "mutant that breaks nothing here"
+kernel = "T"
+variant = ["mut_fsync_no_wait"]
+pages = 1
+init_size = 1
+tasks = ["fsync"]
+tags = ["mutant"]
+"#;
+    let d = pinned_checkout_allowing(m);
+    let out = wbspec_in(d.path(), &["check", "m"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("SURVIVED: m"), "{}", stdout(&out));
+}
+
+/// Pins a checkout without requiring the run to pass afterwards.
+fn pinned_checkout_allowing(text: &str) -> tempfile::TempDir {
+    let d = fake_checkout(text);
+    let _ = wbspec_in(d.path(), &["check", "--all", "--update-pins"]);
+    d
+}
+
+/// Defects: `--write-traces` deleted every `*--*.json` it did not write
+/// (a user's `meeting--notes.json`), and with a custom `--catalogue` it
+/// removed the checkout's committed traces.
+#[test]
+fn trace_writing_touches_only_its_own_files() {
+    let d = pinned_checkout(ONE);
+    let traces = d.path().join("traces");
+    std::fs::write(traces.join("meeting--notes.json"), "{}").unwrap();
+    std::fs::write(traces.join("x--a1.json"), "stale").unwrap();
+    std::fs::write(traces.join("other--b1.json"), "not ours").unwrap();
+    // --all judges switches too (a scratch catalogue observes none: exit
+    // 1); the files are what matters here
+    let out = wbspec_in(d.path(), &["check", "--all", "--write-traces"]);
+    assert!(stdout(&out).contains("Switch p_no_writectr UNOBSERVED"));
+    let mut names: Vec<String> = std::fs::read_dir(&traces)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["meeting--notes.json", "other--b1.json", "x--b1.json"]
+    );
+    // another catalogue: nothing is removed, and a traces dir is required
+    let other = tmpdir();
+    std::fs::copy(
+        d.path().join("checks/catalogue/c.toml"),
+        other.path().join("c.toml"),
+    )
+    .unwrap();
+    let cat = other.path().to_str().unwrap();
+    one_line_error(
+        &wbspec_in(
+            d.path(),
+            &["--catalogue", cat, "check", "--all", "--write-traces"],
+        ),
+        "needs --traces-dir",
+    );
+    std::fs::write(traces.join("x--a1.json"), "stale").unwrap();
+    let out = wbspec_in(
+        d.path(),
+        &[
+            "--catalogue",
+            cat,
+            "check",
+            "--all",
+            "--write-traces",
+            "--traces-dir",
+            traces.to_str().unwrap(),
+        ],
+    );
+    assert!(stdout(&out).contains("Check x b1 Sometimes"));
+    assert!(
+        traces.join("x--a1.json").exists(),
+        "a foreign catalogue removed a file"
+    );
+}
+
+/// Defect: check names were not validated (`../../escaped` wrote outside
+/// the traces directory; `""` and names with spaces were accepted).
+#[test]
+fn check_names_are_validated() {
+    for bad in ["../../escaped", "", "a b", "A"] {
+        let text = ONE.replace("name = \"x\"", &format!("name = {bad:?}"));
+        let d = fake_checkout(&text);
+        one_line_error(&wbspec_in(d.path(), &["list"]), "check name");
+    }
+}
+
+/// Defect: the default catalogue and traces were the build checkout's.
+#[test]
+fn defaults_come_from_the_working_directory() {
+    let d = fake_checkout(ONE);
+    let sub = d.path().join("checks");
+    let out = wbspec_in(&sub, &["list"]);
+    assert!(out.status.success());
+    let s = stdout(&out);
+    assert_eq!(s.lines().count(), 1, "{s}");
+    assert!(s.starts_with("x "), "{s}");
+    let nowhere = tmpdir();
+    one_line_error(&wbspec_in(nowhere.path(), &["list"]), "no wbspec checkout");
+}
+
+fn b1_trace() -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(traces_dir().join("t-fopen-dio-read--b1.json")).unwrap(),
+    )
+    .unwrap()
+}
+
+fn replay_json(v: &Value) -> std::process::Output {
+    let d = tmpdir();
+    let p = d.path().join("t.json");
+    std::fs::write(&p, serde_json::to_string_pretty(v).unwrap()).unwrap();
+    wbspec(&["replay", p.to_str().unwrap()])
+}
+
+/// Defect: replay trusted a trace's labels; a relabelled trace replayed
+/// and `explain` presented it as the other check's violation.
+#[test]
+fn replay_rejects_relabelled_traces() {
+    let mut v = b1_trace();
+    v["check"] = "t2-fopen-dio-read".into();
+    one_line_error(&replay_json(&v), "field config");
+    let mut v = b1_trace();
+    v["question"] = "something else".into();
+    one_line_error(&replay_json(&v), "field question");
+    let mut v = b1_trace();
+    v["steps"][3]["kernel_fn"] = "inode_lock".into();
+    one_line_error(&replay_json(&v), "field steps[4].kernel_fn");
+    let mut v = b1_trace();
+    v["explorer_fragment"] = "#/steps/0".into();
+    one_line_error(&replay_json(&v), "field explorer_fragment");
+    let mut v = b1_trace();
+    v["check"] = "no-such-check".into();
+    one_line_error(&replay_json(&v), "no check 'no-such-check'");
+}
+
+/// Defect: an action naming an actor that does not exist panicked.
+#[test]
+fn replay_rejects_impossible_actors_without_panicking() {
+    let mut v = b1_trace();
+    v["actions"][0]["actor"] = serde_json::json!({"Task": 200});
+    one_line_error(&replay_json(&v), "is not enabled");
+    let mut v = b1_trace();
+    v["actions"][0]["actor"] = serde_json::json!({"Daemon": 9});
+    one_line_error(&replay_json(&v), "is not enabled");
+    let mut v = b1_trace();
+    v["actions"][0] = serde_json::json!({"actor": "nobody"});
+    one_line_error(&replay_json(&v), "not an action");
+}
+
+/// Defect: `wbspec list | head -1` panicked on the closed pipe.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    // more output than a pipe holds (64 KiB), so a write meets the closed
+    // pipe
+    let mut text = String::new();
+    for i in 0..3000 {
+        text.push_str(&ONE.replace("name = \"x\"", &format!("name = \"x{i}\"")));
+    }
+    let d = fake_checkout(&text);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wbspec"))
+        .args(["list"])
+        .current_dir(d.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    r.read_line(&mut line).unwrap();
+    assert!(line.starts_with("x0 "), "{line}");
+    drop(r); // the reader is gone now
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.is_empty(), "{err}");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+}
+
+/// Defect: stdout on a full device panicked.
+#[test]
+fn a_full_device_is_a_one_line_error() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+    let Ok(full) = full else {
+        println!("skipping: no /dev/full");
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_wbspec"))
+        .args(["list"])
+        .current_dir(repo_root())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    one_line_error(&out, "standard output");
+}
+
+/// Defect: a FIFO named *.toml hung the loader.
+#[test]
+fn a_fifo_in_the_catalogue_does_not_hang() {
+    let d = fake_checkout(ONE);
+    let fifo = d.path().join("checks/catalogue/z.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let t0 = Instant::now();
+    let out = wbspec_in(d.path(), &["list"]);
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    one_line_error(&out, "not a regular file");
+}
+
+/// Defect: the Explorer served its UI from a predictable /tmp directory
+/// that was never removed.
+#[test]
+fn explore_removes_its_private_directory() {
+    let tmp = tmpdir();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wbspec"))
+        .args(["explore", "t-fopen-dio-read", "--port", "0"])
+        .current_dir(repo_root())
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("http://127.0.0.1:"), "{line}");
+    let dirs: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert_eq!(dirs.len(), 1, "one private directory while serving");
+    let d = dirs[0].as_ref().unwrap().path();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&d).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("explore did not end on SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!d.exists(), "private directory left behind");
+}
