@@ -57,6 +57,7 @@ impl Kernel {
 /// Every switch by name, in `Variant` field order.
 pub const VARIANT_FLAGS: &[&str] = &[
     "pending_time",
+    "delalloc_nowait_eagain",
     "bdp_async_eagain",
     "iter_revert",
     "nowait_lazytime",
@@ -69,6 +70,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_pending_never_cleared",
     "mut_cached_privs_check",
     "mut_bdp_skip_nowait",
+    "mut_bdp_no_freerun",
     "mut_iolock_leak_on_eagain",
 ];
 
@@ -81,6 +83,11 @@ pub struct Variant {
     /// the flag and returns -EAGAIN; a NOWAIT write that finds it set
     /// skips its update; only a blocking update clears it.
     pub pending_time: bool,
+    /// RFC v1 patch 6: xfs_buffered_write_iomap_begin returns -EAGAIN
+    /// under IOMAP_NOWAIT when the range needs a delalloc reservation (a
+    /// write beyond EOF). Dave Chinner: "Why? Delayed allocation doesn't
+    /// block..."; dropped in v2.
+    pub delalloc_nowait_eagain: bool,
     /// balance_dirty_pages(BDP_ASYNC) returns -EAGAIN where it would sleep
     /// (Jan Kara's design, fe6c9c6e3e3e). Off: RFC v1 patch 15 records the
     /// pause in task_struct and the NOWAIT write goes on.
@@ -122,6 +129,10 @@ pub struct Variant {
     pub mut_cached_privs_check: bool,
     /// NOWAIT iomap_write_iter skips balance_dirty_pages (kills io7).
     pub mut_bdp_skip_nowait: bool,
+    /// NOWAIT balance_dirty_pages refuses at every ratelimit check, even
+    /// under the limit (no freerun pass, which Jan Kara's design keeps):
+    /// io_uring writes split wherever they are (kills io2).
+    pub mut_bdp_no_freerun: bool,
     /// xfs_file_buffered_write returns -EAGAIN without xfs_iunlock
     /// (kills e).
     pub mut_iolock_leak_on_eagain: bool,
@@ -134,7 +145,11 @@ impl Variant {
             ..Variant::default()
         };
         match k {
-            Kernel::V1 | Kernel::V7 => v.pending_time = true,
+            Kernel::V1 => {
+                v.pending_time = true;
+                v.delalloc_nowait_eagain = true;
+            }
+            Kernel::V7 => v.pending_time = true,
             Kernel::M60 => v.iter_revert = true,
             Kernel::M615 => {}
             Kernel::N70 => v.nowait_lazytime = true,
@@ -145,6 +160,7 @@ impl Variant {
     fn field(&mut self, name: &str) -> Option<&mut bool> {
         Some(match name {
             "pending_time" => &mut self.pending_time,
+            "delalloc_nowait_eagain" => &mut self.delalloc_nowait_eagain,
             "bdp_async_eagain" => &mut self.bdp_async_eagain,
             "iter_revert" => &mut self.iter_revert,
             "nowait_lazytime" => &mut self.nowait_lazytime,
@@ -157,6 +173,7 @@ impl Variant {
             "mut_pending_never_cleared" => &mut self.mut_pending_never_cleared,
             "mut_cached_privs_check" => &mut self.mut_cached_privs_check,
             "mut_bdp_skip_nowait" => &mut self.mut_bdp_skip_nowait,
+            "mut_bdp_no_freerun" => &mut self.mut_bdp_no_freerun,
             "mut_iolock_leak_on_eagain" => &mut self.mut_iolock_leak_on_eagain,
             _ => return None,
         })
@@ -380,6 +397,20 @@ impl Config {
 
     pub fn writers(&self) -> usize {
         self.tasks.iter().filter(|t| t.write().is_some()).count()
+    }
+
+    /// Task contexts that dirty folios, each with its own
+    /// current->nr_dirtied: a write(2) task, an io_uring submitter and the
+    /// io-wq worker that retries its request.
+    pub fn dirtying_contexts(&self) -> usize {
+        self.tasks
+            .iter()
+            .map(|t| match t.write() {
+                Some((true, _, _)) => 2,
+                Some(_) => 1,
+                None => 0,
+            })
+            .sum()
     }
 
     pub fn validate(&self) -> Result<(), String> {

@@ -82,6 +82,7 @@ const KERNEL_STATES: &[KernelState] = &[
 
 const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "pending_time", kind: SwitchKind::Kernel, description: "S_PENDING_TIME: set with -EAGAIN, skip when set, cleared by a blocking update (RFC, v2-v7)" },
+    SwitchDef { name: "delalloc_nowait_eagain", kind: SwitchKind::Kernel, description: "RFC v1 patch 6: NOWAIT xfs_buffered_write_iomap_begin returns -EAGAIN for a delalloc reservation" },
     SwitchDef { name: "bdp_async_eagain", kind: SwitchKind::Kernel, description: "fe6c9c6e3e3e: balance_dirty_pages(BDP_ASYNC) returns -EAGAIN (off: RFC records a pause and goes on)" },
     SwitchDef { name: "iter_revert", kind: SwitchKind::Kernel, description: "18e419f6e80a: iomap_write_iter reverts the iov_iter and returns -EAGAIN (6.0-6.14)" },
     SwitchDef { name: "nowait_lazytime", kind: SwitchKind::Kernel, description: "85c871a02b03/08489c4f4133: NOWAIT lazytime timestamp updates in memory (7.0)" },
@@ -94,6 +95,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_pending_never_cleared", kind: SwitchKind::Mutant, description: "S_PENDING_TIME is never cleared" },
     SwitchDef { name: "mut_cached_privs_check", kind: SwitchKind::Mutant, description: "the remove-privs check is made at submission and reused" },
     SwitchDef { name: "mut_bdp_skip_nowait", kind: SwitchKind::Mutant, description: "NOWAIT iomap_write_iter skips balance_dirty_pages" },
+    SwitchDef { name: "mut_bdp_no_freerun", kind: SwitchKind::Mutant, description: "NOWAIT balance_dirty_pages refuses even under the limit" },
     SwitchDef { name: "mut_iolock_leak_on_eagain", kind: SwitchKind::Mutant, description: "xfs_file_buffered_write returns -EAGAIN without xfs_iunlock" },
 ];
 

@@ -187,7 +187,9 @@ impl NowaitModel {
         } else if busy && e.ilock_left > 0 {
             out.push(env(EnvActor::IlockHolder, Step::EnvIlock));
         }
-        if busy && e.dirtier > 0 {
+        // the dirtier is throttled like any writer: it dirties its batch
+        // only from under the limit
+        if busy && e.dirtier > 0 && s.dirty_total() <= self.cfg.limit {
             out.push(env(EnvActor::Dirtier, Step::EnvDirty));
         }
     }

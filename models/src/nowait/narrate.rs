@@ -48,6 +48,7 @@ fn cause(c: Cause, s: &State, m: &NowaitModel) -> String {
             }
         }
         Cause::Ilock => "the ILOCK is held".into(),
+        Cause::Alloc => "the range beyond EOF needs a delalloc reservation (RFC v1)".into(),
         Cause::Bdp => format!("dirty {} > limit {}", s.dirty_total(), m.cfg.limit),
         Cause::Folio => "the folio is locked".into(),
     }
@@ -82,6 +83,21 @@ fn outcome(m: &NowaitModel, b: &State, a: &State, t: usize) -> String {
         }
         _ => String::new(),
     }
+}
+
+/// `mtime 0→1, i_version 1→2`: the times and i_version that changed.
+fn changes(b: &State, a: &State) -> String {
+    let mut v = Vec::new();
+    for (name, x, y) in [
+        ("mtime", b.mtime, a.mtime),
+        ("ctime", b.ctime, a.ctime),
+        ("i_version", b.iv, a.iv),
+    ] {
+        if x != y {
+            v.push(format!("{name} {x}→{y}"));
+        }
+    }
+    v.join(", ")
 }
 
 fn mode(t: &Task, wq: bool) -> &'static str {
@@ -121,22 +137,18 @@ pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
                 v.push("file_remove_privs clears S_ISUID (notify_change)".into());
             }
             if (a.mtime, a.ctime, a.iv) != (b.mtime, b.ctime, b.iv) {
-                v.push(format!(
-                    "kiocb_modified updates mtime {}→{}, ctime {}→{}, i_version {}→{}{}",
-                    b.mtime,
-                    a.mtime,
-                    b.ctime,
-                    a.ctime,
-                    b.iv,
-                    a.iv,
-                    if a.ev == Event::LazytimeNowait {
-                        " in memory (lazytime, no blocking)"
-                    } else if a.iv != b.iv {
-                        " (logged)"
-                    } else {
-                        ""
-                    }
-                ));
+                let how = if a.ev == Event::LazytimeNowait {
+                    " in memory (lazytime, IOCB_NOWAIT allowed)"
+                } else if a.iv != a.iv_disk {
+                    " (i_version not logged)"
+                } else if a.iv != b.iv {
+                    " (logged)"
+                } else if m.cfg.lazytime {
+                    " in memory (lazytime)"
+                } else {
+                    " (logged)"
+                };
+                v.push(format!("kiocb_modified updates {}{how}", changes(b, a)));
             } else if a.ev == Event::TimeSkipped {
                 v.push(format!(
                     "kiocb_modified skips the needed time update (S_PENDING_TIME set; mtime {} < clock {})",
@@ -152,17 +164,9 @@ pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
             if a.pending && !b.pending {
                 extra.push_str("sets S_PENDING_TIME, ");
             }
-            if a.ctime != b.ctime || a.mtime != b.mtime {
-                extra.push_str(&format!(
-                    "has set ctime {}→{}, mtime {}→{}, ",
-                    b.ctime, a.ctime, b.mtime, a.mtime
-                ));
-            }
-            if a.iv != b.iv {
-                extra.push_str(&format!(
-                    "has bumped i_version {}→{} (not logged), ",
-                    b.iv, a.iv
-                ));
+            let ch = changes(b, a);
+            if !ch.is_empty() {
+                extra.push_str(&format!("has already changed {ch}, "));
             }
             format!(
                 "{who}: kiocb_modified(IOCB_NOWAIT): {}; it {extra}returns -EAGAIN; xfs_iunlock; {}",
@@ -433,13 +437,14 @@ pub fn why(m: &NowaitModel, states: &[State], actions: &[Action], prop: &str) ->
             }
         }
         "io7-dirty-limit" => out.push(format!(
-            "{} dirty folios ({} of this file, {} of another) > limit {} + ratelimit {} x {} writer(s)",
+            "{} dirty folios ({} of this file, {} of another) > limit {} + ratelimit {} x {} dirtying context(s) + the dirtier's {}",
             s.dirty_total(),
             s.dirty.count_ones(),
             s.ext,
             c.limit,
             c.ratelimit,
-            c.writers()
+            c.dirtying_contexts(),
+            c.dirtier
         )),
         "e" => {
             for t in 0..s.tasks.len() {

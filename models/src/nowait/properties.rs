@@ -47,7 +47,7 @@ pub const PROPERTIES: &[PropertyDef] = &[
     PropertyDef {
         name: "io7-dirty-limit",
         expectation: Expectation::Always,
-        description: "dirty folios <= limit + one ratelimit batch per writer",
+        description: "dirty folios <= limit + one ratelimit batch per dirtying task context (and the dirtier's batch)",
     },
     PropertyDef {
         name: "e",
@@ -188,7 +188,8 @@ pub fn io2(m: &NowaitModel, s: &State) -> bool {
 pub fn io7(m: &NowaitModel, s: &State) -> bool {
     let c = &m.cfg;
     c.limit == 0
-        || s.dirty_total() as usize <= c.limit as usize + c.ratelimit as usize * c.writers()
+        || s.dirty_total() as usize
+            <= c.limit as usize + c.ratelimit as usize * c.dirtying_contexts() + c.dirtier as usize
 }
 
 pub fn e(m: &NowaitModel, s: &State) -> bool {

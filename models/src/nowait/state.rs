@@ -147,6 +147,8 @@ pub enum Cause {
     Times,
     /// xfs_buffered_write_iomap_begin: the ILOCK is held.
     Ilock,
+    /// xfs_buffered_write_iomap_begin (RFC v1): a delalloc reservation.
+    Alloc,
     /// balance_dirty_pages(BDP_ASYNC): over the dirty limit.
     Bdp,
     /// iomap_write_begin(FGP_NOWAIT): the folio is locked.

@@ -51,7 +51,7 @@ impl Step {
             Step::WriteChecks => "xfs_file_write_checks: generic_write_checks, kiocb_modified",
             Step::WriteChecksEagain => "kiocb_modified: -EAGAIN; xfs_iunlock; io_write punts",
             Step::IomapBegin => "iomap_iter: xfs_buffered_write_iomap_begin (ILOCK)",
-            Step::IomapBeginEagain => "xfs_buffered_write_iomap_begin: ILOCK busy, -EAGAIN",
+            Step::IomapBeginEagain => "xfs_buffered_write_iomap_begin(IOMAP_NOWAIT): -EAGAIN",
             Step::WriteFolio => "iomap_write_iter: iomap_write_begin, copy, iomap_write_end",
             Step::WriteFolioDone => {
                 "iomap_write_iter: last folio; xfs_iunlock; CQE / write(2) returns"

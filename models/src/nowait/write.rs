@@ -204,6 +204,14 @@ impl NowaitModel {
             s.cause = Cause::Ilock;
             return Some(self.eagain_exit(s, t, Step::IomapBeginEagain));
         }
+        if s.tasks[t].nowait
+            && self.cfg.variant.delalloc_nowait_eagain
+            && s.tasks[t].cur >= s.i_size
+        {
+            // RFC v1 patch 6: a delalloc reservation under IOMAP_NOWAIT
+            s.cause = Cause::Alloc;
+            return Some(self.eagain_exit(s, t, Step::IomapBeginEagain));
+        }
         let m = self.cfg.mapping;
         let task = &mut s.tasks[t];
         task.mend = if m == 0 {
@@ -224,8 +232,9 @@ impl NowaitModel {
         let c = &self.cfg;
         let nowait = s.tasks[t].nowait;
         let skip_bdp = nowait && v.mut_bdp_skip_nowait;
-        if c.limit > 0 && !skip_bdp && s.tasks[t].nrd >= c.ratelimit {
-            if s.dirty_total() > c.limit {
+        let no_freerun = nowait && v.mut_bdp_no_freerun;
+        if (c.limit > 0 || no_freerun) && !skip_bdp && s.tasks[t].nrd >= c.ratelimit {
+            if s.dirty_total() > c.limit || no_freerun {
                 if nowait && v.bdp_async_eagain {
                     s.cause = Cause::Bdp;
                     return Some(self.eagain_exit(s, t, Step::BdpEagain));
