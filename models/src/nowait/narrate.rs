@@ -112,7 +112,6 @@ fn mode(t: &Task, wq: bool) -> &'static str {
 
 /// What one step did, in kernel words.
 pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
-    let who = m.actor_label(act.actor);
     let t = match act.actor {
         Actor::Task(t) | Actor::Iowq(t) => t as usize,
         Actor::Env(e) => return describe_env(b, a, e, act.step),
@@ -120,9 +119,9 @@ pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
     let (bt, at) = (b.tasks[t], a.tasks[t]);
     let wq = matches!(act.actor, Actor::Iowq(_));
     match act.step {
-        Step::IlockIocb => format!("{who}: xfs_ilock_iocb takes the IOLOCK ({})", mode(&at, wq)),
+        Step::IlockIocb => format!("xfs_ilock_iocb takes the IOLOCK ({})", mode(&at, wq)),
         Step::IlockIocbEagain => format!(
-            "{who}: xfs_ilock_iocb(IOCB_NOWAIT) finds the IOLOCK held and returns -EAGAIN; {}",
+            "xfs_ilock_iocb(IOCB_NOWAIT) finds the IOLOCK held and returns -EAGAIN; {}",
             outcome(m, b, a, t)
         ),
         Step::WriteChecks => {
@@ -157,7 +156,7 @@ pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
             } else {
                 v.push("kiocb_modified: nothing to update".into());
             }
-            format!("{who}: xfs_file_write_checks: {}", v.join("; "))
+            format!("xfs_file_write_checks: {}", v.join("; "))
         }
         Step::WriteChecksEagain => {
             let mut extra = String::new();
@@ -169,18 +168,18 @@ pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
                 extra.push_str(&format!("has already changed {ch}, "));
             }
             format!(
-                "{who}: kiocb_modified(IOCB_NOWAIT): {}; it {extra}returns -EAGAIN; xfs_iunlock; {}",
+                "kiocb_modified(IOCB_NOWAIT): {}; it {extra}returns -EAGAIN; xfs_iunlock; {}",
                 cause(a.cause, b, m),
                 outcome(m, b, a, t)
             )
         }
         Step::IomapBegin => format!(
-            "{who}: xfs_buffered_write_iomap_begin maps folios {}..{} (ILOCK taken and dropped)",
+            "xfs_buffered_write_iomap_begin maps folios {}..{} (ILOCK taken and dropped)",
             at.cur,
             at.mend - 1
         ),
         Step::IomapBeginEagain | Step::BdpEagain | Step::FolioEagain => format!(
-            "{who}: {} at folio {}: {}; {}",
+            "{} at folio {}: {}; {}",
             act.step.kernel_fn(),
             bt.cur,
             cause(a.cause, b, m),
@@ -189,7 +188,7 @@ pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
         Step::WriteFolio | Step::WriteFolioDone => {
             let p = bt.cur as usize;
             let mut txt = format!(
-                "{who}: iomap_write_iter copies {} into folio {p}",
+                "iomap_write_iter copies {} into folio {p}",
                 dname(a.data[p])
             );
             if a.i_size != b.i_size {
@@ -207,17 +206,17 @@ pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
             let _ = bt;
             txt
         }
-        Step::InodeLock => format!("{who}: inode_lock (the IOLOCK)"),
+        Step::InodeLock => format!("inode_lock (the IOLOCK)"),
         Step::SetattrMode => format!(
-            "{who}: notify_change sets S_ISUID, ctime = {}, i_version {}→{} (logged); inode_unlock",
+            "notify_change sets S_ISUID, ctime = {}, i_version {}→{} (logged); inode_unlock",
             a.ctime, b.iv, a.iv
         ),
         Step::SetattrTimes => format!(
-            "{who}: notify_change sets mtime = ctime = {}, i_version {}→{} (logged); inode_unlock",
+            "notify_change sets mtime = ctime = {}, i_version {}→{} (logged); inode_unlock",
             a.mtime, b.iv, a.iv
         ),
         Step::Getattr => format!(
-            "{who}: statx sees size {}, mtime {}, ctime {}, i_version {} (now queried), {}",
+            "statx sees size {}, mtime {}, ctime {}, i_version {} (now queried), {}",
             a.i_size,
             a.mtime,
             a.ctime,
@@ -229,17 +228,17 @@ pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
                 .find(|&p| b.is_dirty(p) && !a.is_dirty(p))
                 .unwrap_or(0);
             format!(
-                "{who}: writes back folio {p} (dirty {}→{})",
+                "writes back folio {p} (dirty {}→{})",
                 b.dirty_total(),
                 a.dirty_total()
             )
         }
         Step::WritebackOther => format!(
-            "{who}: writes back a folio of the other file (dirty {}→{})",
+            "writes back a folio of the other file (dirty {}→{})",
             b.dirty_total(),
             a.dirty_total()
         ),
-        _ => format!("{who}: {}", act.step.kernel_fn()),
+        _ => format!("{}", act.step.kernel_fn()),
     }
 }
 

@@ -110,30 +110,25 @@ const T0: Actor = Actor::Task(0);
 const Q0: Actor = Actor::Iowq(0);
 
 #[test]
-fn the_6_0_revert_writes_an_append_twice() {
-    // Brian Foster's narration (stable patch, 2026): folio 1 copied and
-    // i_size extended, -EAGAIN at folio 2, iter reverted, io-wq retry at
-    // the new EOF writes the reverted bytes again.
-    let m = NowaitModel::new(cfg(r#"kernel = "M60"
+fn an_uncontended_io_uring_append_completes_inline() {
+    let m = NowaitModel::new(cfg(r#"kernel = "M615"
            init_size = 1
-           limit = 1
-           tasks = ["uring-append 2", "flusher"]"#))
+           tasks = ["uring-append 2"]"#))
     .unwrap();
     let s = m.initial();
     let s = run(&m, &s, T0, Step::IlockIocb);
+    assert!(s.tasks[0].nowait, "the inline issue runs with IOCB_NOWAIT");
     let s = run(&m, &s, T0, Step::WriteChecks);
     assert_eq!(s.tasks[0].kpos, 1, "O_APPEND: ki_pos = i_size");
     let s = run(&m, &s, T0, Step::IomapBegin);
+    assert_eq!((s.tasks[0].cur, s.tasks[0].mend), (1, 3), "one mapping");
     let s = run(&m, &s, T0, Step::WriteFolio);
     assert_eq!((s.i_size, s.data[1]), (2, chunk(0, 0)));
-    // nr_dirtied 1 >= ratelimit 1 and dirty 1 == limit: not over yet; a
-    // second dirty folio comes from nowhere here, so lower the limit:
-    // the dirtier is absent, the limit is 1, so folio 2 passes. Use the
-    // model's own step instead: with limit 1 and 1 dirty, BDP passes.
     let s = run(&m, &s, T0, Step::WriteFolioDone);
-    assert_eq!(s.tasks[0].ph, Phase::Done);
-    assert_eq!(s.tasks[0].cqe, 2);
-    let _ = Q0;
+    assert_eq!((s.i_size, s.data[2]), (3, chunk(0, 1)));
+    assert_eq!((s.tasks[0].ph, s.tasks[0].cqe), (Phase::Done, 2));
+    assert!(s.iolock.is_free() && !s.tasks[0].wq);
+    assert!(m.quiescent(&s));
 }
 
 #[test]
@@ -170,6 +165,106 @@ fn a_bdp_eagain_after_one_folio_reverts_on_6_0_and_is_short_on_6_15() {
         let s = run(&m, &s, Q0, Step::WriteChecks);
         assert_eq!(s.tasks[0].kpos, 2, "{k}: the retry appends at the new EOF");
     }
+}
+
+#[test]
+fn nowait_failures_punt_and_blocking_waits() {
+    // IOLOCK held by chmod: the inline attempt gets -EAGAIN from
+    // xfs_ilock_iocb; the io-wq retry waits for the lock.
+    let m = NowaitModel::new(cfg(r#"kernel = "M615"
+           init_size = 1
+           tasks = ["uring-write 0+1", "chmod-suid"]"#))
+    .unwrap();
+    let s = m.initial();
+    let s = run(&m, &s, Actor::Task(1), Step::InodeLock);
+    let s = run(&m, &s, T0, Step::IlockIocbEagain);
+    assert_eq!((s.tasks[0].ph, s.ev), (Phase::Queued, Event::EagainPunt));
+    assert!(m.exec_task(&s, 0).is_none(), "io-wq waits for the IOLOCK");
+    let s = run(&m, &s, Actor::Task(1), Step::SetattrMode);
+    assert!(s.suid && s.iv == 1 && s.iv_disk == 1);
+    // the blocking retry removes S_ISUID before its data is copied
+    let s = run(&m, &s, Q0, Step::IlockIocb);
+    assert!(!s.tasks[0].nowait);
+    let s = run(&m, &s, Q0, Step::WriteChecks);
+    assert_eq!((s.suid, s.ev), (false, Event::SuidRemoved));
+    let s = run(&m, &s, Q0, Step::IomapBegin);
+    let s = run(&m, &s, Q0, Step::WriteFolioDone);
+    assert_eq!(s.viol, 0);
+}
+
+#[test]
+fn pending_time_is_set_skipped_and_cleared_by_a_blocking_update() {
+    let m = NowaitModel::new(cfg(r#"kernel = "V7"
+           init_size = 2
+           stale = true
+           tasks = ["uring-write 0+1", "uring-write 1+1"]"#))
+    .unwrap();
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::IlockIocb);
+    let s = run(&m, &s, T0, Step::WriteChecksEagain);
+    assert!(s.pending);
+    assert_ne!(
+        s.viol & VIOL_IO3,
+        0,
+        "the flag is set by an -EAGAIN attempt"
+    );
+    let t1 = Actor::Task(1);
+    let s = run(&m, &s, t1, Step::IlockIocb);
+    let s = run(&m, &s, t1, Step::WriteChecks);
+    assert_eq!(s.ev, Event::TimeSkipped);
+    let s = run(&m, &s, t1, Step::IomapBegin);
+    let s = run(&m, &s, t1, Step::WriteFolioDone);
+    assert_ne!(
+        s.viol & VIOL_IO4,
+        0,
+        "completed with mtime older than its start"
+    );
+    let s = run(&m, &s, Q0, Step::IlockIocb);
+    let s = run(&m, &s, Q0, Step::WriteChecks);
+    assert!(!s.pending && s.mtime == s.now);
+}
+
+#[test]
+fn lazytime_nowait_sets_ctime_before_its_eagain() {
+    // 85c871a02b03: inode_update_cmtime sets ctime, then returns -EAGAIN
+    // when i_version needs a bump.
+    let m = NowaitModel::new(cfg(r#"kernel = "N70"
+           lazytime = true
+           init_size = 1
+           stale = true
+           tasks = ["stat", "uring-write 0+1"]"#))
+    .unwrap();
+    let t1 = Actor::Task(1);
+    let s = run(&m, &m.initial(), Actor::Task(0), Step::Getattr);
+    assert!(s.ivq);
+    let s = run(&m, &s, t1, Step::IlockIocb);
+    let s = run(&m, &s, t1, Step::WriteChecksEagain);
+    assert_eq!((s.ctime, s.mtime, s.iv), (1, 0, 0));
+    assert_ne!(s.viol & VIOL_IO3, 0);
+}
+
+#[test]
+fn the_svg_has_a_lane_per_context_and_marks_the_violation() {
+    let m = NowaitModel::new(cfg(r#"kernel = "M60"
+           init_size = 1
+           limit = 1
+           dirtier = 1
+           tasks = ["uring-append 2", "flusher"]"#))
+    .unwrap();
+    assert_eq!(
+        m.lanes(),
+        vec!["T0 uring-append", "T0 io-wq", "T1 flusher", "environment"]
+    );
+    let e = explore(&m);
+    let (_, acts, sts) = e
+        .violated
+        .iter()
+        .find(|v| v.0 == "io1-exactly-once")
+        .expect("io1 violated on M60");
+    let svg = super::svg::sequence_svg(&m, sts, acts);
+    assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+    assert!(svg.contains("T0 io-wq") && svg.contains("io1-exactly-once"));
+    assert!(acts.iter().any(|a| matches!(a.actor, Actor::Iowq(0))));
 }
 
 #[test]
