@@ -138,6 +138,8 @@ pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
             if (a.mtime, a.ctime, a.iv) != (b.mtime, b.ctime, b.iv) {
                 let how = if a.ev == Event::LazytimeNowait {
                     " in memory (lazytime, IOCB_NOWAIT allowed)"
+                } else if a.iv != a.iv_disk && a.iv == b.iv {
+                    " in memory (lazytime); the earlier i_version bump is still not in the log"
                 } else if a.iv != a.iv_disk {
                     " (i_version not logged)"
                 } else if a.iv != b.iv {
