@@ -7,24 +7,6 @@ use super::model::{Action, Actor, EnvActor, NowaitModel};
 use super::state::*;
 use super::step::Step;
 
-/// `T0[1]` (the second folio of T0's buffer), `initial`, `hole`.
-pub fn dname(d: u8) -> String {
-    match d {
-        D_HOLE => "hole".into(),
-        D_INIT => "initial".into(),
-        d => match chunk_of(d) {
-            Some((t, k)) => format!("T{t}[{k}]"),
-            None => format!("?{d}"),
-        },
-    }
-}
-
-/// The file as `[initial, T0[0], T1[0]]`.
-pub fn file(s: &State) -> String {
-    let v: Vec<String> = (0..s.i_size as usize).map(|p| dname(s.data[p])).collect();
-    format!("[{}]", v.join(", "))
-}
-
 fn folios(n: u8) -> String {
     format!("{n} folio{}", if n == 1 { "" } else { "s" })
 }
@@ -261,7 +243,7 @@ fn describe_env(b: &State, a: &State, e: EnvActor, step: Step) -> String {
 }
 
 /// What task `t` waits for, if it is blocked.
-fn blocked_on(m: &NowaitModel, s: &State, t: usize) -> Option<String> {
+pub(super) fn blocked_on(m: &NowaitModel, s: &State, t: usize) -> Option<String> {
     let task = s.tasks[t];
     if task.ph == Phase::Done || m.cfg.tasks[t] == TaskSpec::Flusher {
         return None;

@@ -8,6 +8,7 @@ use crate::common::bounded::Bounded;
 use crate::common::rwsem::Rwsem;
 pub use crate::common::NONE;
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// Data id of a folio never written (a hole beyond the initial size).
 pub const D_HOLE: u8 = 0;
@@ -160,7 +161,7 @@ pub const VIOL_IVLOG: u8 = 2;
 pub const VIOL_IO4: u8 = 4;
 pub const VIOL_IO6: u8 = 8;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct State {
     pub i_size: u8,
     /// Page-cache data id per folio (folios below i_size are present).
@@ -208,4 +209,106 @@ impl State {
 /// What another task can observe of the inode (for io3).
 pub fn observable(s: &State) -> (u8, [u8; MAX_PAGES], u8, u8, u8, bool, bool) {
     (s.i_size, s.data, s.mtime, s.ctime, s.iv, s.suid, s.pending)
+}
+
+/// `T0[1]` (the second folio of T0's buffer), `initial`, `hole`.
+pub fn dname(d: u8) -> String {
+    match d {
+        D_HOLE => "hole".into(),
+        D_INIT => "initial".into(),
+        d => match chunk_of(d) {
+            Some((t, k)) => format!("T{t}[{k}]"),
+            None => format!("?{d}"),
+        },
+    }
+}
+
+/// The file as `[initial, T0[0], T1[0]]`.
+pub fn file(s: &State) -> String {
+    let v: Vec<String> = (0..s.i_size as usize).map(|p| dname(s.data[p])).collect();
+    format!("[{}]", v.join(", "))
+}
+
+/// Names of the sticky violation bits.
+pub const VIOL_NAMES: &[(u8, &str)] = &[
+    (VIOL_IO3, "io3-eagain-pure"),
+    (VIOL_IVLOG, "iv-logged"),
+    (VIOL_IO4, "io4-times"),
+    (VIOL_IO6, "io6-suid"),
+];
+
+/// The Explorer's state view: the inode, the page cache, each task, the
+/// environment, then the violated properties and the last step's event
+/// by name.
+impl fmt::Debug for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "inode: i_size={} mtime={} ctime={} clock={} i_version={} (logged {}{}){}{} IOLOCK={}",
+            self.i_size,
+            self.mtime,
+            self.ctime,
+            self.now,
+            self.iv,
+            self.iv_disk,
+            if self.ivq { ", queried" } else { "" },
+            if self.suid { " S_ISUID" } else { "" },
+            if self.pending { " S_PENDING_TIME" } else { "" },
+            self.iolock.describe()
+        )?;
+        let dirty: Vec<String> = (0..MAX_PAGES)
+            .filter(|&p| self.is_dirty(p))
+            .map(|p| p.to_string())
+            .collect();
+        writeln!(
+            f,
+            "file: {} dirty folios [{}] + {} of another file",
+            file(self),
+            dirty.join(", "),
+            self.ext
+        )?;
+        for (i, t) in self.tasks.iter().enumerate() {
+            writeln!(
+                f,
+                "T{i}: {:?}{}{} ki_pos={} iter={} bytes_done={} cqe={} nr_dirtied={}",
+                t.ph,
+                if t.nowait { " NOWAIT" } else { "" },
+                if t.wq { " io-wq" } else { "" },
+                t.kpos,
+                t.it,
+                t.done,
+                t.cqe,
+                t.nrd
+            )?;
+        }
+        let e = &self.env;
+        writeln!(
+            f,
+            "environment: ticks left {}, folio lock {}, ILOCK {}, dirtier {}",
+            e.ticks,
+            if e.flock_held == NONE {
+                "free".to_string()
+            } else {
+                format!("held on folio {}", e.flock_held)
+            },
+            if e.ilock_held { "held" } else { "free" },
+            e.dirtier
+        )?;
+        if self.viol != 0 {
+            let names: Vec<&str> = VIOL_NAMES
+                .iter()
+                .filter(|(bit, _)| self.viol & bit != 0)
+                .map(|(_, n)| *n)
+                .collect();
+            writeln!(f, "violated (sticky): {}", names.join(", "))?;
+        }
+        if self.ev != Event::None || self.cause != Cause::None {
+            writeln!(
+                f,
+                "last step: {:?}, NOWAIT failure cause {:?}",
+                self.ev, self.cause
+            )?;
+        }
+        Ok(())
+    }
 }

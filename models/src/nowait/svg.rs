@@ -3,9 +3,11 @@
 //! function on its lane, and a red mark on every row where an always
 //! property is first violated. Self-contained SVG.
 
-use super::model::{Action, NowaitModel};
+use super::model::{Action, Actor, NowaitModel};
+use super::narrate;
 use super::properties::PROPERTIES;
 use super::state::State;
+use super::step::Step;
 use crate::spec::Spec;
 use stateright::Expectation;
 use std::fmt::Write;
@@ -26,7 +28,7 @@ pub fn sequence_svg(m: &NowaitModel, states: &[State], actions: &[Action]) -> St
     let lanes = m.lanes();
     let n = actions.len().min(states.len().saturating_sub(1));
     let width = LEFT * 2 + lanes.len() * LANE_W + 240;
-    let height = TOP + (n + 1) * ROW_H + 20;
+    let height = TOP + (n + 1) * ROW_H + 34;
     let x = |i: usize| LEFT + i * LANE_W + 8;
     let mut o = String::new();
     let _ = write!(
@@ -65,7 +67,7 @@ pub fn sequence_svg(m: &NowaitModel, states: &[State], actions: &[Action]) -> St
             label.push('…');
         }
         if !broke.is_empty() {
-            label.push_str(&format!(" ✗ {}", broke.join(", ")));
+            label.push_str(&format!(" ✗ violated here: {}", broke.join(", ")));
         }
         let _ = write!(
             o,
@@ -77,6 +79,29 @@ pub fn sequence_svg(m: &NowaitModel, states: &[State], actions: &[Action]) -> St
             k + 1,
             esc(&label)
         );
+    }
+    // tasks blocked at the end of the path (a deadlock's waiters)
+    if let Some(last) = states.get(n) {
+        for t in 0..last.tasks.len() {
+            if let Some(w) = narrate::blocked_on(m, last, t) {
+                let actor = if last.tasks[t].wq {
+                    Actor::Iowq(t as u8)
+                } else {
+                    Actor::Task(t as u8)
+                };
+                let lane = m.lane_of(&Action {
+                    actor,
+                    step: Step::IlockIocb,
+                });
+                let _ = write!(
+                    o,
+                    r##"<text x="{}" y="{}" fill="#c00">blocked in {}</text>"##,
+                    x(lane) + 6,
+                    TOP + (n + 1) * ROW_H + 14,
+                    esc(&w)
+                );
+            }
+        }
     }
     o.push_str("</svg>");
     o
