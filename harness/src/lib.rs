@@ -8,10 +8,12 @@
 //! - [`scenarios`]: the scenario catalogue with kernel-keyed expectations.
 //! - [`mount`]: mount lookup and the bounded unmount / fusectl-abort escape hatches.
 //! - [`sys`]: raw libc syscall wrappers used by the workloads.
+//! - [`memcg`]: the cgroup-v1 reclaim scenarios (a child in its own memory cgroup).
 //! - [`nowait_rk`]: the nowait model's real-kernel scenario (io_uring O_APPEND
 //!   on xfs over a loop device; binary `nowait-append`).
 pub mod conform;
 pub mod control;
+pub mod memcg;
 pub mod mount;
 pub mod nowait_rk;
 pub mod runner;

@@ -620,7 +620,7 @@ fn skipped(name: &str, kernel: &str, why: &str) -> Outcome {
 /// Run one scenario against a fresh mount.
 pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
     let kernel = kernel_release();
-    if let Some(why) = cannot_run() {
+    if let Some(why) = cannot_run().or_else(sc.needs) {
         return skipped(sc.name, &kernel, &why);
     }
     let t0 = Instant::now();

@@ -21,15 +21,26 @@ pub struct Scenario {
     pub about: &'static str,
     pub config: fn(&mut ServerConfig),
     pub run: fn(&mut Ctx) -> Res,
+    /// Why this machine cannot run the scenario (beyond root and
+    /// /dev/fuse), if it cannot: it is then reported skipped.
+    pub needs: fn() -> Option<String>,
+}
+
+fn no_needs() -> Option<String> {
+    None
 }
 
 macro_rules! sc {
     ($name:expr, $about:expr, $cfg:expr, $run:expr) => {
+        sc!($name, $about, $cfg, $run, no_needs)
+    };
+    ($name:expr, $about:expr, $cfg:expr, $run:expr, $needs:expr) => {
         Scenario {
             name: $name,
             about: $about,
             config: $cfg,
             run: $run,
+            needs: $needs,
         }
     };
 }
@@ -97,6 +108,8 @@ pub fn all() -> Vec<Scenario> {
         sc!("f_cong1", "max_background 1 / congestion 1: one WRITE in flight, the rest skipped until fsync", bg1, |c| wrap(c, |x| f_cong(x, 1))),
         sc!("m_dio_mmap", "FOPEN_DIRECT_IO without direct_io_allow_mmap: MAP_SHARED mmap fails with ENODEV", dflt, |c| wrap(c, |x| dio_mmap(x, false))),
         sc!("m_dio_mmap_allow", "FOPEN_DIRECT_IO with direct_io_allow_mmap: MAP_SHARED works; store + msync sends WRITE[CACHE]", allow_mmap, |c| wrap(c, |x| dio_mmap(x, true))),
+        sc!("r_reclaim_nowbc", "no writeback_cache: a child in a small memcg v1 dirties a MAP_SHARED page, its WRITE held; its reclaim sleeps in folio_wait_writeback (no AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM)", nowbc, |c| wrap(c, |x| crate::memcg::reclaim(x, false)), crate::memcg::needs_memcg_v1),
+        sc!("r_reclaim_wbc", "writeback_cache: the same child's reclaim never waits on the FUSE folio (mapping flagged); it is OOM-killed in its memcg", dflt, |c| wrap(c, |x| crate::memcg::reclaim(x, true)), crate::memcg::needs_memcg_v1),
         sc!("s_syncfs", "syncfs() does not wait for a held WRITE on this kernel (SB_I_NO_DATA_INTEGRITY); never used as a barrier", dflt, |c| wrap(c, s_syncfs)),
     ]
 }

@@ -779,6 +779,11 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         writeback_cache: wbc,
         max_pages,
         tasks: specs,
+        memcg_v1: false,
+        folio_pages: 1,
+        blocks_per_page: 1,
+        max_read: None,
+        max_write: None,
     };
     cfg.validate()
         .map_err(|e| format!("model configuration: {e}"))?;

@@ -118,6 +118,35 @@ pub struct Variant {
     /// State C: a folio's PG_writeback ends when its first range
     /// completes, not its last (kills c1 in C).
     pub mut_c_end_early: bool,
+
+    // ---- issue 11: reclaim flag, large folios, writeback slots
+    /// 0c4f8ed498ce (6.16, seed 000 patches 1-2): FUSE sets
+    /// AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM on writeback_cache mounts and
+    /// shrink_folio_list never waits on such a folio's writeback. Off:
+    /// 0c58a97f919c without patches 1-2. (reclaim.rs)
+    pub reclaim_flag: bool,
+    /// c3880a7b10e4 (2026): fuse_folios_need_send sends the batch once
+    /// its descriptors fill fc->max_pages slots. (wbslots.rs)
+    pub slot_check: bool,
+    /// Large folios: the folio order cap honours max_read (the Aug 2025
+    /// "fuse: enable large folios" posting); off, v2 patch 12's cap
+    /// ilog2(min(max_write / PAGE, max_pages)). (lfolio.rs)
+    pub lf_cap_max_read: bool,
+    /// Large folios: fuse_readahead stops when no folio fits the request
+    /// (`if (!pages) break`, v5 09/11). v2 has no guard; v6 and the merged
+    /// 906354c87f49 replaced it with WARN_ON(!pages) and send anyway.
+    pub lf_readahead_guard: bool,
+    /// shrink_folio_list ignores the mapping flag (kills r-flag).
+    pub mut_vmscan_ignores_flag: bool,
+    /// fuse_send_writepage sizes a WRITE as num_folios * PAGE_SIZE, as
+    /// before v2 patch 08 (kills lf-crop).
+    pub mut_lf_datasize_pages: bool,
+    /// No folio order cap: folios as large as `folio_pages` whatever
+    /// max_write / max_pages (kills lf-limits on writeback).
+    pub mut_lf_no_order_cap: bool,
+    /// fuse_pages_realloc returns true without growing the arrays (kills
+    /// lf-slots with c3880a7b10e4 in place).
+    pub mut_realloc_no_grow: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -137,6 +166,14 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_wb_ignores_writeback",
     "mut_l_no_secondary",
     "mut_c_end_early",
+    "reclaim_flag",
+    "slot_check",
+    "lf_cap_max_read",
+    "lf_readahead_guard",
+    "mut_vmscan_ignores_flag",
+    "mut_lf_datasize_pages",
+    "mut_lf_no_order_cap",
+    "mut_realloc_no_grow",
 ];
 
 impl Variant {
@@ -147,10 +184,21 @@ impl Variant {
                 flush_sync_writes: true,
                 ..Variant::default()
             },
-            Kernel::T => Variant::default(),
-            Kernel::T2 | Kernel::C => Variant {
+            Kernel::T => Variant {
+                reclaim_flag: true,
+                ..Variant::default()
+            },
+            Kernel::T2 => Variant {
                 dio_flush_always: true,
                 dio_invalidate_after_write: true,
+                reclaim_flag: true,
+                ..Variant::default()
+            },
+            Kernel::C => Variant {
+                dio_flush_always: true,
+                dio_invalidate_after_write: true,
+                reclaim_flag: true,
+                slot_check: true,
                 ..Variant::default()
             },
         }
@@ -179,6 +227,14 @@ impl Variant {
             "mut_wb_ignores_writeback" => &mut self.mut_wb_ignores_writeback,
             "mut_l_no_secondary" => &mut self.mut_l_no_secondary,
             "mut_c_end_early" => &mut self.mut_c_end_early,
+            "reclaim_flag" => &mut self.reclaim_flag,
+            "slot_check" => &mut self.slot_check,
+            "lf_cap_max_read" => &mut self.lf_cap_max_read,
+            "lf_readahead_guard" => &mut self.lf_readahead_guard,
+            "mut_vmscan_ignores_flag" => &mut self.mut_vmscan_ignores_flag,
+            "mut_lf_datasize_pages" => &mut self.mut_lf_datasize_pages,
+            "mut_lf_no_order_cap" => &mut self.mut_lf_no_order_cap,
+            "mut_realloc_no_grow" => &mut self.mut_realloc_no_grow,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -215,6 +271,14 @@ impl Variant {
             ("mut_wb_ignores_writeback", self.mut_wb_ignores_writeback),
             ("mut_l_no_secondary", self.mut_l_no_secondary),
             ("mut_c_end_early", self.mut_c_end_early),
+            ("reclaim_flag", self.reclaim_flag),
+            ("slot_check", self.slot_check),
+            ("lf_cap_max_read", self.lf_cap_max_read),
+            ("lf_readahead_guard", self.lf_readahead_guard),
+            ("mut_vmscan_ignores_flag", self.mut_vmscan_ignores_flag),
+            ("mut_lf_datasize_pages", self.mut_lf_datasize_pages),
+            ("mut_lf_no_order_cap", self.mut_lf_no_order_cap),
+            ("mut_realloc_no_grow", self.mut_realloc_no_grow),
         ];
         for (n, on) in all {
             if on {
@@ -267,6 +331,10 @@ pub enum TaskSpec {
     OdirectWrite { first: u8, n: u8 },
     /// read(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO).
     OdirectRead { first: u8, n: u8 },
+    /// Readahead of pages `first..first+n` (page_cache_ra_order ->
+    /// read_pages -> fuse_readahead), as a buffered read or a fault starts
+    /// it; the READs are sent in the background (FUSE_ASYNC_READ).
+    Readahead { first: u8, n: u8 },
 }
 
 impl TaskSpec {
@@ -351,6 +419,10 @@ impl TaskSpec {
                 let (first, n) = range(words.get(1))?;
                 TaskSpec::OdirectRead { first, n }
             }
+            Some("readahead") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Readahead { first, n }
+            }
             _ => return Err(format!("unknown task '{s}'")),
         };
         let max_words = match t {
@@ -383,6 +455,7 @@ impl TaskSpec {
             TaskSpec::DioRead { .. } => "dio-read",
             TaskSpec::OdirectWrite { .. } => "odir-write",
             TaskSpec::OdirectRead { .. } => "odir-read",
+            TaskSpec::Readahead { .. } => "readahead",
         }
     }
 
@@ -408,6 +481,7 @@ impl TaskSpec {
             | TaskSpec::DioRead { first, n }
             | TaskSpec::OdirectWrite { first, n }
             | TaskSpec::OdirectRead { first, n }
+            | TaskSpec::Readahead { first, n }
             | TaskSpec::Punch { first, n } => Some((first, n)),
             TaskSpec::Mmap { page } | TaskSpec::Gup { page } | TaskSpec::Fault { page } => {
                 Some((page, 1))
@@ -439,6 +513,7 @@ impl fmt::Display for TaskSpec {
             TaskSpec::DioRead { first, n } => write!(f, "dio-read {first}+{n}"),
             TaskSpec::OdirectWrite { first, n } => write!(f, "odirect-write {first}+{n}"),
             TaskSpec::OdirectRead { first, n } => write!(f, "odirect-read {first}+{n}"),
+            TaskSpec::Readahead { first, n } => write!(f, "readahead {first}+{n}"),
         }
     }
 }
@@ -481,6 +556,25 @@ pub struct Config {
     /// fc->max_pages: most folios in one writeback WRITE.
     pub max_pages: u8,
     pub tasks: Vec<TaskSpec>,
+    /// Legacy (cgroup v1) memcg reclaim reaches the daemon: a worker
+    /// handling a request may enter direct reclaim (reclaim.rs).
+    #[serde(default)]
+    pub memcg_v1: bool,
+    /// T, T2: pages per folio once large folios are enabled (whole-folio
+    /// dirty and uptodate, one PG_writeback per folio), before the order
+    /// cap (lfolio.rs). 1 = order 0, as in every released kernel.
+    #[serde(default = "one_block")]
+    pub folio_pages: u8,
+    /// C: blocks per page (sub-page blocks, fuseblk); model "pages" are
+    /// then blocks and `folio_blocks` is a multiple of it (wbslots.rs).
+    #[serde(default = "one_block")]
+    pub blocks_per_page: u8,
+    /// fc->max_read and fc->max_write in pages (None: larger than any
+    /// request of the configuration).
+    #[serde(default)]
+    pub max_read: Option<u8>,
+    #[serde(default)]
+    pub max_write: Option<u8>,
 }
 
 fn one_block() -> u8 {
@@ -493,6 +587,7 @@ fn yes() -> bool {
 
 impl Config {
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_geometry()?;
         if !self.writeback_cache && self.variant.temp_pages {
             return Err("write-through (writeback_cache = false) is modelled for T, T2, C".into());
         }
@@ -602,6 +697,14 @@ struct ConfigRaw {
     writeback_cache: bool,
     max_pages: Option<u8>,
     tasks: Vec<String>,
+    #[serde(default)]
+    memcg_v1: bool,
+    #[serde(default = "one_block")]
+    folio_pages: u8,
+    #[serde(default = "one_block")]
+    blocks_per_page: u8,
+    max_read: Option<u8>,
+    max_write: Option<u8>,
 }
 
 fn one() -> u8 {
@@ -650,6 +753,11 @@ impl Config {
             writeback_cache: raw.writeback_cache,
             max_pages: raw.max_pages.unwrap_or(raw.pages),
             tasks,
+            memcg_v1: raw.memcg_v1,
+            folio_pages: raw.folio_pages,
+            blocks_per_page: raw.blocks_per_page,
+            max_read: raw.max_read,
+            max_write: raw.max_write,
         };
         config.validate()?;
         Ok(config)

@@ -131,9 +131,16 @@ impl FuseModel {
                             TaskSpec::Mmap { .. }
                             | TaskSpec::Gup { .. }
                             | TaskSpec::Fault { .. } => {
-                                let p = first as usize;
-                                s.tasks[t].reply =
-                                    if first < s.srv_size { s.srv[p] } else { V_ZERO };
+                                if n > 1 {
+                                    // a large folio (lfolio.rs): the reply
+                                    // is copied into the locked folio now
+                                    self.read_reply_into_folio(&mut s, first, n);
+                                    s.tasks[t].reply = 0;
+                                } else {
+                                    let p = first as usize;
+                                    s.tasks[t].reply =
+                                        if first < s.srv_size { s.srv[p] } else { V_ZERO };
+                                }
                             }
                             _ => {
                                 // b1: a direct read returns data no older than
@@ -183,6 +190,10 @@ impl FuseModel {
                             s.srv_size = 0;
                         }
                         s.tasks[task as usize].reply = 0;
+                    }
+                    Req::ReadPages { first, n } => {
+                        // fuse_readpages_end (lfolio.rs)
+                        self.readpages_end(&mut s, first, n);
                     }
                     Req::Fallocate { task, first, n } => {
                         // the server zeroes the range (KEEP_SIZE: pages

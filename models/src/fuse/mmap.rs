@@ -11,13 +11,16 @@ impl FuseModel {
     /// (state C reads one block per READ).
     pub(super) fn fault_read(&self, s: &mut State, t: usize, q: usize) -> Step {
         self.folio_set(s, q, PG_LOCKED);
+        // fuse_read_folio: one block, or a whole large folio (lfolio.rs)
+        let (first, n) = self.read_folio_range(q);
+        self.check_read_limits(s, n);
         s.fuse_q.push(Req::Read {
             task: t as u8,
-            first: q as u8,
-            n: 1,
+            first,
+            n,
         });
         s.tasks[t].ph = 1;
-        s.tasks[t].cur = q as u8;
+        s.tasks[t].cur = first;
         s.tasks[t].reply = NONE;
         Step::FaultRead
     }
@@ -27,8 +30,13 @@ impl FuseModel {
     pub(super) fn fault_read_done(&self, s: &mut State, t: usize) {
         let task = s.tasks[t];
         let q = task.cur as usize;
-        s.pages[q].ver = task.reply;
-        s.pages[q].set(PG_UPTODATE);
+        if self.lf_folio_pages() > 1 {
+            // the reply filled the whole folio (read_reply_into_folio)
+            self.folio_set(s, q, PG_UPTODATE);
+        } else {
+            s.pages[q].ver = task.reply;
+            s.pages[q].set(PG_UPTODATE);
+        }
         self.folio_clear(s, q, PG_LOCKED);
         s.tasks[t].ph = 0;
         s.tasks[t].cur = 0;

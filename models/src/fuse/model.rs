@@ -34,6 +34,9 @@ pub struct Action {
 pub struct FuseModel {
     pub cfg: Config,
     pub programs: Vec<Vec<Op>>,
+    /// Blocks (C) or pages (T, T2) per folio, after the large-folio order
+    /// cap (lfolio.rs).
+    pub fsize: u8,
 }
 
 /// Version (data identity) written by task `t`.
@@ -49,7 +52,12 @@ impl FuseModel {
     pub fn new(cfg: Config) -> Result<FuseModel, String> {
         cfg.validate()?;
         let programs = cfg.tasks.iter().map(|t| build(&cfg, t)).collect();
-        Ok(FuseModel { cfg, programs })
+        let fsize = super::lfolio::folio_size(&cfg);
+        Ok(FuseModel {
+            cfg,
+            programs,
+            fsize,
+        })
     }
 
     pub fn initial(&self) -> State {
@@ -100,6 +108,7 @@ impl FuseModel {
             aux: Default::default(),
             l_end: [0; MAX_PAGES],
             workers: [Worker::Idle; MAX_WORKERS],
+            rcl: [Reclaim::default(); MAX_WORKERS],
             srv_size: c.init_size,
             srv,
             hist,
@@ -108,6 +117,7 @@ impl FuseModel {
             drops: [0; MAX_PAGES],
             wrote_once: 0,
             viol: 0,
+            lf_viol: 0,
             ev: Event::None,
         }
     }
@@ -257,6 +267,7 @@ impl FuseModel {
             }
             Op::Invalidate { first, n, .. } => self.exec_invalidate(&mut s, t, first, n)?,
             Op::SetattrReturn => self.op_setattr_return(&mut s, t)?,
+            Op::Readahead { first, n } => self.op_readahead(&mut s, t, first, n)?,
         };
         Some((step, s))
     }
@@ -281,10 +292,15 @@ impl FuseModel {
         }
         for w in 0..nw {
             match s.workers[w] {
-                Worker::Busy { .. } => out.push(Action {
-                    actor: Actor::Daemon(w as u8),
-                    step: Step::DaemonReply,
-                }),
+                Worker::Busy { .. } => {
+                    if s.rcl[w].wait == NONE {
+                        out.push(Action {
+                            actor: Actor::Daemon(w as u8),
+                            step: Step::DaemonReply,
+                        });
+                    }
+                    self.reclaim_actions(s, w, out);
+                }
                 Worker::Ending { .. } => out.push(Action {
                     actor: Actor::Daemon(w as u8),
                     step: Step::WritepageEnd,
@@ -297,7 +313,11 @@ impl FuseModel {
     /// Is any step enabled? (Daemon first: it is cheap to decide.)
     pub fn any_enabled(&self, s: &State) -> bool {
         let nw = self.cfg.daemon_threads as usize;
-        if s.workers[..nw].iter().any(|w| !matches!(w, Worker::Idle)) {
+        if s.workers[..nw]
+            .iter()
+            .enumerate()
+            .any(|(w, wk)| !matches!(wk, Worker::Idle) && !self.reclaim_blocked(s, w))
+        {
             return true;
         }
         if !s.fuse_q.is_empty() && Self::reader(s, nw).is_some() {
@@ -316,7 +336,22 @@ impl FuseModel {
                     None
                 }
             }
-            Actor::Daemon(w) => self.exec_daemon(s, w as usize, a.step),
+            Actor::Daemon(w) => {
+                let w = w as usize;
+                match a.step {
+                    Step::ShrinkFolio { .. } | Step::ReclaimWaitDone => {
+                        self.exec_reclaim(s, w, a.step)
+                    }
+                    // a worker asleep in reclaim cannot reply; a reply
+                    // ends the request, and its reclaim passes with it
+                    Step::DaemonReply if s.rcl[w].wait != NONE => None,
+                    Step::DaemonReply => self.exec_daemon(s, w, a.step).map(|mut ns| {
+                        ns.rcl[w] = Reclaim::default();
+                        ns
+                    }),
+                    _ => self.exec_daemon(s, w, a.step),
+                }
+            }
         }
     }
 

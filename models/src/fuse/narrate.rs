@@ -3,9 +3,12 @@
 //! checker numbers, wraps and assembles them (checks/src/explain.rs).
 
 use super::config::TaskSpec;
+use super::lfolio;
 use super::model::{version_of, Action, Actor, FuseModel};
+use super::reclaim;
 use super::state::*;
 use super::step::Step;
+use super::wbslots;
 
 /// `v2 (T0 write)`, `v1 (initial data)`.
 pub fn vname(m: &FuseModel, v: u8) -> String {
@@ -252,6 +255,7 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
         }
         "e" => {
             out.push("no step is enabled and not everything is done".into());
+            out.extend(reclaim::why(m, s));
             for t in 0..s.tasks.len() {
                 if !m.task_done(s, t) {
                     out.push(format!(
@@ -291,6 +295,9 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
                 )),
             }
         }
+        "r-flag" => out.extend(reclaim::why(m, s)),
+        "lf-limits" | "lf-progress" | "lf-crop" => out.extend(lfolio::why(m, states, prop)),
+        "lf-slots" => out.extend(wbslots::why(m, s)),
         _ => {}
     }
     out
@@ -298,6 +305,9 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
 
 /// What changed, in kernel words.
 pub fn describe(m: &FuseModel, b: &State, a: &State, act: &Action) -> String {
+    if let Some(d) = reclaim::describe(m, b, a, act) {
+        return d;
+    }
     let mut bits: Vec<String> = vec![act.step.kernel_fn().to_string()];
     if b.writectr != a.writectr {
         bits.push(if a.writectr < 0 {

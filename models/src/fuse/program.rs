@@ -37,6 +37,9 @@ pub enum SendKind {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
+    /// Readahead of `first..first+n`: add the missing folios locked, then
+    /// fuse_readahead's rounds (lfolio.rs).
+    Readahead { first: u8, n: u8 },
     /// Ghost: syscall entry, snapshot obligations for d / b1.
     Entry,
     /// inode_lock(inode) (exclusive i_rwsem).
@@ -392,6 +395,10 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             p.push(Op::Send(SendKind::DirectRead));
             p.push(Op::Recv(RecvKind::Plain));
             p.push(Op::UnlockReturn { unlock: false });
+        }
+        TaskSpec::Readahead { first, n } => {
+            // page_cache_ra_order -> read_pages -> fuse_readahead (lfolio.rs)
+            p.push(Op::Readahead { first, n });
         }
     }
     p

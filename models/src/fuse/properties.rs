@@ -1,9 +1,12 @@
 //! Properties, named as in kernel-fuse-protocol.md §10, and the `sometimes`
 //! witnesses that prove each racy window is reached.
 
+use super::lfolio;
 use super::model::FuseModel;
 use super::program::Op;
+use super::reclaim;
 use super::state::*;
+use super::wbslots;
 use crate::spec::PropertyDef;
 use stateright::Expectation;
 
@@ -124,6 +127,62 @@ pub const PROPERTIES: &[PropertyDef] = &[
         expectation: Expectation::Sometimes,
         description: "state C: one folio's blocks in two WRITEs in flight at once",
     },
+    // ---- issue 11 (reclaim.rs, lfolio.rs, wbslots.rs)
+    PropertyDef {
+        name: "r-flag",
+        expectation: Expectation::Always,
+        description: "no reclaim wait on the writeback of a flagged mapping",
+    },
+    PropertyDef {
+        name: "lf-limits",
+        expectation: Expectation::Always,
+        description: "page-cache READs/WRITEs within max_read/max_write/max_pages",
+    },
+    PropertyDef {
+        name: "lf-progress",
+        expectation: Expectation::Always,
+        description: "readahead never sends a READ with no folio",
+    },
+    PropertyDef {
+        name: "lf-crop",
+        expectation: Expectation::Always,
+        description: "a writeback WRITE carries its dirty bytes below i_size, none above",
+    },
+    PropertyDef {
+        name: "lf-slots",
+        expectation: Expectation::Always,
+        description: "descriptors in a writeback batch never exceed its slots",
+    },
+    PropertyDef {
+        name: "w-reclaim-wait",
+        expectation: Expectation::Sometimes,
+        description: "a daemon worker sleeps in reclaim's folio_wait_writeback",
+    },
+    PropertyDef {
+        name: "w-reclaim-mark",
+        expectation: Expectation::Sometimes,
+        description: "reclaim marks a folio under writeback PG_reclaim",
+    },
+    PropertyDef {
+        name: "w-batch-cut",
+        expectation: Expectation::Sometimes,
+        description: "writeback batch sent: the next folio/range exceeds max_pages/max_write",
+    },
+    PropertyDef {
+        name: "w-ra-nofit",
+        expectation: Expectation::Sometimes,
+        description: "readahead keeps a folio that does not fit the round's READ",
+    },
+    PropertyDef {
+        name: "w-crop-in-folio",
+        expectation: Expectation::Sometimes,
+        description: "a writeback WRITE cropped inside a large folio",
+    },
+    PropertyDef {
+        name: "w-slots-grow",
+        expectation: Expectation::Sometimes,
+        description: "fuse_pages_realloc runs on a full writeback batch",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -187,7 +246,12 @@ pub fn c1(m: &FuseModel, s: &State) -> bool {
 pub fn e(m: &FuseModel, s: &State) -> bool {
     // after a BUG_ON the kernel has oopsed: liveness is not judged (g-bugon
     // reports it)
-    s.viol & VIOL_BUG != 0 || m.all_finished(s) || m.any_enabled(s)
+    // (likewise after the oops of a readahead READ with no folio:
+    // lf-progress reports it)
+    s.viol & VIOL_BUG != 0
+        || s.lf_viol & VIOL_LF_EMPTY != 0
+        || m.all_finished(s)
+        || m.any_enabled(s)
 }
 
 fn blocked_in(m: &FuseModel, s: &State, t: usize) -> bool {
@@ -264,6 +328,17 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |m, s| m.quiescent(s),
     |_, s| s.ev == Event::Secondary,
     w_split,
+    reclaim::r_flag,
+    lfolio::lf_limits,
+    lfolio::lf_progress,
+    lfolio::lf_crop,
+    wbslots::lf_slots,
+    reclaim::w_reclaim_wait,
+    |_, s| s.ev == Event::ReclaimMark,
+    |_, s| s.ev == Event::BatchCut,
+    |_, s| s.ev == Event::RaNoFit,
+    lfolio::w_crop_in_folio,
+    |_, s| s.ev == Event::SlotRealloc,
 ];
 
 /// Does the state violate (always) or witness (sometimes) property `i`?

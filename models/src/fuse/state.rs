@@ -83,6 +83,12 @@ pub enum Req {
         first: u8,
         n: u8,
     },
+    /// A readahead READ (fuse_send_readpages, background) filling the
+    /// locked folios of pages `first..first+n`.
+    ReadPages {
+        first: u8,
+        n: u8,
+    },
 }
 
 impl Default for Req {
@@ -103,6 +109,7 @@ impl Req {
             Req::Flush { .. } => "FLUSH",
             Req::Fallocate { .. } => "FALLOCATE",
             Req::Open { .. } => "OPEN",
+            Req::ReadPages { .. } => "READ",
         }
     }
 }
@@ -146,6 +153,7 @@ impl fmt::Display for Req {
             Req::Fallocate { task, first, n } => {
                 write!(f, "FALLOCATE(punch {} T{task})", pr(first, n))
             }
+            Req::ReadPages { first, n } => write!(f, "READ({} readahead)", pr(first, n)),
         }
     }
 }
@@ -176,6 +184,24 @@ pub struct Wpa {
     pub n: u8,
 }
 
+/// A daemon worker's direct reclaim inside the request it handles
+/// (shrink_folio_list, reclaim.rs): the passes made so far, and the folio
+/// it sleeps on in folio_wait_writeback (`NONE` when not waiting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Reclaim {
+    pub passes: u8,
+    pub wait: u8,
+}
+
+impl Default for Reclaim {
+    fn default() -> Self {
+        Reclaim {
+            passes: 0,
+            wait: NONE,
+        }
+    }
+}
+
 /// One kernel task: a program counter into its program (see `program.rs`)
 /// plus the locals the kernel keeps on its stack.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -204,6 +230,11 @@ pub struct Task {
     pub before: [u16; MAX_PAGES],
     /// Ghost: set when the daemon applied this task's direct WRITE.
     pub applied: bool,
+    /// Writeback batch with sub-page blocks (wbslots.rs): descriptors in
+    /// it (ap->num_folios) and slots allocated (data->max_folios); 0 when
+    /// not tracked.
+    pub bdesc: u8,
+    pub bslots: u8,
 }
 
 impl Task {
@@ -219,6 +250,8 @@ impl Task {
             snap: [NONE; MAX_PAGES],
             before: [0; MAX_PAGES],
             applied: false,
+            bdesc: 0,
+            bslots: 0,
         }
     }
 }
@@ -249,6 +282,14 @@ pub const VIOL_D: u8 = 8;
 /// A kernel BUG_ON on writectr (nested fuse_set_nowrite, or release
 /// without NOWRITE).
 pub const VIOL_BUG: u8 = 16;
+/// Sticky bits of `State::lf_viol` (lfolio.rs, wbslots.rs): a page-cache
+/// request beyond max_read / max_write / max_pages; a readahead READ with
+/// no folio; a writeback WRITE that does not carry exactly its dirty bytes
+/// below i_size; more descriptors in a batch than slots allocated.
+pub const VIOL_LF_LIMITS: u8 = 1;
+pub const VIOL_LF_EMPTY: u8 = 2;
+pub const VIOL_LF_CROP: u8 = 4;
+pub const VIOL_LF_SLOTS: u8 = 8;
 
 /// The property each sticky violation bit stands for (state view).
 pub const VIOL_NAMES: &[(u8, &str)] = &[
@@ -281,6 +322,17 @@ pub enum Event {
     /// A page-cache WRITE covering a page was sent while an earlier
     /// page-cache WRITE of that page had completed in this run.
     SecondWriteSent,
+    /// Direct reclaim in a daemon worker marked a folio under writeback
+    /// PG_reclaim and went on (shrink_folio_list case 2).
+    ReclaimMark,
+    /// A writeback batch was sent because the next folio or range would
+    /// exceed max_pages or max_write (recorded with the issue-11 geometry
+    /// only, so older configurations keep their state counts).
+    BatchCut,
+    /// fuse_readahead kept a folio that does not fit the round's READ.
+    RaNoFit,
+    /// fuse_pages_realloc ran on a full batch (sub-page blocks).
+    SlotRealloc,
 }
 
 /// The whole state.
@@ -305,6 +357,8 @@ pub struct State {
     pub fuse_q: Bounded<Req, MAX_QUEUE>,
     // ---- the daemon
     pub workers: [Worker; MAX_WORKERS],
+    /// Per worker: direct reclaim in the request it handles (memcg v1).
+    pub rcl: [Reclaim; MAX_WORKERS],
     // ---- state L only (constant in T)
     /// Temp-page data of the queued or in-flight writeback WRITE covering
     /// each page (copied at writeback time, not when the daemon reads).
@@ -336,6 +390,9 @@ pub struct State {
     pub wrote_once: u8,
     /// Sticky violation bits (VIOL_*).
     pub viol: u8,
+    /// Sticky violation bits of the large-folio and slot properties
+    /// (VIOL_LF_*).
+    pub lf_viol: u8,
     /// What the last step did (witnesses only).
     pub ev: Event,
 }
@@ -355,6 +412,7 @@ impl State {
             (PG_WRITEBACK, " writeback"),
             (PG_LOCKED, " locked"),
             (PG_TOWRITE, " towrite"),
+            (PG_RECLAIM, " reclaim"),
         ] {
             if pg.has(bit) {
                 s.push_str(c);
@@ -444,7 +502,14 @@ impl fmt::Debug for State {
             match wk {
                 Worker::Idle => {}
                 Worker::Busy { req, payload } => {
-                    writeln!(f, "D{w}: handling {req} payload {:?}", payload)?
+                    writeln!(f, "D{w}: handling {req} payload {:?}", payload)?;
+                    if self.rcl[w].wait != NONE {
+                        writeln!(
+                            f,
+                            "D{w}: in direct reclaim, folio_wait_writeback on p{}",
+                            self.rcl[w].wait
+                        )?;
+                    }
                 }
                 Worker::Ending { first, n } => writeln!(
                     f,
@@ -464,6 +529,9 @@ impl fmt::Debug for State {
         }
         if self.ev != Event::None {
             writeln!(f, "last step: {:?}", self.ev)?;
+        }
+        if self.lf_viol != 0 {
+            writeln!(f, "violated (large folios, slots): {:#x}", self.lf_viol)?;
         }
         Ok(())
     }

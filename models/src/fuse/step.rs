@@ -59,6 +59,19 @@ pub enum Step {
     DaemonRead,
     DaemonReply,
     WritepageEnd,
+    /// Direct reclaim in the worker's request meets folio `page` under
+    /// writeback (memcg v1; reclaim.rs).
+    ShrinkFolio {
+        page: u8,
+    },
+    ReclaimWaitDone,
+    /// Large folios and readahead (lfolio.rs).
+    TruncPartial,
+    RaAlloc,
+    RaSend,
+    RaEmpty,
+    RaStop,
+    RaNone,
 }
 
 impl Step {
@@ -117,6 +130,14 @@ impl Step {
             Step::DaemonRead => "daemon reads /dev/fuse",
             Step::DaemonReply => "daemon applies, replies",
             Step::WritepageEnd => "fuse_writepage_end",
+            Step::ShrinkFolio { .. } => "shrink_folio_list: folio under writeback",
+            Step::ReclaimWaitDone => "shrink_folio_list: folio_wait_writeback returns",
+            Step::TruncPartial => "truncate_inode_partial_folio: zero the tail",
+            Step::RaAlloc => "page_cache_ra_order: folios added, locked",
+            Step::RaSend => "fuse_readahead: fuse_send_readpages",
+            Step::RaEmpty => "fuse_readahead: READ with no folio (oops)",
+            Step::RaStop => "fuse_readahead: no folio fits, stop; read_pages unlocks the rest",
+            Step::RaNone => "readahead: no folio to add",
         }
     }
 }

@@ -6,7 +6,7 @@ use super::model::*;
 use super::state::*;
 use super::step::Step;
 
-fn cfg(pages: u8, tasks: &[&str]) -> Config {
+pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
     Config {
         kernel: Kernel::T,
         variant: Variant::base(Kernel::T),
@@ -22,16 +22,21 @@ fn cfg(pages: u8, tasks: &[&str]) -> Config {
         writeback_cache: true,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
+        memcg_v1: false,
+        folio_pages: 1,
+        blocks_per_page: 1,
+        max_read: None,
+        max_write: None,
     }
 }
 
-fn model(c: Config) -> FuseModel {
+pub(super) fn model(c: Config) -> FuseModel {
     FuseModel::new(c).unwrap()
 }
 
 /// Runs the enabled action of `actor` named `step`; panics if it is not
 /// enabled (so tests also assert enabledness).
-fn run(m: &FuseModel, s: &State, actor: Actor, step: Step) -> State {
+pub(super) fn run(m: &FuseModel, s: &State, actor: Actor, step: Step) -> State {
     let mut acts = Vec::new();
     m.enabled(s, &mut acts);
     let a = Action { actor, step };
@@ -42,7 +47,7 @@ fn run(m: &FuseModel, s: &State, actor: Actor, step: Step) -> State {
     m.step(s, a).expect("enabled action has a successor")
 }
 
-fn enabled(m: &FuseModel, s: &State, actor: Actor) -> Vec<Step> {
+pub(super) fn enabled(m: &FuseModel, s: &State, actor: Actor) -> Vec<Step> {
     let mut acts = Vec::new();
     m.enabled(s, &mut acts);
     acts.into_iter()
@@ -51,9 +56,9 @@ fn enabled(m: &FuseModel, s: &State, actor: Actor) -> Vec<Step> {
         .collect()
 }
 
-const T0: Actor = Actor::Task(0);
-const T1: Actor = Actor::Task(1);
-const D0: Actor = Actor::Daemon(0);
+pub(super) const T0: Actor = Actor::Task(0);
+pub(super) const T1: Actor = Actor::Task(1);
+pub(super) const D0: Actor = Actor::Daemon(0);
 
 /// Flusher builds one 2-page batch and sends it: writectr counts it,
 /// both folios are under writeback and clean.

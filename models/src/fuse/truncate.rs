@@ -123,19 +123,26 @@ impl FuseModel {
         } else if s.pages[p].wb() {
             return None; // folio_wait_writeback
         }
-        for q in self.folio(p) {
-            if s.pages[q].dirty() {
-                s.drops[q] = s.drops[q].saturating_add(1);
+        let step = if p < lo as usize {
+            // a large folio across the new EOF (lfolio.rs)
+            self.truncate_partial_folio(s, t, p, lo);
+            Step::TruncPartial
+        } else {
+            for q in self.folio(p) {
+                if s.pages[q].dirty() {
+                    s.drops[q] = s.drops[q].saturating_add(1);
+                }
             }
-        }
-        self.remove_page(s, p);
+            self.remove_page(s, p);
+            Step::TruncFolio
+        };
         let next = self.folio(p).end;
         s.tasks[t].ph = 0;
         s.tasks[t].cur = next as u8;
         if !(next..hi as usize).any(|q| s.pages[q].present()) {
             self.advance(s, t);
         }
-        Some(Step::TruncFolio)
+        Some(step)
     }
 
     /// One step of invalidate_inode_pages2_range (with fuse_launder_folio).

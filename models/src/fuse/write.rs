@@ -33,6 +33,10 @@ impl FuseModel {
                 s.tasks[t].ph = 0;
                 s.pages[p].clear(PG_LOCKED);
             }
+            if self.lf_folio_pages() > 1 {
+                // a large folio is copied and dirtied whole (lfolio.rs)
+                return self.copy_large_folio(s, t, p, first, n);
+            }
             let pg = &mut s.pages[p];
             if pg.locked() {
                 return None; // folio_lock sleeps
