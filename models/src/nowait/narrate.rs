@@ -187,10 +187,9 @@ pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
             if act.step == Step::WriteFolioDone {
                 txt.push_str(&format!("; the write is done: {}", outcome(m, b, a, t)));
             }
-            let _ = bt;
             txt
         }
-        Step::InodeLock => format!("inode_lock (the IOLOCK)"),
+        Step::InodeLock => "inode_lock (the IOLOCK)".into(),
         Step::SetattrMode => format!(
             "notify_change sets S_ISUID, ctime = {}, i_version {}→{} (logged); inode_unlock",
             a.ctime, b.iv, a.iv
@@ -222,7 +221,7 @@ pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
             b.dirty_total(),
             a.dirty_total()
         ),
-        _ => format!("{}", act.step.kernel_fn()),
+        _ => act.step.kernel_fn().to_string(),
     }
 }
 

@@ -113,7 +113,7 @@ impl NowaitModel {
                 // and no i_version bump the update stays in memory
                 // (generic_update_time); else a transaction (ILOCK) that
                 // bumps a queried i_version and logs it.
-                if !(self.cfg.lazytime && !s.ivq) {
+                if !self.cfg.lazytime || s.ivq {
                     need_ilock = true;
                 }
                 s.mtime = s.now;
@@ -214,10 +214,9 @@ impl NowaitModel {
         }
         let m = self.cfg.mapping;
         let task = &mut s.tasks[t];
-        task.mend = if m == 0 {
-            task.wend
-        } else {
-            task.wend.min((task.cur / m + 1) * m)
+        task.mend = match task.cur.checked_div(m) {
+            None => task.wend,
+            Some(q) => task.wend.min((q + 1) * m),
         };
         task.ph = Phase::Folio;
         Some(Step::IomapBegin)
