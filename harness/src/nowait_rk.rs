@@ -106,6 +106,9 @@ pub fn unavailable() -> Option<String> {
     if !fs.lines().any(|l| l.trim_end().ends_with("xfs")) {
         return Some("the kernel has no xfs".into());
     }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("no loop devices (/dev/loop-control)".into());
+    }
     for tool in ["mkfs.xfs", "losetup", "mount", "umount", "timeout"] {
         let found = Command::new("sh")
             .args(["-c", &format!("command -v {tool}")])
