@@ -15,6 +15,7 @@ pub fn model_names() -> Vec<&'static str> {
     vec![
         crate::fuse::FuseModel::NAME,
         crate::fuse_gup::GupModel::NAME,
+        crate::nowait::NowaitModel::NAME,
     ]
 }
 
@@ -26,6 +27,9 @@ pub fn with_model<V: ModelVisitor>(name: &str, v: V) -> Option<V::Out> {
     }
     if name == crate::fuse_gup::GupModel::NAME {
         return Some(v.visit::<crate::fuse_gup::GupModel>());
+    }
+    if name == crate::nowait::NowaitModel::NAME {
+        return Some(v.visit::<crate::nowait::NowaitModel>());
     }
     None
 }
