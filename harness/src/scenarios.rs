@@ -74,7 +74,7 @@ fn allow_mmap(c: &mut ServerConfig) {
 }
 
 pub fn all() -> Vec<Scenario> {
-    vec![
+    let mut v = vec![
         sc!("a_fsync", "3 buffered 4K writes stay dirty; fsync sends one 12K WRITE[CACHE] (pid 0), SETATTR(times), FSYNC after the WRITE reply", dflt, |c| wrap(c, a_fsync)),
         sc!("a_big", "2M+4K pwrite then fsync: page-cache WRITEs are <= 1 MiB (max_pages 256), cover the range, never overlap in flight", dflt, |c| wrap(c, a_big)),
         sc!("a_maxwrite", "max_write=64K: a 256K dirty range is written back as 4 WRITEs of 64K", maxwrite64k, |c| wrap(c, a_maxwrite)),
@@ -111,10 +111,10 @@ pub fn all() -> Vec<Scenario> {
         sc!("r_reclaim_nowbc", "no writeback_cache: a child in a small memcg v1 dirties a MAP_SHARED page, its WRITE held; its reclaim sleeps in folio_wait_writeback (no AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM)", nowbc, |c| wrap(c, |x| crate::memcg::reclaim(x, false)), crate::memcg::needs_memcg_v1),
         sc!("r_reclaim_wbc", "writeback_cache: the same child's reclaim never waits on the FUSE folio (mapping flagged); it is OOM-killed in its memcg", dflt, |c| wrap(c, |x| crate::memcg::reclaim(x, true)), crate::memcg::needs_memcg_v1),
         sc!("s_syncfs", "syncfs() does not wait for a held WRITE on this kernel (SB_I_NO_DATA_INTEGRITY); never used as a barrier", dflt, |c| wrap(c, s_syncfs)),
-    ]
-    .into_iter()
-    .chain(crate::scenarios_fidelity::all())
-    .collect()
+    ];
+    v.extend(crate::dio_folios::scenarios());
+    v.extend(crate::scenarios_fidelity::all());
+    v
 }
 
 /// Run a body, then check the global invariants on its trace.

@@ -229,6 +229,7 @@ pub enum Translation {
     NotModelled(String),
 }
 
+mod gup;
 mod search;
 mod translate;
 
@@ -240,6 +241,10 @@ pub fn conform_trace(
     events: &[Event],
     scenario: Option<&str>,
 ) -> Result<(String, bool, Option<String>), String> {
+    // The direct-I/O extraction scenarios map onto the fuse-gup model.
+    if let Some(r) = gup::conform(events) {
+        return r;
+    }
     match translate(events, scenario)? {
         Translation::NotModelled(why) => Ok((format!("not-modelled ({why})"), true, None)),
         Translation::Modelled(m) => {
