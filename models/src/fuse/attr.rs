@@ -107,7 +107,7 @@ impl FuseModel {
         }
         let fresh = task.attr == 1 || self.cfg.variant.mut_attr_no_version;
         let q = q as u8;
-        if !(q < s.i_size) {
+        if q >= s.i_size {
             return false;
         }
         if !fresh || (s.size_unstable && !self.cfg.variant.mut_attr_no_version) {
