@@ -236,6 +236,7 @@ fn malformed_catalogues_are_rejected_with_the_problem_named() {
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T2\"\npages = 1\ninit_size = 1\ntasks = [\"dio-mmap 0\"]\n", "ENODEV"),
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T2\"\npages = 1\ninit_size = 1\nerrors = [\"WRITE\", \"MKNOD\"]\ntasks = [\"fsync\"]\n", "errors: unknown request 'MKNOD'"),
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T2\"\npages = 1\ninit_size = 1\ndaemon_threads = 4\ntasks = [\"fsync\"]\n", "daemon_threads must be 1..=3"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T2\"\npages = 1\ninit_size = 1\nshort = [\"SETATTR\"]\ntasks = [\"fsync\"]\n", "short: 'SETATTR' cannot be answered short"),
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T2\"\npages = 1\ninit_size = 1\ntasks = [\"remote-truncate 0\"]\n", "write-through mounts"),
     ];
     for (text, needle) in cases {

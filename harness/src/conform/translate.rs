@@ -871,6 +871,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         max_read: None,
         max_write: None,
         errors,
+        short: 0,
     };
     cfg.validate()
         .map_err(|e| format!("model configuration: {e}"))?;

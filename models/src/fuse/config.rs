@@ -685,11 +685,27 @@ pub struct Config {
     /// daemon may answer such a request with -EIO instead of applying it.
     #[serde(default)]
     pub errors: u16,
+    /// Direct requests (WRITE, READ: bits as in `ERROR_OPS`) the server may
+    /// answer short: one page less than asked (`short = [...]`).
+    #[serde(default)]
+    pub short: u16,
 }
 
 /// Requests a check may let the server fail (`errors = [...]`), in bit
 /// order. OPEN and FALLOCATE errors are not modelled.
 pub const ERROR_OPS: &[&str] = &["WRITE", "READ", "SETATTR", "FSYNC", "FLUSH"];
+
+/// Parses a check's `short` list (WRITE, READ) into `ERROR_OPS` bits.
+pub fn parse_short(names: &[String]) -> Result<u16, String> {
+    for n in names {
+        if n != "WRITE" && n != "READ" {
+            return Err(format!(
+                "short: '{n}' cannot be answered short (known: WRITE, READ)"
+            ));
+        }
+    }
+    parse_errors(names)
+}
 
 /// Parses a check's `errors` list into the bitmask of `ERROR_OPS`.
 pub fn parse_errors(names: &[String]) -> Result<u16, String> {
@@ -885,6 +901,8 @@ struct ConfigRaw {
     max_write: Option<u8>,
     #[serde(default)]
     errors: Vec<String>,
+    #[serde(default)]
+    short: Vec<String>,
 }
 
 fn one() -> u8 {
@@ -939,6 +957,7 @@ impl Config {
             max_read: raw.max_read,
             max_write: raw.max_write,
             errors: parse_errors(&raw.errors)?,
+            short: parse_short(&raw.short)?,
         };
         config.validate()?;
         Ok(config)

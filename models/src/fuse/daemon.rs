@@ -75,11 +75,22 @@ impl FuseModel {
                 s.workers[w] = Worker::Busy { req, payload };
                 Some(s)
             }
-            Step::DaemonReply => {
-                let (req, payload) = match s.workers[w] {
+            Step::DaemonReply | Step::DaemonReplyShort => {
+                let (mut req, payload) = match s.workers[w] {
                     Worker::Busy { req, payload } => (req, payload),
                     _ => return None,
                 };
+                if step == Step::DaemonReplyShort {
+                    // the server does one page less than asked
+                    if !self.may_short(&req) {
+                        return None;
+                    }
+                    match &mut req {
+                        Req::DirectWrite { n, .. } | Req::Read { n, .. } => *n -= 1,
+                        _ => return None,
+                    }
+                    s.ev = Event::ShortIo;
+                }
                 s.workers[w] = Worker::Idle;
                 match req {
                     Req::CacheWrite { first, n, sent } => {
@@ -121,8 +132,16 @@ impl FuseModel {
                             s.srv[p] = v;
                             s.hist[p] = hist_push(s.hist[p], v);
                         }
-                        s.srv_size = s.srv_size.max(first + n);
-                        s.tasks[task as usize].reply = 0;
+                        if n > 0 {
+                            s.srv_size = s.srv_size.max(first + n);
+                        }
+                        // the reply's size, pages written (read only by a
+                        // split request's loop)
+                        s.tasks[task as usize].reply = if self.split_direct(task as usize) {
+                            n
+                        } else {
+                            0
+                        };
                         s.tasks[task as usize].applied = true;
                     }
                     Req::Read { task, first, n } => {
@@ -159,7 +178,14 @@ impl FuseModel {
                                         s.viol |= VIOL_B1;
                                     }
                                 }
-                                s.tasks[t].reply = 0;
+                                // the reply's size, pages read (short at the
+                                // server's EOF; read only by a split request's
+                                // loop)
+                                s.tasks[t].reply = if self.split_direct(t) {
+                                    n.min(s.srv_size.saturating_sub(first))
+                                } else {
+                                    0
+                                };
                             }
                         }
                     }

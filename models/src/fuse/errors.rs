@@ -13,6 +13,7 @@
 
 use super::config::{TaskSpec, ERROR_OPS};
 use super::model::{pages_mask, FuseModel};
+use super::program::{Op, RecvKind};
 use super::state::*;
 
 impl FuseModel {
@@ -28,6 +29,32 @@ impl FuseModel {
         };
         let bit = ERROR_OPS.iter().position(|o| *o == name).unwrap_or(15);
         self.cfg.errors & (1 << bit) != 0
+    }
+
+    /// May the server answer this request short (`short = [...]`)? Only
+    /// the direct WRITEs and READs of fuse_direct_io.
+    pub fn may_short(&self, req: &Req) -> bool {
+        let (bit, task) = match *req {
+            Req::DirectWrite { task, .. } => (0, task),
+            Req::Read { task, .. } => (1, task),
+            _ => return false,
+        };
+        self.cfg.short & (1 << bit) != 0
+            && matches!(
+                self.cfg.tasks[task as usize],
+                TaskSpec::DioWrite { .. }
+                    | TaskSpec::DioRead { .. }
+                    | TaskSpec::OdirectWrite { .. }
+                    | TaskSpec::OdirectRead { .. }
+            )
+    }
+
+    /// Is task `t`'s direct request split into max_write / max_read
+    /// chunks (its program has a chunk reply)?
+    pub(super) fn split_direct(&self, t: usize) -> bool {
+        self.programs[t]
+            .iter()
+            .any(|o| matches!(o, Op::Recv(RecvKind::DirectChunk { .. })))
     }
 
     /// mapping_set_error(mapping, -EIO): errseq_set + set_bit(AS_EIO).

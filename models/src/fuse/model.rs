@@ -302,6 +302,7 @@ impl FuseModel {
             Op::CheckWbErr { .. } => unreachable!("done inline in skip_empty"),
             Op::RemoteTruncate => self.op_remote_truncate(&mut s, t)?,
             Op::IoRelease => unreachable!("done inline in skip_empty"),
+            Op::DirectWriteDone => self.op_direct_write_done(&mut s, t)?,
             Op::OpenTruncSize => self.op_open_trunc_size(&mut s, t)?,
         };
         let reader = matches!(step, Step::GetattrReply | Step::ShortRead);
@@ -339,6 +340,12 @@ impl FuseModel {
                             out.push(Action {
                                 actor: Actor::Daemon(w as u8),
                                 step: Step::DaemonReplyError,
+                            });
+                        }
+                        if self.may_short(&req) {
+                            out.push(Action {
+                                actor: Actor::Daemon(w as u8),
+                                step: Step::DaemonReplyShort,
                             });
                         }
                     }

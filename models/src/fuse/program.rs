@@ -22,6 +22,10 @@ pub enum RecvKind {
     Plain,
     /// fuse_do_getattr's reply: fuse_change_attributes.
     Getattr,
+    /// One reply of fuse_direct_io's loop over max_write / max_read
+    /// chunks: a short reply ends the loop (skip the `skip` ops of the
+    /// remaining chunks).
+    DirectChunk { skip: u8 },
 }
 
 /// What a `Send` op puts on /dev/fuse.
@@ -36,6 +40,12 @@ pub enum SendKind {
     Fsync,
     Flush,
     Getattr,
+    /// One max_write / max_read chunk of fuse_direct_io.
+    DirectChunk {
+        write: bool,
+        first: u8,
+        n: u8,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -114,6 +124,8 @@ pub enum Op {
     /// fuse_file_put's last reference: fuse_file_io_release of a caching
     /// open (iocachectr--, FUSE_I_CACHE_IO_MODE cleared at 0). Inline.
     IoRelease,
+    /// After a split direct write: fuse_write_update_attr(pos + written).
+    DirectWriteDone,
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -177,6 +189,46 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             write
         } else {
             v.p_syncwrites || cfg.direct_io_allow_mmap || v.dio_flush_always
+        }
+    };
+    // fuse_direct_io's request loop (D): one request per max_write /
+    // max_read chunk, ended by a short reply; unsplit, the Send/Recv pair
+    // of before.
+    let direct_requests = |p: &mut Vec<Op>, write: bool, first: u8, n: u8| {
+        let lim = if write { cfg.max_write } else { cfg.max_read };
+        match lim {
+            Some(l) if l < n => {
+                let mut chunks = vec![];
+                let mut a = first;
+                while a < first + n {
+                    let m = l.min(first + n - a);
+                    chunks.push((a, m));
+                    a += m;
+                }
+                let k = chunks.len();
+                for (i, &(a, m)) in chunks.iter().enumerate() {
+                    p.push(Op::Send(SendKind::DirectChunk {
+                        write,
+                        first: a,
+                        n: m,
+                    }));
+                    p.push(Op::Recv(RecvKind::DirectChunk {
+                        skip: ((k - 1 - i) * 2) as u8,
+                    }));
+                }
+                if write {
+                    p.push(Op::DirectWriteDone);
+                }
+            }
+            _ => {
+                if write {
+                    p.push(Op::Send(SendKind::DirectWrite));
+                    p.push(Op::Recv(RecvKind::DirectWrite));
+                } else {
+                    p.push(Op::Send(SendKind::DirectRead));
+                    p.push(Op::Recv(RecvKind::Plain));
+                }
+            }
         }
     };
     // fuse_direct_io step (B): fuse_sync_writes if the range has writeback.
@@ -425,8 +477,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                     if_resized: false,
                 });
             }
-            p.push(Op::Send(SendKind::DirectWrite));
-            p.push(Op::Recv(RecvKind::DirectWrite));
+            direct_requests(&mut p, true, first, n);
             // (E)
             if v.dio_invalidate_after_write {
                 p.push(Op::Invalidate {
@@ -446,8 +497,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             if dio_sync_writes {
                 read_sync_writes(&mut p, first, n);
             }
-            p.push(Op::Send(SendKind::DirectRead));
-            p.push(Op::Recv(RecvKind::Plain));
+            direct_requests(&mut p, false, first, n);
             p.push(Op::UnlockReturn { unlock: false });
         }
         TaskSpec::OdirectWrite { first, n } => {
@@ -465,8 +515,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
                 sync_writes(&mut p);
             }
-            p.push(Op::Send(SendKind::DirectWrite));
-            p.push(Op::Recv(RecvKind::DirectWrite));
+            direct_requests(&mut p, true, first, n);
             // kiocb_invalidate_post_direct_write
             p.push(Op::Invalidate {
                 first,
@@ -482,8 +531,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             if dio_sync_writes {
                 read_sync_writes(&mut p, first, n);
             }
-            p.push(Op::Send(SendKind::DirectRead));
-            p.push(Op::Recv(RecvKind::Plain));
+            direct_requests(&mut p, false, first, n);
             p.push(Op::UnlockReturn { unlock: false });
         }
         TaskSpec::Readahead { first, n } => {

@@ -244,6 +244,11 @@ pub const PROPERTIES: &[PropertyDef] = &[
         expectation: Expectation::Sometimes,
         description: "a short READ shrank i_size",
     },
+    PropertyDef {
+        name: "w-short-io",
+        expectation: Expectation::Sometimes,
+        description: "a split direct request answered short ends fuse_direct_io's loop",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -419,6 +424,7 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::StaleAttr,
     |_, s| s.ev == Event::AttrSize,
     |_, s| s.ev == Event::ShortRead,
+    |_, s| s.ev == Event::ShortIo,
 ];
 
 /// Does the state violate (always) or witness (sometimes) property `i`?

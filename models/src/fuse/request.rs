@@ -5,7 +5,12 @@
 
 use super::config::TaskSpec;
 use super::model::FuseModel;
-use super::program::{RecvKind, SendKind};
+use super::program::{Op, RecvKind, SendKind};
+
+/// Is the op at `pc` the first chunk of a split direct request?
+fn pc_is_first_chunk(prog: &[Op], pc: usize) -> bool {
+    pc < 2 || !matches!(prog[pc - 2], Op::Send(SendKind::DirectChunk { .. }))
+}
 use super::state::*;
 use super::step::Step;
 
@@ -62,6 +67,16 @@ impl FuseModel {
                 }
                 (SendKind::Fallocate, _) => unreachable!("FALLOCATE from a non-punch task"),
                 (SendKind::Flush, _) => (Req::Flush { task: tt }, Step::SendFlush),
+                (SendKind::DirectChunk { write, first, n }, _) => {
+                    if pc_is_first_chunk(&self.programs[t], task.pc as usize) {
+                        s.tasks[t].saved = first;
+                    }
+                    if write {
+                        (Req::DirectWrite { task: tt, first, n }, Step::SendWrite)
+                    } else {
+                        (Req::Read { task: tt, first, n }, Step::SendRead)
+                    }
+                }
                 (SendKind::Getattr, _) => {
                     // fuse_do_getattr: attr_version = fuse_get_attr_version
                     self.sample_attr(s, t);
@@ -95,6 +110,20 @@ impl FuseModel {
             self.advance(s, t);
             step
         })
+    }
+
+    /// After a split direct write: fuse_write_update_attr(pos + written,
+    /// written) (attr_version++, extend i_size if anything was written past
+    /// it).
+    pub(super) fn op_direct_write_done(&self, s: &mut State, t: usize) -> Option<Step> {
+        let (first, _) = self.cfg.tasks[t].range().expect("direct write has a range");
+        let end = s.tasks[t].saved;
+        Self::bump_attr(s);
+        if end > first && end > s.i_size {
+            s.i_size = end;
+        }
+        self.advance(s, t);
+        Some(Step::WriteReply)
     }
 
     pub(super) fn op_recv(&self, s: &mut State, t: usize, kind: RecvKind) -> Option<Step> {
@@ -150,6 +179,21 @@ impl FuseModel {
                     Step::WriteReply
                 }
                 RecvKind::Getattr => self.recv_getattr(s, t, reply),
+                RecvKind::DirectChunk { skip } => {
+                    // fuse_direct_io: count -= nres; pos += nres; a short
+                    // reply (or an error) ends the loop
+                    let (a, m) = match self.programs[t][task.pc as usize - 1] {
+                        Op::Send(SendKind::DirectChunk { first, n, .. }) => (first, n),
+                        _ => unreachable!("a chunk reply follows its send"),
+                    };
+                    let done = if reply == REPLY_ERR { 0 } else { reply.min(m) };
+                    s.tasks[t].saved = a + done;
+                    if done < m {
+                        s.tasks[t].pc += skip;
+                        s.ev = Event::ShortIo;
+                    }
+                    Step::Reply
+                }
                 RecvKind::DirectWrite => {
                     // fuse_write_update_attr: attr_version++, extend
                     Self::bump_attr(s);

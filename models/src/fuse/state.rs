@@ -388,6 +388,8 @@ pub enum Event {
     AttrSize,
     /// A short READ shrank i_size (fuse_read_update_size).
     ShortRead,
+    /// A direct request was answered short; fuse_direct_io's loop ended.
+    ShortIo,
 }
 
 /// The whole state.

@@ -66,6 +66,7 @@ pub enum Step {
     DaemonRead,
     DaemonReply,
     DaemonReplyError,
+    DaemonReplyShort,
     WritepageEnd,
     /// Direct reclaim in the worker's request meets folio `page` under
     /// writeback (memcg v1; reclaim.rs).
@@ -145,6 +146,7 @@ impl Step {
             Step::DaemonRead => "daemon reads /dev/fuse",
             Step::DaemonReply => "daemon applies, replies",
             Step::DaemonReplyError => "daemon fails it: -EIO reply",
+            Step::DaemonReplyShort => "daemon applies one page less, replies",
             Step::WritepageEnd => "fuse_writepage_end",
             Step::ShrinkFolio { .. } => "shrink_folio_list: folio under writeback",
             Step::ReclaimWaitDone => "shrink_folio_list: folio_wait_writeback returns",

@@ -28,6 +28,7 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         max_read: None,
         max_write: None,
         errors: 0,
+        short: 0,
     }
 }
 
