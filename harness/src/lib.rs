@@ -21,6 +21,7 @@ pub mod mount;
 pub mod nowait_rk;
 pub mod runner;
 pub mod scenarios;
+pub mod scenarios_fidelity;
 pub mod server;
 pub mod sys;
 pub mod trace;

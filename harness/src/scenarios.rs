@@ -113,11 +113,12 @@ pub fn all() -> Vec<Scenario> {
         sc!("s_syncfs", "syncfs() does not wait for a held WRITE on this kernel (SB_I_NO_DATA_INTEGRITY); never used as a barrier", dflt, |c| wrap(c, s_syncfs)),
     ];
     v.extend(crate::dio_folios::scenarios());
+    v.extend(crate::scenarios_fidelity::all());
     v
 }
 
 /// Run a body, then check the global invariants on its trace.
-fn wrap(ctx: &mut Ctx, body: impl FnOnce(&mut Ctx) -> Res) -> Res {
+pub(crate) fn wrap(ctx: &mut Ctx, body: impl FnOnce(&mut Ctx) -> Res) -> Res {
     body(ctx)?;
     let t = ctx.trace()?;
     if let Some(v) = invariant_c1(&t) {
@@ -187,7 +188,7 @@ fn tags_by_offset(ws: &[&Event]) -> String {
         .collect()
 }
 
-fn briefs(ws: &[&Event]) -> String {
+pub(crate) fn briefs(ws: &[&Event]) -> String {
     ws.iter()
         .map(|e| Tr::brief(e))
         .collect::<Vec<_>>()
@@ -204,7 +205,7 @@ fn dirty_and_hold(ctx: &mut Ctx, tags: &str) -> Result<i32, Fail> {
     Ok(fd)
 }
 
-fn first<'a>(v: &[&'a Event], what: &str) -> Result<&'a Event, Fail> {
+pub(crate) fn first<'a>(v: &[&'a Event], what: &str) -> Result<&'a Event, Fail> {
     v.first()
         .copied()
         .ok_or_else(|| fail(what, "no such request in the trace".into()))

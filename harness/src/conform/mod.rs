@@ -190,6 +190,8 @@ pub enum Obs {
     /// The daemon replied to this request; for a READ, the allowed data
     /// versions of the pages returned (server content at reply time).
     Reply(Pat, Vec<(u8, Vec<u8>)>),
+    /// The daemon failed this request (-EIO, injected by `fail OP`).
+    ReplyErr(Pat),
 }
 
 /// An observation with where it came from.

@@ -185,6 +185,22 @@ fn observe(model: &FuseModel, n: &Node, o: &Obs, out: &mut Vec<Node>) {
                 }
             }
         }
+        Obs::ReplyErr(p) => {
+            for w in 0..nw {
+                if let Worker::Busy { req, payload } = n.0.workers[w] {
+                    if !matches(p, &req, &payload) {
+                        continue;
+                    }
+                    let a = Action {
+                        actor: Actor::Daemon(w as u8),
+                        step: Step::DaemonReplyError,
+                    };
+                    if let Some(s) = model.step(&n.0, a) {
+                        out.push((s, n.1));
+                    }
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -263,6 +279,7 @@ fn describe(m: &Mapping, o: &Obs) -> String {
         Obs::Call(t) => format!("the start of T{t} {}", m.cfg.tasks[*t]),
         Obs::Ret(t) => format!("the return of T{t} {}", m.cfg.tasks[*t]),
         Obs::Read(p) => format!("a daemon read of {p}"),
+        Obs::ReplyErr(p) => format!("an -EIO reply to {p}"),
         Obs::Reply(p, d) if d.is_empty() => format!("a reply to {p}"),
         Obs::Reply(p, d) => format!(
             "a reply to {p} returning [{}]",

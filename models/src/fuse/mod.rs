@@ -1,11 +1,14 @@
 //! The FUSE client model: writeback, truncate and direct I/O on one inode
 //! of a writeback_cache mount (kernel-fuse-protocol.md §2–§10).
 
+mod attr;
 pub mod config;
 mod daemon;
 mod direct;
+mod errors;
 mod folio;
 mod ghost;
+mod iomode;
 mod legacy;
 mod lfolio;
 mod mmap;
@@ -36,7 +39,7 @@ use crate::spec::{self, KernelState, PropertyDef, Spec, SwitchDef, SwitchKind};
 /// definitions, the order of actions or a property's condition could make
 /// a saved trace mean something else, and then regenerate the traces
 /// (`cargo run --release -- check --all --write-traces`).
-pub const MODEL_VERSION: &str = "fuse-3";
+pub const MODEL_VERSION: &str = "fuse-4";
 
 impl stateright::Model for FuseModel {
     type State = State;
@@ -118,6 +121,10 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_lf_datasize_pages", kind: SwitchKind::Mutant, description: "fuse_send_writepage sizes a WRITE as num_folios * PAGE_SIZE (before v2 patch 08)" },
     SwitchDef { name: "mut_lf_no_order_cap", kind: SwitchKind::Mutant, description: "large folios: no folio order cap" },
     SwitchDef { name: "mut_realloc_no_grow", kind: SwitchKind::Mutant, description: "fuse_pages_realloc returns true without growing the arrays" },
+    SwitchDef { name: "mut_iomode_no_wait", kind: SwitchKind::Mutant, description: "fuse_file_cached_io_start does not wait for parallel direct writes" },
+    SwitchDef { name: "mut_wb_error_ignored", kind: SwitchKind::Mutant, description: "fuse_writepage_end without mapping_set_error" },
+    SwitchDef { name: "mut_setattr_error_size", kind: SwitchKind::Mutant, description: "a failed SETATTR(size) still writes the requested i_size" },
+    SwitchDef { name: "mut_attr_no_version", kind: SwitchKind::Mutant, description: "GETATTR replies and short READs ignore attr_version and SIZE_UNSTABLE" },
 ];
 
 impl Spec for FuseModel {

@@ -119,6 +119,18 @@ impl FuseModel {
             viol: 0,
             lf_viol: 0,
             ev: Event::None,
+            iocachectr: c.cached_opens() as i8,
+            cache_io_mode: c.cached_opens() > 0,
+            wb_err: 0,
+            as_eio: false,
+            lost: 0,
+            losses: 0,
+            sizes: if c.attr_readers() {
+                (1 << c.init_size) | (1 << i_size)
+            } else {
+                0
+            },
+            viol2: 0,
         }
     }
 
@@ -162,6 +174,21 @@ impl FuseModel {
                 }
                 Op::TruncateRange { first, n } => {
                     !pages_mask(first, n).any(|p| s.pages[p].present())
+                }
+                // fuse_file_cached_io_start without a wait happens in the
+                // step that reaches it (fuse_finish_open, fuse_file_mmap)
+                Op::CachedIoStart => Self::cached_io_start(s),
+                // the writeback-error check of fsync / close: no
+                // scheduling point; on an error the request is skipped
+                Op::IoRelease => {
+                    Self::cached_io_end(s);
+                    true
+                }
+                Op::CheckWbErr { close, skip } => {
+                    if self.check_wb_err(s, t, close) {
+                        s.tasks[t].pc += skip;
+                    }
+                    true
                 }
                 Op::Invalidate {
                     first,
@@ -211,6 +238,9 @@ impl FuseModel {
         Some({
             if unlock {
                 // inode_unlock, or fuse_dio_unlock of a shared holder
+                if s.rwsem.owner != t as u8 {
+                    Self::uncached_io_end(s);
+                }
                 s.rwsem.unlock(t as u8);
             }
             let last = task.pc as usize + 1 == self.programs[t].len();
@@ -268,7 +298,15 @@ impl FuseModel {
             Op::Invalidate { first, n, .. } => self.exec_invalidate(&mut s, t, first, n)?,
             Op::SetattrReturn => self.op_setattr_return(&mut s, t)?,
             Op::Readahead { first, n } => self.op_readahead(&mut s, t, first, n)?,
+            Op::CachedIoStart => self.op_cached_io_start(&mut s, t)?,
+            Op::CheckWbErr { .. } => unreachable!("done inline in skip_empty"),
+            Op::RemoteTruncate => self.op_remote_truncate(&mut s, t)?,
+            Op::IoRelease => unreachable!("done inline in skip_empty"),
+            Op::DirectWriteDone => self.op_direct_write_done(&mut s, t)?,
+            Op::OpenTruncSize => self.op_open_trunc_size(&mut s, t)?,
         };
+        let reader = matches!(step, Step::GetattrReply | Step::ShortRead);
+        self.track_sizes(s0, &mut s, reader);
         Some((step, s))
     }
 
@@ -292,12 +330,24 @@ impl FuseModel {
         }
         for w in 0..nw {
             match s.workers[w] {
-                Worker::Busy { .. } => {
+                Worker::Busy { req, .. } => {
                     if s.rcl[w].wait == NONE {
                         out.push(Action {
                             actor: Actor::Daemon(w as u8),
                             step: Step::DaemonReply,
                         });
+                        if self.may_fail(&req) {
+                            out.push(Action {
+                                actor: Actor::Daemon(w as u8),
+                                step: Step::DaemonReplyError,
+                            });
+                        }
+                        if self.may_short(&req) {
+                            out.push(Action {
+                                actor: Actor::Daemon(w as u8),
+                                step: Step::DaemonReplyShort,
+                            });
+                        }
                     }
                     self.reclaim_actions(s, w, out);
                 }

@@ -298,6 +298,30 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
         "r-flag" => out.extend(reclaim::why(m, s)),
         "lf-limits" | "lf-progress" | "lf-crop" => out.extend(lfolio::why(m, states, prop)),
         "lf-slots" => out.extend(wbslots::why(m, s)),
+        "i1" => out.push(format!(
+            "a page-cache store ran while {} parallel direct writer(s) held i_rwsem shared (iocachectr={}, FUSE_I_CACHE_IO_MODE {})",
+            s.rwsem.readers,
+            s.iocachectr,
+            if s.cache_io_mode { "set" } else { "clear" }
+        )),
+        "f1" => out.push(format!(
+            "{} writeback WRITE(s) failed while every fd was open, but this {} found no error: {}",
+            s.losses,
+            actions
+                .last()
+                .map(|a| m.actor_label(a.actor))
+                .unwrap_or_default(),
+            "AS_EIO was already test-and-cleared by another fd's fsync/close (filemap_check_errors does not use the fd's errseq cursor)"
+        )),
+        "a5" => out.push(format!(
+            "after the failed SETATTR i_size is {}p, the server's size {}p",
+            s.i_size, s.srv_size
+        )),
+        "a4" => out.push(format!(
+            "i_size became {}p: a size no operation produced (sizes produced: {:?}) or one a later local size change had replaced",
+            s.i_size,
+            (0..=m.cfg.pages).filter(|v| s.sizes & (1 << v) != 0).collect::<Vec<_>>()
+        )),
         _ => {}
     }
     out
@@ -339,6 +363,9 @@ pub fn describe(m: &FuseModel, b: &State, a: &State, act: &Action) -> String {
                     s.push_str(&format!(" data {}", vs.join(",")));
                 }
                 bits = vec![s];
+            }
+            (Worker::Busy { req, .. }, _) if act.step == Step::DaemonReplyError => {
+                bits = vec![format!("fails {req}: -EIO reply, nothing applied")];
             }
             (Worker::Busy { req, .. }, _) => {
                 bits = vec![format!(

@@ -58,6 +58,27 @@ pub const PROPERTIES: &[PropertyDef] = &[
         description: "no BUG_ON on writectr (nested fuse_set_nowrite)",
     },
     PropertyDef {
+        name: "i1",
+        expectation: Expectation::Always,
+        description: "no page-cache store while a parallel direct write holds i_rwsem",
+    },
+    PropertyDef {
+        name: "f1",
+        expectation: Expectation::Always,
+        description: "a failed writeback WRITE is reported by every later fsync/close",
+    },
+    PropertyDef {
+        name: "a5",
+        expectation: Expectation::Always,
+        description: "a failed SETATTR leaves i_size and the queued WRITEs' crop alone",
+    },
+    PropertyDef {
+        name: "a4",
+        expectation: Expectation::Always,
+        description:
+            "i_size only takes sizes operations produced; no stale GETATTR/READ undoes one",
+    },
+    PropertyDef {
         name: "w-nowrite-queued",
         expectation: Expectation::Sometimes,
         description: "writeback WRITE queued under FUSE_NOWRITE",
@@ -183,6 +204,51 @@ pub const PROPERTIES: &[PropertyDef] = &[
         expectation: Expectation::Sometimes,
         description: "fuse_pages_realloc runs on a full writeback batch",
     },
+    PropertyDef {
+        name: "w-iomode-wait",
+        expectation: Expectation::Sometimes,
+        description: "a caching open waits for parallel direct writes (direct_io_waitq)",
+    },
+    PropertyDef {
+        name: "w-pdio-shared",
+        expectation: Expectation::Sometimes,
+        description: "two direct writers hold i_rwsem shared at once",
+    },
+    PropertyDef {
+        name: "w-wb-error",
+        expectation: Expectation::Sometimes,
+        description: "the server failed a writeback WRITE",
+    },
+    PropertyDef {
+        name: "w-error-reported",
+        expectation: Expectation::Sometimes,
+        description: "an fsync or close returned a writeback error",
+    },
+    PropertyDef {
+        name: "w-setattr-error",
+        expectation: Expectation::Sometimes,
+        description: "a failed SETATTR's error path flushed queued WRITEs",
+    },
+    PropertyDef {
+        name: "w-stale-attr",
+        expectation: Expectation::Sometimes,
+        description: "a GETATTR reply or short READ ignored as stale",
+    },
+    PropertyDef {
+        name: "w-attr-size",
+        expectation: Expectation::Sometimes,
+        description: "a GETATTR reply changed i_size",
+    },
+    PropertyDef {
+        name: "w-short-read",
+        expectation: Expectation::Sometimes,
+        description: "a short READ shrank i_size",
+    },
+    PropertyDef {
+        name: "w-short-io",
+        expectation: Expectation::Sometimes,
+        description: "a split direct request answered short ends fuse_direct_io's loop",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -227,10 +293,12 @@ pub fn a3(m: &FuseModel, s: &State) -> bool {
     // The server holds, per page, the data of a write that no other write
     // really-follows (one that began after it ended): the last write of
     // some linearisation. Sequential writes leave exactly one candidate.
-    s.srv_size == s.i_size
+    // (a page whose WRITE failed is judged by f1, and a failed WRITE may
+    // leave the server shorter than i_size)
+    (s.srv_size == s.i_size || s.lost != 0)
         && (0..s.i_size as usize).all(|p| {
             let last = s.fin[p] & !s.sup[p];
-            s.srv[p] != NONE && last & (1 << s.srv[p]) != 0
+            s.lost & (1 << p) != 0 || (s.srv[p] != NONE && last & (1 << s.srv[p]) != 0)
         })
 }
 
@@ -300,6 +368,11 @@ pub fn w_split(m: &FuseModel, s: &State) -> bool {
     })
 }
 
+pub fn w_iomode_wait(m: &FuseModel, s: &State) -> bool {
+    s.iocachectr < 0
+        && (0..s.tasks.len()).any(|t| matches!(m.current_op(s, t), Some(Op::CachedIoStart)))
+}
+
 type Cond = fn(&FuseModel, &State) -> bool;
 
 /// Conditions in `PROPERTIES` order: for an
@@ -314,6 +387,10 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.viol & VIOL_D == 0,
     e,
     |_, s| s.viol & VIOL_BUG == 0,
+    |_, s| s.viol & VIOL_IOMODE == 0,
+    |_, s| s.viol & VIOL_F1 == 0,
+    |_, s| s.viol & VIOL_A5 == 0,
+    |_, s| s.viol2 & VIOL2_A4 == 0,
     |_, s| s.writectr < 0 && !s.queued.is_empty(),
     |_, s| cache_writes(s).any(|(_, n, sent, _)| sent < n),
     |_, s| s.ev == Event::Drop,
@@ -339,6 +416,15 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::RaNoFit,
     lfolio::w_crop_in_folio,
     |_, s| s.ev == Event::SlotRealloc,
+    w_iomode_wait,
+    |_, s| s.rwsem.readers >= 2,
+    |_, s| s.ev == Event::WbError,
+    |_, s| s.ev == Event::ErrReported,
+    |_, s| s.ev == Event::SetattrErrorFlush,
+    |_, s| s.ev == Event::StaleAttr,
+    |_, s| s.ev == Event::AttrSize,
+    |_, s| s.ev == Event::ShortRead,
+    |_, s| s.ev == Event::ShortIo,
 ];
 
 /// Does the state violate (always) or witness (sometimes) property `i`?

@@ -89,6 +89,10 @@ pub enum Req {
         first: u8,
         n: u8,
     },
+    /// GETATTR (fuse_do_getattr).
+    Getattr {
+        task: u8,
+    },
 }
 
 impl Default for Req {
@@ -110,6 +114,7 @@ impl Req {
             Req::Fallocate { .. } => "FALLOCATE",
             Req::Open { .. } => "OPEN",
             Req::ReadPages { .. } => "READ",
+            Req::Getattr { .. } => "GETATTR",
         }
     }
 }
@@ -154,6 +159,7 @@ impl fmt::Display for Req {
                 write!(f, "FALLOCATE(punch {} T{task})", pr(first, n))
             }
             Req::ReadPages { first, n } => write!(f, "READ({} readahead)", pr(first, n)),
+            Req::Getattr { task } => write!(f, "GETATTR(T{task})"),
         }
     }
 }
@@ -235,6 +241,20 @@ pub struct Task {
     /// not tracked.
     pub bdesc: u8,
     pub bslots: u8,
+    /// file->f_wb_err of the task's fd (an errseq sample; fds are opened
+    /// before the workload, at sequence 0).
+    pub wb_seen: u8,
+    /// The task's last synchronous request failed (-EIO).
+    pub failed: bool,
+    /// The attr_version sample of a GETATTR or READ in flight
+    /// (fuse_get_attr_version): 0 none, 1 taken, 2 stale (fi->attr_version
+    /// moved past it). The model keeps only this order, not the counter.
+    pub attr: u8,
+    /// Ghost (a4): the server's size when it answered this task's GETATTR
+    /// or READ (NONE: no answer pending).
+    pub rsize: u8,
+    /// Ghost (a4): a local size change completed after that answer.
+    pub moved: bool,
 }
 
 impl Task {
@@ -252,6 +272,11 @@ impl Task {
             applied: false,
             bdesc: 0,
             bslots: 0,
+            wb_seen: 0,
+            failed: false,
+            attr: 0,
+            rsize: NONE,
+            moved: false,
         }
     }
 }
@@ -298,7 +323,24 @@ pub const VIOL_NAMES: &[(u8, &str)] = &[
     (VIOL_B2, "b2"),
     (VIOL_D, "d"),
     (VIOL_BUG, "g-bugon"),
+    (VIOL_IOMODE, "i1"),
+    (VIOL_F1, "f1"),
+    (VIOL_A5, "a5"),
 ];
+/// i1: a page-cache store while a parallel direct write holds i_rwsem
+/// shared.
+pub const VIOL_IOMODE: u8 = 32;
+/// f1: an fsync or close returned success although a writeback WRITE
+/// failed while its fd was open.
+pub const VIOL_F1: u8 = 64;
+/// a5: a failed SETATTR changed i_size, or its error path cropped queued
+/// WRITEs below the size the server really has.
+pub const VIOL_A5: u8 = 128;
+/// A reply slot value: the request failed (-EIO).
+pub const REPLY_ERR: u8 = 0xFE;
+/// `State::viol2` bit, a4: i_size took a value no size-changing operation
+/// produced, or a GETATTR / short READ undid a later local size change.
+pub const VIOL2_A4: u8 = 1;
 
 /// What the last transition did that no state field shows afterwards
 /// (used only by `sometimes` witnesses; reset by every step).
@@ -333,6 +375,21 @@ pub enum Event {
     RaNoFit,
     /// fuse_pages_realloc ran on a full batch (sub-page blocks).
     SlotRealloc,
+    /// The server failed a writeback WRITE (mapping_set_error).
+    WbError,
+    /// An fsync or close returned a writeback error to its caller.
+    ErrReported,
+    /// A failed SETATTR's error path flushed queued WRITEs.
+    SetattrErrorFlush,
+    /// A GETATTR reply or short READ was ignored: attr_version moved or
+    /// FUSE_I_SIZE_UNSTABLE was set.
+    StaleAttr,
+    /// A GETATTR reply changed i_size.
+    AttrSize,
+    /// A short READ shrank i_size (fuse_read_update_size).
+    ShortRead,
+    /// A direct request was answered short; fuse_direct_io's loop ended.
+    ShortIo,
 }
 
 /// The whole state.
@@ -395,6 +452,31 @@ pub struct State {
     pub lf_viol: u8,
     /// What the last step did (witnesses only).
     pub ev: Event,
+    // ---- io modes (fs/fuse/iomode.c)
+    /// fi->iocachectr: > 0 caching opens, < 0 parallel direct writes in
+    /// progress (fuse_inode_uncached_io_start without a backing file).
+    pub iocachectr: i8,
+    /// FUSE_I_CACHE_IO_MODE.
+    pub cache_io_mode: bool,
+    // ---- writeback errors (mm/filemap.c, lib/errseq.c)
+    /// mapping->wb_err's sequence: bumped by every mapping_set_error
+    /// (errseq_set; the model has no "seen" bit: a new error always
+    /// advances it).
+    pub wb_err: u8,
+    /// AS_EIO in mapping->flags (test-and-cleared by filemap_check_errors,
+    /// cleared by file_check_and_advance_wb_err).
+    pub as_eio: bool,
+    /// Ghost: pages whose data a failed WRITE did not put on the server
+    /// (a3 does not judge them: the error is reported instead, f1).
+    pub lost: u8,
+    /// Ghost: writeback WRITEs that failed so far (f1).
+    pub losses: u8,
+    /// Ghost (a4): sizes (bit per page count) that size-changing
+    /// operations produced, locally or on the server (only kept when
+    /// something reads attributes: `Config::attr_readers`).
+    pub sizes: u8,
+    /// More sticky violation bits (VIOL2_*).
+    pub viol2: u8,
 }
 
 impl State {
