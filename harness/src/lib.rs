@@ -10,13 +10,22 @@
 //!   ([`scenarios_cache`]: buffered reads, munmap/msync, the background queue).
 //! - [`mount`]: mount lookup and the bounded unmount / fusectl-abort escape hatches.
 //! - [`sys`]: raw libc syscall wrappers used by the workloads.
+//! - [`memcg`]: the cgroup-v1 reclaim scenarios (a child in its own memory cgroup).
+//! - [`dio_folios`], [`largefolio`]: direct writes from user buffers backed by large folios.
+//! - [`nowait_rk`]: the nowait model's real-kernel scenario (io_uring O_APPEND
+//!   on xfs over a loop device; binary `nowait-append`).
 pub mod conform;
 pub mod control;
+pub mod dio_folios;
+pub mod largefolio;
+pub mod memcg;
 pub mod mount;
+pub mod nowait_rk;
 pub mod random;
 pub mod runner;
 pub mod scenarios;
 pub mod scenarios_cache;
+pub mod scenarios_fidelity;
 pub mod server;
 pub mod sys;
 pub mod trace;

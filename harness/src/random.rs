@@ -259,6 +259,7 @@ pub fn scenario(seed: u64) -> Scenario {
         about: "seeded random workload (random.rs)",
         config: Arc::new(move |c: &mut ServerConfig| config_of(seed, c)),
         run: Arc::new(move |ctx: &mut Ctx| wrap(ctx, |c| run(c, seed))),
+        needs: crate::scenarios::no_needs,
     }
 }
 

@@ -26,15 +26,26 @@ pub struct Scenario {
     pub about: &'static str,
     pub config: ConfigFn,
     pub run: RunFn,
+    /// Why this machine cannot run the scenario (beyond root and
+    /// /dev/fuse), if it cannot: it is then reported skipped.
+    pub needs: fn() -> Option<String>,
+}
+
+pub(crate) fn no_needs() -> Option<String> {
+    None
 }
 
 macro_rules! sc {
     ($name:expr, $about:expr, $cfg:expr, $run:expr) => {
+        sc!($name, $about, $cfg, $run, $crate::scenarios::no_needs)
+    };
+    ($name:expr, $about:expr, $cfg:expr, $run:expr, $needs:expr) => {
         Scenario {
             name: $name,
             about: $about,
             config: std::sync::Arc::new($cfg),
             run: std::sync::Arc::new($run),
+            needs: $needs,
         }
     };
 }
@@ -69,7 +80,7 @@ fn allow_mmap(c: &mut ServerConfig) {
 }
 
 pub fn all() -> Vec<Scenario> {
-    vec![
+    let mut v = vec![
         sc!("a_fsync", "3 buffered 4K writes stay dirty; fsync sends one 12K WRITE[CACHE] (pid 0), SETATTR(times), FSYNC after the WRITE reply", dflt, |c| wrap(c, a_fsync)),
         sc!("a_big", "2M+4K pwrite then fsync: page-cache WRITEs are <= 1 MiB (max_pages 256), cover the range, never overlap in flight", dflt, |c| wrap(c, a_big)),
         sc!("a_maxwrite", "max_write=64K: a 256K dirty range is written back as 4 WRITEs of 64K", maxwrite64k, |c| wrap(c, a_maxwrite)),
@@ -103,11 +114,14 @@ pub fn all() -> Vec<Scenario> {
         sc!("f_cong1", "max_background 1 / congestion 1: 3 sync_file_range writebacks: one WRITE in flight, the rest skipped until fsync", bg1, |c| wrap(c, |x| f_cong(x, 3, 1))),
         sc!("m_dio_mmap", "FOPEN_DIRECT_IO without direct_io_allow_mmap: MAP_SHARED mmap fails with ENODEV", dflt, |c| wrap(c, |x| dio_mmap(x, false))),
         sc!("m_dio_mmap_allow", "FOPEN_DIRECT_IO with direct_io_allow_mmap: MAP_SHARED works; store + msync sends WRITE[CACHE]", allow_mmap, |c| wrap(c, |x| dio_mmap(x, true))),
+        sc!("r_reclaim_nowbc", "no writeback_cache: a child in a small memcg v1 dirties a MAP_SHARED page, its WRITE held; its reclaim sleeps in folio_wait_writeback (no AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM)", nowbc, |c| wrap(c, |x| crate::memcg::reclaim(x, false)), crate::memcg::needs_memcg_v1),
+        sc!("r_reclaim_wbc", "writeback_cache: the same child's reclaim never waits on the FUSE folio (mapping flagged); it is OOM-killed in its memcg", dflt, |c| wrap(c, |x| crate::memcg::reclaim(x, true)), crate::memcg::needs_memcg_v1),
         sc!("s_syncfs", "syncfs() does not wait for a held WRITE on this kernel (SB_I_NO_DATA_INTEGRITY); never used as a barrier", dflt, |c| wrap(c, s_syncfs)),
-    ]
-    .into_iter()
-    .chain(crate::scenarios_cache::all())
-    .collect()
+    ];
+    v.extend(crate::dio_folios::scenarios());
+    v.extend(crate::scenarios_fidelity::all());
+    v.extend(crate::scenarios_cache::all());
+    v
 }
 
 /// Run a body, then check the global invariants on its trace.

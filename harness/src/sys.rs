@@ -93,6 +93,19 @@ pub fn memfd_with(buf: &[u8]) -> Ret {
     }
 }
 
+/// fstat(2): `ret` is st_size on success.
+pub fn fstat_size(fd: i32) -> Ret {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = Ret::from(unsafe { libc::fstat(fd, &mut st) } as i64);
+    if r.ret < 0 {
+        return r;
+    }
+    Ret {
+        ret: st.st_size,
+        errno: 0,
+    }
+}
+
 /// sendfile(out_fd, in_fd) of `count` bytes from offset 0 of `in_fd`,
 /// written at `out_fd`'s file position.
 pub fn sendfile(out_fd: i32, in_fd: i32, count: usize) -> Ret {
@@ -111,6 +124,29 @@ pub fn copy_file_range(in_fd: i32, out_fd: i32, off_out: u64, len: usize) -> Ret
     let mut a: libc::loff_t = 0;
     let mut b: libc::loff_t = off_out as libc::loff_t;
     Ret::from(unsafe { libc::copy_file_range(in_fd, &mut a, out_fd, &mut b, len, 0) } as i64)
+}
+
+/// statx(fd, AT_STATX_DONT_SYNC, STATX_SIZE): the inode's cached i_size,
+/// without a GETATTR. `ret` is the size on success.
+pub fn cached_size(fd: i32) -> Ret {
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    let empty = c"";
+    let r = Ret::from(unsafe {
+        libc::statx(
+            fd,
+            empty.as_ptr(),
+            libc::AT_EMPTY_PATH | libc::AT_STATX_DONT_SYNC,
+            libc::STATX_SIZE,
+            &mut st,
+        )
+    } as i64);
+    if r.ret < 0 {
+        return r;
+    }
+    Ret {
+        ret: st.stx_size as i64,
+        errno: 0,
+    }
 }
 
 pub fn stat(p: &Path) -> Ret {

@@ -28,9 +28,16 @@ fn files(dir: &str) -> Vec<std::path::PathBuf> {
 }
 
 /// Scenarios the model cannot express (docs/conformance.md §5):
-/// copy_file_range's COPY_FILE_RANGE_64 is answered inside fuser, so the
-/// trace lacks a request.
-const NOT_MODELLED: &[&str] = &["n_copy_range"];
+/// copy_file_range's COPY_FILE_RANGE_64 is answered inside fuser, so
+/// the trace lacks a request; r_reclaim_*: the memcg-v1 child's reclaim
+/// is not a model task (its verdicts are the catalogue's reclaim checks,
+/// docs/findings.md).
+const NOT_MODELLED: &[&str] = &[
+    "n_copy_range",
+    "r_reclaim_nowbc",
+    "r_reclaim_wbc",
+    "r_short_read",
+];
 /// Scenarios checked up to a cut, the rest not modelled (docs/conformance.md
 /// §2): a_nowbc's 2 MiB write-through pwrite goes as two WRITEs.
 const TO_CUT: &[&str] = &["a_nowbc"];
@@ -38,7 +45,7 @@ const TO_CUT: &[&str] = &["a_nowbc"];
 #[test]
 fn recorded_traces_conform() {
     let fs = files("6.18.44");
-    assert_eq!(fs.len(), 44);
+    assert_eq!(fs.len(), 55);
     for p in fs {
         let name = p.file_stem().unwrap().to_string_lossy().to_string();
         let (word, ok) = verdict(&p);

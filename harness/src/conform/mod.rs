@@ -188,6 +188,8 @@ pub enum Obs {
     /// The daemon replied to this request; for a READ, the allowed data
     /// versions of the pages returned (server content at reply time).
     Reply(Pat, Vec<(u8, Vec<u8>)>),
+    /// The daemon failed this request (-EIO, injected by `fail OP`).
+    ReplyErr(Pat),
 }
 
 /// An observation with where it came from.
@@ -225,6 +227,7 @@ pub enum Translation {
     NotModelled(String),
 }
 
+mod gup;
 mod search;
 mod translate;
 
@@ -236,6 +239,10 @@ pub fn conform_trace(
     events: &[Event],
     scenario: Option<&str>,
 ) -> Result<(String, bool, Option<String>), String> {
+    // The direct-I/O extraction scenarios map onto the fuse-gup model.
+    if let Some(r) = gup::conform(events) {
+        return r;
+    }
     match translate(events, scenario)? {
         Translation::NotModelled(why) => Ok((format!("not-modelled ({why})"), true, None)),
         Translation::Modelled(m) => {

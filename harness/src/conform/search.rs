@@ -120,7 +120,7 @@ fn matches(p: &Pat, req: &Req, payload: &[u8]) -> bool {
             Req::ThroughWrite { first: f, n: m, .. },
         ) => *first == f && *n == m && payload_ok(w, f, payload),
         (Pat::Read { first, n }, Req::Read { first: f, n: m, .. })
-        | (Pat::Read { first, n }, Req::ReadPages { first: f, n: m }) => *first == f && *n == m,
+        | (Pat::Read { first, n }, Req::ReadPages { first: f, n: m, .. }) => *first == f && *n == m,
         (Pat::Setattr { size }, Req::Setattr { size: s, .. }) => *size == s,
         (Pat::Fsync, Req::Fsync { .. }) => true,
         (Pat::Flush, Req::Flush { .. }) => true,
@@ -179,6 +179,22 @@ fn observe(model: &FuseModel, n: &Node, o: &Obs, out: &mut Vec<Node>) {
                     let a = Action {
                         actor: Actor::Daemon(w as u8),
                         step: Step::DaemonReply,
+                    };
+                    if let Some(s) = model.step(&n.0, a) {
+                        out.push((s, n.1));
+                    }
+                }
+            }
+        }
+        Obs::ReplyErr(p) => {
+            for w in 0..nw {
+                if let Worker::Busy { req, payload } = n.0.workers[w] {
+                    if !matches(p, &req, &payload) {
+                        continue;
+                    }
+                    let a = Action {
+                        actor: Actor::Daemon(w as u8),
+                        step: Step::DaemonReplyError,
                     };
                     if let Some(s) = model.step(&n.0, a) {
                         out.push((s, n.1));
@@ -281,6 +297,7 @@ fn describe(m: &Mapping, o: &Obs) -> String {
                 .join(",")
         ),
         Obs::Read(p) => format!("a daemon read of {p}"),
+        Obs::ReplyErr(p) => format!("an -EIO reply to {p}"),
         Obs::Reply(p, d) if d.is_empty() => format!("a reply to {p}"),
         Obs::Reply(p, d) => format!(
             "a reply to {p} returning [{}]",

@@ -82,6 +82,7 @@ impl FuseModel {
         let ver = version_of(t);
         Some({
             let p = page as usize;
+            Self::check_cached_store(s);
             s.pages[p].ver = ver;
             // page_mkwrite dirties the whole folio (iomap_page_mkwrite
             // in C marks every block dirty)

@@ -171,11 +171,53 @@ impl FuseModel {
                 skipped = true;
                 continue;
             }
+            // fuse_readahead: a READ of the whole folios that fit
+            // min(max_pages, max_read) pages (model pages are blocks with
+            // sub-page blocks)
+            let c = &self.cfg;
+            let max = c
+                .max_pages
+                .min(c.max_read.unwrap_or(u8::MAX))
+                .saturating_mul(c.blocks_per_page.max(1));
+            let (mut n, mut pos) = (0u8, first as usize);
+            while pos < (first + len) as usize {
+                let f = self.folio(pos);
+                if n + f.len() as u8 > max {
+                    break;
+                }
+                n += f.len() as u8;
+                pos = f.end;
+            }
+            if n == 0 {
+                // a large folio that fits no READ (lfolio.rs): v5's guard
+                // stops and read_pages unlocks the rest, not uptodate; the
+                // merged code sends a READ with no folio
+                if self.cfg.variant.lf_readahead_guard {
+                    for p in pages_mask(first, len) {
+                        s.pages[p].clear(PG_LOCKED);
+                    }
+                    s.tasks[t].ra = 0;
+                    s.tasks[t].ph = PH_RA_DONE;
+                    return Some(Step::RaStop);
+                }
+                s.lf_viol |= VIOL_LF_EMPTY;
+                s.tasks[t].pc = self.programs[t].len() as u8;
+                return Some(Step::RaEmpty);
+            }
             if self.bg_blocked(s) {
                 return done(sent, skipped); // fuse_get_req: fc->blocked
             }
-            let n = len.min(self.cfg.max_pages);
-            self.queue_background(s, Req::ReadPages { first, n });
+            self.check_read_limits(s, n);
+            // fuse_send_readpages: ia->read.attr_ver = fuse_get_attr_version()
+            self.sample_attr(s, t);
+            self.queue_background(
+                s,
+                Req::ReadPages {
+                    task: t as u8,
+                    first,
+                    n,
+                },
+            );
             s.tasks[t].ra &= !((((1u16 << n) - 1) << first) as u8);
             sent = true;
         }
@@ -197,28 +239,48 @@ impl FuseModel {
     }
 
     fn read_folio_send(&self, s: &mut State, t: usize, q: usize) {
+        // fuse_do_readfolio: attr_ver = fuse_get_attr_version()
+        self.sample_attr(s, t);
+        // one block, or a whole large folio (lfolio.rs)
+        let (first, n) = self.read_folio_range(q);
+        self.check_read_limits(s, n);
         if !s.bg_q.is_empty() {
             s.ev = Event::BgOvertaken; // a foreground READ
         }
         s.fuse_q.push(Req::Read {
             task: t as u8,
-            first: q as u8,
-            n: 1,
+            first,
+            n,
         });
+        s.tasks[t].rd = first;
         s.tasks[t].reply = NONE;
         s.tasks[t].ph = PH_FOLIO;
     }
 
-    /// The READ reply of read_folio: the block is uptodate, the folio
-    /// unlocked.
-    pub(super) fn read_folio_done(&self, s: &mut State, t: usize) {
+    /// The READ reply of read_folio: the block (or large folio) is
+    /// uptodate, the folio unlocked. `Err` when the READ failed (the folio
+    /// stays not uptodate: filemap_read_folio returns -EIO), `Ok(true)`
+    /// when it was short and fuse_read_update_size shrank i_size.
+    fn read_folio_done(&self, s: &mut State, t: usize) -> Result<bool, ()> {
         let task = s.tasks[t];
         let q = task.rd as usize;
-        s.pages[q].ver = task.reply;
-        s.pages[q].set(PG_UPTODATE);
+        if task.reply == REPLY_ERR {
+            self.folio_clear(s, q, PG_LOCKED);
+            s.tasks[t].reply = NONE;
+            return Err(());
+        }
+        let short = self.short_read(s, t, q);
+        if self.lf_folio_pages() > 1 {
+            // the reply filled the whole folio (read_reply_into_folio)
+            self.folio_set(s, q, PG_UPTODATE);
+        } else {
+            s.pages[q].ver = task.reply;
+            s.pages[q].set(PG_UPTODATE);
+        }
         self.folio_clear(s, q, PG_LOCKED);
         s.tasks[t].ph = PH_GET;
         s.tasks[t].reply = NONE;
+        Ok(short)
     }
 
     /// One step of getting an uptodate folio for block `p` (`p` below
@@ -241,8 +303,25 @@ impl FuseModel {
                 if task.reply == NONE {
                     return None;
                 }
-                self.read_folio_done(s, t);
-                return Some(Got::Step(Step::FaultReadDone));
+                return Some(Got::Step(match self.read_folio_done(s, t) {
+                    Err(()) => {
+                        // a fault: VM_FAULT_SIGBUS; read(2): -EIO
+                        s.tasks[t].pc = self.programs[t].len() as u8;
+                        if fault {
+                            Step::Sigbus
+                        } else {
+                            Step::ReadError
+                        }
+                    }
+                    Ok(true) if fault => {
+                        // filemap_fault re-checks i_size: the page now
+                        // lies beyond EOF, SIGBUS (read(2) stops at the
+                        // new EOF on its next lookup)
+                        s.tasks[t].pc = self.programs[t].len() as u8;
+                        Step::ShortRead
+                    }
+                    Ok(_) => Step::FaultReadDone,
+                }));
             }
             PH_FOLIO_L => {
                 let q = task.rd as usize;
@@ -290,7 +369,7 @@ impl FuseModel {
         }
         let v = s.pages[p].ver;
         if v != NONE && stale & (1 << v) != 0 {
-            s.viol |= VIOL_B3;
+            s.viol2 |= VIOL2_B3;
         }
     }
 
