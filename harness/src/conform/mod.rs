@@ -229,6 +229,7 @@ pub enum Translation {
 
 mod search;
 mod translate;
+pub mod validate;
 
 pub use search::{check, Verdict};
 pub use translate::translate;

@@ -6,7 +6,12 @@ use wbspec_models::fuse::{Kernel, TaskSpec};
 
 /// A hand-written trace in a compact notation, one event per line:
 /// `call T0 pwrite fd=6 off=0 AB` / `ret T0 pwrite 8192` (marks),
-/// `req U OP [off size tags] [cache] [size=N]`, `reply U OP [k=v...]`.
+/// `req U OP [off size tags] [cache] [size=N] [pid=P]`, `reply U OP [k=v...]`.
+/// Requests carry what the recorder writes: the file's nodeid (2; the root,
+/// 1, for LOOKUP and CREATE) and the pid of the call pending when they are
+/// read (7 + its number; 0 for a page-cache WRITE or RELEASE) unless
+/// `pid=` says otherwise. CREATE replies name ino 2, WRITE replies write the
+/// request's size, READ replies return as many bytes as they have tags.
 fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
     let mut base = json!({"writeback_cache": true, "max_write": 1048576,
         "max_background": 16, "congestion_threshold": 12, "keep_cache": false,
@@ -15,10 +20,22 @@ fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
         base[k] = v.clone();
     }
     let mut v = vec![Event::header("6.18.44-test", base, "hand")];
+    // the last call still pending, and each request's size
+    let mut calls: Vec<u32> = vec![];
+    let mut sizes = std::collections::HashMap::new();
     for (i, l) in lines.iter().enumerate() {
         let w: Vec<&str> = l.split_whitespace().collect();
         let mut e = match w[0] {
-            "call" | "ret" => Event::mark(l),
+            "call" | "ret" => {
+                let e = Event::mark(l);
+                let n: u32 = w[1].trim_start_matches('T').parse().unwrap();
+                if w[0] == "call" {
+                    calls.push(n);
+                } else {
+                    calls.retain(|c| *c != n);
+                }
+                e
+            }
             "req" => {
                 let mut e = Event::new("req");
                 e.unique = w[1].parse().ok();
@@ -31,6 +48,16 @@ fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
                     e.page_tags = Some(w[5].into());
                     e.write_flags = Some(if w.get(6) == Some(&"cache") { 1 } else { 2 });
                 }
+                e.nodeid = Some(if matches!(w[2], "LOOKUP" | "CREATE") {
+                    1
+                } else {
+                    2
+                });
+                e.pid = Some(if e.is_cache_write() || w[2] == "RELEASE" {
+                    0
+                } else {
+                    calls.last().map_or(7, |c| 7 + c)
+                });
                 for x in &w[3..] {
                     if let Some(s) = x.strip_prefix("size=") {
                         e.size = s.parse().ok();
@@ -40,6 +67,7 @@ fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
                         e.flag_names = Some(vec!["O_RDWR".into(), "O_TRUNC".into()]);
                     }
                 }
+                sizes.insert(e.unique, e.size.unwrap_or(0));
                 e
             }
             "reply" => {
@@ -50,6 +78,7 @@ fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
                 for x in &w[3..] {
                     if let Some(t) = x.strip_prefix("tags=") {
                         r["page_tags"] = json!(t);
+                        r["bytes"] = json!(t.len() * 4096);
                     } else if *x == "FOPEN_DIRECT_IO" || *x == "FOPEN_KEEP_CACHE" {
                         if r.get("open_flags").is_none() {
                             r["open_flags"] = json!([]);
@@ -59,6 +88,12 @@ fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
                 }
                 if (w[2] == "OPEN" || w[2] == "CREATE") && r.get("open_flags").is_none() {
                     r["open_flags"] = json!([]);
+                }
+                match w[2] {
+                    "CREATE" => r["ino"] = json!(2),
+                    "WRITE" => r["written"] = json!(sizes[&e.unique]),
+                    "READ" if r.get("bytes").is_none() => r["bytes"] = json!(sizes[&e.unique]),
+                    _ => {}
                 }
                 e.result = Some(r);
                 e
@@ -349,10 +384,13 @@ fn direct_read_data_is_checked() {
 #[test]
 fn unfinished_trace_does_not_conform() {
     let mut l: Vec<&str> = OPEN.to_vec();
+    // every call returns, but the WRITE that sync_file_range queued is
+    // never read
     l.extend([
         "call T0 pwrite fd=6 off=0 A",
         "ret T0 pwrite 4096",
-        "call T0 fsync fd=6",
+        "call T0 sync_file_range fd=6 0 0 WRITE",
+        "ret T0 sync_file_range 0",
     ]);
     let m = mapping(&tr(json!({}), &l));
     let v = check(&m, DEFAULT_BOUND);
@@ -470,21 +508,33 @@ fn not_modelled_reasons() {
     // reply whose FOPEN_KEEP_CACHE disagrees with the header, a CREATE
     // outside the setup open
     let mut o = l.clone();
-    o.push("call T1 open g O_RDWR");
+    o.extend(["call T1 open g O_RDWR", "ret T1 open 9"]);
     assert!(not_modelled(&tr(json!({}), &o)).contains("second file"));
-    assert!(not_modelled(&tr(json!({}), &["call T0 open f 0x2"])).contains("O_CREAT"));
+    assert!(
+        not_modelled(&tr(json!({}), &["call T0 open f 0x2", "ret T0 open 6"])).contains("O_CREAT")
+    );
     let mut o = l.clone();
-    o.extend(["call T1 open f 0x2", "req 10 OPEN", "reply 10 OPEN"]);
+    o.extend([
+        "call T1 open f 0x2",
+        "req 10 OPEN",
+        "reply 10 OPEN",
+        "ret T1 open 9",
+    ]);
     assert!(not_modelled(&tr(json!({"keep_cache": true}), &o)).contains("disagrees"));
     let mut o = l.clone();
-    o.extend(["call T1 open f 0x2", "req 10 CREATE"]);
+    o.extend([
+        "call T1 open f 0x2",
+        "req 10 CREATE",
+        "reply 10 CREATE",
+        "ret T1 open 9",
+    ]);
     assert!(not_modelled(&tr(json!({}), &o)).contains("CREATE outside"));
     let mut o = l.clone();
     o.extend(["call T0 pwrite fd=6 off=8192 B", "ret T0 pwrite 4096"]);
     o.extend(["call T0 pwrite fd=6 off=20480 C", "ret T0 pwrite 4096"]);
     assert!(not_modelled(&tr(json!({}), &o)).contains("model pages"));
     let mut o = l.clone();
-    o.push("call T0 fallocate fd=6");
+    o.extend(["call T0 fallocate fd=6", "ret T0 fallocate 0"]);
     assert!(not_modelled(&tr(json!({}), &o)).contains("no model task"));
 }
 
@@ -590,6 +640,9 @@ fn split_write_through_is_cut() {
         "reply 14 WRITE",
         "ret T0 pwrite 8192",
         "call T0 fsync fd=6",
+        "req 16 FSYNC",
+        "reply 16 FSYNC",
+        "ret T0 fsync 0",
     ]);
     let cfg = json!({"writeback_cache": false, "max_write": 4096});
     let ev = tr(cfg.clone(), &l);
@@ -601,12 +654,15 @@ fn split_write_through_is_cut() {
     // not while another call is pending
     let mut o = l.clone();
     o.insert(9, "call T1 fsync fd=6");
+    o.push("ret T1 fsync 0");
     assert!(not_modelled(&tr(cfg.clone(), &o)).contains("in flight"));
     // a non-CACHE WRITE from pid 0, or from another pid than the writer's
     let mut o = l[..8].to_vec();
     o.extend([
         "call T0 pwrite fd=6 off=4096 B",
         "req 12 WRITE 4096 4096 B pid=0",
+        "reply 12 WRITE",
+        "ret T0 pwrite 4096",
     ]);
     assert!(not_modelled(&tr(cfg.clone(), &o)).contains("pid 0"));
     o[9] = "req 12 WRITE 4096 4096 B pid=9";
@@ -616,6 +672,136 @@ fn split_write_through_is_cut() {
 #[test]
 fn malformed_traces_are_input_errors() {
     assert!(translate(&[Event::mark("call T0 fsync fd=6")], None).is_err());
-    let ev = tr(json!({}), &["call T0 pwrite fd=9 off=0 A"]);
+    let ev = tr(
+        json!({}),
+        &["call T0 pwrite fd=9 off=0 A", "ret T0 pwrite 4096"],
+    );
     assert!(translate(&ev, None).unwrap_err().contains("unknown fd"));
+}
+
+/// Structural rules (validate.rs) that the altered fixtures do not cover.
+#[test]
+fn structurally_invalid_traces_are_input_errors() {
+    let ok: Vec<&str> = OPEN
+        .iter()
+        .copied()
+        .chain(["call T0 pwrite fd=6 off=0 A", "ret T0 pwrite 4096"])
+        .collect();
+    assert!(translate(&tr(json!({}), &ok), None).is_ok());
+    let bad = |extra: &[&str], needle: &str| {
+        let l: Vec<&str> = ok.iter().chain(extra).copied().collect();
+        let e = translate(&tr(json!({}), &l), None).unwrap_err();
+        assert!(
+            e.starts_with("bad trace: ") && e.contains(needle),
+            "{e} (expected {needle})"
+        );
+    };
+    bad(
+        &["reply 40 FSYNC"],
+        "reply to unique 40, which was never read",
+    );
+    bad(
+        &[
+            "call T0 fsync fd=6",
+            "req 4 FSYNC",
+            "reply 4 FSYNC",
+            "ret T0 fsync 0",
+        ],
+        "FSYNC reuses unique 4 of CREATE",
+    );
+    bad(
+        &[
+            "call T0 fsync fd=6",
+            "req 10 FSYNC",
+            "reply 10 FLUSH",
+            "ret T0 fsync 0",
+        ],
+        "FLUSH reply to unique 10, which is a FSYNC request",
+    );
+    bad(&["ret T0 fsync 0"], "T0 returns from fsync it never called");
+    bad(
+        &["call T0 fsync fd=6", "call T0 close fd=6"],
+        "T0 calls close while its fsync",
+    );
+    bad(
+        &["call T0 fsync fd=6", "ret T0 close 0"],
+        "T0 returns from close but called fsync",
+    );
+    bad(
+        &[
+            "call T0 sync_file_range fd=6 0 0 WRITE",
+            "ret T0 sync_file_range 0",
+            "req 10 WRITE 0 4096 A cache pid=7",
+            "reply 10 WRITE",
+        ],
+        "page-cache WRITE u=10 from pid 7",
+    );
+    bad(
+        &["call T0 fsync fd=6", "req 10 FSYNC", "ret T0 fsync 0"],
+        "FSYNC u=10 never gets a reply",
+    );
+    // READ replies: no more bytes than asked, one tag per 4 KiB
+    let mut l = ok.clone();
+    l.extend([
+        "call T0 open f 0x4002",
+        "req 10 OPEN",
+        "reply 10 OPEN FOPEN_DIRECT_IO",
+        "ret T0 open 7",
+        "call T1 pread fd=7 off=0 len=4096",
+        "req 12 READ 0 4096",
+        "reply 12 READ tags=AB",
+        "ret T1 pread 4096",
+    ]);
+    let e = translate(&tr(json!({}), &l), None).unwrap_err();
+    assert!(
+        e.contains("returns 8192 bytes of a 4096-byte request"),
+        "{e}"
+    );
+    // a ret mark without its value; an event without a known kind; seq
+    let mut ev = tr(json!({}), &ok);
+    ev.last_mut().unwrap().ret = None;
+    let e = translate(&ev, None).unwrap_err();
+    assert!(e.contains("T0's pwrite returns no value"), "{e}");
+    let mut ev = tr(json!({}), &ok);
+    ev[3].seq = ev[2].seq;
+    assert!(translate(&ev, None)
+        .unwrap_err()
+        .contains("does not follow"));
+    let mut ev = tr(json!({}), &ok);
+    ev[1].kind = Some("called".into());
+    assert!(translate(&ev, None)
+        .unwrap_err()
+        .contains("unknown mark kind \"called\""));
+    let mut ev = tr(json!({}), &ok);
+    ev[0].kernel = None;
+    assert!(translate(&ev, None).unwrap_err().contains("no kernel"));
+    // requests on a second file are not modelled, on a nodeid no reply
+    // returned are bad
+    let mut l = ok.clone();
+    l.extend([
+        "call T1 fsync fd=6",
+        "req 8 FSYNC",
+        "reply 8 FSYNC",
+        "req 10 LOOKUP",
+        "reply 10 LOOKUP",
+        "req 12 FSYNC",
+        "reply 12 FSYNC",
+        "ret T1 fsync 0",
+    ]);
+    let mut ev = tr(json!({}), &l);
+    for e in ev.iter_mut() {
+        if e.ev == "reply" && e.unique == Some(10) {
+            e.result = Some(json!({"ino": 3}));
+        }
+        if e.ev == "req" && e.unique == Some(12) {
+            e.nodeid = Some(3);
+        }
+    }
+    assert!(not_modelled(&ev).contains("requests for 2 files"));
+    ev.retain(|e| e.unique != Some(10));
+    let e = translate(&ev, None).unwrap_err();
+    assert!(
+        e.contains("FSYNC u=12 for nodeid 3, which no LOOKUP"),
+        "{e}"
+    );
 }

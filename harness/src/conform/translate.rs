@@ -120,6 +120,13 @@ fn kernel_of(release: &str) -> Option<Kernel> {
 /// Map a recorded trace onto the model. `Err` is a malformed trace (an input
 /// error); `Ok(NotModelled)` a trace the model cannot express.
 pub fn translate(events: &[Event], scenario: Option<&str>) -> Result<Translation, String> {
+    match super::validate::validate(events) {
+        Err(super::validate::Invalid::Bad(e)) => return Err(e),
+        Err(super::validate::Invalid::NotModelled(why)) => {
+            return Ok(Translation::NotModelled(why))
+        }
+        Ok(()) => {}
+    }
     match translate_inner(events, scenario) {
         Ok(m) => Ok(Translation::Modelled(Box::new(m))),
         Err(e) if e.starts_with("bad trace:") => Err(e),
