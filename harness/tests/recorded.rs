@@ -87,10 +87,18 @@ fn altered_traces_do_not_conform() {
             Bad("#20 a second reply to WRITE u=10"),
         ),
         (
+            "b_ftrunc_ftruncate_ret_7",
+            At("ret T1 ftruncate 7 errno=0 dur_us=300266): the model cannot produce the return of T2 truncate 1 (the trace returns 7, the model's task returns 0)"),
+        ),
+        (
             "b_ftrunc_no_ret",
             Bad("T1's ftruncate (call #17) never returns"),
         ),
         ("b_ftrunc_setattr_early", At("req SETATTR")),
+        (
+            "b_ftrunc_short_pwrite",
+            At("ret T0 pwrite 8192 errno=0 dur_us=70): the model cannot produce the return of T0 write 0+2 (the trace returns 8192, the model's task returns 16384)"),
+        ),
         (
             "b_ftrunc_written_long",
             Bad("WRITE reply u=10 writes 32768 bytes of a 16384-byte request"),
@@ -114,6 +122,10 @@ fn altered_traces_do_not_conform() {
             Bad("READ u=14 for nodeid 3, which no LOOKUP or CREATE reply returned"),
         ),
         ("d3_schema_2", Bad("header schema 2 is unknown")),
+        (
+            "d3_short_pread",
+            At("reply READ u=14): the model cannot produce a reply to READ(p0) returning [p0:v3] (after it the model's direct read returns [8192] bytes, not the trace's)"),
+        ),
         (
             "d3_unknown_event",
             Bad("#2 unknown event kind \"annotation\""),

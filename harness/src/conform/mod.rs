@@ -212,6 +212,9 @@ pub struct Mapping {
     pub regions: Vec<(u64, u64)>,
     /// Model task index -> "T1 ftruncate fd=6 4096".
     pub task_labels: Vec<String>,
+    /// Model task index -> the value its syscall returned in the trace
+    /// (None: no `ret` mark, e.g. the runner's cleanup close).
+    pub rets: Vec<Option<i64>>,
     /// (page, tag string) -> versions; printed in reports and docs.
     pub letters: BTreeMap<(u8, String), Vec<u8>>,
     /// How many trace events each filter rule dropped.
@@ -227,6 +230,7 @@ pub enum Translation {
     NotModelled(String),
 }
 
+mod returns;
 mod search;
 mod translate;
 pub mod validate;

@@ -177,6 +177,12 @@ fn mapping_of_b_ftrunc() {
     assert_eq!(m.letters[&(0, "A".to_string())], vec![2]);
     assert_eq!(m.letters[&(1, "BCD".to_string())], vec![2]);
     assert_eq!(m.task_labels[3], "(runner cleanup) close");
+    // recorded return values, and what the model's tasks return: the
+    // 2-page write covers 4 real pages
+    assert_eq!(m.rets, vec![Some(16384), Some(0), Some(0), None]);
+    use super::returns::{returns, Returns};
+    assert_eq!(returns(&m, 0), Returns::Exactly(16384));
+    assert_eq!(returns(&m, 2), Returns::Exactly(0));
     // GETXATTR, SETATTR(times), RELEASE and the open are filtered
     assert_eq!(m.filtered["GETXATTR"], 1);
     assert_eq!(m.filtered["SETATTR(times)"], 1);

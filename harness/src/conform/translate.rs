@@ -183,6 +183,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     // The pid of each workload actor, learned from the requests its calls send.
     let mut actor_pid: HashMap<String, u32> = HashMap::new();
     let mut cut: Option<String> = None;
+    let mut rets: HashMap<usize, i64> = HashMap::new();
     let mut filt = |rule: &str| *filtered.entry(rule.to_string()).or_default() += 1;
 
     'events: for (i, e) in events.iter().enumerate().skip(1) {
@@ -382,6 +383,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                         ));
                     }
                     if let Some(t) = p.task {
+                        rets.extend(e.ret.map(|r| (t, r)));
                         raw.push((key, e.seq, RawObs::Ret(t), brief));
                     }
                 }
@@ -793,6 +795,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         scenario: name,
         cfg,
         obs,
+        rets: (0..tasks.len()).map(|t| rets.get(&t).copied()).collect(),
         regions,
         task_labels: tasks.into_iter().map(|t| t.1).collect(),
         letters,
