@@ -4,14 +4,14 @@
 //! deliberately altered traces (traces/altered/) do not conform.
 use std::path::Path;
 
-use wbspec_harness::conform::conform_trace;
+use wbspec_harness::conform::{conform_trace, Class};
 use wbspec_harness::trace::parse_trace;
 
-fn verdict(p: &Path) -> (String, bool) {
+fn verdict(p: &Path) -> (String, Class) {
     let text = std::fs::read_to_string(p).unwrap();
     let ev = parse_trace(&text).unwrap();
-    let (word, ok, _) = conform_trace(&ev, None).unwrap();
-    (word, ok)
+    let c = conform_trace(&ev, None).unwrap();
+    (c.word, c.class)
 }
 
 fn files(dir: &str) -> Vec<std::path::PathBuf> {
@@ -39,13 +39,15 @@ fn recorded_traces_conform() {
     assert_eq!(fs.len(), 34);
     for p in fs {
         let name = p.file_stem().unwrap().to_string_lossy().to_string();
-        let (word, ok) = verdict(&p);
-        assert!(ok, "{name}: {word}");
+        let (word, class) = verdict(&p);
         if NOT_MODELLED.contains(&name.as_str()) {
+            assert_eq!(class, Class::NotModelled, "{name}: {word}");
             assert!(word.starts_with("not-modelled"), "{name}: {word}");
         } else if TO_CUT.contains(&name.as_str()) {
+            assert_eq!(class, Class::ConformsToCut, "{name}: {word}");
             assert!(word.starts_with("conforms-to-cut"), "{name}: {word}");
         } else {
+            assert_eq!(class, Class::Conforms, "{name}: {word}");
             assert_eq!(word, "conforms", "{name}");
         }
     }
@@ -60,8 +62,8 @@ fn rerun_traces_conform() {
     let fs = files("6.18.44-rerun");
     assert_eq!(fs.len(), 7);
     for p in fs {
-        let (word, _) = verdict(&p);
-        assert_eq!(word, "conforms", "{}", p.display());
+        let (word, class) = verdict(&p);
+        assert_eq!(class, Class::Conforms, "{}: {word}", p.display());
     }
 }
 
@@ -144,13 +146,19 @@ fn altered_traces_do_not_conform() {
         let text = std::fs::read_to_string(&p).unwrap();
         let got = conform_trace(&parse_trace(&text).unwrap(), None);
         match (want, got) {
-            (At(w), Ok((word, ok, _))) => assert!(
-                !ok && word.starts_with("VIOLATION") && word.contains(w),
-                "{name}: {word} (expected a violation at {w})"
+            (At(w), Ok(c)) => assert!(
+                c.class == Class::DoesNotConform
+                    && c.word.starts_with("VIOLATION")
+                    && c.word.contains(w),
+                "{name}: {} (expected a violation at {w})",
+                c.word
             ),
-            (NotModelled(w), Ok((word, _, _))) => assert!(
-                word.starts_with("not-modelled") && word.contains(w),
-                "{name}: {word} (expected not modelled: {w})"
+            (NotModelled(w), Ok(c)) => assert!(
+                c.class == Class::NotModelled
+                    && c.word.starts_with("not-modelled")
+                    && c.word.contains(w),
+                "{name}: {} (expected not modelled: {w})",
+                c.word
             ),
             (Bad(w), Err(e)) => assert!(
                 e.starts_with("bad trace: ") && e.contains(w) && !e.contains('\n'),

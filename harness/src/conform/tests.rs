@@ -655,8 +655,9 @@ fn split_write_through_is_cut() {
     let m = mapping(&ev);
     assert_eq!(m.cfg.tasks.len(), 1);
     assert!(m.cut.as_deref().unwrap().contains("2 WRITEs"));
-    let (word, ok, _) = conform_trace(&ev, None).unwrap();
-    assert!(ok && word.starts_with("conforms-to-cut"), "{word}");
+    let c = conform_trace(&ev, None).unwrap();
+    assert_eq!(c.class, Class::ConformsToCut, "{}", c.word);
+    assert!(c.word.starts_with("conforms-to-cut"), "{}", c.word);
     // not while another call is pending
     let mut o = l.clone();
     o.insert(9, "call T1 fsync fd=6");
