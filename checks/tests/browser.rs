@@ -1,8 +1,9 @@
 //! Drives Stateright's Explorer, served by `wbspec explore`, in Debian's
 //! headless Chromium at a counterexample URL, and checks that the
 //! rendered page shows the path's steps and the sequence-diagram SVG.
-//! Skips (with a line saying so) when Chromium is not installed; .ci/setup
-//! installs it. Every process it starts is killed by its PID.
+//! Skips (with a line saying so) when Chromium is not installed, unless
+//! WBSPEC_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure;
+//! .ci/setup installs it. Every process it starts is killed by its PID.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
@@ -12,6 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use wbspec::trace;
+use wbspec_harness::require::{may_run, rerun_test, BROWSER};
 
 mod common;
 
@@ -25,11 +27,35 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// The browser: `WBSPEC_CHROMIUM` if set, else Debian's.
 fn chromium() -> Option<PathBuf> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
+    match std::env::var_os("WBSPEC_CHROMIUM") {
+        Some(p) => Some(PathBuf::from(p)).filter(|p| p.exists()),
+        None => ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.exists()),
+    }
+}
+
+/// Without Chromium the browser test skips, saying so; with
+/// WBSPEC_REQUIRE_BROWSER=1 it fails.
+#[test]
+fn missing_chromium_skips_or_fails_as_required() {
+    let name = "explorer_shows_the_counterexample_in_chromium";
+    let none = [("WBSPEC_CHROMIUM", "/nonexistent/chromium")];
+    let (ok, out) = rerun_test(name, BROWSER, false, &none, false);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("skipping the Explorer browser test: chromium is not installed"),
+        "{out}"
+    );
+    let (ok, out) = rerun_test(name, BROWSER, true, &none, false);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("the Explorer browser test cannot run: chromium is not installed"),
+        "{out}"
+    );
 }
 
 /// Waits until 127.0.0.1:port accepts connections.
@@ -89,12 +115,14 @@ fn dump_dom(chrome: &Path, url: &str, limit: Duration) -> String {
 
 #[test]
 fn explorer_shows_the_counterexample_in_chromium() {
-    let Some(chrome) = chromium() else {
-        println!(
-            "skipping explorer browser test: chromium not installed (bash .ci/setup installs it)"
-        );
+    let chrome = chromium();
+    let missing = chrome
+        .is_none()
+        .then(|| "chromium is not installed (bash .ci/setup installs it)".to_string());
+    if !may_run(BROWSER, "the Explorer browser test", missing) {
         return;
-    };
+    }
+    let chrome = chrome.expect("checked above");
     let t0 = Instant::now();
     let tf = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/t-fopen-dio-read--b1.json");
     let cat = wbspec::catalogue::load_dir(&common::catalogue_dir()).unwrap();

@@ -8,9 +8,12 @@
 //! - [`scenarios`]: the scenario catalogue with kernel-keyed expectations.
 //! - [`mount`]: mount lookup and the bounded unmount / fusectl-abort escape hatches.
 //! - [`sys`]: raw libc syscall wrappers used by the workloads.
+//! - [`require`]: whether a test that needs the kernel or a browser skips or
+//!   fails where they are missing.
 pub mod conform;
 pub mod control;
 pub mod mount;
+pub mod require;
 pub mod runner;
 pub mod scenarios;
 pub mod server;

@@ -1,15 +1,31 @@
-//! Runs the whole real-kernel scenario suite once (root + /dev/fuse needed;
-//! otherwise every scenario is reported skipped and the test passes).
+//! Runs the whole real-kernel scenario suite once. Needs root and /dev/fuse:
+//! without them it skips, saying so, unless WBSPEC_REQUIRE_KERNEL=1 (set by
+//! .ci/run) makes that a failure.
 use wbspec_harness::conform::{conform_trace, Class, Conformance};
+use wbspec_harness::require::{may_run, rerun_test, KERNEL};
 use wbspec_harness::runner::{cannot_run, run_suite, summary, RunOptions};
+
+/// Without root the suite skips, saying so; with WBSPEC_REQUIRE_KERNEL=1
+/// it fails (as nobody when this test runs as root).
+#[test]
+fn missing_kernel_skips_or_fails_as_required() {
+    let (ok, out) = rerun_test("real_kernel_suite", KERNEL, false, &[], true);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("skipping the real-kernel suite: needs root and /dev/fuse"),
+        "{out}"
+    );
+    let (ok, out) = rerun_test("real_kernel_suite", KERNEL, true, &[], true);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("the real-kernel suite cannot run: needs root and /dev/fuse"),
+        "{out}"
+    );
+}
 
 #[test]
 fn real_kernel_suite() {
-    if let Some(why) = cannot_run() {
-        for s in wbspec_harness::scenarios::all() {
-            println!("Scenario {} skipped: {why}", s.name);
-        }
-        println!("skipping the real-kernel suite: {why}");
+    if !may_run(KERNEL, "the real-kernel suite", cannot_run()) {
         return;
     }
     let before = wbspec_harness::mount::fuse_mount_lines();
