@@ -161,7 +161,6 @@ const FTRUNC_OK: &[&str] = &[
 fn mapping_of_b_ftrunc() {
     let m = mapping(&b_ftrunc(FTRUNC_OK));
     assert_eq!(m.regions, vec![(0, 1), (1, 4)]);
-    assert_eq!(m.cfg.kernel, Kernel::T2);
     assert_eq!(m.cfg.pages, 2);
     assert_eq!(m.cfg.daemon_threads, 1);
     assert_eq!(m.cfg.max_pages, 2);
@@ -210,6 +209,37 @@ fn mapping_of_b_ftrunc() {
     let last = m.obs.last().unwrap();
     assert_eq!(last.obs, Obs::Reply(Pat::Flush, vec![]));
     assert!(m.obs.iter().any(|o| o.obs == Obs::Call(3) && o.seq == 0));
+}
+
+/// The kernel release picks the model's kernel state: only 6.18.y with
+/// y >= 3 (the 6.19 DIO fixes backported) is T2; any other release is not
+/// modelled, naming the release.
+#[test]
+fn kernel_release_picks_the_model_state() {
+    for (release, modelled) in [
+        ("6.18.44", true),
+        ("6.18.3-fc1", true),
+        ("6.18.2", false),
+        ("6.17.9", false),
+        ("6.19.0", false),
+        ("5.18.44", false),
+    ] {
+        let mut ev = b_ftrunc(FTRUNC_OK);
+        ev[0].kernel = Some(release.into());
+        match translate(&ev, None).unwrap() {
+            Translation::Modelled(m) => {
+                assert!(modelled, "{release} was modelled");
+                assert_eq!(m.cfg.kernel, Kernel::T2, "{release}");
+            }
+            Translation::NotModelled(why) => {
+                assert!(!modelled, "{release}: {why}");
+                assert!(
+                    why.contains(&format!("kernel {release} has no model state")),
+                    "{why}"
+                );
+            }
+        }
+    }
 }
 
 #[test]
