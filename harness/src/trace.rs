@@ -210,6 +210,42 @@ impl Event {
     }
 }
 
+/// Largest trace file `conform --trace` reads (16 MiB; a recorded scenario
+/// trace is under 20 KiB).
+pub const MAX_TRACE_BYTES: u64 = 16 << 20;
+
+/// Reads a trace file: a regular file of at most [`MAX_TRACE_BYTES`]. A
+/// FIFO, a device or a directory is refused without a blocking open.
+/// Errors are one line, without the file name.
+pub fn read_trace_file(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: opening a FIFO for reading does not wait for a writer
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = f.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_TRACE_BYTES {
+        return Err(format!(
+            "{} bytes, more than the {MAX_TRACE_BYTES} a trace may have",
+            meta.len()
+        ));
+    }
+    let mut text = String::new();
+    f.take(MAX_TRACE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_TRACE_BYTES {
+        return Err(format!("grew past {MAX_TRACE_BYTES} bytes while read"));
+    }
+    Ok(text)
+}
+
 /// Parse a whole JSONL trace. Blank lines are skipped.
 pub fn parse_trace(text: &str) -> Result<Vec<Event>, String> {
     text.lines()

@@ -85,6 +85,52 @@ fn conform_trace_exit_codes() {
     assert_eq!(code(&o), exit::DOES_NOT_CONFORM);
 }
 
+/// A trace argument that is not a regular file, or too large, is bad
+/// input at once: a FIFO without a writer does not block.
+#[test]
+fn trace_files_must_be_regular_and_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("t.jsonl");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let big = dir.path().join("big.jsonl");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(wbspec_harness::trace::MAX_TRACE_BYTES + 1)
+        .unwrap();
+    for (p, says) in [
+        (fifo, "not a regular file"),
+        (dir.path().to_path_buf(), "not a regular file"),
+        (big, "a trace may have"),
+        (dir.path().join("missing"), "No such file"),
+    ] {
+        // bounded: a reader that blocks on the FIFO is killed (our child)
+        let mut child = Command::new(BIN)
+            .args(["conform", "--trace"])
+            .arg(&p)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t0.elapsed() > std::time::Duration::from_secs(5) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("conform --trace {} blocked", p.display());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(code(&o), exit::BAD_INPUT, "{err}");
+        assert!(
+            err.contains(says) && err.trim().lines().count() == 1,
+            "{err}"
+        );
+    }
+}
+
 /// Every trace the mapping classes as not modelled exits 3: a header-only
 /// trace, an unknown kernel, an error reply, an unknown request.
 #[test]

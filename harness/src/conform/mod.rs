@@ -382,10 +382,10 @@ pub fn conform_main(args: &[String]) -> i32 {
         if !names.is_empty() || keep.is_some() {
             return err("--trace takes no scenario names and no --keep-traces");
         }
-        let text = match std::fs::read_to_string(&f) {
+        let text = match crate::trace::read_trace_file(&f) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("conform: read {}: {e}", f.display());
+                eprintln!("conform: {}: {e}", f.display());
                 return exit::BAD_INPUT;
             }
         };
