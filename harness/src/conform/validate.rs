@@ -28,7 +28,8 @@
 //!    - pids: a page-cache WRITE (FUSE_WRITE_CACHE) carries pid 0 (writeback
 //!      sends it without credentials); every request the model ties to a
 //!      syscall (non-CACHE WRITE, READ, SETATTR with a size, FSYNC, FLUSH,
-//!      OPEN, CREATE) carries the calling thread's pid (`fuse_force_creds`:
+//!      OPEN, CREATE) carries the calling thread's pid (fs/fuse/dev.c:
+//!      `fuse_simple_request` → `fuse_force_creds` unless `args->nocreds`:
 //!      `pid_nr_ns(task_pid(current))`): the pid of a pending call, learned
 //!      from the first request read while it is the only pending call (each
 //!      call may run on its own thread), or, after every call returned (the
