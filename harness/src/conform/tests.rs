@@ -12,7 +12,7 @@ use wbspec_models::fuse::{Kernel, TaskSpec};
 /// read (7 + its number; 0 for a page-cache WRITE or RELEASE) unless
 /// `pid=` says otherwise. CREATE replies name ino 2, WRITE replies write the
 /// request's size, READ replies return as many bytes as they have tags.
-fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
+pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
     let mut base = json!({"writeback_cache": true, "max_write": 1048576,
         "max_background": 16, "congestion_threshold": 12, "keep_cache": false,
         "dio_on_odirect": true, "direct_io_allow_mmap": false, "atomic_o_trunc": false});
@@ -113,14 +113,14 @@ fn mapping(ev: &[Event]) -> Mapping {
     }
 }
 
-fn not_modelled(ev: &[Event]) -> String {
+pub(super) fn not_modelled(ev: &[Event]) -> String {
     match translate(ev, None).unwrap() {
         Translation::Modelled(_) => panic!("unexpectedly modelled"),
         Translation::NotModelled(w) => w,
     }
 }
 
-const OPEN: &[&str] = &[
+pub(super) const OPEN: &[&str] = &[
     "call T0 open f 0x42",
     "req 4 CREATE",
     "reply 4 CREATE",
@@ -714,131 +714,4 @@ fn malformed_traces_are_input_errors() {
         &["call T0 pwrite fd=9 off=0 A", "ret T0 pwrite 4096"],
     );
     assert!(translate(&ev, None).unwrap_err().contains("unknown fd"));
-}
-
-/// Structural rules (validate.rs) that the altered fixtures do not cover.
-#[test]
-fn structurally_invalid_traces_are_input_errors() {
-    let ok: Vec<&str> = OPEN
-        .iter()
-        .copied()
-        .chain(["call T0 pwrite fd=6 off=0 A", "ret T0 pwrite 4096"])
-        .collect();
-    assert!(translate(&tr(json!({}), &ok), None).is_ok());
-    let bad = |extra: &[&str], needle: &str| {
-        let l: Vec<&str> = ok.iter().chain(extra).copied().collect();
-        let e = translate(&tr(json!({}), &l), None).unwrap_err();
-        assert!(
-            e.starts_with("bad trace: ") && e.contains(needle),
-            "{e} (expected {needle})"
-        );
-    };
-    bad(
-        &["reply 40 FSYNC"],
-        "reply to unique 40, which was never read",
-    );
-    bad(
-        &[
-            "call T0 fsync fd=6",
-            "req 4 FSYNC",
-            "reply 4 FSYNC",
-            "ret T0 fsync 0",
-        ],
-        "FSYNC reuses unique 4 of CREATE",
-    );
-    bad(
-        &[
-            "call T0 fsync fd=6",
-            "req 10 FSYNC",
-            "reply 10 FLUSH",
-            "ret T0 fsync 0",
-        ],
-        "FLUSH reply to unique 10, which is a FSYNC request",
-    );
-    bad(&["ret T0 fsync 0"], "T0 returns from fsync it never called");
-    bad(
-        &["call T0 fsync fd=6", "call T0 close fd=6"],
-        "T0 calls close while its fsync",
-    );
-    bad(
-        &["call T0 fsync fd=6", "ret T0 close 0"],
-        "T0 returns from close but called fsync",
-    );
-    bad(
-        &[
-            "call T0 sync_file_range fd=6 0 0 WRITE",
-            "ret T0 sync_file_range 0",
-            "req 10 WRITE 0 4096 A cache pid=7",
-            "reply 10 WRITE",
-        ],
-        "page-cache WRITE u=10 from pid 7",
-    );
-    bad(
-        &["call T0 fsync fd=6", "req 10 FSYNC", "ret T0 fsync 0"],
-        "FSYNC u=10 never gets a reply",
-    );
-    // READ replies: no more bytes than asked, one tag per 4 KiB
-    let mut l = ok.clone();
-    l.extend([
-        "call T0 open f 0x4002",
-        "req 10 OPEN",
-        "reply 10 OPEN FOPEN_DIRECT_IO",
-        "ret T0 open 7",
-        "call T1 pread fd=7 off=0 len=4096",
-        "req 12 READ 0 4096",
-        "reply 12 READ tags=AB",
-        "ret T1 pread 4096",
-    ]);
-    let e = translate(&tr(json!({}), &l), None).unwrap_err();
-    assert!(
-        e.contains("returns 8192 bytes of a 4096-byte request"),
-        "{e}"
-    );
-    // a ret mark without its value; an event without a known kind; seq
-    let mut ev = tr(json!({}), &ok);
-    ev.last_mut().unwrap().ret = None;
-    let e = translate(&ev, None).unwrap_err();
-    assert!(e.contains("T0's pwrite returns no value"), "{e}");
-    let mut ev = tr(json!({}), &ok);
-    ev[3].seq = ev[2].seq;
-    assert!(translate(&ev, None)
-        .unwrap_err()
-        .contains("does not follow"));
-    let mut ev = tr(json!({}), &ok);
-    ev[1].kind = Some("called".into());
-    assert!(translate(&ev, None)
-        .unwrap_err()
-        .contains("unknown mark kind \"called\""));
-    let mut ev = tr(json!({}), &ok);
-    ev[0].kernel = None;
-    assert!(translate(&ev, None).unwrap_err().contains("no kernel"));
-    // requests on a second file are not modelled, on a nodeid no reply
-    // returned are bad
-    let mut l = ok.clone();
-    l.extend([
-        "call T1 fsync fd=6",
-        "req 8 FSYNC",
-        "reply 8 FSYNC",
-        "req 10 LOOKUP",
-        "reply 10 LOOKUP",
-        "req 12 FSYNC",
-        "reply 12 FSYNC",
-        "ret T1 fsync 0",
-    ]);
-    let mut ev = tr(json!({}), &l);
-    for e in ev.iter_mut() {
-        if e.ev == "reply" && e.unique == Some(10) {
-            e.result = Some(json!({"ino": 3}));
-        }
-        if e.ev == "req" && e.unique == Some(12) {
-            e.nodeid = Some(3);
-        }
-    }
-    assert!(not_modelled(&ev).contains("requests for 2 files"));
-    ev.retain(|e| e.unique != Some(10));
-    let e = translate(&ev, None).unwrap_err();
-    assert!(
-        e.contains("FSYNC u=12 for nodeid 3, which no LOOKUP"),
-        "{e}"
-    );
 }
