@@ -5,7 +5,7 @@
 
 use crate::explain;
 use crate::runner::{self, Counterexample, Exploration};
-use crate::trace;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
 use wbspec_models::registry::{self, ModelVisitor};
@@ -36,7 +36,7 @@ pub trait Check: Send + Sync {
     fn explain(&self, prop: &str, cx: &Counterexample) -> Result<Vec<String>, String>;
     /// Per-step records of a trace file (labels, Explorer indices, state
     /// changes), rebuilt from the model.
-    fn trace_steps(&self, cx: &Counterexample) -> Result<Vec<trace::TraceStep>, String>;
+    fn trace_steps(&self, cx: &Counterexample) -> Result<Vec<TraceStep>, String>;
     /// Re-executes a counterexample and checks that `prop` fails at its
     /// last step and at no earlier one.
     fn replay(&self, prop: &str, cx: &Counterexample) -> Result<(), String>;
@@ -116,7 +116,7 @@ impl<M: Spec> Check for Typed<M> {
                 .map_or("", |p| p.description),
         ))
     }
-    fn trace_steps(&self, cx: &Counterexample) -> Result<Vec<trace::TraceStep>, String> {
+    fn trace_steps(&self, cx: &Counterexample) -> Result<Vec<TraceStep>, String> {
         let (actions, states) = self.path(cx)?;
         let m = &self.model;
         let mut steps = Vec::new();
@@ -125,12 +125,12 @@ impl<M: Spec> Check for Typed<M> {
                 .iter()
                 .position(|x| x == a)
                 .ok_or_else(|| format!("step {}: action not enabled", i + 1))?;
-            steps.push(trace::TraceStep {
+            steps.push(TraceStep {
                 n: i + 1,
                 actor: m.actor_label(a),
                 kernel_fn: m.step_fn(a).to_string(),
                 index,
-                changed: trace::state_diff(&m.render(&states[i]), &m.render(&states[i + 1])),
+                changed: state_diff(&m.render(&states[i]), &m.render(&states[i + 1])),
             });
         }
         Ok(steps)
@@ -269,4 +269,39 @@ fn unknown_model(model: &str) -> String {
         "unknown model '{model}' (known: {})",
         registry::model_names().join(", ")
     )
+}
+
+/// One step of a trace, for readers (replay recomputes and compares it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceStep {
+    /// 1-based step number.
+    pub n: usize,
+    /// `T1 ftruncate`, `D0 daemon`.
+    pub actor: String,
+    /// The kernel function(s) the step stands for.
+    pub kernel_fn: String,
+    /// Index of the action among the enabled ones (the Explorer path).
+    pub index: usize,
+    /// Lines of the compact state rendering that the step removed (`-`)
+    /// and added (`+`).
+    pub changed: Vec<String>,
+}
+
+/// Lines of `a` not in `b` (`+`), and the reverse (`-`), removed lines
+/// first.
+pub fn state_diff(b: &str, a: &str) -> Vec<String> {
+    let lb: Vec<&str> = b.lines().collect();
+    let la: Vec<&str> = a.lines().collect();
+    let mut out: Vec<String> = lb
+        .iter()
+        .filter(|l| !la.contains(l))
+        .map(|l| format!("- {l}"))
+        .collect();
+    out.extend(
+        la.iter()
+            .filter(|l| !lb.contains(l))
+            .map(|l| format!("+ {l}")),
+    );
+    out
 }

@@ -5,38 +5,8 @@
 
 use crate::catalogue::{Entry, Verdict};
 use crate::explain::wrap;
+use crate::outcome::CheckResult;
 use crate::report::verdict_lines;
-use crate::runner::CheckResult;
-use std::process::Command;
-
-/// The commit of the checkout that contains the working directory (`git
-/// rev-parse --short HEAD`) and whether tracked files have uncommitted
-/// changes; ("unknown", false) without git.
-pub fn commit_of_tree() -> (String, bool) {
-    let out = Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output();
-    match out {
-        Ok(o) if o.status.success() => {
-            let hash = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            let dirty = Command::new("git")
-                .args(["status", "--porcelain", "--untracked-files=no"])
-                .output()
-                .map(|o| o.status.success() && !o.stdout.is_empty())
-                .unwrap_or(false);
-            (hash, dirty)
-        }
-        _ => ("unknown".into(), false),
-    }
-}
-
-/// `abc1234`, `abc1234+dirty` or `unknown`.
-pub fn model_commit() -> String {
-    match commit_of_tree() {
-        (h, true) => format!("{h}+dirty"),
-        (h, false) => h,
-    }
-}
 
 /// The kernel state (with its versions) and the switches that differ
 /// from it.

@@ -8,61 +8,25 @@
 //! panics when it cannot; that panic is caught and becomes a one-line
 //! error.
 
-use crate::catalogue::{Entry, Verdict};
-use crate::trace;
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::Path;
 use wbspec_models::spec::Spec;
 
-/// Where to open the Explorer: the `Path::encode` string and what it is.
-pub fn start_path(
-    e: &Entry,
-    trace_file: Option<&Path>,
-    entries: &[Entry],
-) -> Result<(String, String), String> {
-    if let Some(f) = trace_file {
-        let r = trace::replay_file(f, entries)?;
-        if r.trace.model != e.model || r.trace.config != e.check.config_json() {
-            return Err(format!(
-                "{}: the trace is of check '{}' with another configuration than '{}'",
-                f.display(),
-                r.trace.check,
-                e.name
-            ));
-        }
-        let what = format!(
-            "{} counterexample of {} from {}",
-            r.trace.property,
-            e.name,
-            f.display()
-        );
-        return Ok((r.trace.encoded, what));
-    }
-    // The first property the catalogue expects to be violated: its
-    // shortest counterexample (a BFS; checks that hold need no search).
-    for (prop, v) in &e.expect {
-        if *v == Verdict::Violated {
-            if let Some(cx) = e.check.shortest(prop)? {
-                return Ok((cx.encoded, format!("{prop} counterexample of {}", e.name)));
-            }
-        }
-    }
-    Ok(("0".into(), format!("initial state of {}", e.name)))
-}
-
-/// Serves the Explorer until the process is interrupted. Prints the URL
-/// of the start path on stdout (one line) before serving.
-pub fn serve(
-    e: &Entry,
-    trace_file: Option<&Path>,
+/// Serves the Explorer (`serve`: Stateright's server for a model, given
+/// the port) on 127.0.0.1:`port` from a private directory, after printing
+/// the URL of `encoded` on stdout (one line). Returns when the server
+/// ends; a signal ends the process after removing the directory.
+pub fn serve_at(
     port: u16,
-    entries: &[Entry],
+    encoded: &str,
+    what: &str,
+    serve: impl FnOnce(u16) -> Result<(), String>,
 ) -> Result<u8, String> {
-    let (encoded, what) = start_path(e, trace_file, entries)?;
     // Port 0: ask the kernel for a free port. A busy port is refused here
     // with a clear error; if another process takes the port between this
-    // probe and Stateright's bind, the caught panic below says so.
+    // probe and Stateright's bind, the caught panic in `serve_model` says
+    // so.
     let port = {
         let l = TcpListener::bind(("127.0.0.1", port))
             .map_err(|err| format!("127.0.0.1:{port}: {err}"))?;
@@ -83,7 +47,7 @@ pub fn serve(
     println!("http://127.0.0.1:{port}/#/steps/{encoded}");
     let _ = std::io::stdout().flush();
     eprintln!("explore: {what}; serving on 127.0.0.1:{port} until interrupted");
-    let r = e.check.serve(port);
+    let r = serve(port);
     drop(dir);
     r.map(|()| 0)
 }

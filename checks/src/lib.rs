@@ -7,6 +7,7 @@ pub mod check;
 pub mod cite;
 pub mod explain;
 pub mod explore;
+pub mod outcome;
 pub mod paths;
 pub mod pins;
 pub mod report;

@@ -1,7 +1,7 @@
 //! `wbspec`: run the catalogue of named model checks.
 
-use wbspec::catalogue::{self, Catalogue, Entry};
-use wbspec::{cite, explore, paths, pins, report, results, runner, trace};
+use wbspec::catalogue::{self, Catalogue, Entry, Verdict};
+use wbspec::{cite, explore, outcome, paths, pins, report, results, trace};
 
 use clap::{Parser, Subcommand};
 use std::collections::BTreeMap;
@@ -200,17 +200,19 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
         Cmd::Explore { check, trace, port } => {
             let e = find(entries, &check)?;
             out.flush()?;
-            explore::serve(e, trace.as_deref(), port, entries)
+            let (encoded, what) = start_path(e, trace.as_deref(), entries)?;
+            let check = e.check.clone();
+            explore::serve_at(port, &encoded, &what, move |p| check.serve(p))
         }
         Cmd::Cite { check } => {
             let e = find(entries, &check)?;
             eprintln!("running {} ...", e.name);
-            let r = runner::run(e, true)?;
+            let r = outcome::run(e, true)?;
             let pair = match &e.pair {
                 Some(p) => {
                     let pe = find(entries, p)?;
                     eprintln!("running {} ...", pe.name);
-                    Some((pe, runner::run(pe, true)?))
+                    Some((pe, outcome::run(pe, true)?))
                 }
                 None => None,
             };
@@ -219,7 +221,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 e,
                 &r,
                 pair.as_ref().map(|(pe, pr)| (*pe, pr)),
-                &cite::model_commit(),
+                &report::model_commit(),
             )?;
             out.lines(&lines)?;
             Ok(if ok { 0 } else { 1 })
@@ -293,7 +295,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             let t0 = std::time::Instant::now();
             for e in &selected {
                 eprintln!("running {} ...", e.name);
-                let r = runner::run(e, true)?;
+                let r = outcome::run(e, true)?;
                 out.lines(&report::verdict_lines(&r))?;
                 if explain {
                     out.lines(&report::counterexample_lines(e, &r)?)?;
@@ -381,6 +383,42 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             Ok(if bad == 0 { 0 } else { 1 })
         }
     }
+}
+
+/// Where to open the Explorer: the `Path::encode` string and what it is.
+fn start_path(
+    e: &Entry,
+    trace_file: Option<&Path>,
+    entries: &[Entry],
+) -> Result<(String, String), String> {
+    if let Some(f) = trace_file {
+        let r = trace::replay_file(f, entries)?;
+        if r.trace.model != e.model || r.trace.config != e.check.config_json() {
+            return Err(format!(
+                "{}: the trace is of check '{}' with another configuration than '{}'",
+                f.display(),
+                r.trace.check,
+                e.name
+            ));
+        }
+        let what = format!(
+            "{} counterexample of {} from {}",
+            r.trace.property,
+            e.name,
+            f.display()
+        );
+        return Ok((r.trace.encoded, what));
+    }
+    // The first property the catalogue expects to be violated: its
+    // shortest counterexample (a BFS; checks that hold need no search).
+    for (prop, v) in &e.expect {
+        if *v == Verdict::Violated {
+            if let Some(cx) = e.check.shortest(prop)? {
+                return Ok((cx.encoded, format!("{prop} counterexample of {}", e.name)));
+            }
+        }
+    }
+    Ok(("0".into(), format!("initial state of {}", e.name)))
 }
 
 /// After `check --all --write-traces` on the checkout's own catalogue:

@@ -4,7 +4,7 @@
 //! multi-line arrays, `[[ check ]]` headers. Only `states` and `witnesses`
 //! of the named checks change.
 
-use crate::runner::CheckResult;
+use crate::outcome::CheckResult;
 use std::collections::BTreeMap;
 use std::path::Path;
 use toml_edit::{value, DocumentMut, InlineTable, Item, Value};

@@ -1,8 +1,9 @@
 //! Verdict lines, counterexample narratives and the JSON report.
 
 use crate::catalogue::{Entry, Verdict};
-use crate::runner::CheckResult;
+use crate::outcome::CheckResult;
 use serde_json::{json, Value};
+use std::process::Command;
 use std::time::Duration;
 
 /// JSON report schema version.
@@ -105,7 +106,7 @@ pub fn counterexample_lines(e: &Entry, r: &CheckResult) -> Result<Vec<String>, S
 
 /// Identity of the tool that made a report: version, commit, dirty tree.
 pub fn tool_json() -> Value {
-    let (commit, dirty) = crate::cite::commit_of_tree();
+    let (commit, dirty) = commit_of_tree();
     json!({
         "name": "wbspec",
         "version": env!("CARGO_PKG_VERSION"),
@@ -180,4 +181,33 @@ pub fn json_report(checks: Vec<Value>, extra: Value) -> Value {
         }
     }
     doc
+}
+
+/// The commit of the checkout that contains the working directory (`git
+/// rev-parse --short HEAD`) and whether tracked files have uncommitted
+/// changes; ("unknown", false) without git.
+pub fn commit_of_tree() -> (String, bool) {
+    let out = Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            let hash = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            let dirty = Command::new("git")
+                .args(["status", "--porcelain", "--untracked-files=no"])
+                .output()
+                .map(|o| o.status.success() && !o.stdout.is_empty())
+                .unwrap_or(false);
+            (hash, dirty)
+        }
+        _ => ("unknown".into(), false),
+    }
+}
+
+/// `abc1234`, `abc1234+dirty` or `unknown`.
+pub fn model_commit() -> String {
+    match commit_of_tree() {
+        (h, true) => format!("{h}+dirty"),
+        (h, false) => h,
+    }
 }

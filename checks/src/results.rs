@@ -3,7 +3,7 @@
 //! and the results table (docs/results.md).
 
 use crate::catalogue::{Catalogue, Entry, Verdict};
-use crate::runner::CheckResult;
+use crate::outcome::CheckResult;
 use serde_json::{json, Value};
 use stateright::Expectation;
 use wbspec_models::spec::SwitchKind;

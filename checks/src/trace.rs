@@ -10,9 +10,10 @@
 //! Explorer fragment), naming the first field that differs.
 
 use crate::catalogue::Entry;
-use crate::check::{self, Check};
+use crate::check::{self, Check, TraceStep};
+use crate::outcome::CheckResult;
 use crate::paths;
-use crate::runner::{CheckResult, Counterexample};
+use crate::runner::Counterexample;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -21,23 +22,6 @@ use std::sync::Arc;
 /// Version of the trace file format. Bump it when a field changes meaning
 /// or a required field is added.
 pub const TRACE_SCHEMA: u64 = 2;
-
-/// One step of a trace, for readers (replay recomputes and compares it).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TraceStep {
-    /// 1-based step number.
-    pub n: usize,
-    /// `T1 ftruncate`, `D0 daemon`.
-    pub actor: String,
-    /// The kernel function(s) the step stands for.
-    pub kernel_fn: String,
-    /// Index of the action among the enabled ones (the Explorer path).
-    pub index: usize,
-    /// Lines of the compact state rendering that the step removed (`-`)
-    /// and added (`+`).
-    pub changed: Vec<String>,
-}
 
 /// A saved counterexample.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -80,24 +64,6 @@ impl TraceFile {
 /// `<check>--<property>.json`
 pub fn file_name(check: &str, property: &str) -> String {
     format!("{check}--{property}.json")
-}
-
-/// Lines of `a` not in `b` (`+`), and the reverse (`-`), removed lines
-/// first.
-pub fn state_diff(b: &str, a: &str) -> Vec<String> {
-    let lb: Vec<&str> = b.lines().collect();
-    let la: Vec<&str> = a.lines().collect();
-    let mut out: Vec<String> = lb
-        .iter()
-        .filter(|l| !la.contains(l))
-        .map(|l| format!("- {l}"))
-        .collect();
-    out.extend(
-        la.iter()
-            .filter(|l| !lb.contains(l))
-            .map(|l| format!("+ {l}")),
-    );
-    out
 }
 
 /// Builds the trace of a counterexample of `property` in check `e`.

@@ -40,6 +40,18 @@ impl From<String> for Fail {
 
 pub type Res = Result<(), Fail>;
 
+/// The `check` of a [`Fail`] that is not a failure: the scenario cannot
+/// run on this machine (a missing kernel feature), said in `detail`.
+pub const SKIP: &str = "skip";
+
+/// Stop a scenario as skipped, saying why.
+pub fn skip(why: impl Into<String>) -> Fail {
+    Fail {
+        check: SKIP.into(),
+        detail: why.into(),
+    }
+}
+
 /// Kernel state of `kernel-fuse-protocol.md` whose expectations the scenarios
 /// encode, or None if this kernel is unknown (outcomes then not asserted).
 pub fn kernel_state(release: &str) -> Option<&'static str> {
@@ -620,7 +632,7 @@ fn skipped(name: &str, kernel: &str, why: &str) -> Outcome {
 /// Run one scenario against a fresh mount.
 pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
     let kernel = kernel_release();
-    if let Some(why) = cannot_run() {
+    if let Some(why) = cannot_run().or_else(sc.needs) {
         return skipped(sc.name, &kernel, &why);
     }
     let t0 = Instant::now();
@@ -762,6 +774,10 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
     match result {
         Ok(()) => {
             out.outcome = "pass".into();
+        }
+        Err(f) if f.check == SKIP => {
+            out.outcome = "skipped".into();
+            out.detail = Some(f.detail);
         }
         Err(f) => {
             out.outcome = "fail".into();

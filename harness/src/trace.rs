@@ -18,6 +18,8 @@
 //! - `mark`: a line sent by the workload over the control socket; syscall marks
 //!   are parsed into `kind` (call/ret/note), `actor`, `syscall`, `args`, `ret`, `errno`, `dur_us`.
 //! - `stall` / `stall_end`: the dispatch thread was deliberately blocked inside a handler.
+//! - `server_truncate`: the control socket truncated a file on the server
+//!   (another client's truncation: `name`, `size`).
 //! - `exit`: the server session ended.
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

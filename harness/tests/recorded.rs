@@ -28,7 +28,17 @@ fn files(dir: &str) -> Vec<std::path::PathBuf> {
 }
 
 /// Scenarios the model cannot express (docs/conformance.md §5).
-const NOT_MODELLED: &[&str] = &["c_mmap", "f_cong1", "f_cong4", "f_cong16"];
+/// r_reclaim_*: the memcg-v1 child's reclaim is not a model task (its
+/// verdicts are the catalogue's reclaim checks, docs/findings.md).
+const NOT_MODELLED: &[&str] = &[
+    "c_mmap",
+    "f_cong1",
+    "f_cong4",
+    "f_cong16",
+    "r_reclaim_nowbc",
+    "r_reclaim_wbc",
+    "r_short_read",
+];
 /// Scenarios checked up to a cut, the rest not modelled (docs/conformance.md
 /// §2): a_nowbc's 2 MiB write-through pwrite goes as two WRITEs.
 const TO_CUT: &[&str] = &["a_nowbc"];
@@ -36,7 +46,7 @@ const TO_CUT: &[&str] = &["a_nowbc"];
 #[test]
 fn recorded_traces_conform() {
     let fs = files("6.18.44");
-    assert_eq!(fs.len(), 34);
+    assert_eq!(fs.len(), 45);
     for p in fs {
         let name = p.file_stem().unwrap().to_string_lossy().to_string();
         let (word, class) = verdict(&p);

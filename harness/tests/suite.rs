@@ -43,6 +43,18 @@ fn real_kernel_suite() {
         failed.join("\n")
     );
     assert!(outcomes.len() >= 25);
+    // a scenario that skips (e.g. no large tmpfs folio) is a failure where
+    // the machine must run them all
+    let skipped: Vec<String> = outcomes
+        .iter()
+        .filter(|o| o.outcome == "skipped")
+        .map(|o| o.line())
+        .collect();
+    assert!(
+        skipped.is_empty() || !wbspec_harness::require::required(KERNEL),
+        "{KERNEL} is set, but scenarios skipped:\n{}",
+        skipped.join("\n")
+    );
     // Trace conformance (docs/conformance.md): every modelled scenario's
     // trace must be a behaviour of the model.
     let t0 = std::time::Instant::now();

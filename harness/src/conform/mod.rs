@@ -190,6 +190,8 @@ pub enum Obs {
     /// The daemon replied to this request; for a READ, the allowed data
     /// versions of the pages returned (server content at reply time).
     Reply(Pat, Vec<(u8, Vec<u8>)>),
+    /// The daemon failed this request (-EIO, injected by `fail OP`).
+    ReplyErr(Pat),
 }
 
 /// An observation with where it came from.
@@ -230,6 +232,7 @@ pub enum Translation {
     NotModelled(String),
 }
 
+mod gup;
 mod returns;
 mod search;
 mod translate;
@@ -280,6 +283,25 @@ pub struct Conformance {
 
 /// Translate and check one trace. `Err` is bad input (one line).
 pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conformance, String> {
+    // Any trace must be one the recording server could have written.
+    match validate::validate(events) {
+        Err(validate::Invalid::Bad(e)) => return Err(e),
+        Err(validate::Invalid::NotModelled(_)) | Ok(()) => {}
+    }
+    // The direct-I/O extraction scenarios map onto the fuse-gup model.
+    if let Some(r) = gup::conform(events) {
+        return r.map(|(word, ok, detail)| Conformance {
+            class: if word.starts_with("not-modelled") {
+                Class::NotModelled
+            } else if ok {
+                Class::Conforms
+            } else {
+                Class::DoesNotConform
+            },
+            word,
+            detail,
+        });
+    }
     match translate(events, scenario)? {
         Translation::NotModelled(why) => Ok(Conformance {
             word: format!("not-modelled ({why})"),

@@ -1,9 +1,8 @@
 //! Return values: the value a recorded syscall returned must be what the
 //! model's task returns (docs/conformance.md §3, "Return values").
 //!
-//! The model's programs have no failing paths (a failed syscall is not
-//! modelled, translate.rs), so what a task returns is fixed by its kind
-//! except for direct reads:
+//! On success, what a task returns is fixed by its kind, except for direct
+//! reads:
 //!
 //! - write(2) of any kind returns every byte it was given: the model's
 //!   write, direct-write and write-through programs never stop short;
@@ -16,6 +15,14 @@
 //!   the model's server replies with the pages it holds below its size
 //!   (`State::srv_size`), so the return is checked where the model's READ
 //!   is answered: [`read_reply_ok`].
+//!
+//! A task fails (returns -1, errno EIO) only where the check lets the
+//! server fail requests (`Config::errors`, an -EIO reply in the trace): its
+//! last synchronous request failed (`Task::failed`), or, for fsync and
+//! close, it reported a writeback error (`check_wb_err`, which leaves no
+//! mark in the task's state, so a failing fsync or close is accepted
+//! whenever the check has errors). A task that returned a value must not
+//! have failed in the model.
 use super::{Mapping, PG};
 
 use wbspec_models::fuse::state::{Req, State};
@@ -30,6 +37,9 @@ pub enum Returns {
     Fd,
     /// The byte count of its READ reply ([`read_reply_ok`]).
     ReadReply,
+    /// Not a syscall the mapping produces (readahead of a buffered read,
+    /// another client's truncation): nothing to compare.
+    NotMapped,
 }
 
 /// Real bytes of model pages `first..first+n`.
@@ -51,21 +61,51 @@ pub fn returns(m: &Mapping, t: usize) -> Returns {
         TaskSpec::Truncate { .. }
         | TaskSpec::Fsync
         | TaskSpec::Close
+        | TaskSpec::CloseRelease
         | TaskSpec::Writeback { .. }
         | TaskSpec::Punch { .. }
         | TaskSpec::Mmap { .. }
+        | TaskSpec::DioMmap { .. }
         | TaskSpec::Fault { .. }
-        | TaskSpec::Gup { .. } => Returns::Exactly(0),
+        | TaskSpec::Gup { .. }
+        | TaskSpec::Stat => Returns::Exactly(0),
+        TaskSpec::Readahead { .. } | TaskSpec::RemoteTruncate { .. } => Returns::NotMapped,
     }
 }
 
+/// Whether task `t` may fail in state `s` without leaving `failed` (fsync
+/// and close report a writeback error and skip their request).
+fn may_report_wb_error(m: &Mapping, t: usize) -> bool {
+    m.cfg.errors != 0
+        && matches!(
+            m.cfg.tasks[t],
+            TaskSpec::Fsync | TaskSpec::Close | TaskSpec::CloseRelease
+        )
+}
+
 /// `Err(why)` when task `t`'s recorded return value is not what the model's
-/// task returns; checked at the task's `Ret` observation. Read tasks are
-/// checked at their READ reply instead.
-pub fn check_return(m: &Mapping, t: usize) -> Result<(), String> {
+/// task returns when it has finished in state `s`; checked at the task's
+/// `Ret` observation. The byte count of a direct read is checked at its
+/// READ reply instead.
+pub fn check_return(m: &Mapping, t: usize, s: &State) -> Result<(), String> {
     let Some(got) = m.rets.get(t).copied().flatten() else {
         return Ok(());
     };
+    let failed = s.tasks[t].failed;
+    if got < 0 {
+        return if failed || may_report_wb_error(m, t) {
+            Ok(())
+        } else {
+            Err(format!(
+                "the trace returns {got}, the model's task has not failed"
+            ))
+        };
+    }
+    if failed {
+        return Err(format!(
+            "the trace returns {got}, the model's task failed (-EIO)"
+        ));
+    }
     match returns(m, t) {
         Returns::Exactly(want) if got != want => Err(format!(
             "the trace returns {got}, the model's task returns {want}"

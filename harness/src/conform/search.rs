@@ -190,6 +190,22 @@ fn observe(model: &FuseModel, m: Option<&Mapping>, n: &Node, o: &Obs, out: &mut 
                 }
             }
         }
+        Obs::ReplyErr(p) => {
+            for w in 0..nw {
+                if let Worker::Busy { req, payload } = n.0.workers[w] {
+                    if !matches(p, &req, &payload) {
+                        continue;
+                    }
+                    let a = Action {
+                        actor: Actor::Daemon(w as u8),
+                        step: Step::DaemonReplyError,
+                    };
+                    if let Some(s) = model.step(&n.0, a) {
+                        out.push((s, n.1));
+                    }
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -268,6 +284,7 @@ fn describe(m: &Mapping, o: &Obs) -> String {
         Obs::Call(t) => format!("the start of T{t} {}", m.cfg.tasks[*t]),
         Obs::Ret(t) => format!("the return of T{t} {}", m.cfg.tasks[*t]),
         Obs::Read(p) => format!("a daemon read of {p}"),
+        Obs::ReplyErr(p) => format!("an -EIO reply to {p}"),
         Obs::Reply(p, d) if d.is_empty() => format!("a reply to {p}"),
         Obs::Reply(p, d) => format!(
             "a reply to {p} returning [{}]",
@@ -344,10 +361,19 @@ pub fn check(m: &Mapping, bound: usize) -> Verdict {
         let mut expected = describe(m, &oa.obs);
         match &oa.obs {
             Obs::Call(t) => next.extend(cl.iter().map(|n| (n.0, n.1 | (1 << t)))),
-            Obs::Ret(t) => match returns::check_return(m, *t) {
-                Ok(()) => next.extend(cl.iter().filter(|n| model.task_done(&n.0, *t)).copied()),
-                Err(why) => expected += &format!(" ({why})"),
-            },
+            Obs::Ret(t) => {
+                // done, and returning what the trace records (returns.rs)
+                let mut why = None;
+                for n in cl.iter().filter(|n| model.task_done(&n.0, *t)) {
+                    match returns::check_return(m, *t, &n.0) {
+                        Ok(()) => next.push(*n),
+                        Err(w) => why = why.or(Some(w)),
+                    }
+                }
+                if let (true, Some(w)) = (next.is_empty(), why) {
+                    expected += &format!(" ({w})");
+                }
+            }
             o => {
                 for n in &cl {
                     observe(&model, Some(m), n, o, &mut next);

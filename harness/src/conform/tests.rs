@@ -402,7 +402,8 @@ fn direct_read_data_is_checked() {
             m.cfg.tasks[0],
             TaskSpec::Open {
                 trunc: false,
-                keep_cache: false
+                keep_cache: false,
+                direct: true
             }
         );
         assert_eq!(m.cfg.tasks[2], TaskSpec::DioRead { first: 0, n: 1 });
@@ -475,7 +476,8 @@ fn open_trunc_is_checked() {
         m.cfg.tasks[2],
         TaskSpec::Open {
             trunc: true,
-            keep_cache: false
+            keep_cache: false,
+            direct: false
         }
     );
     assert!(matches!(v, Verdict::Conforms { .. }), "{}", v.report(&m));

@@ -51,6 +51,7 @@ pub const EVENT_KINDS: &[&str] = &[
     "stall",
     "stall_end",
     "exit",
+    "server_truncate",
 ];
 
 /// Mark kinds (trace.rs, `Event::mark`).

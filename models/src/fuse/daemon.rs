@@ -75,11 +75,22 @@ impl FuseModel {
                 s.workers[w] = Worker::Busy { req, payload };
                 Some(s)
             }
-            Step::DaemonReply => {
-                let (req, payload) = match s.workers[w] {
+            Step::DaemonReply | Step::DaemonReplyShort => {
+                let (mut req, payload) = match s.workers[w] {
                     Worker::Busy { req, payload } => (req, payload),
                     _ => return None,
                 };
+                if step == Step::DaemonReplyShort {
+                    // the server does one page less than asked
+                    if !self.may_short(&req) {
+                        return None;
+                    }
+                    match &mut req {
+                        Req::DirectWrite { n, .. } | Req::Read { n, .. } => *n -= 1,
+                        _ => return None,
+                    }
+                    s.ev = Event::ShortIo;
+                }
                 s.workers[w] = Worker::Idle;
                 match req {
                     Req::CacheWrite { first, n, sent } => {
@@ -121,8 +132,16 @@ impl FuseModel {
                             s.srv[p] = v;
                             s.hist[p] = hist_push(s.hist[p], v);
                         }
-                        s.srv_size = s.srv_size.max(first + n);
-                        s.tasks[task as usize].reply = 0;
+                        if n > 0 {
+                            s.srv_size = s.srv_size.max(first + n);
+                        }
+                        // the reply's size, pages written (read only by a
+                        // split request's loop)
+                        s.tasks[task as usize].reply = if self.split_direct(task as usize) {
+                            n
+                        } else {
+                            0
+                        };
                         s.tasks[task as usize].applied = true;
                     }
                     Req::Read { task, first, n } => {
@@ -130,17 +149,26 @@ impl FuseModel {
                         match self.cfg.tasks[t] {
                             TaskSpec::Mmap { .. }
                             | TaskSpec::Gup { .. }
-                            | TaskSpec::Fault { .. } => {
-                                let p = first as usize;
-                                s.tasks[t].reply =
-                                    if first < s.srv_size { s.srv[p] } else { V_ZERO };
+                            | TaskSpec::Fault { .. }
+                            | TaskSpec::DioMmap { .. } => {
+                                self.answered(&mut s, t);
+                                if n > 1 {
+                                    // a large folio (lfolio.rs): the reply
+                                    // is copied into the locked folio now
+                                    self.read_reply_into_folio(&mut s, first, n);
+                                    s.tasks[t].reply = 0;
+                                } else {
+                                    let p = first as usize;
+                                    s.tasks[t].reply =
+                                        if first < s.srv_size { s.srv[p] } else { V_ZERO };
+                                }
                             }
                             _ => {
                                 // b1: a direct read returns data no older than
                                 // the last write(2) that returned before it began
                                 for p in pages_mask(first, n) {
-                                    if p as u8 >= s.srv_size {
-                                        continue; // short read
+                                    if p as u8 >= s.srv_size || s.lost & (1 << p) != 0 {
+                                        continue; // short read, or a failed WRITE (f1)
                                     }
                                     let stale = s.tasks[t].before[p];
                                     if stale != 0 {
@@ -150,7 +178,14 @@ impl FuseModel {
                                         s.viol |= VIOL_B1;
                                     }
                                 }
-                                s.tasks[t].reply = 0;
+                                // the reply's size, pages read (short at the
+                                // server's EOF; read only by a split request's
+                                // loop)
+                                s.tasks[t].reply = if self.split_direct(t) {
+                                    n.min(s.srv_size.saturating_sub(first))
+                                } else {
+                                    0
+                                };
                             }
                         }
                     }
@@ -184,6 +219,15 @@ impl FuseModel {
                         }
                         s.tasks[task as usize].reply = 0;
                     }
+                    Req::ReadPages { first, n } => {
+                        // fuse_readpages_end (lfolio.rs)
+                        self.readpages_end(&mut s, first, n);
+                    }
+                    Req::Getattr { task } => {
+                        // the server's attributes: its size now
+                        self.answered(&mut s, task as usize);
+                        s.tasks[task as usize].reply = s.srv_size;
+                    }
                     Req::Fallocate { task, first, n } => {
                         // the server zeroes the range (KEEP_SIZE: pages
                         // beyond its size stay absent)
@@ -197,6 +241,14 @@ impl FuseModel {
                         s.tasks[task as usize].reply = 0;
                     }
                 }
+                self.track_sizes(s0, &mut s, false);
+                Some(s)
+            }
+            Step::DaemonReplyError => {
+                if !self.daemon_reply_error(&mut s, w) {
+                    return None;
+                }
+                self.track_sizes(s0, &mut s, false);
                 Some(s)
             }
             Step::WritepageEnd => {

@@ -13,9 +13,9 @@ impl FuseModel {
     /// Pages whose data task `t` may write.
     pub(super) fn written_pages(&self, t: usize) -> std::ops::Range<usize> {
         match self.cfg.tasks[t] {
-            TaskSpec::Truncate { .. } | TaskSpec::Open { trunc: true, .. } => {
-                0..self.cfg.pages as usize
-            }
+            TaskSpec::Truncate { .. }
+            | TaskSpec::Open { trunc: true, .. }
+            | TaskSpec::RemoteTruncate { .. } => 0..self.cfg.pages as usize,
             spec => match spec.range() {
                 Some((first, n)) if spec.writes() => first as usize..(first + n) as usize,
                 _ => 0..0,
@@ -49,7 +49,7 @@ impl FuseModel {
             // Ghost snapshot of the obligations at syscall entry.
             let snap = &mut s.tasks[t].snap;
             match spec {
-                TaskSpec::Fsync | TaskSpec::Close => {
+                TaskSpec::Fsync | TaskSpec::Close | TaskSpec::CloseRelease => {
                     for p in 0..self.cfg.pages as usize {
                         let pg = &s.pages[p];
                         if pg.present() && (pg.dirty() || pg.wb()) {

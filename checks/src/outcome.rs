@@ -1,0 +1,140 @@
+//! One catalogue check's outcome: the exploration's tallies turned into
+//! verdicts against the entry's expectations, witness and state pins, and
+//! a shortest counterexample for every violated property. Names no model
+//! type.
+
+use crate::catalogue::{Entry, Verdict};
+use crate::runner::Counterexample;
+use stateright::Expectation;
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub struct PropResult {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub expected: Verdict,
+    pub observed: Verdict,
+    /// Visited states that violate the property.
+    pub count: u64,
+    /// Shortest counterexample, if violated.
+    pub trace: Option<Counterexample>,
+}
+
+#[derive(Clone, Debug)]
+pub struct WitnessResult {
+    pub name: &'static str,
+    /// The catalogue's pinned count (`None`: listed without a count, or not
+    /// listed).
+    pub pinned: Option<u64>,
+    /// Listed in the catalogue entry (must be reached).
+    pub listed: bool,
+    /// Visited states that satisfy the witness.
+    pub count: u64,
+}
+
+impl WitnessResult {
+    /// A listed witness must be reached with its pinned count; an unlisted
+    /// one must not be reached when the entry pins its witnesses.
+    pub fn status(&self, pinned_entry: bool) -> Result<(), String> {
+        match (self.listed, self.pinned) {
+            (true, _) if self.count == 0 => Err("MISMATCH required".into()),
+            (true, Some(p)) if p != self.count => Err(format!("MISMATCH pinned {p}")),
+            (false, _) if pinned_entry && self.count > 0 => Err("MISMATCH not pinned".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct CheckResult {
+    pub name: String,
+    pub model: &'static str,
+    pub model_version: &'static str,
+    pub complete: bool,
+    pub unique_states: u64,
+    pub total_states: u64,
+    pub max_depth: u64,
+    pub expected_states: Option<u64>,
+    pub props: Vec<PropResult>,
+    pub witnesses: Vec<WitnessResult>,
+    /// The entry pins its witness counts (a table, not a list).
+    pub witnesses_pinned: bool,
+    pub elapsed: Duration,
+}
+
+impl CheckResult {
+    pub fn states_ok(&self) -> bool {
+        self.expected_states == Some(self.unique_states)
+    }
+    pub fn verdicts_ok(&self) -> bool {
+        self.props.iter().all(|p| p.expected == p.observed)
+    }
+    pub fn witnesses_ok(&self) -> bool {
+        self.witnesses_pinned
+            && self
+                .witnesses
+                .iter()
+                .all(|w| w.status(self.witnesses_pinned).is_ok())
+    }
+    pub fn ok(&self) -> bool {
+        self.complete && self.states_ok() && self.verdicts_ok() && self.witnesses_ok()
+    }
+}
+
+/// Runs one catalogue entry: exploration, verdicts against expectations,
+/// shortest counterexamples of what is violated.
+pub fn run(e: &Entry, progress: bool) -> Result<CheckResult, String> {
+    let x = e.check.explore(&e.name, progress);
+    let defs = e.check.property_defs();
+    let mut props = Vec::new();
+    let mut witnesses = Vec::new();
+    for (i, d) in defs.iter().enumerate() {
+        let count = x.hits[i];
+        match d.expectation {
+            Expectation::Sometimes => {
+                let (listed, pinned) = e.witness_pin(d.name);
+                witnesses.push(WitnessResult {
+                    name: d.name,
+                    pinned,
+                    listed,
+                    count,
+                });
+            }
+            _ => props.push(PropResult {
+                name: d.name,
+                description: d.description,
+                expected: e.expected(d.name),
+                observed: if count > 0 {
+                    Verdict::Violated
+                } else {
+                    Verdict::Holds
+                },
+                count,
+                trace: None,
+            }),
+        }
+    }
+    for p in props.iter_mut().filter(|p| p.observed == Verdict::Violated) {
+        let cx = e.check.shortest(p.name)?.ok_or_else(|| {
+            format!(
+                "check '{}': the exploration saw {} violated, but the breadth-first search found no path (model not deterministic?)",
+                e.name, p.name
+            )
+        })?;
+        p.trace = Some(cx);
+    }
+    Ok(CheckResult {
+        name: e.name.clone(),
+        model: e.check.model(),
+        model_version: e.check.model_version(),
+        complete: x.complete,
+        unique_states: x.unique_states,
+        total_states: x.total_states,
+        max_depth: x.max_depth,
+        expected_states: e.states,
+        props,
+        witnesses,
+        witnesses_pinned: e.witnesses_pinned(),
+        elapsed: x.elapsed,
+    })
+}
