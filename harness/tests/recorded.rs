@@ -147,6 +147,10 @@ fn altered_traces_do_not_conform() {
         ("h_crop_no_crop", At("req WRITE")),
         ("k_flush_early", At("req FLUSH")),
         ("k_fsync_early", At("req FSYNC")),
+        (
+            "w_setattr_error_ret_0",
+            At("ret T1 ftruncate 0 errno=0 dur_us=200415): the model cannot produce the return of T1 truncate 1 (the trace returns 0, the model's task failed (-EIO))"),
+        ),
     ];
     let fs = files("altered");
     assert_eq!(fs.len(), at.len());
