@@ -12,6 +12,8 @@
 //! - [`dio_folios`], [`largefolio`]: direct writes from user buffers backed by large folios.
 //! - [`nowait_rk`]: the nowait model's real-kernel scenario (io_uring O_APPEND
 //!   on xfs over a loop device; binary `nowait-append`).
+//! - [`require`]: whether a test that needs the kernel or a browser skips or
+//!   fails where they are missing.
 pub mod conform;
 pub mod control;
 pub mod dio_folios;
@@ -19,6 +21,7 @@ pub mod largefolio;
 pub mod memcg;
 pub mod mount;
 pub mod nowait_rk;
+pub mod require;
 pub mod runner;
 pub mod scenarios;
 pub mod scenarios_fidelity;

@@ -257,7 +257,8 @@ fn run_child(ctx: &mut Ctx, path: &Path) -> Result<(Child, Seen), Fail> {
             return Err(fail("child", "did not dirty the page within 3 s".into()));
         }
         ctx.wait_held(1, 2000)?;
-        ctx.mark("call T1 memcg-child allocate past the limit")?;
+        // a phase of the same call (its ret follows): a note, not a call
+        ctx.mark("note T1 memcg-child allocate past the limit")?;
         unsafe { libc::write(gw, b"2".as_ptr().cast(), 1) };
         let mut seen = Seen::default();
         let t0 = Instant::now();
@@ -301,7 +302,7 @@ pub fn reclaim(ctx: &mut Ctx, wbc: bool) -> Res {
     ctx.ctl("hold WRITE n=1 cache=1")?;
     let (child, seen) = run_child(ctx, &ctx.path("f"))?;
     ctx.mark(&format!(
-        "ret T1 memcg-child reclaim_wait={} ended_early={} other_wait={}",
+        "ret T1 memcg-child 0 reclaim_wait={} ended_early={} other_wait={}",
         seen.reclaim_wait.is_some(),
         seen.ended_early.is_some(),
         seen.other_wait

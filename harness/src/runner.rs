@@ -653,8 +653,17 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
     let result: Res = (|| {
         let dir = tmp_dir(sc.name)?;
         let mnt = dir.join("mnt");
-        fs::create_dir(&mnt).map_err(|e| format!("mkdir mnt: {e}"))?;
         let ctl = dir.join("ctl.sock");
+        // From here on the guard removes the directory, whatever fails.
+        let mut guard = Guard {
+            child: None,
+            dir: dir.clone(),
+            mnt: mnt.clone(),
+            ctl: ctl.clone(),
+            minor: None,
+            log: vec![],
+        };
+        fs::create_dir(&mnt).map_err(|e| format!("mkdir mnt: {e}"))?;
         let tp = dir.join("trace.jsonl");
         let mut cfg = ServerConfig {
             hold_timeout_ms: opts.hold_timeout_ms,
@@ -684,17 +693,10 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
                 Ok(())
             });
         }
-        let child = cmd
-            .spawn()
-            .map_err(|e| format!("spawn {}: {e}", opts.recorder.display()))?;
-        let mut guard = Guard {
-            child: Some(child),
-            dir: dir.clone(),
-            mnt: mnt.clone(),
-            ctl: ctl.clone(),
-            minor: None,
-            log: vec![],
-        };
+        guard.child = Some(
+            cmd.spawn()
+                .map_err(|e| format!("spawn {}: {e}", opts.recorder.display()))?,
+        );
         // Ready = control socket answers (it is created after mount + INIT).
         let deadline = Instant::now() + Duration::from_secs(5);
         let client = loop {

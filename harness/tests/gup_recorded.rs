@@ -4,7 +4,7 @@
 //! it, a split at the wrong byte) do not conform.
 use std::path::Path;
 
-use wbspec_harness::conform::conform_trace;
+use wbspec_harness::conform::{conform_trace, Class};
 use wbspec_harness::trace::parse_trace;
 
 fn verdict(dir: &str, name: &str) -> (String, bool, String) {
@@ -13,8 +13,12 @@ fn verdict(dir: &str, name: &str) -> (String, bool, String) {
         .join(dir)
         .join(format!("{name}.jsonl"));
     let ev = parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap();
-    let (word, ok, detail) = conform_trace(&ev, None).unwrap();
-    (word, ok, detail.unwrap_or_default())
+    let c = conform_trace(&ev, None).unwrap();
+    (
+        c.word,
+        c.class == Class::Conforms,
+        c.detail.unwrap_or_default(),
+    )
 }
 
 #[test]

@@ -151,6 +151,13 @@ fn kernel_of(release: &str) -> Option<Kernel> {
 /// Map a recorded trace onto the model. `Err` is a malformed trace (an input
 /// error); `Ok(NotModelled)` a trace the model cannot express.
 pub fn translate(events: &[Event], scenario: Option<&str>) -> Result<Translation, String> {
+    match super::validate::validate(events) {
+        Err(super::validate::Invalid::Bad(e)) => return Err(e),
+        Err(super::validate::Invalid::NotModelled(why)) => {
+            return Ok(Translation::NotModelled(why))
+        }
+        Ok(()) => {}
+    }
     match translate_inner(events, scenario) {
         Ok(m) => Ok(Translation::Modelled(Box::new(m))),
         Err(e) if e.starts_with("bad trace:") => Err(e),
@@ -211,6 +218,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     // The pid of each workload actor, learned from the requests its calls send.
     let mut actor_pid: HashMap<String, u32> = HashMap::new();
     let mut cut: Option<String> = None;
+    let mut rets: HashMap<usize, i64> = HashMap::new();
     let mut filt = |rule: &str| *filtered.entry(rule.to_string()).or_default() += 1;
 
     'events: for (i, e) in events.iter().enumerate().skip(1) {
@@ -438,6 +446,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                         ));
                     }
                     if let Some(t) = p.task {
+                        rets.extend(e.ret.map(|r| (t, r)));
                         raw.push((key, e.seq, RawObs::Ret(t), brief));
                     }
                 }
@@ -879,6 +888,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         scenario: name,
         cfg,
         obs,
+        rets: (0..tasks.len()).map(|t| rets.get(&t).copied()).collect(),
         regions,
         task_labels: tasks.into_iter().map(|t| t.1).collect(),
         letters,

@@ -264,15 +264,39 @@ fn sync_all_writeback_waits_for_folio_under_writeback() {
     assert_eq!(s.writectr, 1);
 }
 
+/// fuse_set_nowrite's BUG_ON(fi->writectr < 0), reached through enabled
+/// steps only (the t-pdio-nested-nowrite path): two
+/// FOPEN_PARALLEL_DIRECT_WRITES writers share i_rwsem, a MAP_PRIVATE read
+/// fault holds folio 0 locked during its READ, so both find
+/// filemap_range_has_writeback true and both enter fuse_sync_writes.
 #[test]
 fn nested_set_nowrite_is_a_bug() {
-    let m = model(cfg(1, &["truncate 0", "fsync"]));
-    let mut s = m.initial();
-    s.writectr = FUSE_NOWRITE;
-    s.rwsem = Default::default();
-    s.tasks[1].pc = 4; // fsync at SetNowrite
+    let mut c = cfg(2, &["fault 0", "dio-write 0+1", "dio-write 0+2"]);
+    (c.cached, c.dirty, c.parallel_dio, c.daemon_threads) = (0, 0, true, 2);
+    let m = model(c);
+    let t2 = Actor::Task(2);
+    let s = run(&m, &m.initial(), T0, Step::FaultRead);
+    assert!(
+        s.pages[0].locked(),
+        "the fault's READ holds the folio locked"
+    );
+    let s = run(&m, &s, T1, Step::DioLockShared);
+    let s = run(&m, &s, T1, Step::RangeHasWriteback);
     let s = run(&m, &s, T1, Step::SetNowrite);
+    assert_eq!(s.writectr, FUSE_NOWRITE);
+    let s = run(&m, &s, t2, Step::DioLockShared);
+    let s = run(&m, &s, t2, Step::RangeHasWriteback);
+    assert_eq!(s.viol & VIOL_BUG, 0, "no BUG before the second set_nowrite");
+    let s = run(&m, &s, t2, Step::SetNowrite);
     assert_ne!(s.viol & VIOL_BUG, 0);
+    // without the fault's locked folio a writer finds no writeback and
+    // skips fuse_sync_writes: the writers never nest
+    let mut c = cfg(2, &["dio-write 0+1", "dio-write 0+2"]);
+    (c.cached, c.dirty, c.parallel_dio, c.daemon_threads) = (0, 0, true, 2);
+    let m = model(c);
+    let s = run(&m, &m.initial(), T0, Step::DioLockShared);
+    let s = run(&m, &s, T0, Step::RangeHasWriteback);
+    assert!(!enabled(&m, &s, T0).contains(&Step::SetNowrite));
 }
 
 #[test]
