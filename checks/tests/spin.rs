@@ -1,12 +1,13 @@
 //! The Spin twin (spin/fuse.pml) must find exactly wbspec's unique-state
 //! counts and violated always-properties on every catalogue check it
 //! models (docs/performance.md, "Spin twin"). Needs `spin` and `gcc`:
-//! without them the test says it skipped, unless WBSPEC_REQUIRE_SPIN=1
-//! (CI sets it), which makes a missing tool a failure.
+//! without them the tests say they skipped, unless WBSPEC_REQUIRE_SPIN is
+//! set (.ci/run sets it), which makes a missing tool a failure.
 
 mod common;
 
 use std::process::Command;
+use wbspec_harness::require;
 
 fn have(tool: &str, arg: &str) -> bool {
     Command::new(tool)
@@ -16,16 +17,16 @@ fn have(tool: &str, arg: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// Are spin and gcc there? Fails if they must be.
-fn tools() -> bool {
-    let ok = have("spin", "-V") && have("gcc", "--version");
-    if !ok {
-        if std::env::var("WBSPEC_REQUIRE_SPIN").as_deref() == Ok("1") {
-            panic!("WBSPEC_REQUIRE_SPIN=1 but spin or gcc is missing (.ci/setup installs them)");
-        }
-        eprintln!("skipped: spin or gcc not installed (set WBSPEC_REQUIRE_SPIN=1 to fail instead)");
-    }
-    ok
+/// Are spin and gcc there? Skips, saying so, or fails if they must be.
+fn tools(test: &str) -> bool {
+    let missing = if !have("spin", "-V") {
+        Some("spin is not installed (.ci/setup installs it)".to_string())
+    } else if !have("gcc", "--version") {
+        Some("gcc is not installed".to_string())
+    } else {
+        None
+    };
+    require::may_run(require::SPIN, test, missing)
 }
 
 fn spin_twin(args: &[&str]) -> std::process::Output {
@@ -39,7 +40,7 @@ fn spin_twin(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn twin_counts_and_verdicts_equal_wbspec() {
-    if !tools() {
+    if !tools("twin_counts_and_verdicts_equal_wbspec") {
         return;
     }
     // every twinnable check of at most 5,000 states (all of them today);
@@ -94,7 +95,7 @@ fn twin_counts_and_verdicts_equal_wbspec() {
 
 #[test]
 fn a_wrong_twin_is_reported_different() {
-    if !tools() {
+    if !tools("a_wrong_twin_is_reported_different") {
         return;
     }
     // The comparison can fail: a twin whose fuse_send_writepage forgets
