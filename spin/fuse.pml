@@ -57,7 +57,8 @@
  *     wbspec's other properties and witnesses read them), which merges
  *     states wbspec keeps apart.
  *
- * Configuration (cpp, `spin -D...`; spin/twins.txt has the catalogue's):
+ * Configuration (cpp, `spin -D...`; `spin-twin flags NAME` prints a
+ * catalogue check's, checks/src/bin/spin-twin/flags.rs):
  *   NP pages, INIT_SIZE, CACHED and DIRTY (page bit masks), NW daemon
  *   threads, MAX_PAGES, NT tasks TASK0..TASK5 as KIND,A,B with KIND one
  *   of WB (A = 1 for `wb all`), TRUNC (A = size) or WRITE (`write A+B`,

@@ -84,8 +84,9 @@ pub fn defines(c: &Config) -> Result<Vec<String>, String> {
         format!("-DNW={}", c.daemon_threads),
         format!("-DMAX_PAGES={}", c.max_pages),
         format!("-DNT={}", c.tasks.len()),
-        // /dev/fuse and queued_writes: one WRITE per page and one request
-        // per task at most
+        // /dev/fuse and queued_writes: about one WRITE per page and one
+        // request per task; more (a mutant's second WRITE of a page) is
+        // an assertion failure in the twin, reported as a difference
         format!("-DMAXQ={}", c.pages as usize + c.tasks.len()),
     ];
     for (i, t) in c.tasks.iter().enumerate() {

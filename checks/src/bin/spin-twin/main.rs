@@ -17,7 +17,7 @@
 mod flags;
 mod run;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use wbspec_models::fuse::Config;
 
@@ -79,9 +79,9 @@ fn hash_bits(states: Option<u64>) -> u32 {
 fn compare(
     entries: &[&Entry],
     repeat: usize,
-    model: &PathBuf,
-    wbspec: &PathBuf,
-    catalogue: &PathBuf,
+    model: &Path,
+    wbspec: &Path,
+    catalogue: &Path,
     opt: &str,
 ) -> Result<bool, String> {
     let mut all_equal = true;
