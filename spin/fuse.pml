@@ -447,6 +447,23 @@ inline hpos(h, v, out) {
   :: else -> break
   od
 }
+/* last_zeros (ghost.rs): the newest version in a history that stands
+ * for zeros: never written (0) or a truncating task's version */
+inline last_zeros(h, out) {
+  out = 0;
+  hl_ = 0;
+  do
+  :: hl_ < 8 && (hl_ == 0 || NIB(h, hl_) != 0) ->
+     if
+     :: NIB(h, hl_) == 0 -> out = 0
+     :: NIB(h, hl_) >= 2 && NIB(h, hl_) - 2 < NT && tkind[NIB(h, hl_) - 2] == K_TRUNC ->
+        out = NIB(h, hl_)
+     :: else
+     fi;
+     hl_++
+  :: else -> break
+  od
+}
 /* hist_push: the version becomes current */
 inline hpush(p, v) {
   hl_ = 1;
@@ -1023,15 +1040,30 @@ end:
           /* fuse_writepage_end pending in this thread */
           w_st[W] = W_ENDING; w_a[W] = a_; w_b[W] = b_
        :: k_ == K_SETATTR ->
-          /* the server truncates or extends: zeros by this truncate */
+          /* ghost: the zeros this truncation makes current, judged
+           * against the kernel's i_size when SETATTR was sent (saved) */
           if
-          :: b_ < srv_size -> lo_ = b_; hi_ = NP
-          :: else -> lo_ = srv_size; hi_ = b_
+          :: b_ < saved[a_] -> lo_ = b_; hi_ = NP
+          :: else -> lo_ = saved[a_]; hi_ = b_
           fi;
           for (q_ : lo_ .. hi_ - 1) {
-            srv[q_] = VERSION_OF(a_);
             hpush(q_, VERSION_OF(a_))
           }
+          /* the server's file: cut, or extended with zeros; below the
+           * kernel's EOF its zero-fill holds the page's last zeros */
+          if
+          :: b_ < srv_size ->
+             for (q_ : b_ .. NP - 1) {
+               srv[q_] = VERSION_OF(a_)
+             }
+          :: else ->
+             for (q_ : srv_size .. b_ - 1) {
+               if
+               :: q_ >= saved[a_] -> srv[q_] = VERSION_OF(a_)
+               :: else -> last_zeros(hist[q_], srv[q_])
+               fi
+             }
+          fi;
           srv_size = b_;
           reply[a_] = b_
        :: else
