@@ -4,7 +4,8 @@
 //! Tests that need root and /dev/fuse (the real kernel) or Chromium skip,
 //! saying so, where those are missing — unless the environment says the
 //! machine must have them: `WBSPEC_REQUIRE_KERNEL=1` and
-//! `WBSPEC_REQUIRE_BROWSER=1`, which `.ci/run` sets. Then a missing need
+//! `WBSPEC_REQUIRE_BROWSER=1` (and `WBSPEC_REQUIRE_SPIN=1` for spin and
+//! gcc), which `.ci/run` sets. Then a missing need
 //! fails the test, so CI never passes by skipping.
 
 /// Set (to anything but `0` or empty) where root and /dev/fuse must be
@@ -12,6 +13,9 @@
 pub const KERNEL: &str = "WBSPEC_REQUIRE_KERNEL";
 /// Set where Chromium must be present.
 pub const BROWSER: &str = "WBSPEC_REQUIRE_BROWSER";
+/// Set where spin and gcc must be present (the Spin twin's comparison,
+/// checks/tests/spin.rs).
+pub const SPIN: &str = "WBSPEC_REQUIRE_SPIN";
 
 /// Whether `var` requires its need on this machine.
 pub fn required(var: &str) -> bool {

@@ -279,14 +279,38 @@ impl FuseModel {
                     Req::Setattr { task, size } => {
                         let vt = version_of(task as usize);
                         let old = s.srv_size;
-                        let (lo, hi) = if size < old {
-                            (size, self.cfg.pages)
+                        let pages = self.cfg.pages;
+                        // Ghost: the zeros this truncation makes current,
+                        // judged against the kernel's i_size when it was
+                        // sent (fuse_do_setattr's oldsize), not the
+                        // server's: pages below the kernel's EOF hold
+                        // dirty data still to be written back, or holes.
+                        let kold = s.tasks[task as usize].saved;
+                        let (glo, ghi) = if size < kold {
+                            (size, pages)
                         } else {
-                            (old, size)
+                            (kold, size)
                         };
-                        for p in lo as usize..hi as usize {
-                            s.srv[p] = vt; // zeros, written by this truncate
+                        for p in glo as usize..ghi as usize {
                             s.hist[p] = hist_push(s.hist[p], vt);
+                        }
+                        // The server's file: cut, or extended with zeros.
+                        if size < old {
+                            for p in size as usize..pages as usize {
+                                s.srv[p] = vt;
+                            }
+                        } else {
+                            for p in old as usize..size as usize {
+                                s.srv[p] = if p as u8 >= kold {
+                                    vt
+                                } else {
+                                    // zero-fill below the kernel's EOF:
+                                    // the same bytes as the page's last
+                                    // zeros (a hole), until writeback
+                                    // brings the kernel's data
+                                    self.last_zeros(s.hist[p])
+                                };
+                            }
                         }
                         s.srv_size = size;
                         s.tasks[task as usize].reply = size;

@@ -23,6 +23,28 @@ impl FuseModel {
         }
     }
 
+    /// The newest version in a page's history that stands for zeros: never
+    /// written (`V_ZERO`), or the zeros of a truncation or hole punch.
+    pub(super) fn last_zeros(&self, h: u64) -> u8 {
+        hist_list(h)
+            .into_iter()
+            .rev()
+            .find(|&v| {
+                v == V_ZERO
+                    || (v >= 2
+                        && matches!(
+                            self.cfg.tasks.get(v as usize - 2),
+                            Some(
+                                TaskSpec::Truncate { .. }
+                                    | TaskSpec::Open { trunc: true, .. }
+                                    | TaskSpec::Punch { .. }
+                                    | TaskSpec::RemoteTruncate { .. }
+                            )
+                        ))
+            })
+            .unwrap_or(V_ZERO)
+    }
+
     /// The write's syscall window opens.
     pub(super) fn window_open(&self, s: &mut State, t: usize) {
         for p in self.written_pages(t) {
