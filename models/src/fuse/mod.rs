@@ -4,6 +4,7 @@
 pub mod config;
 mod daemon;
 mod direct;
+mod encode;
 mod folio;
 mod ghost;
 mod legacy;
@@ -25,6 +26,7 @@ pub use model::{Action, Actor, FuseModel};
 pub use state::State;
 pub use step::Step;
 
+use crate::common::encode::Enc;
 use crate::spec::{self, KernelState, PropertyDef, Spec, SwitchDef, SwitchKind};
 
 /// Version of the model's step semantics, recorded in every saved trace
@@ -132,6 +134,19 @@ impl Spec for FuseModel {
 
     fn condition(&self, i: usize, s: &State) -> bool {
         properties::CONDITIONS[i](self, s)
+    }
+
+    fn hits_given(&self, s: &State, succ: &[(Action, State)]) -> u64 {
+        properties::hits_given(self, s, succ)
+    }
+
+    fn successors(&self, s: &State, out: &mut Vec<(Action, State)>) {
+        FuseModel::successors(self, s, out)
+    }
+
+    fn encode(&self, s: &State, out: &mut Enc) -> bool {
+        encode::encode(out, s);
+        true
     }
 
     fn kernel_states() -> &'static [KernelState] {

@@ -294,6 +294,36 @@ impl FuseModel {
         }
     }
 
+    /// The enabled actions with their successor states, in `enabled`
+    /// order, each step executed once (`Spec::successors`).
+    pub fn successors(&self, s: &State, out: &mut Vec<(Action, State)>) {
+        for t in 0..s.tasks.len() {
+            if let Some((step, ns)) = self.exec_task(s, t) {
+                let actor = Actor::Task(t as u8);
+                out.push((Action { actor, step }, ns));
+            }
+        }
+        let nw = self.cfg.daemon_threads as usize;
+        let mut daemon = |w: usize, step: Step| {
+            if let Some(ns) = self.exec_daemon(s, w, step) {
+                let actor = Actor::Daemon(w as u8);
+                out.push((Action { actor, step }, ns));
+            }
+        };
+        if !s.fuse_q.is_empty() {
+            if let Some(w) = Self::reader(s, nw) {
+                daemon(w, Step::DaemonRead);
+            }
+        }
+        for w in 0..nw {
+            match s.workers[w] {
+                Worker::Busy { .. } => daemon(w, Step::DaemonReply),
+                Worker::Ending { .. } => daemon(w, Step::WritepageEnd),
+                Worker::Idle => {}
+            }
+        }
+    }
+
     /// Is any step enabled? (Daemon first: it is cheap to decide.)
     pub fn any_enabled(&self, s: &State) -> bool {
         let nw = self.cfg.daemon_threads as usize;

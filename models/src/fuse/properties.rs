@@ -1,7 +1,7 @@
 //! Properties, named as in kernel-fuse-protocol.md §10, and the `sometimes`
 //! witnesses that prove each racy window is reached.
 
-use super::model::FuseModel;
+use super::model::{Action, Actor, FuseModel};
 use super::program::Op;
 use super::state::*;
 use crate::spec::PropertyDef;
@@ -207,6 +207,11 @@ pub fn w_mkwrite_blocked(m: &FuseModel, s: &State) -> bool {
 }
 
 pub fn w_dio_waits_wb(m: &FuseModel, s: &State) -> bool {
+    dio_waits_wb(m, s, |t| blocked_in(m, s, t))
+}
+
+/// w-dio-waits-wb with the blocked test given.
+fn dio_waits_wb(m: &FuseModel, s: &State, blocked: impl Fn(usize) -> bool) -> bool {
     use super::config::TaskSpec::*;
     (0..s.tasks.len()).any(|t| {
         matches!(
@@ -218,7 +223,7 @@ pub fn w_dio_waits_wb(m: &FuseModel, s: &State) -> bool {
                 | Some(Op::Invalidate { .. })
                 | Some(Op::SyncWritesWait { .. })
                 | Some(Op::WritePages { .. })
-        ) && blocked_in(m, s, t)
+        ) && blocked(t)
             && s.pages.iter().any(|p| p.wb())
     })
 }
@@ -265,6 +270,87 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::Secondary,
     w_split,
 ];
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Index of a property in `PROPERTIES` (compile error if absent).
+const fn index_of(name: &str) -> usize {
+    let mut i = 0;
+    while i < PROPERTIES.len() {
+        if str_eq(PROPERTIES[i].name, name) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("no such property")
+}
+
+const I_E: usize = index_of("e");
+const I_C1: usize = index_of("c1");
+const I_DIO_WAITS_WB: usize = index_of("w-dio-waits-wb");
+
+/// Bit i set when property i is an `always` property (its condition
+/// holding is no hit).
+const ALWAYS: u64 = {
+    let mut m = 0u64;
+    let mut i = 0;
+    while i < PROPERTIES.len() {
+        if !matches!(PROPERTIES[i].expectation, Expectation::Sometimes) {
+            m |= 1 << i;
+        }
+        i += 1;
+    }
+    m
+};
+
+/// c1 in one pass: a page covered by two page-cache WRITEs in flight.
+fn c1_fast(m: &FuseModel, s: &State) -> bool {
+    let mut seen = 0u32;
+    for (first, _, sent, _) in cache_writes(s) {
+        let hi = ((first + sent) as u32).min(m.cfg.pages as u32);
+        for p in first as u32..hi {
+            if seen & (1 << p) != 0 {
+                return false;
+            }
+            seen |= 1 << p;
+        }
+    }
+    true
+}
+
+/// `Spec::hits` given the successors of `s` (the exhaustive search has
+/// them): `e` and the blocked-task test of `w-dio-waits-wb` read
+/// enabledness from `succ` instead of executing every task's step again;
+/// every other property is its condition. Equal to the generic `hits`
+/// (checks/tests/engines.rs compares them on every reachable state of
+/// the catalogue's smaller checks).
+pub fn hits_given(m: &FuseModel, s: &State, succ: &[(Action, State)]) -> u64 {
+    let enabled = |t: usize| succ.iter().any(|(a, _)| a.actor == Actor::Task(t as u8));
+    let mut c = 0u64;
+    for (i, cond) in CONDITIONS.iter().enumerate() {
+        let holds = match i {
+            I_E => s.viol & VIOL_BUG != 0 || !succ.is_empty() || m.all_finished(s),
+            I_C1 => c1_fast(m, s),
+            I_DIO_WAITS_WB => dio_waits_wb(m, s, |t| !enabled(t) && !m.task_done(s, t)),
+            _ => cond(m, s),
+        };
+        c |= (holds as u64) << i;
+    }
+    c ^ ALWAYS
+}
 
 /// Does the state violate (always) or witness (sometimes) property `i`?
 pub fn hit(i: usize, m: &FuseModel, s: &State) -> bool {
