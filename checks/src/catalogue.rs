@@ -22,6 +22,7 @@ const GENERIC_KEYS: &[&str] = &[
     "states",
     "tags",
     "pair",
+    "symmetry",
 ];
 
 /// Expected or observed verdict of an `always` property.
@@ -65,6 +66,9 @@ pub struct Entry {
     /// The other half of a good/bad pair (e.g. the same workload on the
     /// kernel state that fixed it).
     pub pair: Option<String>,
+    /// The pins are of an exploration reduced by the model's symmetry
+    /// (`symmetry = true`; docs/performance.md).
+    pub symmetry: bool,
     pub check: Arc<dyn Check>,
 }
 
@@ -358,7 +362,18 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Entry, String> {
             .ok_or_else(|| ctx("`tags` lists strings".into()))?,
         Some(_) => return Err(ctx("`tags` lists strings".into())),
     };
+    let symmetry = match t.get("symmetry") {
+        None => false,
+        Some(toml::Value::Boolean(b)) => *b,
+        Some(_) => return Err(ctx("`symmetry` must be true or false".into())),
+    };
+    if symmetry && !check.has_symmetry() {
+        return Err(ctx(format!(
+            "`symmetry = true`, but model {model} defines no symmetry reduction"
+        )));
+    }
     Ok(Entry {
+        symmetry,
         question,
         file: file.to_path_buf(),
         model,

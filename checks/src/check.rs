@@ -4,7 +4,8 @@
 //! catalogue entry or trace file through the registry.
 
 use crate::explain;
-use crate::runner::{self, Counterexample, Exploration};
+use crate::runner::{self, Counterexample, Exploration, RunOptions};
+use crate::search::Limits;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
@@ -28,10 +29,20 @@ pub trait Check: Send + Sync {
     /// The configuration with one switch flipped, or `None` when the model
     /// has no such switch.
     fn flipped_json(&self, switch: &str) -> Option<Value>;
-    fn explore(&self, label: &str, progress: bool) -> Exploration;
+    /// Does the model define a symmetry reduction?
+    fn has_symmetry(&self) -> bool;
+    fn explore(&self, label: &str, opt: &RunOptions, progress: bool) -> Exploration;
     /// Shortest counterexample of an always-property (an error for a name
     /// the model does not have).
-    fn shortest(&self, prop: &str) -> Result<Option<Counterexample>, String>;
+    fn shortest(&self, prop: &str) -> Result<Option<Counterexample>, String> {
+        self.shortest_within(prop, &Limits::default())
+    }
+    /// `shortest`, or `None` when the search reaches `limits` first.
+    fn shortest_within(
+        &self,
+        prop: &str,
+        limits: &Limits,
+    ) -> Result<Option<Counterexample>, String>;
     /// The numbered narrative of a counterexample and why `prop` fails.
     fn explain(&self, prop: &str, cx: &Counterexample) -> Result<Vec<String>, String>;
     /// Per-step records of a trace file (labels, Explorer indices, state
@@ -96,12 +107,19 @@ impl<M: Spec> Check for Typed<M> {
         M::flip(self.model.config(), switch)
             .map(|c| serde_json::to_value(c).expect("configurations serialise"))
     }
-    fn explore(&self, label: &str, progress: bool) -> Exploration {
-        runner::explore(&self.model, label, progress)
+    fn has_symmetry(&self) -> bool {
+        M::has_symmetry()
     }
-    fn shortest(&self, prop: &str) -> Result<Option<Counterexample>, String> {
+    fn explore(&self, label: &str, opt: &RunOptions, progress: bool) -> Exploration {
+        runner::explore(&self.model, opt, label, progress)
+    }
+    fn shortest_within(
+        &self,
+        prop: &str,
+        limits: &Limits,
+    ) -> Result<Option<Counterexample>, String> {
         let i = self.prop(prop)?;
-        Ok(runner::counterexample(&self.model, i))
+        Ok(runner::counterexample(&self.model, i, limits))
     }
     fn explain(&self, prop: &str, cx: &Counterexample) -> Result<Vec<String>, String> {
         let (actions, states) = self.path(cx)?;

@@ -1,0 +1,188 @@
+//! The fast exploration engine against Stateright's own checker (the
+//! reference), symmetry reduction against the full exploration, and the
+//! models' fast paths (successors, hits_given, encode, representative)
+//! against their definitions. docs/performance.md cites these tests.
+
+mod common;
+use common::*;
+use std::collections::{HashMap, HashSet};
+use wbspec::catalogue::{self, Entry};
+use wbspec::runner::{Engine, Exploration, RunOptions};
+use wbspec_models::common::encode::{Enc, ENCODE_MAX};
+use wbspec_models::registry::{self, ModelVisitor};
+use wbspec_models::spec::{successors_from_actions, Spec};
+
+fn explore(e: &Entry, engine: Engine, symmetry: bool) -> Exploration {
+    let x = e.check.explore(
+        &e.name,
+        &RunOptions {
+            engine,
+            symmetry,
+            expected: e.states,
+            ..Default::default()
+        },
+        false,
+    );
+    assert!(x.complete, "{}: incomplete", e.name);
+    x
+}
+
+/// Same states, transitions, depth and per-property hits as Stateright's
+/// DFS, on every check of the catalogue: the fast engine visits states in
+/// the reference's order.
+#[test]
+fn the_reference_checker_agrees_on_the_whole_catalogue() {
+    let cat = catalogue::load_dir(&catalogue_dir()).unwrap();
+    for e in &cat.entries {
+        let fast = explore(e, Engine::Fast, false);
+        let reference = explore(e, Engine::Stateright, false);
+        assert_eq!(
+            (
+                fast.unique_states,
+                fast.total_states,
+                fast.max_depth,
+                &fast.hits
+            ),
+            (
+                reference.unique_states,
+                reference.total_states,
+                reference.max_depth,
+                &reference.hits
+            ),
+            "{}: fast engine vs Stateright's checker",
+            e.name
+        );
+    }
+}
+
+/// Symmetry reduction keeps every verdict and the set of reached
+/// witnesses of every check, and never adds states.
+#[test]
+fn symmetry_keeps_every_verdict_on_the_whole_catalogue() {
+    let cat = catalogue::load_dir(&catalogue_dir()).unwrap();
+    let mut reduced = 0;
+    for e in cat.entries.iter().filter(|e| e.check.has_symmetry()) {
+        let full = explore(e, Engine::Fast, false);
+        let sym = explore(e, Engine::Fast, true);
+        let reached = |x: &Exploration| x.hits.iter().map(|h| *h > 0).collect::<Vec<_>>();
+        assert_eq!(
+            reached(&full),
+            reached(&sym),
+            "{}: verdicts or reached witnesses differ under symmetry",
+            e.name
+        );
+        assert!(sym.unique_states <= full.unique_states, "{}", e.name);
+        if sym.unique_states < full.unique_states {
+            reduced += 1;
+        }
+    }
+    assert!(reduced >= 10, "symmetry reduced only {reduced} checks");
+}
+
+/// What one model's fast paths did on one check.
+#[derive(Default, Debug)]
+struct Checked {
+    states: usize,
+    symmetric: bool,
+}
+
+/// Over every reachable state of `m`: `successors` equals
+/// `actions` + `next_state`, `hits_given` equals `hits`, equal encodings
+/// are equal states, and `representative` is idempotent, keeps every
+/// property and commutes with the successor relation (the successors of
+/// a state and of its representative have the same representatives), so
+/// exploring representatives is a bisimulation of the full search.
+fn fast_paths_agree<M: Spec>(m: &M, name: &str) -> Checked {
+    let mut seen: HashSet<M::State> = HashSet::new();
+    let mut images: HashMap<Vec<u8>, M::State> = HashMap::new();
+    let mut queue: Vec<M::State> = m.init_states();
+    for s in &queue {
+        seen.insert(s.clone());
+    }
+    let mut buf = Box::new([0u8; ENCODE_MAX]);
+    let reps = |v: &[(M::Action, M::State)]| -> HashSet<M::State> {
+        v.iter().map(|(_, x)| m.representative(x)).collect()
+    };
+    while let Some(s) = queue.pop() {
+        let mut succ = Vec::new();
+        m.successors(&s, &mut succ);
+        let mut def = Vec::new();
+        successors_from_actions(m, &s, &mut def);
+        assert!(
+            succ == def,
+            "{name}: successors differ from actions + next_state at {s:?}"
+        );
+        assert_eq!(
+            m.hits_given(&s, &succ),
+            m.hits(&s),
+            "{name}: hits_given at {s:?}"
+        );
+        let mut e = Enc::new(&mut buf);
+        if m.encode(&s, &mut e) {
+            let n = e.len();
+            let img = buf[..n].to_vec();
+            if let Some(o) = images.get(&img) {
+                assert!(*o == s, "{name}: two states encode alike: {o:?} and {s:?}");
+            } else {
+                images.insert(img, s.clone());
+            }
+        }
+        if M::has_symmetry() {
+            let r = m.representative(&s);
+            assert!(
+                m.representative(&r) == r,
+                "{name}: representative not idempotent"
+            );
+            assert_eq!(
+                m.hits(&r),
+                m.hits(&s),
+                "{name}: symmetry changes a property at {s:?}"
+            );
+            let mut rs = Vec::new();
+            m.successors(&r, &mut rs);
+            assert!(
+                reps(&rs) == reps(&succ),
+                "{name}: successors do not commute with the symmetry at {s:?}"
+            );
+        }
+        for (_, ns) in succ {
+            if seen.insert(ns.clone()) {
+                queue.push(ns);
+            }
+        }
+    }
+    Checked {
+        states: seen.len(),
+        symmetric: M::has_symmetry(),
+    }
+}
+
+#[test]
+fn model_fast_paths_agree_with_their_definitions() {
+    struct V<'a>(&'a Entry);
+    impl ModelVisitor for V<'_> {
+        type Out = Checked;
+        fn visit<M: Spec>(self) -> Checked {
+            let cfg: M::Config = serde_json::from_value(self.0.check.config_json()).unwrap();
+            fast_paths_agree(&M::build(&cfg).unwrap(), &self.0.name)
+        }
+    }
+    let cat = catalogue::load_dir(&catalogue_dir()).unwrap();
+    let mut checks = 0;
+    let mut states = 0;
+    for e in cat
+        .entries
+        .iter()
+        .filter(|e| e.states.is_some_and(|n| n <= 300_000))
+    {
+        let c = registry::with_model(&e.model, V(e)).unwrap();
+        assert_eq!(Some(c.states as u64), e.states, "{}: pinned count", e.name);
+        assert!(c.symmetric || !e.check.has_symmetry());
+        checks += 1;
+        states += c.states;
+    }
+    assert!(
+        checks >= 90 && states >= 1_000_000,
+        "{checks} checks, {states} states"
+    );
+}
