@@ -8,6 +8,9 @@
 //! Only the exploration is timed; the counterexample search and the
 //! reports are not.
 
+use crate::catalogue::Catalogue;
+use crate::report;
+use crate::runner::Engine;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -315,4 +318,104 @@ pub fn row_json(r: &Row) -> Value {
         "peak_rss_bytes": r.rss, "rss_bytes_per_state": r.rss_bytes_per_state,
         "repeats": r.repeats,
     })
+}
+
+/// `wbspec bench`.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    cat: &Catalogue,
+    names: &[String],
+    repeat: usize,
+    engines: &str,
+    against: &[PathBuf],
+    bounds: &Bounds,
+    json: Option<&Path>,
+    out: &mut dyn FnMut(&str) -> Result<(), String>,
+) -> Result<u8, String> {
+    if repeat == 0 {
+        return Err("--repeat 0: give at least 1".into());
+    }
+    // other binaries first: they are the baseline the ratios compare with
+    let mut runners: Vec<Runner> = against.iter().map(|b| Runner::Binary(b.clone())).collect();
+    for e in engines.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+        let (engine, symmetry) = match e.strip_suffix("+sym") {
+            Some(x) => (x, true),
+            None => (e, false),
+        };
+        Engine::parse(engine).map_err(|m| format!("--engines: {m}"))?;
+        runners.push(Runner::Engine {
+            engine: engine.to_string(),
+            symmetry,
+        });
+    }
+    if runners.is_empty() {
+        return Err("bench: no runner (--engines or --against)".into());
+    }
+    let names: Vec<String> = if names.is_empty() {
+        DEFAULT_CHECKS.iter().map(|s| s.to_string()).collect()
+    } else {
+        names.to_vec()
+    };
+    for n in &names {
+        if !cat.entries.iter().any(|e| &e.name == n) {
+            return Err(format!("unknown check '{n}' (see `wbspec list`)"));
+        }
+    }
+    let (commit, dirty) = report::commit_of_tree();
+    out(&format!(
+        "Bench: commit {commit}{}, {} repeats, {} online CPUs, load {}",
+        if dirty { "+dirty" } else { "" },
+        repeat,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|l| l.split_whitespace().next().map(String::from))
+            .unwrap_or_else(|| "?".into())
+    ))?;
+    emit_all(out, &header())?;
+    let mut rows = Vec::new();
+    let mut bad = 0;
+    for n in &names {
+        let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); runners.len()];
+        for k in 0..repeat {
+            for (i, r) in runners.iter().enumerate() {
+                eprintln!("bench {n} {} #{}", r.label(), k + 1);
+                samples[i].push(measure(r, n, &cat.dir, bounds)?);
+            }
+        }
+        for (i, r) in runners.iter().enumerate() {
+            let row = row(n, r, &samples[i], &samples[0]);
+            if !consistent(&samples[i]) && bounds.max_seconds.is_none() {
+                eprintln!("bench {n} {}: counts differ between repeats", r.label());
+                bad += 1;
+            }
+            if row.unique != rows.last().map_or(row.unique, |x: &Row| x.unique)
+                && i > 0
+                && !matches!(r, Runner::Engine { symmetry: true, .. })
+            {
+                eprintln!(
+                    "bench {n} {}: unique states differ from the first runner",
+                    r.label()
+                );
+            }
+            out(&line(&row))?;
+            rows.push(row);
+        }
+    }
+    if let Some(p) = json {
+        let v = serde_json::json!({
+            "commit": commit, "dirty": dirty, "repeats": repeat,
+            "rows": rows.iter().map(row_json).collect::<Vec<_>>(),
+        });
+        let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+        std::fs::write(p, text + "\n").map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(if bad == 0 { 0 } else { 1 })
+}
+
+fn emit_all(out: &mut dyn FnMut(&str) -> Result<(), String>, ls: &[String]) -> Result<(), String> {
+    for l in ls {
+        out(l)?;
+    }
+    Ok(())
 }

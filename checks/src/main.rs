@@ -342,7 +342,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             max_states,
             max_seconds,
             json,
-        } => run_bench(
+        } => bench::run(
             &cat,
             &names,
             repeat,
@@ -353,7 +353,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 max_seconds,
             },
             json.as_deref(),
-            out,
+            &mut |l| out.line(l).and_then(|()| out.flush()),
         ),
         Cmd::BenchRun { check, run } => {
             let e = find(entries, &check)?;
@@ -388,7 +388,13 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             reports,
             json,
             markdown,
-        } => run_merge(&cat, &reports, json.as_deref(), markdown.as_deref(), out),
+        } => shard::run_merge(
+            &cat,
+            &reports,
+            json.as_deref(),
+            markdown.as_deref(),
+            &mut |l| out.line(l),
+        ),
         Cmd::List => {
             for e in entries {
                 out.line(&format!(
@@ -588,166 +594,6 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             Ok(if bad == 0 { 0 } else { 1 })
         }
     }
-}
-
-/// `wbspec bench`.
-#[allow(clippy::too_many_arguments)]
-fn run_bench(
-    cat: &Catalogue,
-    names: &[String],
-    repeat: usize,
-    engines: &str,
-    against: &[PathBuf],
-    bounds: &bench::Bounds,
-    json: Option<&Path>,
-    out: &mut Out,
-) -> Result<u8, String> {
-    if repeat == 0 {
-        return Err("--repeat 0: give at least 1".into());
-    }
-    // other binaries first: they are the baseline the ratios compare with
-    let mut runners: Vec<bench::Runner> = against
-        .iter()
-        .map(|b| bench::Runner::Binary(b.clone()))
-        .collect();
-    for e in engines.split(',').map(str::trim).filter(|x| !x.is_empty()) {
-        let (engine, symmetry) = match e.strip_suffix("+sym") {
-            Some(x) => (x, true),
-            None => (e, false),
-        };
-        Engine::parse(engine).map_err(|m| format!("--engines: {m}"))?;
-        runners.push(bench::Runner::Engine {
-            engine: engine.to_string(),
-            symmetry,
-        });
-    }
-    if runners.is_empty() {
-        return Err("bench: no runner (--engines or --against)".into());
-    }
-    let names: Vec<String> = if names.is_empty() {
-        bench::DEFAULT_CHECKS
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    } else {
-        names.to_vec()
-    };
-    for n in &names {
-        find(&cat.entries, n)?;
-    }
-    let (commit, dirty) = report::commit_of_tree();
-    out.line(&format!(
-        "Bench: commit {commit}{}, {} repeats, {} online CPUs, load {}",
-        if dirty { "+dirty" } else { "" },
-        repeat,
-        std::thread::available_parallelism().map_or(0, |n| n.get()),
-        std::fs::read_to_string("/proc/loadavg")
-            .ok()
-            .and_then(|l| l.split_whitespace().next().map(String::from))
-            .unwrap_or_else(|| "?".into())
-    ))?;
-    out.lines(&bench::header())?;
-    out.flush()?;
-    let mut rows = Vec::new();
-    let mut bad = 0;
-    for n in &names {
-        let mut samples: Vec<Vec<bench::Sample>> = vec![Vec::new(); runners.len()];
-        for k in 0..repeat {
-            for (i, r) in runners.iter().enumerate() {
-                eprintln!("bench {n} {} #{}", r.label(), k + 1);
-                samples[i].push(bench::measure(r, n, &cat.dir, bounds)?);
-            }
-        }
-        for (i, r) in runners.iter().enumerate() {
-            let row = bench::row(n, r, &samples[i], &samples[0]);
-            if !bench::consistent(&samples[i]) && bounds.max_seconds.is_none() {
-                eprintln!("bench {n} {}: counts differ between repeats", r.label());
-                bad += 1;
-            }
-            if row.unique != rows.last().map_or(row.unique, |x: &bench::Row| x.unique)
-                && i > 0
-                && !matches!(r, bench::Runner::Engine { symmetry: true, .. })
-            {
-                eprintln!(
-                    "bench {n} {}: unique states differ from the first runner",
-                    r.label()
-                );
-            }
-            out.line(&bench::line(&row))?;
-            out.flush()?;
-            rows.push(row);
-        }
-    }
-    if let Some(p) = json {
-        let v = serde_json::json!({
-            "commit": commit, "dirty": dirty, "repeats": repeat,
-            "rows": rows.iter().map(bench::row_json).collect::<Vec<_>>(),
-        });
-        let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
-        std::fs::write(p, text + "\n").map_err(|e| format!("{}: {e}", p.display()))?;
-    }
-    Ok(if bad == 0 { 0 } else { 1 })
-}
-
-/// `wbspec merge-reports`.
-fn run_merge(
-    cat: &Catalogue,
-    reports: &[PathBuf],
-    json: Option<&Path>,
-    markdown: Option<&Path>,
-    out: &mut Out,
-) -> Result<u8, String> {
-    if reports.is_empty() {
-        return Err("merge-reports: name the shards' JSON reports".into());
-    }
-    let mut docs = Vec::new();
-    for f in reports {
-        let text = paths::read_input(f)?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a JSON report: {e}", f.display()))?;
-        docs.push((f.display().to_string(), v));
-    }
-    let merged = shard::merge(cat, &docs)?;
-    let mut results_v = Vec::new();
-    for (e, v) in &merged {
-        results_v.push(shard::result_from_json(e, v)?);
-    }
-    let selected: Vec<&Entry> = merged.iter().map(|(e, _)| *e).collect();
-    let elapsed: f64 = results_v.iter().map(|r| r.elapsed.as_secs_f64()).sum();
-    let mut bad = results_v.iter().filter(|r| !r.ok()).count();
-    out.lines(&report::summary_lines(
-        &results_v,
-        std::time::Duration::from_secs_f64(elapsed),
-    ))?;
-    let ms = results::mutation_score(&selected, &results_v);
-    if let Some(ms) = &ms {
-        out.line(&ms.line())?;
-        bad += ms.survived.len();
-    }
-    let sw = results::switches(cat, &results_v);
-    for s in &sw {
-        out.line(&s.line())?;
-    }
-    bad += sw.iter().filter(|s| !s.ok()).count();
-    if let Some(path) = markdown {
-        let cmd = "cargo run --release -- check --all --markdown docs/results.md";
-        let text = results::markdown(&selected, &results_v, Some(&sw), cmd);
-        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    if let Some(path) = json {
-        let mut extra = serde_json::Map::new();
-        if let Some(ms) = &ms {
-            extra.insert("mutation_score".into(), ms.json());
-        }
-        extra.insert("switches".into(), results::switches_json(&sw));
-        let doc = report::json_report(
-            merged.into_iter().map(|(_, v)| v).collect(),
-            serde_json::Value::Object(extra),
-        );
-        let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
-        std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    Ok(if bad == 0 { 0 } else { 1 })
 }
 
 /// Where to open the Explorer: the `Path::encode` string and what it is.

@@ -189,7 +189,7 @@ pub fn shortest_within<M: Spec>(
     let start = Instant::now();
     let over = |n: usize| {
         limits.max_states.is_some_and(|x| n as u64 >= x)
-            || (n % 4096 == 0 && limits.max_time.is_some_and(|t| start.elapsed() >= t))
+            || (n.is_multiple_of(4096) && limits.max_time.is_some_and(|t| start.elapsed() >= t))
     };
     let holds = |s: &M::State| m.condition(prop, s);
     let inits = m.init_states();

@@ -103,7 +103,7 @@ pub fn explore<M: Spec>(m: &M, opt: &Options, label: &str, progress: bool) -> Ex
         let depth = *depth;
         max_depth = max_depth.max(depth);
         expanded += 1;
-        if expanded % CLOCK_EVERY == 0 {
+        if expanded.is_multiple_of(CLOCK_EVERY) {
             if let Some(t) = opt.limits.max_time {
                 if start.elapsed() >= t {
                     stop = Some(Stop::MaxTime(t));

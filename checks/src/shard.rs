@@ -10,7 +10,9 @@
 use crate::catalogue::{Catalogue, Entry, Verdict};
 use crate::outcome::{CheckResult, PropResult, WitnessResult};
 use crate::runner::{Counterexample, Engine};
+use crate::{paths, report, results};
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Per-check work besides exploring its states (loading, counterexample
@@ -59,7 +61,7 @@ pub fn assign(entries: &[Entry], count: usize) -> Vec<usize> {
 }
 
 /// The entries of shard `sh`, in catalogue order.
-pub fn select<'a>(entries: &'a [Entry], sh: Shard) -> Vec<&'a Entry> {
+pub fn select(entries: &[Entry], sh: Shard) -> Vec<&Entry> {
     let a = assign(entries, sh.count);
     entries
         .iter()
@@ -252,6 +254,74 @@ pub fn merge<'a>(
         return Err(format!("{f}: check '{name}' is not in the catalogue"));
     }
     Ok(out)
+}
+
+/// `wbspec merge-reports`.
+pub fn run_merge(
+    cat: &Catalogue,
+    reports: &[PathBuf],
+    json: Option<&Path>,
+    markdown: Option<&Path>,
+    out: &mut dyn FnMut(&str) -> Result<(), String>,
+) -> Result<u8, String> {
+    if reports.is_empty() {
+        return Err("merge-reports: name the shards' JSON reports".into());
+    }
+    let mut docs = Vec::new();
+    for f in reports {
+        let text = paths::read_input(f)?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a JSON report: {e}", f.display()))?;
+        docs.push((f.display().to_string(), v));
+    }
+    let merged = merge(cat, &docs)?;
+    let mut results_v = Vec::new();
+    for (e, v) in &merged {
+        results_v.push(result_from_json(e, v)?);
+    }
+    let selected: Vec<&Entry> = merged.iter().map(|(e, _)| *e).collect();
+    let elapsed: f64 = results_v.iter().map(|r| r.elapsed.as_secs_f64()).sum();
+    let mut bad = results_v.iter().filter(|r| !r.ok()).count();
+    emit_all(
+        out,
+        &report::summary_lines(&results_v, std::time::Duration::from_secs_f64(elapsed)),
+    )?;
+    let ms = results::mutation_score(&selected, &results_v);
+    if let Some(ms) = &ms {
+        out(&ms.line())?;
+        bad += ms.survived.len();
+    }
+    let sw = results::switches(cat, &results_v);
+    for s in &sw {
+        out(&s.line())?;
+    }
+    bad += sw.iter().filter(|s| !s.ok()).count();
+    if let Some(path) = markdown {
+        let cmd = "cargo run --release -- check --all --markdown docs/results.md";
+        let text = results::markdown(&selected, &results_v, Some(&sw), cmd);
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if let Some(path) = json {
+        let mut extra = serde_json::Map::new();
+        if let Some(ms) = &ms {
+            extra.insert("mutation_score".into(), ms.json());
+        }
+        extra.insert("switches".into(), results::switches_json(&sw));
+        let doc = report::json_report(
+            merged.into_iter().map(|(_, v)| v).collect(),
+            serde_json::Value::Object(extra),
+        );
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(if bad == 0 { 0 } else { 1 })
+}
+
+fn emit_all(out: &mut dyn FnMut(&str) -> Result<(), String>, ls: &[String]) -> Result<(), String> {
+    for l in ls {
+        out(l)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
