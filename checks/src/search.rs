@@ -141,9 +141,10 @@ pub fn explore<M: Spec>(m: &M, opt: &Options, label: &str, progress: bool) -> Ex
             h &= h - 1;
         }
         pending.pop();
-        for ((_, ns), &f) in succ.drain(..).zip(&fps) {
+        // only new successors are copied (most are duplicates)
+        for (i, &f) in fps.iter().enumerate() {
             if seen.insert(f) {
-                pending.push((ns, depth + 1));
+                pending.push((succ[i].1.clone(), depth + 1));
             }
         }
         if let Some(n) = opt.limits.max_states {

@@ -50,6 +50,11 @@ impl<'a> Enc<'a> {
         self.u8((x >> 8) as u8);
     }
     #[inline(always)]
+    pub fn u32(&mut self, x: u32) {
+        self.buf[self.n..self.n + 4].copy_from_slice(&x.to_le_bytes());
+        self.n += 4;
+    }
+    #[inline(always)]
     pub fn u64(&mut self, x: u64) {
         self.buf[self.n..self.n + 8].copy_from_slice(&x.to_le_bytes());
         self.n += 8;
@@ -100,7 +105,7 @@ impl Hasher for Enc<'_> {
     }
     #[inline(always)]
     fn write_u32(&mut self, x: u32) {
-        self.bytes(&x.to_le_bytes());
+        self.u32(x);
     }
     #[inline(always)]
     fn write_u64(&mut self, x: u64) {

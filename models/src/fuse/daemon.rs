@@ -19,6 +19,14 @@ impl FuseModel {
 
     pub fn exec_daemon(&self, s0: &State, w: usize, step: Step) -> Option<State> {
         let mut s = *s0;
+        self.exec_daemon_in(&mut s, w, step)?;
+        Some(s)
+    }
+
+    /// `exec_daemon` on `s` in place (`s` is garbage when the step is not
+    /// enabled).
+    #[allow(clippy::needless_borrow)]
+    pub fn exec_daemon_in(&self, mut s: &mut State, w: usize, step: Step) -> Option<()> {
         s.ev = Event::None;
         match step {
             Step::DaemonRead => {
@@ -73,7 +81,7 @@ impl FuseModel {
                     _ => {}
                 }
                 s.workers[w] = Worker::Busy { req, payload };
-                Some(s)
+                Some(())
             }
             Step::DaemonReply => {
                 let (req, payload) = match s.workers[w] {
@@ -197,7 +205,7 @@ impl FuseModel {
                         s.tasks[task as usize].reply = 0;
                     }
                 }
-                Some(s)
+                Some(())
             }
             Step::WritepageEnd => {
                 let (first, n) = match s.workers[w] {
@@ -235,7 +243,7 @@ impl FuseModel {
                     s.wrote_once |= 1 << p;
                 }
                 s.workers[w] = Worker::Idle;
-                Some(s)
+                Some(())
             }
             _ => None,
         }

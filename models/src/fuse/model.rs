@@ -217,10 +217,18 @@ impl FuseModel {
     }
 
     /// Runs task `t`'s next step if it is enabled.
-    /// Runs task `t`'s next step if it is enabled.
     pub fn exec_task(&self, s0: &State, t: usize) -> Option<(Step, State)> {
-        let op = self.current_op(s0, t)?;
         let mut s = *s0;
+        let step = self.exec_task_in(&mut s, t)?;
+        Some((step, s))
+    }
+
+    /// Runs task `t`'s next step on `s` in place if it is enabled (`s` is
+    /// garbage when it is not). `successors` builds each successor in its
+    /// slot of the output this way, with one copy of the state.
+    #[allow(clippy::needless_borrow)]
+    pub fn exec_task_in(&self, mut s: &mut State, t: usize) -> Option<Step> {
+        let op = self.current_op(s, t)?;
         s.ev = Event::None;
         let step = match op {
             Op::Entry => self.op_entry(&mut s, t)?,
@@ -258,7 +266,7 @@ impl FuseModel {
             Op::Invalidate { first, n, .. } => self.exec_invalidate(&mut s, t, first, n)?,
             Op::SetattrReturn => self.op_setattr_return(&mut s, t)?,
         };
-        Some((step, s))
+        Some(step)
     }
 
     pub fn enabled(&self, s: &State, out: &mut Vec<Action>) {
@@ -298,16 +306,32 @@ impl FuseModel {
     /// order, each step executed once (`Spec::successors`).
     pub fn successors(&self, s: &State, out: &mut Vec<(Action, State)>) {
         for t in 0..s.tasks.len() {
-            if let Some((step, ns)) = self.exec_task(s, t) {
-                let actor = Actor::Task(t as u8);
-                out.push((Action { actor, step }, ns));
+            if self.task_done(s, t) {
+                continue;
+            }
+            // the successor is built in its output slot (one state copy);
+            // the step is filled in once known
+            let i = out.len();
+            let actor = Actor::Task(t as u8);
+            out.push((
+                Action {
+                    actor,
+                    step: Step::Return,
+                },
+                *s,
+            ));
+            match self.exec_task_in(&mut out[i].1, t) {
+                Some(step) => out[i].0.step = step,
+                None => out.truncate(i),
             }
         }
         let nw = self.cfg.daemon_threads as usize;
         let mut daemon = |w: usize, step: Step| {
-            if let Some(ns) = self.exec_daemon(s, w, step) {
-                let actor = Actor::Daemon(w as u8);
-                out.push((Action { actor, step }, ns));
+            let i = out.len();
+            let actor = Actor::Daemon(w as u8);
+            out.push((Action { actor, step }, *s));
+            if self.exec_daemon_in(&mut out[i].1, w, step).is_none() {
+                out.truncate(i);
             }
         };
         if !s.fuse_q.is_empty() {
