@@ -154,7 +154,7 @@ impl Spec for FuseModel {
     /// successors are permutations of each other) and every property
     /// reads the workers as a multiset; state L's rb-tree lookup is argued
     /// in docs/performance.md, and checks/tests/engines.rs checks, on
-    /// every reachable state of the catalogue's checks up to 300k states,
+    /// every reachable state of every catalogue check but the largest,
     /// that successors and properties commute with this map.
     fn representative(&self, s: &State) -> State {
         let mut r = *s;
