@@ -358,13 +358,8 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
         Cmd::BenchRun { check, run } => {
             let e = find(entries, &check)?;
             let set = run.settings()?;
+            outcome::validate(e, &set)?;
             let symmetry = set.symmetry.unwrap_or(e.symmetry);
-            if symmetry && !e.check.has_symmetry() {
-                return Err(format!(
-                    "check '{}': model {} defines no symmetry reduction",
-                    e.name, e.model
-                ));
-            }
             let x = e.check.explore(
                 &e.name,
                 &wbspec::runner::RunOptions {

@@ -195,3 +195,76 @@ fn model_fast_paths_agree_with_their_definitions() {
         "{checks} checks, {states} states"
     );
 }
+
+/// The FUSE model's symmetry argument for state L (docs/performance.md):
+/// in every reachable state of every L check (but the mutant that ignores
+/// the rb-tree), the in-flight writeback requests covering a page (queued,
+/// on /dev/fuse, in a daemon worker) all start at the same page, so the
+/// rb-tree lookup finds the same request in any worker order.
+#[test]
+fn state_l_keeps_one_writeback_request_per_page() {
+    use wbspec_models::fuse::state::{Req, Worker};
+    use wbspec_models::fuse::FuseModel;
+    let cat = catalogue::load_dir(&catalogue_dir()).unwrap();
+    let mut checked = 0;
+    for e in cat.entries.iter().filter(|e| e.check.kernel() == "L") {
+        let cfg: <FuseModel as Spec>::Config =
+            serde_json::from_value(e.check.config_json()).unwrap();
+        if !cfg.variant.temp_pages || cfg.variant.mut_l_no_secondary {
+            continue;
+        }
+        let m = FuseModel::build(&cfg).unwrap();
+        let mut seen = HashSet::new();
+        let mut queue = vec![m.initial()];
+        seen.insert(queue[0]);
+        while let Some(s) = queue.pop() {
+            for p in 0..cfg.pages as usize {
+                let covers = |f: u8, n: u8| (f as usize..(f + n) as usize).contains(&p);
+                let mut firsts: Vec<u8> = Vec::new();
+                firsts.extend(
+                    s.queued
+                        .iter()
+                        .filter(|w| covers(w.first, w.n))
+                        .map(|w| w.first),
+                );
+                for r in s.fuse_q.iter() {
+                    if let Req::CacheWrite { first, n, .. } = *r {
+                        if covers(first, n) {
+                            firsts.push(first);
+                        }
+                    }
+                }
+                for w in s.workers.iter() {
+                    match *w {
+                        Worker::Busy {
+                            req: Req::CacheWrite { first, n, .. },
+                            ..
+                        }
+                        | Worker::Ending { first, n }
+                            if covers(first, n) =>
+                        {
+                            firsts.push(first)
+                        }
+                        _ => {}
+                    }
+                }
+                firsts.sort_unstable();
+                firsts.dedup();
+                assert!(
+                    firsts.len() <= 1,
+                    "{}: page {p} in {firsts:?}: {s:?}",
+                    e.name
+                );
+            }
+            let mut succ = Vec::new();
+            m.successors(&s, &mut succ);
+            for (_, ns) in succ {
+                if seen.insert(ns) {
+                    queue.push(ns);
+                }
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} L checks");
+}
