@@ -1,8 +1,9 @@
 //! Drives Stateright's Explorer, served by `wbspec explore`, in Debian's
 //! headless Chromium at a counterexample URL, and checks that the
 //! rendered page shows the path's steps and the sequence-diagram SVG.
-//! Skips (with a line saying so) when Chromium is not installed; .ci/setup
-//! installs it. Every process it starts is killed by its PID.
+//! Skips (with a line saying so) when Chromium is not installed, unless
+//! WBSPEC_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure;
+//! .ci/setup installs it. Every process it starts is killed by its PID.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
@@ -12,24 +13,92 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use wbspec::trace;
+use wbspec_harness::require::{may_run, rerun_test, BROWSER};
 
 mod common;
 
-/// Kills its child (by PID) and reaps it when dropped, also on panic.
+/// Stops its child (by PID) and reaps it when dropped, also on panic:
+/// SIGTERM first, so `wbspec explore` removes its private directory, then
+/// SIGKILL if it has not ended within 5 s.
 struct KillOnDrop(Child);
 
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
+        unsafe {
+            libc::kill(self.0.id() as i32, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
 }
 
+/// The browser: `WBSPEC_CHROMIUM` if set, else Debian's.
 fn chromium() -> Option<PathBuf> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
+    match std::env::var_os("WBSPEC_CHROMIUM") {
+        Some(p) => Some(PathBuf::from(p)).filter(|p| p.exists()),
+        None => ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.exists()),
+    }
+}
+
+/// The browser test leaves nothing in its temporary directory ($TMPDIR):
+/// not the Explorer's private directory (it gets SIGTERM, not SIGKILL), not
+/// the browser profile, also when the test fails (a browser that cannot
+/// be started).
+#[test]
+fn the_browser_test_leaves_no_temporary_directory() {
+    if !may_run(
+        BROWSER,
+        "the browser cleanup test",
+        chromium()
+            .is_none()
+            .then(|| "chromium is not installed".to_string()),
+    ) {
+        return;
+    }
+    let name = "explorer_shows_the_counterexample_in_chromium";
+    for (chrome, passes) in [(None, true), (Some("/etc/hostname"), false)] {
+        let tmp = common::tmpdir();
+        let t = tmp.path().to_str().unwrap();
+        let mut env = vec![("TMPDIR", t)];
+        env.extend(chrome.map(|c| ("WBSPEC_CHROMIUM", c)));
+        let (ok, out) = rerun_test(name, BROWSER, true, &env, false);
+        assert_eq!(ok, passes, "{out}");
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "left in $TMPDIR: {left:?}\n{out}");
+    }
+}
+
+/// Without Chromium the browser test skips, saying so; with
+/// WBSPEC_REQUIRE_BROWSER=1 it fails.
+#[test]
+fn missing_chromium_skips_or_fails_as_required() {
+    let name = "explorer_shows_the_counterexample_in_chromium";
+    let none = [("WBSPEC_CHROMIUM", "/nonexistent/chromium")];
+    let (ok, out) = rerun_test(name, BROWSER, false, &none, false);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("skipping the Explorer browser test: chromium is not installed"),
+        "{out}"
+    );
+    let (ok, out) = rerun_test(name, BROWSER, true, &none, false);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("the Explorer browser test cannot run: chromium is not installed"),
+        "{out}"
+    );
 }
 
 /// Waits until 127.0.0.1:port accepts connections.
@@ -45,8 +114,11 @@ fn wait_listening(port: u16, deadline: Instant) {
 /// network is idle, then for the budget). Kills Chromium's process group
 /// if it takes longer than `limit`.
 fn dump_dom(chrome: &Path, url: &str, limit: Duration) -> String {
-    let profile = std::env::temp_dir().join(format!("wbspec-chromium-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&profile);
+    // removed when dropped, also when this panics
+    let profile = tempfile::Builder::new()
+        .prefix("wbspec-chromium-")
+        .tempdir()
+        .expect("browser profile directory");
     let mut cmd = Command::new(chrome);
     cmd.args([
         "--headless",
@@ -60,7 +132,7 @@ fn dump_dom(chrome: &Path, url: &str, limit: Duration) -> String {
         "--virtual-time-budget=10000",
         "--dump-dom",
     ])
-    .arg(format!("--user-data-dir={}", profile.display()))
+    .arg(format!("--user-data-dir={}", profile.path().display()))
     .arg(url)
     .stdout(Stdio::piped())
     .stderr(Stdio::null())
@@ -79,22 +151,22 @@ fn dump_dom(chrome: &Path, url: &str, limit: Duration) -> String {
             let _ = Command::new("kill")
                 .args(["-KILL", "--", &format!("-{pgid}")])
                 .status();
-            let _ = std::fs::remove_dir_all(&profile);
             panic!("chromium did not finish within {limit:?}");
         }
     };
-    let _ = std::fs::remove_dir_all(&profile);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
 fn explorer_shows_the_counterexample_in_chromium() {
-    let Some(chrome) = chromium() else {
-        println!(
-            "skipping explorer browser test: chromium not installed (bash .ci/setup installs it)"
-        );
+    let chrome = chromium();
+    let missing = chrome
+        .is_none()
+        .then(|| "chromium is not installed (bash .ci/setup installs it)".to_string());
+    if !may_run(BROWSER, "the Explorer browser test", missing) {
         return;
-    };
+    }
+    let chrome = chrome.expect("checked above");
     let t0 = Instant::now();
     let tf = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces/t-fopen-dio-read--b1.json");
     let cat = wbspec::catalogue::load_dir(&common::catalogue_dir()).unwrap();

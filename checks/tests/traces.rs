@@ -292,32 +292,21 @@ fn a_pair_must_name_another_check() {
 }
 
 /// The Explorer's SVG of each committed trace: self-contained, one lane
-/// per task and worker plus /dev/fuse, one dot per step, blocked spans.
+/// per lane of the model (`Spec::lanes`), one dot per step, the violation
+/// marked, blocked spans for a deadlock. FUSE: a lane per task and worker
+/// plus /dev/fuse.
 #[test]
 fn sequence_diagrams_of_the_traces() {
     let cat = catalogue::load_dir(&catalogue_dir()).unwrap();
+    let mut models = std::collections::BTreeSet::new();
     for f in committed() {
         let r = trace::replay_file(&f, &cat.entries).unwrap();
         let svg = r.check.svg(&r.trace.counterexample()).unwrap();
-        let tasks: Vec<String> = r.trace.config["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| {
-                serde_json::from_value::<wbspec_models::fuse::TaskSpec>(t.clone())
-                    .unwrap()
-                    .to_string()
-            })
-            .collect();
+        models.insert(r.trace.model.clone());
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
         assert!(svg.ends_with("</svg>"));
         assert!(!svg.contains("<script") && !svg.contains("href"));
         assert!(svg.len() < 20_000, "{} bytes", svg.len());
-        assert!(svg.contains(">/dev/fuse</text>"));
-        for (t, spec) in tasks.iter().enumerate() {
-            assert!(svg.contains(&format!(">T{t} {spec}</text>")));
-        }
-        assert!(svg.contains(">D0 daemon</text>"));
         assert_eq!(svg.matches("<circle").count(), r.trace.actions.len());
         assert!(
             svg.contains(&format!("violated here: {}", r.trace.property))
@@ -328,7 +317,40 @@ fn sequence_diagrams_of_the_traces() {
         if r.trace.property == "e" {
             assert!(svg.contains("blocked in"), "deadlock shows no blocked task");
         }
+        if r.trace.model == "nowait" {
+            use wbspec_models::nowait::TaskSpec;
+            let tasks: Vec<TaskSpec> =
+                serde_json::from_value(r.trace.config["tasks"].clone()).unwrap();
+            for (t, spec) in tasks.iter().enumerate() {
+                assert!(svg.contains(&format!(">T{t} {}</text>", spec.short())));
+                if matches!(spec, TaskSpec::Uring { .. }) {
+                    assert!(svg.contains(&format!(">T{t} io-wq</text>")));
+                }
+            }
+        }
+        if r.trace.model != "fuse" {
+            continue;
+        }
+        let tasks: Vec<String> = r.trace.config["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                serde_json::from_value::<wbspec_models::fuse::TaskSpec>(t.clone())
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert!(svg.contains(">/dev/fuse</text>"));
+        for (t, spec) in tasks.iter().enumerate() {
+            assert!(svg.contains(&format!(">T{t} {spec}</text>")));
+        }
+        assert!(svg.contains(">D0 daemon</text>"));
     }
+    assert!(
+        models.contains("fuse") && models.contains("nowait"),
+        "{models:?}"
+    );
 }
 
 /// Runs wbspec and kills it (by its PID) if it has not exited within

@@ -17,6 +17,8 @@
 //! | `dump` | `ok <json>`: server-side files with size and page tags |
 //! | `inflight` | `ok <json>`: server-side in-flight requests |
 //! | `held` | `ok <json>`: parked replies |
+//! | `fail OP [n=N]` | `ok` (the next N replies to OP are -EIO; the request is not applied) |
+//! | `truncate NAME SIZE` | `ok` (another client truncates the server's file) |
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -62,6 +64,14 @@ pub enum Command {
     Dump,
     Inflight,
     Held,
+    Fail {
+        op: String,
+        n: u64,
+    },
+    Truncate {
+        name: String,
+        size: u64,
+    },
 }
 
 fn op_name(s: &str) -> Result<String, String> {
@@ -172,6 +182,28 @@ impl Command {
             "dump" => {
                 want(0)?;
                 Ok(Command::Dump)
+            }
+            "fail" => {
+                if a.is_empty() || a.len() > 2 {
+                    return Err("usage: fail OP [n=N]".into());
+                }
+                let op = op_name(a[0])?;
+                let n = match a.get(1).map(|kv| kv.split_once('=')) {
+                    None => 1,
+                    Some(Some(("n", v))) => num(v, "count")?,
+                    Some(_) => return Err(format!("fail: bad option {:?}", a[1])),
+                };
+                Ok(Command::Fail { op, n })
+            }
+            "truncate" => {
+                want(2)?;
+                if a[0].contains('/') {
+                    return Err(format!("truncate: bad name {:?}", a[0]));
+                }
+                Ok(Command::Truncate {
+                    name: a[0].to_string(),
+                    size: num(a[1], "size")?,
+                })
             }
             "inflight" => {
                 want(0)?;

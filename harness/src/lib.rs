@@ -8,11 +8,23 @@
 //! - [`scenarios`]: the scenario catalogue with kernel-keyed expectations.
 //! - [`mount`]: mount lookup and the bounded unmount / fusectl-abort escape hatches.
 //! - [`sys`]: raw libc syscall wrappers used by the workloads.
+//! - [`memcg`]: the cgroup-v1 reclaim scenarios (a child in its own memory cgroup).
+//! - [`dio_folios`], [`largefolio`]: direct writes from user buffers backed by large folios.
+//! - [`nowait_rk`]: the nowait model's real-kernel scenario (io_uring O_APPEND
+//!   on xfs over a loop device; binary `nowait-append`).
+//! - [`require`]: whether a test that needs the kernel or a browser skips or
+//!   fails where they are missing.
 pub mod conform;
 pub mod control;
+pub mod dio_folios;
+pub mod largefolio;
+pub mod memcg;
 pub mod mount;
+pub mod nowait_rk;
+pub mod require;
 pub mod runner;
 pub mod scenarios;
+pub mod scenarios_fidelity;
 pub mod server;
 pub mod sys;
 pub mod trace;

@@ -2,7 +2,13 @@
 //! `wbspec-harness list`
 //! `wbspec-harness conform [SCENARIO...] [--keep-traces DIR]` / `conform --trace FILE [--scenario NAME]`
 //!
-//! Exit status: 0 all passed (or skipped), 1 a scenario failed, 2 usage error.
+//! Exit status of `run`: 0 all passed, 1 a scenario failed, 2 usage error,
+//! 77 nothing failed but scenarios were skipped (no root or /dev/fuse).
+//! `conform` has its own codes (docs/conformance.md §4,
+//! [`wbspec_harness::conform::exit`]).
+//!
+//! A closed standard output (`wbspec-harness list | head -1`) ends the
+//! process quietly by SIGPIPE, as coreutils do.
 use std::path::PathBuf;
 use std::process::exit;
 
@@ -18,6 +24,11 @@ fn usage(msg: &str) -> ! {
 }
 
 fn main() {
+    // Rust ignores SIGPIPE, so println! on a closed pipe would panic:
+    // restore the default action (end quietly).
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let mut args = std::env::args().skip(1);
     match args.next().as_deref() {
         Some("conform") => {
@@ -99,6 +110,8 @@ fn main() {
             println!("{}", summary(&outcomes));
             exit(if outcomes.iter().any(|o| o.outcome == "fail") {
                 1
+            } else if outcomes.iter().any(|o| o.outcome == "skipped") {
+                wbspec_harness::conform::exit::SKIPPED
             } else {
                 0
             })

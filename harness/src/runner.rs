@@ -40,6 +40,18 @@ impl From<String> for Fail {
 
 pub type Res = Result<(), Fail>;
 
+/// The `check` of a [`Fail`] that is not a failure: the scenario cannot
+/// run on this machine (a missing kernel feature), said in `detail`.
+pub const SKIP: &str = "skip";
+
+/// Stop a scenario as skipped, saying why.
+pub fn skip(why: impl Into<String>) -> Fail {
+    Fail {
+        check: SKIP.into(),
+        detail: why.into(),
+    }
+}
+
 /// Kernel state of `kernel-fuse-protocol.md` whose expectations the scenarios
 /// encode, or None if this kernel is unknown (outcomes then not asserted).
 pub fn kernel_state(release: &str) -> Option<&'static str> {
@@ -620,7 +632,7 @@ fn skipped(name: &str, kernel: &str, why: &str) -> Outcome {
 /// Run one scenario against a fresh mount.
 pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
     let kernel = kernel_release();
-    if let Some(why) = cannot_run() {
+    if let Some(why) = cannot_run().or_else(sc.needs) {
         return skipped(sc.name, &kernel, &why);
     }
     let t0 = Instant::now();
@@ -641,8 +653,17 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
     let result: Res = (|| {
         let dir = tmp_dir(sc.name)?;
         let mnt = dir.join("mnt");
-        fs::create_dir(&mnt).map_err(|e| format!("mkdir mnt: {e}"))?;
         let ctl = dir.join("ctl.sock");
+        // From here on the guard removes the directory, whatever fails.
+        let mut guard = Guard {
+            child: None,
+            dir: dir.clone(),
+            mnt: mnt.clone(),
+            ctl: ctl.clone(),
+            minor: None,
+            log: vec![],
+        };
+        fs::create_dir(&mnt).map_err(|e| format!("mkdir mnt: {e}"))?;
         let tp = dir.join("trace.jsonl");
         let mut cfg = ServerConfig {
             hold_timeout_ms: opts.hold_timeout_ms,
@@ -672,17 +693,10 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
                 Ok(())
             });
         }
-        let child = cmd
-            .spawn()
-            .map_err(|e| format!("spawn {}: {e}", opts.recorder.display()))?;
-        let mut guard = Guard {
-            child: Some(child),
-            dir: dir.clone(),
-            mnt: mnt.clone(),
-            ctl: ctl.clone(),
-            minor: None,
-            log: vec![],
-        };
+        guard.child = Some(
+            cmd.spawn()
+                .map_err(|e| format!("spawn {}: {e}", opts.recorder.display()))?,
+        );
         // Ready = control socket answers (it is created after mount + INIT).
         let deadline = Instant::now() + Duration::from_secs(5);
         let client = loop {
@@ -760,6 +774,10 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
     match result {
         Ok(()) => {
             out.outcome = "pass".into();
+        }
+        Err(f) if f.check == SKIP => {
+            out.outcome = "skipped".into();
+            out.detail = Some(f.detail);
         }
         Err(f) => {
             out.outcome = "fail".into();

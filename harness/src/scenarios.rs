@@ -21,15 +21,26 @@ pub struct Scenario {
     pub about: &'static str,
     pub config: fn(&mut ServerConfig),
     pub run: fn(&mut Ctx) -> Res,
+    /// Why this machine cannot run the scenario (beyond root and
+    /// /dev/fuse), if it cannot: it is then reported skipped.
+    pub needs: fn() -> Option<String>,
+}
+
+fn no_needs() -> Option<String> {
+    None
 }
 
 macro_rules! sc {
     ($name:expr, $about:expr, $cfg:expr, $run:expr) => {
+        sc!($name, $about, $cfg, $run, no_needs)
+    };
+    ($name:expr, $about:expr, $cfg:expr, $run:expr, $needs:expr) => {
         Scenario {
             name: $name,
             about: $about,
             config: $cfg,
             run: $run,
+            needs: $needs,
         }
     };
 }
@@ -63,7 +74,7 @@ fn allow_mmap(c: &mut ServerConfig) {
 }
 
 pub fn all() -> Vec<Scenario> {
-    vec![
+    let mut v = vec![
         sc!("a_fsync", "3 buffered 4K writes stay dirty; fsync sends one 12K WRITE[CACHE] (pid 0), SETATTR(times), FSYNC after the WRITE reply", dflt, |c| wrap(c, a_fsync)),
         sc!("a_big", "2M+4K pwrite then fsync: page-cache WRITEs are <= 1 MiB (max_pages 256), cover the range, never overlap in flight", dflt, |c| wrap(c, a_big)),
         sc!("a_maxwrite", "max_write=64K: a 256K dirty range is written back as 4 WRITEs of 64K", maxwrite64k, |c| wrap(c, a_maxwrite)),
@@ -97,12 +108,17 @@ pub fn all() -> Vec<Scenario> {
         sc!("f_cong1", "max_background 1 / congestion 1: one WRITE in flight, the rest skipped until fsync", bg1, |c| wrap(c, |x| f_cong(x, 1))),
         sc!("m_dio_mmap", "FOPEN_DIRECT_IO without direct_io_allow_mmap: MAP_SHARED mmap fails with ENODEV", dflt, |c| wrap(c, |x| dio_mmap(x, false))),
         sc!("m_dio_mmap_allow", "FOPEN_DIRECT_IO with direct_io_allow_mmap: MAP_SHARED works; store + msync sends WRITE[CACHE]", allow_mmap, |c| wrap(c, |x| dio_mmap(x, true))),
+        sc!("r_reclaim_nowbc", "no writeback_cache: a child in a small memcg v1 dirties a MAP_SHARED page, its WRITE held; its reclaim sleeps in folio_wait_writeback (no AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM)", nowbc, |c| wrap(c, |x| crate::memcg::reclaim(x, false)), crate::memcg::needs_memcg_v1),
+        sc!("r_reclaim_wbc", "writeback_cache: the same child's reclaim never waits on the FUSE folio (mapping flagged); it is OOM-killed in its memcg", dflt, |c| wrap(c, |x| crate::memcg::reclaim(x, true)), crate::memcg::needs_memcg_v1),
         sc!("s_syncfs", "syncfs() does not wait for a held WRITE on this kernel (SB_I_NO_DATA_INTEGRITY); never used as a barrier", dflt, |c| wrap(c, s_syncfs)),
-    ]
+    ];
+    v.extend(crate::dio_folios::scenarios());
+    v.extend(crate::scenarios_fidelity::all());
+    v
 }
 
 /// Run a body, then check the global invariants on its trace.
-fn wrap(ctx: &mut Ctx, body: impl FnOnce(&mut Ctx) -> Res) -> Res {
+pub(crate) fn wrap(ctx: &mut Ctx, body: impl FnOnce(&mut Ctx) -> Res) -> Res {
     body(ctx)?;
     let t = ctx.trace()?;
     if let Some(v) = invariant_c1(&t) {
@@ -172,7 +188,7 @@ fn tags_by_offset(ws: &[&Event]) -> String {
         .collect()
 }
 
-fn briefs(ws: &[&Event]) -> String {
+pub(crate) fn briefs(ws: &[&Event]) -> String {
     ws.iter()
         .map(|e| Tr::brief(e))
         .collect::<Vec<_>>()
@@ -189,7 +205,7 @@ fn dirty_and_hold(ctx: &mut Ctx, tags: &str) -> Result<i32, Fail> {
     Ok(fd)
 }
 
-fn first<'a>(v: &[&'a Event], what: &str) -> Result<&'a Event, Fail> {
+pub(crate) fn first<'a>(v: &[&'a Event], what: &str) -> Result<&'a Event, Fail> {
     v.first()
         .copied()
         .ok_or_else(|| fail(what, "no such request in the trace".into()))

@@ -54,6 +54,11 @@ pub struct ServerConfig {
     pub dio_on_odirect: bool,
     /// Reply FOPEN_KEEP_CACHE to every OPEN/CREATE.
     pub keep_cache: bool,
+    /// Reply FOPEN_PARALLEL_DIRECT_WRITES with every FOPEN_DIRECT_IO.
+    pub parallel_dio: bool,
+    /// Answer GETXATTR with ENODATA (the kernel keeps asking) instead of
+    /// ENOSYS (the kernel stops asking: fc->no_getxattr).
+    pub xattr_enodata: bool,
     /// Watchdog bound for a held reply.
     pub hold_timeout_ms: u64,
     /// Entry and attribute TTL (long and constant: no surprise GETATTRs).
@@ -71,6 +76,8 @@ impl Default for ServerConfig {
             atomic_o_trunc: false,
             dio_on_odirect: true,
             keep_cache: false,
+            parallel_dio: false,
+            xattr_enodata: false,
             hold_timeout_ms: 10_000,
             ttl_ms: 60_000,
         }
@@ -95,6 +102,12 @@ impl ServerConfig {
         }
         if self.keep_cache {
             a.push("--keep-cache".into());
+        }
+        if self.parallel_dio {
+            a.push("--parallel-dio".into());
+        }
+        if self.xattr_enodata {
+            a.push("--xattr-enodata".into());
         }
         for (k, v) in [
             ("--max-write", self.max_write as u64),
@@ -128,6 +141,8 @@ impl ServerConfig {
             "--atomic-o-trunc" => self.atomic_o_trunc = true,
             "--no-dio-on-odirect" => self.dio_on_odirect = false,
             "--keep-cache" => self.keep_cache = true,
+            "--parallel-dio" => self.parallel_dio = true,
+            "--xattr-enodata" => self.xattr_enodata = true,
             "--max-write" => self.max_write = val(arg)? as u32,
             "--max-bg" => self.max_background = val(arg)? as u16,
             "--cong" => self.congestion_threshold = val(arg)? as u16,
@@ -203,6 +218,9 @@ fn fopen_names(f: FopenFlags) -> Vec<String> {
     if f.contains(FopenFlags::FOPEN_KEEP_CACHE) {
         v.push("FOPEN_KEEP_CACHE".to_string());
     }
+    if f.contains(FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES) {
+        v.push("FOPEN_PARALLEL_DIRECT_WRITES".to_string());
+    }
     v
 }
 
@@ -255,6 +273,8 @@ struct CtlState {
     counts: HashMap<String, u64>,
     stall: Option<(String, u64)>,
     exiting: bool,
+    /// op -> replies still to fail with EIO (`fail OP n=N`).
+    fails: HashMap<String, u64>,
 }
 
 /// Shared between the dispatch thread, the control threads and the watchdog.
@@ -347,6 +367,28 @@ impl Core {
         e.latency_us = Some(t0.elapsed().as_micros() as u64);
         e.inflight_after = Some(st.inflight.keys().copied().collect());
         Self::write(&mut st, &e);
+    }
+
+    /// Should this reply to `op` be an injected -EIO (`fail OP`)? Decided
+    /// when the reply is produced (after any hold).
+    fn take_fail(&self, op: &str) -> bool {
+        let mut c = lock(&self.ctl);
+        match c.fails.get_mut(op) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Reply -EIO to `op` if a failure is armed; logs the reply.
+    fn failed(&self, unique: u64, op: &str, t0: Instant) -> bool {
+        if !self.take_fail(op) {
+            return false;
+        }
+        self.log_reply(unique, op, errno_result(libc::EIO, "EIO"), t0);
+        true
     }
 
     /// Block the dispatch thread if a stall for `op` is armed (one-shot).
@@ -555,6 +597,26 @@ impl Core {
                     .collect();
                 format!("ok {}", Value::Array(v))
             }
+            Command::Fail { op, n } => {
+                lock(&self.ctl).fails.insert(op, n);
+                "ok".into()
+            }
+            Command::Truncate { name, size } => {
+                let mut fs = lock(&self.fs);
+                match fs.files.values_mut().find(|f| f.name == name) {
+                    Some(f) => {
+                        f.data.resize(size as usize, 0);
+                        f.mtime = SystemTime::now();
+                        drop(fs);
+                        let mut e = Event::new("server_truncate");
+                        e.name = Some(name);
+                        e.size = Some(size);
+                        self.log(e);
+                        "ok".into()
+                    }
+                    None => format!("err no file {name}"),
+                }
+            }
             Command::Held => {
                 let c = lock(&self.ctl);
                 let v: Vec<Value> = c
@@ -684,6 +746,9 @@ impl RecFs {
         let mut f = FopenFlags::empty();
         if self.core.cfg.dio_on_odirect && flags & libc::O_DIRECT != 0 {
             f |= FopenFlags::FOPEN_DIRECT_IO;
+            if self.core.cfg.parallel_dio {
+                f |= FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES;
+            }
         }
         if self.core.cfg.keep_cache {
             f |= FopenFlags::FOPEN_KEEP_CACHE;
@@ -838,6 +903,11 @@ impl Filesystem for RecFs {
         e.valid = Some(valid);
         e.valid_names = Some(bit_names(valid, &FATTR_NAMES));
         self.go(e, None, move |core, unique, t0| {
+            // only a size change can be failed (`fail SETATTR`): the
+            // SETATTR(times) of fsync/close are answered as usual
+            if size.is_some() && core.failed(unique, "SETATTR", t0) {
+                return reply.error(Errno::EIO);
+            }
             let mut fs = lock(&core.fs);
             let now = SystemTime::now();
             let (before, a) = match fs.files.get_mut(&ino.0) {
@@ -1010,6 +1080,9 @@ impl Filesystem for RecFs {
         e.flags = Some(flags.0);
         e.flag_names = Some(open_flag_names(flags.0));
         self.go(e, None, move |core, unique, t0| {
+            if core.failed(unique, "READ", t0) {
+                return reply.error(Errno::EIO);
+            }
             let fs = lock(&core.fs);
             let data: Vec<u8> = match fs.files.get(&ino.0) {
                 Some(f) => {
@@ -1057,6 +1130,9 @@ impl Filesystem for RecFs {
         // The payload borrows fuser's read buffer: copy it before deferring.
         let data = data.to_vec();
         self.go(e, Some(wf & 1 != 0), move |core, unique, t0| {
+            if core.failed(unique, "WRITE", t0) {
+                return reply.error(Errno::EIO);
+            }
             let mut fs = lock(&core.fs);
             let (before, after) = match fs.files.get_mut(&ino.0) {
                 Some(f) => {
@@ -1094,6 +1170,9 @@ impl Filesystem for RecFs {
         e.fh = Some(fh.0);
         e.lock_owner = Some(lock_owner.0);
         self.go(e, None, move |core, unique, t0| {
+            if core.failed(unique, "FLUSH", t0) {
+                return reply.error(Errno::EIO);
+            }
             core.log_reply(unique, "FLUSH", json!({}), t0);
             reply.ok();
         });
@@ -1131,6 +1210,9 @@ impl Filesystem for RecFs {
         e.fh = Some(fh.0);
         e.datasync = Some(datasync);
         self.go(e, None, move |core, unique, t0| {
+            if core.failed(unique, "FSYNC", t0) {
+                return reply.error(Errno::EIO);
+            }
             core.log_reply(unique, "FSYNC", json!({}), t0);
             reply.ok();
         });
@@ -1203,8 +1285,18 @@ impl Filesystem for RecFs {
         let mut e = self.ev(req, "GETXATTR", ino);
         e.name = Some(name.to_string_lossy().to_string());
         self.go(e, None, move |core, unique, t0| {
-            core.log_reply(unique, "GETXATTR", errno_result(libc::ENOSYS, "ENOSYS"), t0);
-            reply.error(Errno::ENOSYS);
+            if core.cfg.xattr_enodata {
+                core.log_reply(
+                    unique,
+                    "GETXATTR",
+                    errno_result(libc::ENODATA, "ENODATA"),
+                    t0,
+                );
+                reply.error(Errno::ENODATA);
+            } else {
+                core.log_reply(unique, "GETXATTR", errno_result(libc::ENOSYS, "ENOSYS"), t0);
+                reply.error(Errno::ENOSYS);
+            }
         });
     }
 

@@ -63,6 +63,42 @@ pub fn sync_file_range_write(fd: i32, off: u64, len: u64) -> Ret {
     } as i64)
 }
 
+/// fstat(2): `ret` is st_size on success.
+pub fn fstat_size(fd: i32) -> Ret {
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let r = Ret::from(unsafe { libc::fstat(fd, &mut st) } as i64);
+    if r.ret < 0 {
+        return r;
+    }
+    Ret {
+        ret: st.st_size,
+        errno: 0,
+    }
+}
+
+/// statx(fd, AT_STATX_DONT_SYNC, STATX_SIZE): the inode's cached i_size,
+/// without a GETATTR. `ret` is the size on success.
+pub fn cached_size(fd: i32) -> Ret {
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    let empty = c"";
+    let r = Ret::from(unsafe {
+        libc::statx(
+            fd,
+            empty.as_ptr(),
+            libc::AT_EMPTY_PATH | libc::AT_STATX_DONT_SYNC,
+            libc::STATX_SIZE,
+            &mut st,
+        )
+    } as i64);
+    if r.ret < 0 {
+        return r;
+    }
+    Ret {
+        ret: st.stx_size as i64,
+        errno: 0,
+    }
+}
+
 pub fn stat(p: &Path) -> Ret {
     let c = cpath(p);
     let mut st: libc::stat = unsafe { std::mem::zeroed() };

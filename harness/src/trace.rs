@@ -18,6 +18,8 @@
 //! - `mark`: a line sent by the workload over the control socket; syscall marks
 //!   are parsed into `kind` (call/ret/note), `actor`, `syscall`, `args`, `ret`, `errno`, `dur_us`.
 //! - `stall` / `stall_end`: the dispatch thread was deliberately blocked inside a handler.
+//! - `server_truncate`: the control socket truncated a file on the server
+//!   (another client's truncation: `name`, `size`).
 //! - `exit`: the server session ended.
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -208,6 +210,42 @@ impl Event {
     pub fn to_line(&self) -> String {
         serde_json::to_string(self).expect("event serializes")
     }
+}
+
+/// Largest trace file `conform --trace` reads (16 MiB; a recorded scenario
+/// trace is under 20 KiB).
+pub const MAX_TRACE_BYTES: u64 = 16 << 20;
+
+/// Reads a trace file: a regular file of at most [`MAX_TRACE_BYTES`]. A
+/// FIFO, a device or a directory is refused without a blocking open.
+/// Errors are one line, without the file name.
+pub fn read_trace_file(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: opening a FIFO for reading does not wait for a writer
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = f.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_TRACE_BYTES {
+        return Err(format!(
+            "{} bytes, more than the {MAX_TRACE_BYTES} a trace may have",
+            meta.len()
+        ));
+    }
+    let mut text = String::new();
+    f.take(MAX_TRACE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_TRACE_BYTES {
+        return Err(format!("grew past {MAX_TRACE_BYTES} bytes while read"));
+    }
+    Ok(text)
 }
 
 /// Parse a whole JSONL trace. Blank lines are skipped.

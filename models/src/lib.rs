@@ -6,5 +6,7 @@
 
 pub mod common;
 pub mod fuse;
+pub mod fuse_gup;
+pub mod nowait;
 pub mod registry;
 pub mod spec;

@@ -12,7 +12,11 @@ pub trait ModelVisitor {
 
 /// Every model's catalogue name.
 pub fn model_names() -> Vec<&'static str> {
-    vec![crate::fuse::FuseModel::NAME]
+    vec![
+        crate::fuse::FuseModel::NAME,
+        crate::fuse_gup::GupModel::NAME,
+        crate::nowait::NowaitModel::NAME,
+    ]
 }
 
 /// Runs `v` on the model named `name` (a catalogue's `model = "..."`), or
@@ -20,6 +24,12 @@ pub fn model_names() -> Vec<&'static str> {
 pub fn with_model<V: ModelVisitor>(name: &str, v: V) -> Option<V::Out> {
     if name == crate::fuse::FuseModel::NAME {
         return Some(v.visit::<crate::fuse::FuseModel>());
+    }
+    if name == crate::fuse_gup::GupModel::NAME {
+        return Some(v.visit::<crate::fuse_gup::GupModel>());
+    }
+    if name == crate::nowait::NowaitModel::NAME {
+        return Some(v.visit::<crate::nowait::NowaitModel>());
     }
     None
 }

@@ -190,6 +190,8 @@ pub enum Obs {
     /// The daemon replied to this request; for a READ, the allowed data
     /// versions of the pages returned (server content at reply time).
     Reply(Pat, Vec<(u8, Vec<u8>)>),
+    /// The daemon failed this request (-EIO, injected by `fail OP`).
+    ReplyErr(Pat),
 }
 
 /// An observation with where it came from.
@@ -212,6 +214,9 @@ pub struct Mapping {
     pub regions: Vec<(u64, u64)>,
     /// Model task index -> "T1 ftruncate fd=6 4096".
     pub task_labels: Vec<String>,
+    /// Model task index -> the value its syscall returned in the trace
+    /// (None: no `ret` mark, e.g. the runner's cleanup close).
+    pub rets: Vec<Option<i64>>,
     /// (page, tag string) -> versions; printed in reports and docs.
     pub letters: BTreeMap<(u8, String), Vec<u8>>,
     /// How many trace events each filter rule dropped.
@@ -227,29 +232,93 @@ pub enum Translation {
     NotModelled(String),
 }
 
+mod gup;
+mod returns;
 mod search;
 mod translate;
+pub mod validate;
 
 pub use search::{check, Verdict};
 pub use translate::translate;
 
-/// Translate and check one trace: the `model=...` word of a Conform line.
-pub fn conform_trace(
-    events: &[Event],
-    scenario: Option<&str>,
-) -> Result<(String, bool, Option<String>), String> {
+/// How a trace compares with the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// The whole trace is a behaviour of the model.
+    Conforms,
+    /// The trace up to a cut is a behaviour of the model; the rest is not
+    /// modelled.
+    ConformsToCut,
+    /// The model cannot express the trace (the reason is in the word).
+    NotModelled,
+    /// Not a behaviour of the model, or the search bound was hit
+    /// (`inconclusive`).
+    DoesNotConform,
+}
+
+/// Exit codes of `conform` (docs/conformance.md §4).
+pub mod exit {
+    /// Every trace conforms (and every kernel check passed).
+    pub const CONFORMS: i32 = 0;
+    /// A trace does not conform or is inconclusive, or a kernel check failed.
+    pub const DOES_NOT_CONFORM: i32 = 1;
+    /// A usage or input error (a malformed or altered trace file).
+    pub const BAD_INPUT: i32 = 2;
+    /// Some trace, or part of one, is not modelled (and nothing failed);
+    /// `--allow-not-modelled` turns this into 0.
+    pub const NOT_MODELLED: i32 = 3;
+    /// Nothing was run: no root or no /dev/fuse (the automake convention
+    /// for a skipped test).
+    pub const SKIPPED: i32 = 77;
+}
+
+/// The verdict on one trace: the `model=...` word of a Conform line, its
+/// class, and the multi-line detail (mapping, or the violation report).
+#[derive(Clone, Debug)]
+pub struct Conformance {
+    pub word: String,
+    pub class: Class,
+    pub detail: Option<String>,
+}
+
+/// Translate and check one trace. `Err` is bad input (one line).
+pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conformance, String> {
+    // Any trace must be one the recording server could have written.
+    match validate::validate(events) {
+        Err(validate::Invalid::Bad(e)) => return Err(e),
+        Err(validate::Invalid::NotModelled(_)) | Ok(()) => {}
+    }
+    // The direct-I/O extraction scenarios map onto the fuse-gup model.
+    if let Some(r) = gup::conform(events) {
+        return r.map(|(word, ok, detail)| Conformance {
+            class: if word.starts_with("not-modelled") {
+                Class::NotModelled
+            } else if ok {
+                Class::Conforms
+            } else {
+                Class::DoesNotConform
+            },
+            word,
+            detail,
+        });
+    }
     match translate(events, scenario)? {
-        Translation::NotModelled(why) => Ok((format!("not-modelled ({why})"), true, None)),
+        Translation::NotModelled(why) => Ok(Conformance {
+            word: format!("not-modelled ({why})"),
+            class: Class::NotModelled,
+            detail: None,
+        }),
         Translation::Modelled(m) => {
             let v = check(&m, DEFAULT_BOUND);
-            let ok = matches!(v, Verdict::Conforms { .. });
             // A prefix that conforms is not a conforming trace: say where it
             // was cut.
-            let word = match (&v, &m.cut) {
-                (Verdict::Conforms { .. }, Some(c)) => {
-                    format!("conforms-to-cut (not modelled from {c})")
-                }
-                _ => v.short(),
+            let (word, class) = match (&v, &m.cut) {
+                (Verdict::Conforms { .. }, Some(c)) => (
+                    format!("conforms-to-cut (not modelled from {c})"),
+                    Class::ConformsToCut,
+                ),
+                (Verdict::Conforms { .. }, None) => (v.short(), Class::Conforms),
+                _ => (v.short(), Class::DoesNotConform),
             };
             let detail = match &v {
                 Verdict::Conforms { explored, .. } => format!(
@@ -259,29 +328,37 @@ pub fn conform_trace(
                 ),
                 _ => v.report(&m),
             };
-            Ok((word, ok, Some(detail)))
+            Ok(Conformance {
+                word,
+                class,
+                detail: Some(detail),
+            })
         }
     }
 }
 
 // ---------------------------------------------------------------- CLI
 
-const USAGE: &str = "usage: conform [SCENARIO...] [--keep-traces DIR] [--verbose]\n       conform --trace FILE [--scenario NAME] [--verbose]";
+const USAGE: &str = "usage: conform [SCENARIO...] [--keep-traces DIR] [--allow-not-modelled] [--verbose]\n       conform --trace FILE [--scenario NAME] [--allow-not-modelled] [--verbose]\nexit: 0 conforms, 1 does not conform, 2 bad input, 3 not modelled (0 with --allow-not-modelled), 77 skipped (no root or /dev/fuse)";
 
 /// `conform [SCENARIO…] [--keep-traces DIR]` and `conform --trace FILE
 /// [--scenario NAME]` (args after the subcommand). Prints one line per
-/// scenario; returns 0 all good, 1 a kernel outcome failed or a trace does not
-/// conform (or is inconclusive), 2 usage or input error.
+/// scenario; returns an [`exit`] code: 0 every trace conforms (and every
+/// kernel check passed), 1 a kernel check failed or a trace does not
+/// conform or is inconclusive, 2 usage or input error, 3 a trace (or the
+/// part after a cut) is not modelled and nothing failed (0 with
+/// `--allow-not-modelled`), 77 skipped (no root or /dev/fuse).
 pub fn conform_main(args: &[String]) -> i32 {
     let mut names = vec![];
     let mut keep: Option<std::path::PathBuf> = None;
     let mut trace: Option<std::path::PathBuf> = None;
     let mut scen: Option<String> = None;
     let mut verbose = false;
+    let mut allow_nm = false;
     let mut it = args.iter();
     let err = |m: &str| {
         eprintln!("conform: {m} (try --help)");
-        2
+        exit::BAD_INPUT
     };
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -297,10 +374,11 @@ pub fn conform_main(args: &[String]) -> i32 {
                 Some(s) => scen = Some(s.clone()),
                 None => return err("--scenario needs NAME"),
             },
+            "--allow-not-modelled" => allow_nm = true,
             "--verbose" | "-v" => verbose = true,
             "-h" | "--help" => {
                 println!("{USAGE}");
-                return 0;
+                return exit::CONFORMS;
             }
             s if s.starts_with('-') => return err(&format!("unknown option {s}")),
             s => {
@@ -311,22 +389,33 @@ pub fn conform_main(args: &[String]) -> i32 {
             }
         }
     }
+    let not_modelled_code = |n: usize| {
+        if n == 0 || allow_nm {
+            exit::CONFORMS
+        } else {
+            eprintln!(
+                "conform: {n} trace(s) not modelled (exit {}; --allow-not-modelled accepts them)",
+                exit::NOT_MODELLED
+            );
+            exit::NOT_MODELLED
+        }
+    };
     if let Some(f) = trace {
         if !names.is_empty() || keep.is_some() {
             return err("--trace takes no scenario names and no --keep-traces");
         }
-        let text = match std::fs::read_to_string(&f) {
+        let text = match crate::trace::read_trace_file(&f) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("conform: read {}: {e}", f.display());
-                return 2;
+                eprintln!("conform: {}: {e}", f.display());
+                return exit::BAD_INPUT;
             }
         };
         let events = match crate::trace::parse_trace(&text) {
             Ok(v) => v,
             Err(e) => {
                 eprintln!("conform: {}: {e}", f.display());
-                return 2;
+                return exit::BAD_INPUT;
             }
         };
         let name = scen
@@ -334,20 +423,21 @@ pub fn conform_main(args: &[String]) -> i32 {
             .or_else(|| events.first().and_then(|h| h.scenario.clone()))
             .unwrap_or_else(|| f.display().to_string());
         return match conform_trace(&events, scen.as_deref()) {
-            Ok((word, ok, detail)) => {
-                println!("Conform {name} kernel=n/a model={word}");
-                if let Some(d) = detail.filter(|_| verbose || !ok) {
+            Ok(c) => {
+                println!("Conform {name} kernel=n/a model={}", c.word);
+                let failed = c.class == Class::DoesNotConform;
+                if let Some(d) = c.detail.filter(|_| verbose || failed) {
                     println!("{}", d.lines().skip(1).collect::<Vec<_>>().join("\n"));
                 }
-                if ok {
-                    0
-                } else {
-                    1
+                match c.class {
+                    Class::Conforms => exit::CONFORMS,
+                    Class::DoesNotConform => exit::DOES_NOT_CONFORM,
+                    Class::NotModelled | Class::ConformsToCut => not_modelled_code(1),
                 }
             }
             Err(e) => {
                 eprintln!("conform: {}: {e}", f.display());
-                2
+                exit::BAD_INPUT
             }
         };
     }
@@ -356,7 +446,8 @@ pub fn conform_main(args: &[String]) -> i32 {
     }
     if let Some(why) = crate::runner::cannot_run() {
         println!("Conform skipped: {why}");
-        return 0;
+        eprintln!("conform: nothing was run ({why}; exit {})", exit::SKIPPED);
+        return exit::SKIPPED;
     }
     let recorder = std::env::var_os("WBSPEC_FUSE_RECORDER")
         .map(std::path::PathBuf::from)
@@ -369,15 +460,16 @@ pub fn conform_main(args: &[String]) -> i32 {
         Some(r) => r,
         None => {
             eprintln!("conform: fuse-recorder not found next to this binary (build it: cargo build --release -p wbspec-harness, or set WBSPEC_FUSE_RECORDER)");
-            return 2;
+            return exit::BAD_INPUT;
         }
     };
     let mut opts = crate::runner::RunOptions::new(recorder);
     opts.keep_traces = keep;
     let mut bad = 0;
-    let (mut conf, mut part, mut notm) = (0, 0, 0);
+    let (mut conf, mut part, mut notm, mut skipped) = (0, 0, 0, 0);
     crate::runner::run_suite(&names, &opts, |o| {
         if o.outcome == "skipped" {
+            skipped += 1;
             println!(
                 "Conform {} skipped: {}",
                 o.name,
@@ -391,29 +483,32 @@ pub fn conform_main(args: &[String]) -> i32 {
             bad += 1;
             format!("FAIL({})", o.failed_check.as_deref().unwrap_or("?"))
         };
-        let (word, ok, detail) = match conform_trace(&o.trace, Some(&o.name)) {
-            Ok(x) => x,
-            Err(e) => (format!("ERROR ({e})"), false, None),
-        };
-        if !ok {
-            bad += 1;
-        } else if word.starts_with("conforms-to-cut") {
-            part += 1;
-        } else if word.starts_with("conforms") {
-            conf += 1;
-        } else {
-            notm += 1;
+        let c = conform_trace(&o.trace, Some(&o.name)).unwrap_or_else(|e| Conformance {
+            word: format!("ERROR ({e})"),
+            class: Class::DoesNotConform,
+            detail: None,
+        });
+        match c.class {
+            Class::DoesNotConform => bad += 1,
+            Class::ConformsToCut => part += 1,
+            Class::Conforms => conf += 1,
+            Class::NotModelled => notm += 1,
         }
-        println!("Conform {} kernel={kernel} model={word}", o.name);
-        if let Some(d) = detail.filter(|_| verbose || !ok) {
+        println!("Conform {} kernel={kernel} model={}", o.name, c.word);
+        let failed = c.class == Class::DoesNotConform;
+        if let Some(d) = c.detail.filter(|_| verbose || failed) {
             println!("{}", d.lines().skip(1).collect::<Vec<_>>().join("\n"));
         }
     });
     println!("{conf} conform, {part} conform up to a cut, {notm} not modelled, {bad} failed");
     if bad > 0 {
-        1
+        exit::DOES_NOT_CONFORM
+    } else if part + notm > 0 {
+        not_modelled_code(part + notm)
+    } else if skipped > 0 {
+        exit::SKIPPED
     } else {
-        0
+        exit::CONFORMS
     }
 }
 

@@ -144,8 +144,10 @@ fn free_steps(model: &FuseModel, n: &Node, out: &mut Vec<Node>) {
     }
 }
 
-/// Observable successors of `n` matching `o` (Read / Reply only).
-fn observe(model: &FuseModel, n: &Node, o: &Obs, out: &mut Vec<Node>) {
+/// Observable successors of `n` matching `o` (Read / Reply only). With the
+/// mapping `m`, a READ reply must also let its direct read return what the
+/// trace recorded (returns.rs).
+fn observe(model: &FuseModel, m: Option<&Mapping>, n: &Node, o: &Obs, out: &mut Vec<Node>) {
     let nw = model.cfg.daemon_threads as usize;
     match o {
         Obs::Read(p) => {
@@ -178,6 +180,25 @@ fn observe(model: &FuseModel, n: &Node, o: &Obs, out: &mut Vec<Node>) {
                     let a = Action {
                         actor: Actor::Daemon(w as u8),
                         step: Step::DaemonReply,
+                    };
+                    if m.is_some_and(|m| !returns::read_reply_ok(m, &n.0, &req)) {
+                        continue;
+                    }
+                    if let Some(s) = model.step(&n.0, a) {
+                        out.push((s, n.1));
+                    }
+                }
+            }
+        }
+        Obs::ReplyErr(p) => {
+            for w in 0..nw {
+                if let Worker::Busy { req, payload } = n.0.workers[w] {
+                    if !matches(p, &req, &payload) {
+                        continue;
+                    }
+                    let a = Action {
+                        actor: Actor::Daemon(w as u8),
+                        step: Step::DaemonReplyError,
                     };
                     if let Some(s) = model.step(&n.0, a) {
                         out.push((s, n.1));
@@ -263,6 +284,7 @@ fn describe(m: &Mapping, o: &Obs) -> String {
         Obs::Call(t) => format!("the start of T{t} {}", m.cfg.tasks[*t]),
         Obs::Ret(t) => format!("the return of T{t} {}", m.cfg.tasks[*t]),
         Obs::Read(p) => format!("a daemon read of {p}"),
+        Obs::ReplyErr(p) => format!("an -EIO reply to {p}"),
         Obs::Reply(p, d) if d.is_empty() => format!("a reply to {p}"),
         Obs::Reply(p, d) => format!(
             "a reply to {p} returning [{}]",
@@ -336,17 +358,38 @@ pub fn check(m: &Mapping, bound: usize) -> Verdict {
             return Verdict::Inconclusive { index: i, explored };
         };
         let mut next: Vec<Node> = vec![];
+        let mut expected = describe(m, &oa.obs);
         match &oa.obs {
             Obs::Call(t) => next.extend(cl.iter().map(|n| (n.0, n.1 | (1 << t)))),
-            Obs::Ret(t) => next.extend(cl.iter().filter(|n| model.task_done(&n.0, *t)).copied()),
+            Obs::Ret(t) => {
+                // done, and returning what the trace records (returns.rs)
+                let mut why = None;
+                for n in cl.iter().filter(|n| model.task_done(&n.0, *t)) {
+                    match returns::check_return(m, *t, &n.0) {
+                        Ok(()) => next.push(*n),
+                        Err(w) => why = why.or(Some(w)),
+                    }
+                }
+                if let (true, Some(w)) = (next.is_empty(), why) {
+                    expected += &format!(" ({w})");
+                }
+            }
             o => {
                 for n in &cl {
-                    observe(&model, n, o, &mut next);
+                    observe(&model, Some(m), n, o, &mut next);
+                }
+                if let (true, Obs::Reply(Pat::Read { first, n }, _)) = (next.is_empty(), o) {
+                    // matched but for the read's return value: say so
+                    let mut loose = vec![];
+                    for nd in &cl {
+                        observe(&model, None, nd, o, &mut loose);
+                    }
+                    expected += &returns::explain_read(m, loose.iter().map(|x| &x.0), *first, *n);
                 }
             }
         }
         if next.is_empty() {
-            return violation(&model, m, i, oa.what.clone(), describe(m, &oa.obs), &cl);
+            return violation(&model, m, i, oa.what.clone(), expected, &cl);
         }
         let mut seen = HashSet::new();
         next.retain(|n| seen.insert(*n));

@@ -28,21 +28,52 @@ enum RawObs {
     Ret(usize),
     Read(RawReq),
     Reply(RawReq, Option<String>),
+    /// An -EIO reply (the server failed the request).
+    ReplyErr(RawReq),
 }
 
 #[derive(Clone, Debug)]
 enum RawTask {
-    Write { first: u64, n: u64, tags: String },
-    DioWrite { first: u64, n: u64, tags: String },
-    OdirectWrite { first: u64, n: u64, tags: String },
-    DioRead { first: u64, n: u64 },
-    OdirectRead { first: u64, n: u64 },
-    Mmap { page: u64, tag: String },
+    Write {
+        first: u64,
+        n: u64,
+        tags: String,
+    },
+    DioWrite {
+        first: u64,
+        n: u64,
+        tags: String,
+    },
+    OdirectWrite {
+        first: u64,
+        n: u64,
+        tags: String,
+    },
+    DioRead {
+        first: u64,
+        n: u64,
+    },
+    OdirectRead {
+        first: u64,
+        n: u64,
+    },
+    Mmap {
+        page: u64,
+        tag: String,
+    },
     Writeback,
-    Truncate { size: u64 },
+    Truncate {
+        size: u64,
+    },
     Fsync,
     Close,
-    Open { trunc: bool },
+    /// close() of the last caching fd: fuse_release drops the io-mode.
+    CloseRelease,
+    /// `direct`: the OPEN reply had FOPEN_DIRECT_IO (set at the return).
+    Open {
+        trunc: bool,
+        direct: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -120,6 +151,13 @@ fn kernel_of(release: &str) -> Option<Kernel> {
 /// Map a recorded trace onto the model. `Err` is a malformed trace (an input
 /// error); `Ok(NotModelled)` a trace the model cannot express.
 pub fn translate(events: &[Event], scenario: Option<&str>) -> Result<Translation, String> {
+    match super::validate::validate(events) {
+        Err(super::validate::Invalid::Bad(e)) => return Err(e),
+        Err(super::validate::Invalid::NotModelled(why)) => {
+            return Ok(Translation::NotModelled(why))
+        }
+        Ok(()) => {}
+    }
     match translate_inner(events, scenario) {
         Ok(m) => Ok(Translation::Modelled(Box::new(m))),
         Err(e) if e.starts_with("bad trace:") => Err(e),
@@ -173,9 +211,14 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     let mut file: Option<String> = None;
     let mut last_mark_key = 0u64;
     let mut implicit_flush: Vec<(u64, usize)> = vec![];
+    // requests the server failed (`fail OP`): the model's `errors`
+    let mut errors: u16 = 0;
+    // shared mappings alive (each holds a reference to its file)
+    let mut maps: u32 = 0;
     // The pid of each workload actor, learned from the requests its calls send.
     let mut actor_pid: HashMap<String, u32> = HashMap::new();
     let mut cut: Option<String> = None;
+    let mut rets: HashMap<usize, i64> = HashMap::new();
     let mut filt = |rule: &str| *filtered.entry(rule.to_string()).or_default() += 1;
 
     'events: for (i, e) in events.iter().enumerate().skip(1) {
@@ -237,6 +280,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                                 // unless FOPEN_KEEP_CACHE; O_TRUNC truncates.
                                 Some(_) => Some(RawTask::Open {
                                     trunc: fl & libc::O_TRUNC != 0,
+                                    direct: false,
                                 }),
                             }
                         }
@@ -297,10 +341,19 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                         "fsync" => Some(RawTask::Fsync),
                         "msync" if args.contains("MS_SYNC") => Some(RawTask::Fsync),
                         "close" => {
-                            if let Some(fd) = num(arg(&args, "fd")) {
-                                fds.remove(&(fd as i64));
+                            let kind = num(arg(&args, "fd")).and_then(|fd| fds.remove(&(fd as i64)));
+                            // the last caching fd (and no shared mapping
+                            // holding a reference): fuse_release drops the
+                            // inode's caching io-mode
+                            let caching = |k: &FdKind| *k != FdKind::Dio;
+                            if kind.as_ref().is_some_and(caching)
+                                && !fds.values().any(caching)
+                                && maps == 0
+                            {
+                                Some(RawTask::CloseRelease)
+                            } else {
+                                Some(RawTask::Close)
                             }
-                            Some(RawTask::Close)
                         }
                         "ftruncate" | "truncate" => {
                             let size = num(words.get(1).copied()).ok_or_else(|| {
@@ -320,7 +373,20 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                             })
                         }
                         "mmap" | "munmap" | "msync_async" | "stat" => {
+                            match sc.as_str() {
+                                "mmap" => maps += 1,
+                                "munmap" => maps = maps.saturating_sub(1),
+                                _ => {}
+                            }
                             filt(&format!("syscall {sc}"));
+                            None
+                        }
+                        "statx_cached" => {
+                            filt("syscall statx_cached");
+                            None
+                        }
+                        "fstat" if wbc => {
+                            filt("syscall fstat (writeback_cache)");
                             None
                         }
                         other => return nm(format!("syscall {other} has no model task")),
@@ -358,6 +424,11 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                                 .take()
                                 .map(|f| f.iter().any(|x| x == "FOPEN_DIRECT_IO"))
                                 .unwrap_or(false);
+                            if let Some(t) = p.task {
+                                if let RawTask::Open { direct, .. } = &mut tasks[t].0 {
+                                    *direct = dio;
+                                }
+                            }
                             let k = if dio {
                                 FdKind::Dio
                             } else if p.open_flags & libc::O_DIRECT != 0 {
@@ -368,13 +439,14 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                             fds.insert(fd, k);
                         }
                     }
-                    if e.ret.unwrap_or(0) < 0 && p.task.is_some() && sc != "store" {
+                    if e.ret.unwrap_or(0) < 0 && p.task.is_some() && sc != "store" && errors == 0 {
                         return nm(format!(
                             "{sc} failed (errno {}): errors are not modelled",
                             e.errno.unwrap_or(0)
                         ));
                     }
                     if let Some(t) = p.task {
+                        rets.extend(e.ret.map(|r| (t, r)));
                         raw.push((key, e.seq, RawObs::Ret(t), brief));
                     }
                 }
@@ -518,12 +590,27 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                     {
                         return nm(format!("{brief}: FOPEN_KEEP_CACHE in the reply disagrees with keep_cache={keep_cache} in the trace header"));
                     }
-                    if e.result
-                        .as_ref()
-                        .and_then(|r| r["errno"].as_i64())
-                        .is_some()
-                    {
-                        return nm(format!("{brief}: error replies are not modelled"));
+                    if let Some(errno) = e.result.as_ref().and_then(|r| r["errno"].as_i64()) {
+                        // an injected -EIO (`fail OP`) of a request the
+                        // model may fail: the daemon's error reply
+                        let op = match r {
+                            RawReq::CacheWrite { .. }
+                            | RawReq::DirectWrite { .. }
+                            | RawReq::ThroughWrite { .. } => Some("WRITE"),
+                            RawReq::Read { .. } => Some("READ"),
+                            RawReq::Setattr { .. } => Some("SETATTR"),
+                            RawReq::Fsync => Some("FSYNC"),
+                            RawReq::Flush => Some("FLUSH"),
+                            RawReq::Open { .. } => None,
+                        };
+                        match op {
+                            Some(op) if errno == libc::EIO as i64 => {
+                                errors |= wbspec_models::fuse::config::parse_errors(&[op.to_string()])?;
+                                raw.push((key, e.seq, RawObs::ReplyErr(r), brief));
+                                continue 'events;
+                            }
+                            _ => return nm(format!("{brief}: this error reply is not modelled")),
+                        }
                     }
                     let data = e
                         .result
@@ -531,6 +618,11 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                         .and_then(|r| r["page_tags"].as_str().map(str::to_string));
                     raw.push((key, e.seq, RawObs::Reply(r, data), brief));
                 }
+            }
+            "server_truncate" => {
+                return nm(format!(
+                    "{brief}: a server-side truncation by another client (the model's remote-truncate task is not mapped)"
+                ))
             }
             _ => {}
         }
@@ -581,7 +673,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         }
     }
     for (_, _, o, _) in &raw {
-        if let RawObs::Read(r) | RawObs::Reply(r, _) = o {
+        if let RawObs::Read(r) | RawObs::Reply(r, _) | RawObs::ReplyErr(r) = o {
             match r {
                 RawReq::CacheWrite { first, n, .. }
                 | RawReq::DirectWrite { first, n, .. }
@@ -671,7 +763,8 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             }
             RawTask::Fsync => TaskSpec::Fsync,
             RawTask::Close => TaskSpec::Close,
-            RawTask::Open { trunc } => {
+            RawTask::CloseRelease => TaskSpec::CloseRelease,
+            RawTask::Open { trunc, direct } => {
                 if *trunc {
                     // the truncation writes zeros "by" the open task
                     zero_versions.push(v);
@@ -679,6 +772,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 TaskSpec::Open {
                     trunc: *trunc,
                     keep_cache,
+                    direct: *direct,
                 }
             }
         };
@@ -757,6 +851,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 }
                 Obs::Reply(pat(r), chk)
             }
+            RawObs::ReplyErr(r) => Obs::ReplyErr(pat(r)),
         };
         obs.push(ObsAt {
             obs: o,
@@ -773,12 +868,19 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         dirty: 0,
         daemon_threads: max_inflight.max(1) as u8,
         direct_io_allow_mmap: flag("direct_io_allow_mmap", false),
-        parallel_dio: false,
+        parallel_dio: flag("parallel_dio", false),
         atomic_o_trunc: flag("atomic_o_trunc", false),
         folio_blocks: 1,
         writeback_cache: wbc,
         max_pages,
         tasks: specs,
+        memcg_v1: false,
+        folio_pages: 1,
+        blocks_per_page: 1,
+        max_read: None,
+        max_write: None,
+        errors,
+        short: 0,
     };
     cfg.validate()
         .map_err(|e| format!("model configuration: {e}"))?;
@@ -786,6 +888,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         scenario: name,
         cfg,
         obs,
+        rets: (0..tasks.len()).map(|t| rets.get(&t).copied()).collect(),
         regions,
         task_labels: tasks.into_iter().map(|t| t.1).collect(),
         letters,

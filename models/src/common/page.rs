@@ -10,6 +10,7 @@ pub const PG_DIRTY: u8 = 4; // PG_dirty
 pub const PG_WRITEBACK: u8 = 8; // PG_writeback
 pub const PG_LOCKED: u8 = 16; // PG_locked
 pub const PG_TOWRITE: u8 = 32; // PAGECACHE_TAG_TOWRITE (WB_SYNC_ALL tagging)
+pub const PG_RECLAIM: u8 = 64; // PG_reclaim (set by reclaim on a folio under writeback)
 
 /// One page-cache folio (order 0: released kernels use order-0 folios for
 /// FUSE regular files, kernel-fuse-protocol.md §0.1).

@@ -8,7 +8,7 @@ use std::fmt;
 /// Most pages a configuration may have (the issue asks for 1..=4).
 pub const MAX_PAGES: usize = 4;
 /// Most daemon worker threads.
-pub const MAX_WORKERS: usize = 2;
+pub const MAX_WORKERS: usize = 3;
 /// Most kernel tasks in one workload. Versions are 4-bit (see `hist`), and
 /// versions 0 and 1 are reserved, so at most 14 writing tasks fit; we keep
 /// it smaller to bound the state.
@@ -118,6 +118,51 @@ pub struct Variant {
     /// State C: a folio's PG_writeback ends when its first range
     /// completes, not its last (kills c1 in C).
     pub mut_c_end_early: bool,
+
+    // ---- issue 11: reclaim flag, large folios, writeback slots
+    /// 0c4f8ed498ce (6.16, seed 000 patches 1-2): FUSE sets
+    /// AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM on writeback_cache mounts and
+    /// shrink_folio_list never waits on such a folio's writeback. Off:
+    /// 0c58a97f919c without patches 1-2. (reclaim.rs)
+    pub reclaim_flag: bool,
+    /// c3880a7b10e4 (2026): fuse_folios_need_send sends the batch once
+    /// its descriptors fill fc->max_pages slots. (wbslots.rs)
+    pub slot_check: bool,
+    /// Large folios: the folio order cap honours max_read (the Aug 2025
+    /// "fuse: enable large folios" posting); off, v2 patch 12's cap
+    /// ilog2(min(max_write / PAGE, max_pages)). (lfolio.rs)
+    pub lf_cap_max_read: bool,
+    /// Large folios: fuse_readahead stops when no folio fits the request
+    /// (`if (!pages) break`, v5 09/11). v2 has no guard; v6 and the merged
+    /// 906354c87f49 replaced it with WARN_ON(!pages) and send anyway.
+    pub lf_readahead_guard: bool,
+    /// shrink_folio_list ignores the mapping flag (kills r-flag).
+    pub mut_vmscan_ignores_flag: bool,
+    /// fuse_send_writepage sizes a WRITE as num_folios * PAGE_SIZE, as
+    /// before v2 patch 08 (kills lf-crop).
+    pub mut_lf_datasize_pages: bool,
+    /// No folio order cap: folios as large as `folio_pages` whatever
+    /// max_write / max_pages (kills lf-limits on writeback).
+    pub mut_lf_no_order_cap: bool,
+    /// fuse_pages_realloc returns true without growing the arrays (kills
+    /// lf-slots with c3880a7b10e4 in place).
+    pub mut_realloc_no_grow: bool,
+    /// fuse_file_cached_io_start does not wait on direct_io_waitq for the
+    /// parallel direct writes in progress (kills i1).
+    #[serde(default)]
+    pub mut_iomode_no_wait: bool,
+    /// fuse_writepage_end ignores the error of a failed WRITE: no
+    /// mapping_set_error (kills f1).
+    #[serde(default)]
+    pub mut_wb_error_ignored: bool,
+    /// fuse_do_setattr writes the requested size even when SETATTR failed
+    /// (kills a5).
+    #[serde(default)]
+    pub mut_setattr_error_size: bool,
+    /// fuse_change_attributes and fuse_read_update_size ignore
+    /// attr_version and FUSE_I_SIZE_UNSTABLE (kills a4).
+    #[serde(default)]
+    pub mut_attr_no_version: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -137,6 +182,18 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_wb_ignores_writeback",
     "mut_l_no_secondary",
     "mut_c_end_early",
+    "reclaim_flag",
+    "slot_check",
+    "lf_cap_max_read",
+    "lf_readahead_guard",
+    "mut_vmscan_ignores_flag",
+    "mut_lf_datasize_pages",
+    "mut_lf_no_order_cap",
+    "mut_realloc_no_grow",
+    "mut_iomode_no_wait",
+    "mut_wb_error_ignored",
+    "mut_setattr_error_size",
+    "mut_attr_no_version",
 ];
 
 impl Variant {
@@ -147,10 +204,21 @@ impl Variant {
                 flush_sync_writes: true,
                 ..Variant::default()
             },
-            Kernel::T => Variant::default(),
-            Kernel::T2 | Kernel::C => Variant {
+            Kernel::T => Variant {
+                reclaim_flag: true,
+                ..Variant::default()
+            },
+            Kernel::T2 => Variant {
                 dio_flush_always: true,
                 dio_invalidate_after_write: true,
+                reclaim_flag: true,
+                ..Variant::default()
+            },
+            Kernel::C => Variant {
+                dio_flush_always: true,
+                dio_invalidate_after_write: true,
+                reclaim_flag: true,
+                slot_check: true,
                 ..Variant::default()
             },
         }
@@ -179,6 +247,18 @@ impl Variant {
             "mut_wb_ignores_writeback" => &mut self.mut_wb_ignores_writeback,
             "mut_l_no_secondary" => &mut self.mut_l_no_secondary,
             "mut_c_end_early" => &mut self.mut_c_end_early,
+            "reclaim_flag" => &mut self.reclaim_flag,
+            "slot_check" => &mut self.slot_check,
+            "lf_cap_max_read" => &mut self.lf_cap_max_read,
+            "lf_readahead_guard" => &mut self.lf_readahead_guard,
+            "mut_vmscan_ignores_flag" => &mut self.mut_vmscan_ignores_flag,
+            "mut_lf_datasize_pages" => &mut self.mut_lf_datasize_pages,
+            "mut_lf_no_order_cap" => &mut self.mut_lf_no_order_cap,
+            "mut_realloc_no_grow" => &mut self.mut_realloc_no_grow,
+            "mut_iomode_no_wait" => &mut self.mut_iomode_no_wait,
+            "mut_wb_error_ignored" => &mut self.mut_wb_error_ignored,
+            "mut_setattr_error_size" => &mut self.mut_setattr_error_size,
+            "mut_attr_no_version" => &mut self.mut_attr_no_version,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -215,6 +295,18 @@ impl Variant {
             ("mut_wb_ignores_writeback", self.mut_wb_ignores_writeback),
             ("mut_l_no_secondary", self.mut_l_no_secondary),
             ("mut_c_end_early", self.mut_c_end_early),
+            ("reclaim_flag", self.reclaim_flag),
+            ("slot_check", self.slot_check),
+            ("lf_cap_max_read", self.lf_cap_max_read),
+            ("lf_readahead_guard", self.lf_readahead_guard),
+            ("mut_vmscan_ignores_flag", self.mut_vmscan_ignores_flag),
+            ("mut_lf_datasize_pages", self.mut_lf_datasize_pages),
+            ("mut_lf_no_order_cap", self.mut_lf_no_order_cap),
+            ("mut_realloc_no_grow", self.mut_realloc_no_grow),
+            ("mut_iomode_no_wait", self.mut_iomode_no_wait),
+            ("mut_wb_error_ignored", self.mut_wb_error_ignored),
+            ("mut_setattr_error_size", self.mut_setattr_error_size),
+            ("mut_attr_no_version", self.mut_attr_no_version),
         ];
         for (n, on) in all {
             if on {
@@ -236,7 +328,18 @@ pub enum TaskSpec {
     /// open(2) of the file (fuse_open): with `trunc`, O_TRUNC; without
     /// `keep_cache` (FOPEN_KEEP_CACHE not replied) the page cache is
     /// invalidated after OPEN (launder + wait, real-kernel-fuse.md §0).
-    Open { trunc: bool, keep_cache: bool },
+    /// With `direct`, the server replies FOPEN_DIRECT_IO: the open takes
+    /// no io-mode reference (fuse_file_io_open returns at once).
+    Open {
+        trunc: bool,
+        keep_cache: bool,
+        direct: bool,
+    },
+    /// close(2) of the workload's caching open when it is the last
+    /// reference: fuse_flush, then fuse_release (write_inode_now again;
+    /// fuse_file_put → fuse_file_io_release: iocachectr--). The RELEASE
+    /// request is not modelled.
+    CloseRelease,
     /// fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) over pages
     /// `first..first+n` (the server zeroes them).
     Punch { first: u8, n: u8 },
@@ -267,6 +370,21 @@ pub enum TaskSpec {
     OdirectWrite { first: u8, n: u8 },
     /// read(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO).
     OdirectRead { first: u8, n: u8 },
+    /// Readahead of pages `first..first+n` (page_cache_ra_order ->
+    /// read_pages -> fuse_readahead), as a buffered read or a fault starts
+    /// it; the READs are sent in the background (FUSE_ASYNC_READ).
+    Readahead { first: u8, n: u8 },
+    /// mmap(MAP_SHARED) of a FOPEN_DIRECT_IO open (needs
+    /// direct_io_allow_mmap), then a store to one page: fuse_file_mmap
+    /// invalidates the page cache and enters caching io-mode
+    /// (fuse_file_cached_io_start, waiting for parallel direct writes).
+    DioMmap { page: u8 },
+    /// stat(2) with stale attributes: fuse_update_attributes →
+    /// fuse_do_getattr (GETATTR) → fuse_change_attributes.
+    Stat,
+    /// Another client truncates the file on the server (a server-side size
+    /// change the kernel learns only from GETATTR or a short READ).
+    RemoteTruncate { size: u8 },
 }
 
 impl TaskSpec {
@@ -306,14 +424,24 @@ impl TaskSpec {
             Some("open") => {
                 let mut trunc = false;
                 let mut keep_cache = false;
+                let mut direct = false;
                 for w in &words[1..] {
                     match *w {
                         "trunc" => trunc = true,
                         "keep" => keep_cache = true,
-                        _ => return Err(format!("task '{s}': open takes 'trunc' and/or 'keep'")),
+                        "direct" => direct = true,
+                        _ => {
+                            return Err(format!(
+                                "task '{s}': open takes 'trunc', 'keep' and/or 'direct'"
+                            ))
+                        }
                     }
                 }
-                TaskSpec::Open { trunc, keep_cache }
+                TaskSpec::Open {
+                    trunc,
+                    keep_cache,
+                    direct,
+                }
             }
             Some("punch") => {
                 let (first, n) = range(words.get(1))?;
@@ -334,7 +462,11 @@ impl TaskSpec {
                 size: num(words.get(1))?,
             },
             Some("fsync") => TaskSpec::Fsync,
-            Some("close") => TaskSpec::Close,
+            Some("close") => match words.get(1).copied() {
+                None => TaskSpec::Close,
+                Some("release") => TaskSpec::CloseRelease,
+                Some(_) => return Err(format!("task '{s}': close takes only 'release'")),
+            },
             Some("dio-write") => {
                 let (first, n) = range(words.get(1))?;
                 TaskSpec::DioWrite { first, n }
@@ -351,11 +483,22 @@ impl TaskSpec {
                 let (first, n) = range(words.get(1))?;
                 TaskSpec::OdirectRead { first, n }
             }
+            Some("readahead") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Readahead { first, n }
+            }
+            Some("dio-mmap") => TaskSpec::DioMmap {
+                page: num(words.get(1))?,
+            },
+            Some("stat") => TaskSpec::Stat,
+            Some("remote-truncate") => TaskSpec::RemoteTruncate {
+                size: num(words.get(1))?,
+            },
             _ => return Err(format!("unknown task '{s}'")),
         };
         let max_words = match t {
-            TaskSpec::Fsync | TaskSpec::Close => 1,
-            TaskSpec::Open { .. } => 3,
+            TaskSpec::Fsync | TaskSpec::Close | TaskSpec::Stat => 1,
+            TaskSpec::Open { .. } => 4,
             _ => 2,
         };
         if words.len() > max_words {
@@ -379,10 +522,15 @@ impl TaskSpec {
             TaskSpec::Truncate { .. } => "ftruncate",
             TaskSpec::Fsync => "fsync",
             TaskSpec::Close => "close",
+            TaskSpec::CloseRelease => "close-rel",
             TaskSpec::DioWrite { .. } => "dio-write",
             TaskSpec::DioRead { .. } => "dio-read",
             TaskSpec::OdirectWrite { .. } => "odir-write",
             TaskSpec::OdirectRead { .. } => "odir-read",
+            TaskSpec::Readahead { .. } => "readahead",
+            TaskSpec::DioMmap { .. } => "dio-mmap",
+            TaskSpec::Stat => "stat",
+            TaskSpec::RemoteTruncate { .. } => "remote-trn",
         }
     }
 
@@ -393,11 +541,31 @@ impl TaskSpec {
             TaskSpec::Write { .. }
                 | TaskSpec::Mmap { .. }
                 | TaskSpec::Gup { .. }
+                | TaskSpec::DioMmap { .. }
+                | TaskSpec::RemoteTruncate { .. }
                 | TaskSpec::Punch { .. }
                 | TaskSpec::Open { trunc: true, .. }
                 | TaskSpec::Truncate { .. }
                 | TaskSpec::DioWrite { .. }
                 | TaskSpec::OdirectWrite { .. }
+        )
+    }
+
+    /// Does the task use the workload's caching open (opened before the
+    /// workload and held throughout: fuse_file_cached_io_start ran, so
+    /// FUSE_I_CACHE_IO_MODE is set from the start)? write(2) in either
+    /// mode, MAP_SHARED stores and O_DIRECT on a non-FOPEN_DIRECT_IO open
+    /// do; FOPEN_DIRECT_IO I/O, MAP_PRIVATE faults, writeback, truncate,
+    /// fsync, close and fallocate may use any open.
+    pub fn uses_cached_open(&self) -> bool {
+        matches!(
+            self,
+            TaskSpec::Write { .. }
+                | TaskSpec::Mmap { .. }
+                | TaskSpec::Gup { .. }
+                | TaskSpec::OdirectWrite { .. }
+                | TaskSpec::OdirectRead { .. }
+                | TaskSpec::CloseRelease
         )
     }
 
@@ -408,10 +576,12 @@ impl TaskSpec {
             | TaskSpec::DioRead { first, n }
             | TaskSpec::OdirectWrite { first, n }
             | TaskSpec::OdirectRead { first, n }
+            | TaskSpec::Readahead { first, n }
             | TaskSpec::Punch { first, n } => Some((first, n)),
-            TaskSpec::Mmap { page } | TaskSpec::Gup { page } | TaskSpec::Fault { page } => {
-                Some((page, 1))
-            }
+            TaskSpec::Mmap { page }
+            | TaskSpec::Gup { page }
+            | TaskSpec::Fault { page }
+            | TaskSpec::DioMmap { page } => Some((page, 1)),
             _ => None,
         }
     }
@@ -425,20 +595,30 @@ impl fmt::Display for TaskSpec {
             TaskSpec::Gup { page } => write!(f, "gup {page}"),
             TaskSpec::Fault { page } => write!(f, "fault {page}"),
             TaskSpec::Punch { first, n } => write!(f, "punch {first}+{n}"),
-            TaskSpec::Open { trunc, keep_cache } => write!(
+            TaskSpec::Open {
+                trunc,
+                keep_cache,
+                direct,
+            } => write!(
                 f,
-                "open{}{}",
+                "open{}{}{}",
                 if trunc { " trunc" } else { "" },
-                if keep_cache { " keep" } else { "" }
+                if keep_cache { " keep" } else { "" },
+                if direct { " direct" } else { "" }
             ),
             TaskSpec::Writeback { all } => write!(f, "wb {}", if all { "all" } else { "none" }),
             TaskSpec::Truncate { size } => write!(f, "truncate {size}"),
             TaskSpec::Fsync => write!(f, "fsync"),
             TaskSpec::Close => write!(f, "close"),
+            TaskSpec::CloseRelease => write!(f, "close release"),
             TaskSpec::DioWrite { first, n } => write!(f, "dio-write {first}+{n}"),
             TaskSpec::DioRead { first, n } => write!(f, "dio-read {first}+{n}"),
             TaskSpec::OdirectWrite { first, n } => write!(f, "odirect-write {first}+{n}"),
             TaskSpec::OdirectRead { first, n } => write!(f, "odirect-read {first}+{n}"),
+            TaskSpec::Readahead { first, n } => write!(f, "readahead {first}+{n}"),
+            TaskSpec::DioMmap { page } => write!(f, "dio-mmap {page}"),
+            TaskSpec::Stat => write!(f, "stat"),
+            TaskSpec::RemoteTruncate { size } => write!(f, "remote-truncate {size}"),
         }
     }
 }
@@ -457,13 +637,14 @@ pub struct Config {
     /// Bitmask of pages that start dirty (data written before the
     /// workload began; implies cached).
     pub dirty: u8,
-    /// FUSE daemon worker threads (1 = FIFO server, 2 = any order).
+    /// FUSE daemon worker threads (1 = FIFO server, 2 or 3 = any order).
     pub daemon_threads: u8,
     /// fc->direct_io_allow_mmap (FUSE_DIRECT_IO_ALLOW_MMAP).
     pub direct_io_allow_mmap: bool,
-    /// FOPEN_PARALLEL_DIRECT_WRITES on the FOPEN_DIRECT_IO opens, and no
-    /// open of the inode in caching mode (FUSE_I_CACHE_IO_MODE clear), so
-    /// fuse_dio_lock takes i_rwsem shared for writes not past EOF.
+    /// The server replies FOPEN_PARALLEL_DIRECT_WRITES to the
+    /// FOPEN_DIRECT_IO opens. Whether fuse_dio_lock then takes i_rwsem
+    /// shared follows from the io-mode (State::iocachectr,
+    /// FUSE_I_CACHE_IO_MODE: no caching open) and EOF, step by step.
     #[serde(default)]
     pub parallel_dio: bool,
     /// FUSE_ATOMIC_O_TRUNC: OPEN carries O_TRUNC (no SETATTR), with
@@ -481,6 +662,66 @@ pub struct Config {
     /// fc->max_pages: most folios in one writeback WRITE.
     pub max_pages: u8,
     pub tasks: Vec<TaskSpec>,
+    /// Legacy (cgroup v1) memcg reclaim reaches the daemon: a worker
+    /// handling a request may enter direct reclaim (reclaim.rs).
+    #[serde(default)]
+    pub memcg_v1: bool,
+    /// T, T2: pages per folio once large folios are enabled (whole-folio
+    /// dirty and uptodate, one PG_writeback per folio), before the order
+    /// cap (lfolio.rs). 1 = order 0, as in every released kernel.
+    #[serde(default = "one_block")]
+    pub folio_pages: u8,
+    /// C: blocks per page (sub-page blocks, fuseblk); model "pages" are
+    /// then blocks and `folio_blocks` is a multiple of it (wbslots.rs).
+    #[serde(default = "one_block")]
+    pub blocks_per_page: u8,
+    /// fc->max_read and fc->max_write in pages (None: larger than any
+    /// request of the configuration).
+    #[serde(default)]
+    pub max_read: Option<u8>,
+    #[serde(default)]
+    pub max_write: Option<u8>,
+    /// Requests the server may fail (bit per `ERROR_OPS` entry): the
+    /// daemon may answer such a request with -EIO instead of applying it.
+    #[serde(default)]
+    pub errors: u16,
+    /// Direct requests (WRITE, READ: bits as in `ERROR_OPS`) the server may
+    /// answer short: one page less than asked (`short = [...]`).
+    #[serde(default)]
+    pub short: u16,
+}
+
+/// Requests a check may let the server fail (`errors = [...]`), in bit
+/// order. OPEN and FALLOCATE errors are not modelled.
+pub const ERROR_OPS: &[&str] = &["WRITE", "READ", "SETATTR", "FSYNC", "FLUSH"];
+
+/// Parses a check's `short` list (WRITE, READ) into `ERROR_OPS` bits.
+pub fn parse_short(names: &[String]) -> Result<u16, String> {
+    for n in names {
+        if n != "WRITE" && n != "READ" {
+            return Err(format!(
+                "short: '{n}' cannot be answered short (known: WRITE, READ)"
+            ));
+        }
+    }
+    parse_errors(names)
+}
+
+/// Parses a check's `errors` list into the bitmask of `ERROR_OPS`.
+pub fn parse_errors(names: &[String]) -> Result<u16, String> {
+    let mut m = 0u16;
+    for n in names {
+        match ERROR_OPS.iter().position(|o| o == n) {
+            Some(i) => m |= 1 << i,
+            None => {
+                return Err(format!(
+                    "errors: unknown request '{n}' (known: {})",
+                    ERROR_OPS.join(", ")
+                ))
+            }
+        }
+    }
+    Ok(m)
 }
 
 fn one_block() -> u8 {
@@ -492,7 +733,29 @@ fn yes() -> bool {
 }
 
 impl Config {
+    /// Does anything read fi->attr_version (a GETATTR, or a page-cache
+    /// READ that may be short on a write-through mount)? Without a reader
+    /// the model does not track attr_version, the size history (a4) or a
+    /// write-through write's FUSE_I_SIZE_UNSTABLE: nothing could tell.
+    pub fn attr_readers(&self) -> bool {
+        self.tasks.iter().any(|t| match t {
+            TaskSpec::Stat | TaskSpec::RemoteTruncate { .. } => true,
+            TaskSpec::Mmap { .. }
+            | TaskSpec::Gup { .. }
+            | TaskSpec::Fault { .. }
+            | TaskSpec::DioMmap { .. } => !self.writeback_cache,
+            _ => false,
+        })
+    }
+
+    /// Caching opens held for the whole workload (fi->iocachectr at the
+    /// start): one if any task uses it.
+    pub fn cached_opens(&self) -> u8 {
+        self.tasks.iter().any(|t| t.uses_cached_open()) as u8
+    }
+
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_geometry()?;
         if !self.writeback_cache && self.variant.temp_pages {
             return Err("write-through (writeback_cache = false) is modelled for T, T2, C".into());
         }
@@ -556,6 +819,9 @@ impl Config {
         if self.max_pages == 0 {
             return Err("max_pages must be at least 1".into());
         }
+        if self.errors != 0 && self.variant.temp_pages {
+            return Err("error replies are modelled for T, T2, C".into());
+        }
         if self.tasks.is_empty() || self.tasks.len() > MAX_TASKS {
             return Err(format!("a workload has 1..={MAX_TASKS} tasks"));
         }
@@ -568,6 +834,29 @@ impl Config {
             if let TaskSpec::Truncate { size } = t {
                 if *size > p {
                     return Err(format!("task '{t}' exceeds pages {p}"));
+                }
+            }
+            if let TaskSpec::RemoteTruncate { size } = *t {
+                if self.writeback_cache {
+                    return Err(format!(
+                        "task '{t}': server-side size changes are modelled on write-through mounts (writeback_cache trusts the local i_size)"
+                    ));
+                }
+                if size > p {
+                    return Err(format!("task '{t}' exceeds pages {p}"));
+                }
+            }
+            if let TaskSpec::DioMmap { .. } = t {
+                // fuse_file_mmap: MAP_SHARED of a FOPEN_DIRECT_IO open
+                if !self.direct_io_allow_mmap {
+                    return Err(format!(
+                        "task '{t}': MAP_SHARED of a FOPEN_DIRECT_IO open fails with ENODEV without direct_io_allow_mmap"
+                    ));
+                }
+                if self.variant.temp_pages {
+                    return Err(format!(
+                        "task '{t}': the io-mode of a direct mmap is modelled for T, T2, C"
+                    ));
                 }
             }
         }
@@ -602,6 +891,18 @@ struct ConfigRaw {
     writeback_cache: bool,
     max_pages: Option<u8>,
     tasks: Vec<String>,
+    #[serde(default)]
+    memcg_v1: bool,
+    #[serde(default = "one_block")]
+    folio_pages: u8,
+    #[serde(default = "one_block")]
+    blocks_per_page: u8,
+    max_read: Option<u8>,
+    max_write: Option<u8>,
+    #[serde(default)]
+    errors: Vec<String>,
+    #[serde(default)]
+    short: Vec<String>,
 }
 
 fn one() -> u8 {
@@ -650,6 +951,13 @@ impl Config {
             writeback_cache: raw.writeback_cache,
             max_pages: raw.max_pages.unwrap_or(raw.pages),
             tasks,
+            memcg_v1: raw.memcg_v1,
+            folio_pages: raw.folio_pages,
+            blocks_per_page: raw.blocks_per_page,
+            max_read: raw.max_read,
+            max_write: raw.max_write,
+            errors: parse_errors(&raw.errors)?,
+            short: parse_short(&raw.short)?,
         };
         config.validate()?;
         Ok(config)

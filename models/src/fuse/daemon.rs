@@ -19,14 +19,6 @@ impl FuseModel {
 
     pub fn exec_daemon(&self, s0: &State, w: usize, step: Step) -> Option<State> {
         let mut s = *s0;
-        self.exec_daemon_in(&mut s, w, step)?;
-        Some(s)
-    }
-
-    /// `exec_daemon` on `s` in place (`s` is garbage when the step is not
-    /// enabled).
-    #[allow(clippy::needless_borrow)]
-    pub fn exec_daemon_in(&self, mut s: &mut State, w: usize, step: Step) -> Option<()> {
         s.ev = Event::None;
         match step {
             Step::DaemonRead => {
@@ -81,13 +73,24 @@ impl FuseModel {
                     _ => {}
                 }
                 s.workers[w] = Worker::Busy { req, payload };
-                Some(())
+                Some(s)
             }
-            Step::DaemonReply => {
-                let (req, payload) = match s.workers[w] {
+            Step::DaemonReply | Step::DaemonReplyShort => {
+                let (mut req, payload) = match s.workers[w] {
                     Worker::Busy { req, payload } => (req, payload),
                     _ => return None,
                 };
+                if step == Step::DaemonReplyShort {
+                    // the server does one page less than asked
+                    if !self.may_short(&req) {
+                        return None;
+                    }
+                    match &mut req {
+                        Req::DirectWrite { n, .. } | Req::Read { n, .. } => *n -= 1,
+                        _ => return None,
+                    }
+                    s.ev = Event::ShortIo;
+                }
                 s.workers[w] = Worker::Idle;
                 match req {
                     Req::CacheWrite { first, n, sent } => {
@@ -129,8 +132,16 @@ impl FuseModel {
                             s.srv[p] = v;
                             s.hist[p] = hist_push(s.hist[p], v);
                         }
-                        s.srv_size = s.srv_size.max(first + n);
-                        s.tasks[task as usize].reply = 0;
+                        if n > 0 {
+                            s.srv_size = s.srv_size.max(first + n);
+                        }
+                        // the reply's size, pages written (read only by a
+                        // split request's loop)
+                        s.tasks[task as usize].reply = if self.split_direct(task as usize) {
+                            n
+                        } else {
+                            0
+                        };
                         s.tasks[task as usize].applied = true;
                     }
                     Req::Read { task, first, n } => {
@@ -138,17 +149,26 @@ impl FuseModel {
                         match self.cfg.tasks[t] {
                             TaskSpec::Mmap { .. }
                             | TaskSpec::Gup { .. }
-                            | TaskSpec::Fault { .. } => {
-                                let p = first as usize;
-                                s.tasks[t].reply =
-                                    if first < s.srv_size { s.srv[p] } else { V_ZERO };
+                            | TaskSpec::Fault { .. }
+                            | TaskSpec::DioMmap { .. } => {
+                                self.answered(&mut s, t);
+                                if n > 1 {
+                                    // a large folio (lfolio.rs): the reply
+                                    // is copied into the locked folio now
+                                    self.read_reply_into_folio(&mut s, first, n);
+                                    s.tasks[t].reply = 0;
+                                } else {
+                                    let p = first as usize;
+                                    s.tasks[t].reply =
+                                        if first < s.srv_size { s.srv[p] } else { V_ZERO };
+                                }
                             }
                             _ => {
                                 // b1: a direct read returns data no older than
                                 // the last write(2) that returned before it began
                                 for p in pages_mask(first, n) {
-                                    if p as u8 >= s.srv_size {
-                                        continue; // short read
+                                    if p as u8 >= s.srv_size || s.lost & (1 << p) != 0 {
+                                        continue; // short read, or a failed WRITE (f1)
                                     }
                                     let stale = s.tasks[t].before[p];
                                     if stale != 0 {
@@ -158,21 +178,52 @@ impl FuseModel {
                                         s.viol |= VIOL_B1;
                                     }
                                 }
-                                s.tasks[t].reply = 0;
+                                // the reply's size, pages read (short at the
+                                // server's EOF; read only by a split request's
+                                // loop)
+                                s.tasks[t].reply = if self.split_direct(t) {
+                                    n.min(s.srv_size.saturating_sub(first))
+                                } else {
+                                    0
+                                };
                             }
                         }
                     }
                     Req::Setattr { task, size } => {
                         let vt = version_of(task as usize);
                         let old = s.srv_size;
-                        let (lo, hi) = if size < old {
-                            (size, self.cfg.pages)
+                        let pages = self.cfg.pages;
+                        // Ghost: the zeros this truncation makes current,
+                        // judged against the kernel's i_size when it was
+                        // sent (fuse_do_setattr's oldsize), not the
+                        // server's: pages below the kernel's EOF hold
+                        // dirty data still to be written back, or holes.
+                        let kold = s.tasks[task as usize].saved;
+                        let (glo, ghi) = if size < kold {
+                            (size, pages)
                         } else {
-                            (old, size)
+                            (kold, size)
                         };
-                        for p in lo as usize..hi as usize {
-                            s.srv[p] = vt; // zeros, written by this truncate
+                        for p in glo as usize..ghi as usize {
                             s.hist[p] = hist_push(s.hist[p], vt);
+                        }
+                        // The server's file: cut, or extended with zeros.
+                        if size < old {
+                            for p in size as usize..pages as usize {
+                                s.srv[p] = vt;
+                            }
+                        } else {
+                            for p in old as usize..size as usize {
+                                s.srv[p] = if p as u8 >= kold {
+                                    vt
+                                } else {
+                                    // zero-fill below the kernel's EOF:
+                                    // the same bytes as the page's last
+                                    // zeros (a hole), until writeback
+                                    // brings the kernel's data
+                                    self.last_zeros(s.hist[p])
+                                };
+                            }
                         }
                         s.srv_size = size;
                         s.tasks[task as usize].reply = size;
@@ -192,6 +243,15 @@ impl FuseModel {
                         }
                         s.tasks[task as usize].reply = 0;
                     }
+                    Req::ReadPages { first, n } => {
+                        // fuse_readpages_end (lfolio.rs)
+                        self.readpages_end(&mut s, first, n);
+                    }
+                    Req::Getattr { task } => {
+                        // the server's attributes: its size now
+                        self.answered(&mut s, task as usize);
+                        s.tasks[task as usize].reply = s.srv_size;
+                    }
                     Req::Fallocate { task, first, n } => {
                         // the server zeroes the range (KEEP_SIZE: pages
                         // beyond its size stay absent)
@@ -205,7 +265,15 @@ impl FuseModel {
                         s.tasks[task as usize].reply = 0;
                     }
                 }
-                Some(())
+                self.track_sizes(s0, &mut s, false);
+                Some(s)
+            }
+            Step::DaemonReplyError => {
+                if !self.daemon_reply_error(&mut s, w) {
+                    return None;
+                }
+                self.track_sizes(s0, &mut s, false);
+                Some(s)
             }
             Step::WritepageEnd => {
                 let (first, n) = match s.workers[w] {
@@ -243,7 +311,7 @@ impl FuseModel {
                     s.wrote_once |= 1 << p;
                 }
                 s.workers[w] = Worker::Idle;
-                Some(())
+                Some(s)
             }
             _ => None,
         }

@@ -9,9 +9,10 @@ impl FuseModel {
     pub(super) fn op_dio_lock(&self, s: &mut State, t: usize) -> Option<Step> {
         let spec = self.cfg.tasks[t];
         Some({
-            // fuse_dio_wr_exclusive_lock: past EOF -> exclusive
+            // fuse_dio_wr_exclusive_lock: past EOF or caching io-mode ->
+            // exclusive
             let (first, n) = spec.range().expect("direct write has a range");
-            if first + n > s.i_size {
+            if Self::dio_wants_exclusive(s, first + n > s.i_size) {
                 if !s.rwsem.try_lock(t as u8) {
                     return None;
                 }
@@ -22,6 +23,7 @@ impl FuseModel {
                 if !s.rwsem.try_lock_shared() {
                     return None;
                 }
+                Self::uncached_io_start(s);
                 self.window_open(s, t);
                 self.advance(s, t);
                 Step::DioLockShared

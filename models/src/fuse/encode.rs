@@ -1,16 +1,17 @@
 //! The byte image of a FUSE model state (`Spec::encode`): every field by
-//! name, so adding a field to `State`, `Task`, `Page`, `Wpa`, `Aux` or
-//! `Rwsem` is a compile error here until it is encoded. Fixed-size parts
-//! are gathered into constant-size arrays (one copy each); bounded lists
-//! write their length, then their used entries; enums go through their
-//! derived `Hash`.
+//! name, so adding a field to `State`, `Task`, `Page`, `Wpa`, `Aux`,
+//! `Reclaim` or `Rwsem` is a compile error here until it is encoded.
+//! Fixed-size parts are gathered into constant-size arrays (one copy
+//! each); bounded lists write their length, then their used entries; enums
+//! go through their derived `Hash`.
 
-use super::config::MAX_PAGES;
+use super::config::{MAX_PAGES, MAX_WORKERS};
 use super::state::*;
 use crate::common::encode::Enc;
 use crate::common::rwsem::Rwsem;
 
-const TASK: usize = 8 + 3 * MAX_PAGES;
+/// Scalars, then the per-page snapshot and `before` (u16).
+const TASK: usize = 15 + 3 * MAX_PAGES;
 
 fn task(t: &Task) -> [u8; TASK] {
     let Task {
@@ -24,12 +25,35 @@ fn task(t: &Task) -> [u8; TASK] {
         snap,
         before,
         applied,
+        bdesc,
+        bslots,
+        wb_seen,
+        failed,
+        attr,
+        rsize,
+        moved,
     } = *t;
     let mut a = [0u8; TASK];
-    a[..8].copy_from_slice(&[pc, ph, cur, bfirst, bn, reply, saved, applied as u8]);
+    a[..15].copy_from_slice(&[
+        pc,
+        ph,
+        cur,
+        bfirst,
+        bn,
+        reply,
+        saved,
+        applied as u8,
+        bdesc,
+        bslots,
+        wb_seen,
+        failed as u8,
+        attr,
+        rsize,
+        moved as u8,
+    ]);
     for p in 0..MAX_PAGES {
-        a[8 + p] = snap[p];
-        a[8 + MAX_PAGES + 2 * p..8 + MAX_PAGES + 2 * p + 2]
+        a[15 + p] = snap[p];
+        a[15 + MAX_PAGES + 2 * p..15 + MAX_PAGES + 2 * p + 2]
             .copy_from_slice(&before[p].to_le_bytes());
     }
     a
@@ -38,8 +62,11 @@ fn task(t: &Task) -> [u8; TASK] {
 /// Per page: flags, ver, pend, tmp, l_end, srv, drops, hist (8), fin (2),
 /// sup (2).
 const PAGE: usize = 19;
-/// i_size, size_unstable, writectr, rwsem (2), srv_size, wrote_once, viol.
-const HEAD: usize = 8;
+/// i_size, size_unstable, writectr, rwsem (2), srv_size, wrote_once, viol,
+/// lf_viol, iocachectr, cache_io_mode, wb_err, as_eio, lost, losses, sizes,
+/// viol2; then per worker its reclaim's passes and wait.
+const SCALARS: usize = 17;
+const HEAD: usize = SCALARS + 2 * MAX_WORKERS;
 
 pub fn encode(e: &mut Enc, s: &State) {
     let State {
@@ -52,6 +79,7 @@ pub fn encode(e: &mut Enc, s: &State) {
         tasks,
         fuse_q,
         workers,
+        rcl,
         tmp,
         aux,
         l_end,
@@ -63,11 +91,20 @@ pub fn encode(e: &mut Enc, s: &State) {
         drops,
         wrote_once,
         viol,
+        lf_viol,
         ev,
+        iocachectr,
+        cache_io_mode,
+        wb_err,
+        as_eio,
+        lost,
+        losses,
+        sizes,
+        viol2,
     } = s;
     let Rwsem { owner, readers } = *rwsem;
     let mut fixed = [0u8; HEAD + PAGE * MAX_PAGES];
-    fixed[..HEAD].copy_from_slice(&[
+    fixed[..SCALARS].copy_from_slice(&[
         *i_size,
         *size_unstable as u8,
         *writectr as u8,
@@ -76,7 +113,21 @@ pub fn encode(e: &mut Enc, s: &State) {
         *srv_size,
         *wrote_once,
         *viol,
+        *lf_viol,
+        *iocachectr as u8,
+        *cache_io_mode as u8,
+        *wb_err,
+        *as_eio as u8,
+        *lost,
+        *losses,
+        *sizes,
+        *viol2,
     ]);
+    for (w, r) in rcl.iter().enumerate() {
+        let Reclaim { passes, wait } = *r;
+        fixed[SCALARS + 2 * w] = passes;
+        fixed[SCALARS + 2 * w + 1] = wait;
+    }
     for p in 0..MAX_PAGES {
         let Page { flags, ver, pend } = pages[p];
         let o = HEAD + PAGE * p;

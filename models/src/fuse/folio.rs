@@ -1,7 +1,9 @@
 //! Folio geometry: in state C a folio is `folio_blocks` blocks (iomap
-//! sub-folio state); in L, T and T2 one page. Flags that are per folio
-//! (PG_locked, PG_writeback, presence, TOWRITE) are kept equal on all its
-//! blocks; PG_dirty, PG_uptodate and data are per block.
+//! sub-folio state); in T and T2 `FuseModel::fsize` pages (1 unless large
+//! folios are configured, lfolio.rs), in L one page. Flags that are per
+//! folio (PG_locked, PG_writeback, presence, TOWRITE) are kept equal on
+//! all its blocks; PG_dirty, PG_uptodate and data are per block in C and
+//! whole-folio in T/T2 (lfolio.rs keeps them equal).
 
 use super::model::FuseModel;
 use super::state::*;
@@ -11,7 +13,7 @@ impl FuseModel {
 
     /// The blocks of the folio holding block `p`.
     pub fn folio(&self, p: usize) -> std::ops::Range<usize> {
-        let fb = self.cfg.folio_blocks.max(1) as usize;
+        let fb = self.fsize.max(1) as usize;
         let h = p - p % fb;
         h..(h + fb).min(self.cfg.pages as usize)
     }

@@ -13,14 +13,36 @@ impl FuseModel {
     /// Pages whose data task `t` may write.
     pub(super) fn written_pages(&self, t: usize) -> std::ops::Range<usize> {
         match self.cfg.tasks[t] {
-            TaskSpec::Truncate { .. } | TaskSpec::Open { trunc: true, .. } => {
-                0..self.cfg.pages as usize
-            }
+            TaskSpec::Truncate { .. }
+            | TaskSpec::Open { trunc: true, .. }
+            | TaskSpec::RemoteTruncate { .. } => 0..self.cfg.pages as usize,
             spec => match spec.range() {
                 Some((first, n)) if spec.writes() => first as usize..(first + n) as usize,
                 _ => 0..0,
             },
         }
+    }
+
+    /// The newest version in a page's history that stands for zeros: never
+    /// written (`V_ZERO`), or the zeros of a truncation or hole punch.
+    pub(super) fn last_zeros(&self, h: u64) -> u8 {
+        hist_list(h)
+            .into_iter()
+            .rev()
+            .find(|&v| {
+                v == V_ZERO
+                    || (v >= 2
+                        && matches!(
+                            self.cfg.tasks.get(v as usize - 2),
+                            Some(
+                                TaskSpec::Truncate { .. }
+                                    | TaskSpec::Open { trunc: true, .. }
+                                    | TaskSpec::Punch { .. }
+                                    | TaskSpec::RemoteTruncate { .. }
+                            )
+                        ))
+            })
+            .unwrap_or(V_ZERO)
     }
 
     /// The write's syscall window opens.
@@ -49,7 +71,7 @@ impl FuseModel {
             // Ghost snapshot of the obligations at syscall entry.
             let snap = &mut s.tasks[t].snap;
             match spec {
-                TaskSpec::Fsync | TaskSpec::Close => {
+                TaskSpec::Fsync | TaskSpec::Close | TaskSpec::CloseRelease => {
                     for p in 0..self.cfg.pages as usize {
                         let pg = &s.pages[p];
                         if pg.present() && (pg.dirty() || pg.wb()) {

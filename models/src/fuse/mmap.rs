@@ -10,29 +10,60 @@ impl FuseModel {
     /// filemap_fault → read_folio: lock the folio and READ block `q`
     /// (state C reads one block per READ).
     pub(super) fn fault_read(&self, s: &mut State, t: usize, q: usize) -> Step {
+        // fuse_do_readfolio: attr_ver = fuse_get_attr_version()
+        self.sample_attr(s, t);
         self.folio_set(s, q, PG_LOCKED);
+        // fuse_read_folio: one block, or a whole large folio (lfolio.rs)
+        let (first, n) = self.read_folio_range(q);
+        self.check_read_limits(s, n);
         s.fuse_q.push(Req::Read {
             task: t as u8,
-            first: q as u8,
-            n: 1,
+            first,
+            n,
         });
         s.tasks[t].ph = 1;
-        s.tasks[t].cur = q as u8;
+        s.tasks[t].cur = first;
         s.tasks[t].reply = NONE;
         Step::FaultRead
     }
 
+    /// A failed READ of `fault_read`: filemap_read_folio fails, the folio
+    /// is unlocked and stays !uptodate, the fault returns VM_FAULT_SIGBUS;
+    /// the task ends without storing.
+    pub(super) fn fault_read_failed(&self, s: &mut State, t: usize) -> bool {
+        if s.tasks[t].reply != REPLY_ERR {
+            return false;
+        }
+        let q = s.tasks[t].cur as usize;
+        self.folio_clear(s, q, PG_LOCKED);
+        s.tasks[t].reply = NONE;
+        s.tasks[t].pc = self.programs[t].len() as u8;
+        true
+    }
+
     /// The READ reply of `fault_read`: the block is uptodate, the folio
     /// unlocked; the fault starts over.
-    pub(super) fn fault_read_done(&self, s: &mut State, t: usize) {
+    pub(super) fn fault_read_done(&self, s: &mut State, t: usize) -> bool {
         let task = s.tasks[t];
         let q = task.cur as usize;
-        s.pages[q].ver = task.reply;
-        s.pages[q].set(PG_UPTODATE);
+        let short = self.short_read(s, t, q);
+        if self.lf_folio_pages() > 1 {
+            // the reply filled the whole folio (read_reply_into_folio)
+            self.folio_set(s, q, PG_UPTODATE);
+        } else {
+            s.pages[q].ver = task.reply;
+            s.pages[q].set(PG_UPTODATE);
+        }
         self.folio_clear(s, q, PG_LOCKED);
         s.tasks[t].ph = 0;
         s.tasks[t].cur = 0;
         s.tasks[t].reply = NONE;
+        if short {
+            // filemap_fault re-checks i_size with the folio: the page now
+            // lies beyond EOF, SIGBUS
+            s.tasks[t].pc = self.programs[t].len() as u8;
+        }
+        short
     }
 
     pub(super) fn op_private_fault(&self, s: &mut State, t: usize, page: u8) -> Option<Step> {
@@ -43,7 +74,12 @@ impl FuseModel {
                 if task.reply == NONE {
                     return None;
                 }
-                self.fault_read_done(s, t);
+                if self.fault_read_failed(s, t) {
+                    return Some(Step::Sigbus);
+                }
+                if self.fault_read_done(s, t) {
+                    return Some(Step::ShortRead);
+                }
                 if self.folio_not_uptodate(s, p).is_none() {
                     self.advance(s, t);
                 }
@@ -78,7 +114,12 @@ impl FuseModel {
                 if task.reply == NONE {
                     return None;
                 }
-                self.fault_read_done(s, t);
+                if self.fault_read_failed(s, t) {
+                    return Some(Step::Sigbus);
+                }
+                if self.fault_read_done(s, t) {
+                    return Some(Step::ShortRead);
+                }
                 Step::FaultReadDone
             } else if !s.pages[p].present() {
                 if page >= s.i_size {
@@ -126,6 +167,7 @@ impl FuseModel {
         let ver = version_of(t);
         Some({
             let p = page as usize;
+            Self::check_cached_store(s);
             s.pages[p].ver = ver;
             // page_mkwrite dirties the whole folio (iomap_page_mkwrite
             // in C marks every block dirty)

@@ -1,23 +1,29 @@
 //! The FUSE client model: writeback, truncate and direct I/O on one inode
 //! of a writeback_cache mount (kernel-fuse-protocol.md §2–§10).
 
+mod attr;
 pub mod config;
 mod daemon;
 mod direct;
 mod encode;
+mod errors;
 mod folio;
 mod ghost;
+mod iomode;
 mod legacy;
+mod lfolio;
 mod mmap;
 pub mod model;
 pub mod narrate;
 pub mod program;
 pub mod properties;
+mod reclaim;
 mod request;
 pub mod state;
 pub mod step;
 pub mod svg;
 mod truncate;
+mod wbslots;
 mod write;
 mod writeback;
 
@@ -35,7 +41,7 @@ use crate::spec::{self, KernelState, PropertyDef, Spec, SwitchDef, SwitchKind};
 /// definitions, the order of actions or a property's condition could make
 /// a saved trace mean something else, and then regenerate the traces
 /// (`cargo run --release -- check --all --write-traces`).
-pub const MODEL_VERSION: &str = "fuse-2";
+pub const MODEL_VERSION: &str = "fuse-5";
 
 impl stateright::Model for FuseModel {
     type State = State;
@@ -109,6 +115,18 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_wb_ignores_writeback", kind: SwitchKind::Mutant, description: "folio_prepare_writeback ignores PG_writeback" },
     SwitchDef { name: "mut_l_no_secondary", kind: SwitchKind::Mutant, description: "state L: fuse_writepage_add ignores the rb-tree" },
     SwitchDef { name: "mut_c_end_early", kind: SwitchKind::Mutant, description: "state C: PG_writeback ends with a folio's first range" },
+    SwitchDef { name: "reclaim_flag", kind: SwitchKind::Kernel, description: "0c4f8ed498ce: AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM on writeback_cache mounts; vmscan does not wait on their writeback" },
+    SwitchDef { name: "slot_check", kind: SwitchKind::Kernel, description: "c3880a7b10e4: fuse_folios_need_send sends once the descriptors fill max_pages slots" },
+    SwitchDef { name: "lf_cap_max_read", kind: SwitchKind::Proposal, description: "large folios: the folio order cap honours max_read (Aug 2025 posting)" },
+    SwitchDef { name: "lf_readahead_guard", kind: SwitchKind::Proposal, description: "large folios: fuse_readahead stops when no folio fits (v5's `if (!pages) break`)" },
+    SwitchDef { name: "mut_vmscan_ignores_flag", kind: SwitchKind::Mutant, description: "shrink_folio_list waits on writeback despite the mapping flag" },
+    SwitchDef { name: "mut_lf_datasize_pages", kind: SwitchKind::Mutant, description: "fuse_send_writepage sizes a WRITE as num_folios * PAGE_SIZE (before v2 patch 08)" },
+    SwitchDef { name: "mut_lf_no_order_cap", kind: SwitchKind::Mutant, description: "large folios: no folio order cap" },
+    SwitchDef { name: "mut_realloc_no_grow", kind: SwitchKind::Mutant, description: "fuse_pages_realloc returns true without growing the arrays" },
+    SwitchDef { name: "mut_iomode_no_wait", kind: SwitchKind::Mutant, description: "fuse_file_cached_io_start does not wait for parallel direct writes" },
+    SwitchDef { name: "mut_wb_error_ignored", kind: SwitchKind::Mutant, description: "fuse_writepage_end without mapping_set_error" },
+    SwitchDef { name: "mut_setattr_error_size", kind: SwitchKind::Mutant, description: "a failed SETATTR(size) still writes the requested i_size" },
+    SwitchDef { name: "mut_attr_no_version", kind: SwitchKind::Mutant, description: "GETATTR replies and short READs ignore attr_version and SIZE_UNSTABLE" },
 ];
 
 impl Spec for FuseModel {
@@ -149,17 +167,27 @@ impl Spec for FuseModel {
     }
 
     /// The daemon's worker threads are interchangeable: the state with
-    /// its workers sorted. Sound because a worker's index appears in no
-    /// step but "the lowest idle worker reads" (whichever reads, the
+    /// its workers sorted, each with its per-worker state (`rcl`, the
+    /// direct reclaim it is in). Sound because a worker's index appears in
+    /// no step but "the lowest idle worker reads" (whichever reads, the
     /// successors are permutations of each other) and every property
     /// reads the workers as a multiset; state L's rb-tree lookup is argued
     /// in docs/performance.md, and checks/tests/engines.rs checks, on
     /// every reachable state of every catalogue check but the largest,
     /// that successors and properties commute with this map.
     fn representative(&self, s: &State) -> State {
-        let mut r = *s;
         let nw = self.cfg.daemon_threads as usize;
-        r.workers[..nw].sort_unstable();
+        let key = |w: usize| {
+            let state::Reclaim { passes, wait } = s.rcl[w];
+            (s.workers[w], passes, wait)
+        };
+        let mut order: [usize; config::MAX_WORKERS] = std::array::from_fn(|w| w);
+        order[..nw].sort_unstable_by_key(|&w| key(w));
+        let mut r = *s;
+        for (i, &w) in order[..nw].iter().enumerate() {
+            r.workers[i] = s.workers[w];
+            r.rcl[i] = s.rcl[w];
+        }
         r
     }
 
@@ -220,6 +248,21 @@ impl Spec for FuseModel {
         if cfg.folio_blocks > 1 {
             v.push(format!("{} blocks/folio", cfg.folio_blocks));
         }
+        if cfg.folio_pages > 1 {
+            v.push(format!("{} pages/folio", cfg.folio_pages));
+        }
+        if cfg.blocks_per_page > 1 {
+            v.push(format!("{} blocks/page", cfg.blocks_per_page));
+        }
+        if let Some(r) = cfg.max_read {
+            v.push(format!("max_read {r}p"));
+        }
+        if let Some(w) = cfg.max_write {
+            v.push(format!("max_write {w}p"));
+        }
+        if cfg.memcg_v1 {
+            v.push("memcg v1".into());
+        }
         if cfg.parallel_dio {
             v.push("parallel dio".into());
         }
@@ -266,3 +309,5 @@ impl Spec for FuseModel {
 }
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_lfolio;

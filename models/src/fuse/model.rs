@@ -34,6 +34,9 @@ pub struct Action {
 pub struct FuseModel {
     pub cfg: Config,
     pub programs: Vec<Vec<Op>>,
+    /// Blocks (C) or pages (T, T2) per folio, after the large-folio order
+    /// cap (lfolio.rs).
+    pub fsize: u8,
 }
 
 /// Version (data identity) written by task `t`.
@@ -49,7 +52,12 @@ impl FuseModel {
     pub fn new(cfg: Config) -> Result<FuseModel, String> {
         cfg.validate()?;
         let programs = cfg.tasks.iter().map(|t| build(&cfg, t)).collect();
-        Ok(FuseModel { cfg, programs })
+        let fsize = super::lfolio::folio_size(&cfg);
+        Ok(FuseModel {
+            cfg,
+            programs,
+            fsize,
+        })
     }
 
     pub fn initial(&self) -> State {
@@ -100,6 +108,7 @@ impl FuseModel {
             aux: Default::default(),
             l_end: [0; MAX_PAGES],
             workers: [Worker::Idle; MAX_WORKERS],
+            rcl: [Reclaim::default(); MAX_WORKERS],
             srv_size: c.init_size,
             srv,
             hist,
@@ -108,7 +117,20 @@ impl FuseModel {
             drops: [0; MAX_PAGES],
             wrote_once: 0,
             viol: 0,
+            lf_viol: 0,
             ev: Event::None,
+            iocachectr: c.cached_opens() as i8,
+            cache_io_mode: c.cached_opens() > 0,
+            wb_err: 0,
+            as_eio: false,
+            lost: 0,
+            losses: 0,
+            sizes: if c.attr_readers() {
+                (1 << c.init_size) | (1 << i_size)
+            } else {
+                0
+            },
+            viol2: 0,
         }
     }
 
@@ -152,6 +174,21 @@ impl FuseModel {
                 }
                 Op::TruncateRange { first, n } => {
                     !pages_mask(first, n).any(|p| s.pages[p].present())
+                }
+                // fuse_file_cached_io_start without a wait happens in the
+                // step that reaches it (fuse_finish_open, fuse_file_mmap)
+                Op::CachedIoStart => Self::cached_io_start(s),
+                // the writeback-error check of fsync / close: no
+                // scheduling point; on an error the request is skipped
+                Op::IoRelease => {
+                    Self::cached_io_end(s);
+                    true
+                }
+                Op::CheckWbErr { close, skip } => {
+                    if self.check_wb_err(s, t, close) {
+                        s.tasks[t].pc += skip;
+                    }
+                    true
                 }
                 Op::Invalidate {
                     first,
@@ -201,6 +238,9 @@ impl FuseModel {
         Some({
             if unlock {
                 // inode_unlock, or fuse_dio_unlock of a shared holder
+                if s.rwsem.owner != t as u8 {
+                    Self::uncached_io_end(s);
+                }
                 s.rwsem.unlock(t as u8);
             }
             let last = task.pc as usize + 1 == self.programs[t].len();
@@ -219,16 +259,17 @@ impl FuseModel {
     /// Runs task `t`'s next step if it is enabled.
     pub fn exec_task(&self, s0: &State, t: usize) -> Option<(Step, State)> {
         let mut s = *s0;
-        let step = self.exec_task_in(&mut s, t)?;
+        let step = self.exec_task_in(s0, &mut s, t)?;
         Some((step, s))
     }
 
-    /// Runs task `t`'s next step on `s` in place if it is enabled (`s` is
-    /// garbage when it is not). `successors` builds each successor in its
-    /// slot of the output this way, with one copy of the state.
+    /// Runs task `t`'s next step on `s`, a copy of `s0`, in place if it is
+    /// enabled (`s` is garbage when it is not). `successors` builds each
+    /// successor in its slot of the output this way, with one copy of the
+    /// state.
     #[allow(clippy::needless_borrow)]
-    pub fn exec_task_in(&self, mut s: &mut State, t: usize) -> Option<Step> {
-        let op = self.current_op(s, t)?;
+    pub fn exec_task_in(&self, s0: &State, mut s: &mut State, t: usize) -> Option<Step> {
+        let op = self.current_op(s0, t)?;
         s.ev = Event::None;
         let step = match op {
             Op::Entry => self.op_entry(&mut s, t)?,
@@ -265,7 +306,16 @@ impl FuseModel {
             }
             Op::Invalidate { first, n, .. } => self.exec_invalidate(&mut s, t, first, n)?,
             Op::SetattrReturn => self.op_setattr_return(&mut s, t)?,
+            Op::Readahead { first, n } => self.op_readahead(&mut s, t, first, n)?,
+            Op::CachedIoStart => self.op_cached_io_start(&mut s, t)?,
+            Op::CheckWbErr { .. } => unreachable!("done inline in skip_empty"),
+            Op::RemoteTruncate => self.op_remote_truncate(&mut s, t)?,
+            Op::IoRelease => unreachable!("done inline in skip_empty"),
+            Op::DirectWriteDone => self.op_direct_write_done(&mut s, t)?,
+            Op::OpenTruncSize => self.op_open_trunc_size(&mut s, t)?,
         };
+        let reader = matches!(step, Step::GetattrReply | Step::ShortRead);
+        self.track_sizes(s0, &mut s, reader);
         Some(step)
     }
 
@@ -278,6 +328,44 @@ impl FuseModel {
                 });
             }
         }
+        self.daemon_actions(s, out);
+    }
+
+    /// The enabled actions with their successor states, in `enabled`
+    /// order (`Spec::successors`): each task step executed once, in its
+    /// output slot; the daemon's actions as `enabled` lists them, each
+    /// executed by `step`.
+    pub fn successors(&self, s: &State, out: &mut Vec<(Action, State)>) {
+        for t in 0..s.tasks.len() {
+            if self.task_done(s, t) {
+                continue;
+            }
+            // the step is filled in once known
+            let i = out.len();
+            let actor = Actor::Task(t as u8);
+            out.push((
+                Action {
+                    actor,
+                    step: Step::Return,
+                },
+                *s,
+            ));
+            match self.exec_task_in(s, &mut out[i].1, t) {
+                Some(step) => out[i].0.step = step,
+                None => out.truncate(i),
+            }
+        }
+        let mut acts = Vec::new();
+        self.daemon_actions(s, &mut acts);
+        for a in acts {
+            if let Some(ns) = self.step(s, a) {
+                out.push((a, ns));
+            }
+        }
+    }
+
+    /// The daemon's enabled actions (the second half of `enabled`).
+    pub fn daemon_actions(&self, s: &State, out: &mut Vec<Action>) {
         let nw = self.cfg.daemon_threads as usize;
         if !s.fuse_q.is_empty() {
             if let Some(w) = Self::reader(s, nw) {
@@ -289,10 +377,27 @@ impl FuseModel {
         }
         for w in 0..nw {
             match s.workers[w] {
-                Worker::Busy { .. } => out.push(Action {
-                    actor: Actor::Daemon(w as u8),
-                    step: Step::DaemonReply,
-                }),
+                Worker::Busy { req, .. } => {
+                    if s.rcl[w].wait == NONE {
+                        out.push(Action {
+                            actor: Actor::Daemon(w as u8),
+                            step: Step::DaemonReply,
+                        });
+                        if self.may_fail(&req) {
+                            out.push(Action {
+                                actor: Actor::Daemon(w as u8),
+                                step: Step::DaemonReplyError,
+                            });
+                        }
+                        if self.may_short(&req) {
+                            out.push(Action {
+                                actor: Actor::Daemon(w as u8),
+                                step: Step::DaemonReplyShort,
+                            });
+                        }
+                    }
+                    self.reclaim_actions(s, w, out);
+                }
                 Worker::Ending { .. } => out.push(Action {
                     actor: Actor::Daemon(w as u8),
                     step: Step::WritepageEnd,
@@ -302,56 +407,14 @@ impl FuseModel {
         }
     }
 
-    /// The enabled actions with their successor states, in `enabled`
-    /// order, each step executed once (`Spec::successors`).
-    pub fn successors(&self, s: &State, out: &mut Vec<(Action, State)>) {
-        for t in 0..s.tasks.len() {
-            if self.task_done(s, t) {
-                continue;
-            }
-            // the successor is built in its output slot (one state copy);
-            // the step is filled in once known
-            let i = out.len();
-            let actor = Actor::Task(t as u8);
-            out.push((
-                Action {
-                    actor,
-                    step: Step::Return,
-                },
-                *s,
-            ));
-            match self.exec_task_in(&mut out[i].1, t) {
-                Some(step) => out[i].0.step = step,
-                None => out.truncate(i),
-            }
-        }
-        let nw = self.cfg.daemon_threads as usize;
-        let mut daemon = |w: usize, step: Step| {
-            let i = out.len();
-            let actor = Actor::Daemon(w as u8);
-            out.push((Action { actor, step }, *s));
-            if self.exec_daemon_in(&mut out[i].1, w, step).is_none() {
-                out.truncate(i);
-            }
-        };
-        if !s.fuse_q.is_empty() {
-            if let Some(w) = Self::reader(s, nw) {
-                daemon(w, Step::DaemonRead);
-            }
-        }
-        for w in 0..nw {
-            match s.workers[w] {
-                Worker::Busy { .. } => daemon(w, Step::DaemonReply),
-                Worker::Ending { .. } => daemon(w, Step::WritepageEnd),
-                Worker::Idle => {}
-            }
-        }
-    }
-
     /// Is any step enabled? (Daemon first: it is cheap to decide.)
     pub fn any_enabled(&self, s: &State) -> bool {
         let nw = self.cfg.daemon_threads as usize;
-        if s.workers[..nw].iter().any(|w| !matches!(w, Worker::Idle)) {
+        if s.workers[..nw]
+            .iter()
+            .enumerate()
+            .any(|(w, wk)| !matches!(wk, Worker::Idle) && !self.reclaim_blocked(s, w))
+        {
             return true;
         }
         if !s.fuse_q.is_empty() && Self::reader(s, nw).is_some() {
@@ -370,7 +433,22 @@ impl FuseModel {
                     None
                 }
             }
-            Actor::Daemon(w) => self.exec_daemon(s, w as usize, a.step),
+            Actor::Daemon(w) => {
+                let w = w as usize;
+                match a.step {
+                    Step::ShrinkFolio { .. } | Step::ReclaimWaitDone => {
+                        self.exec_reclaim(s, w, a.step)
+                    }
+                    // a worker asleep in reclaim cannot reply; a reply
+                    // ends the request, and its reclaim passes with it
+                    Step::DaemonReply if s.rcl[w].wait != NONE => None,
+                    Step::DaemonReply => self.exec_daemon(s, w, a.step).map(|mut ns| {
+                        ns.rcl[w] = Reclaim::default();
+                        ns
+                    }),
+                    _ => self.exec_daemon(s, w, a.step),
+                }
+            }
         }
     }
 

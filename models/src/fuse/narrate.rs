@@ -3,9 +3,12 @@
 //! checker numbers, wraps and assembles them (checks/src/explain.rs).
 
 use super::config::TaskSpec;
+use super::lfolio;
 use super::model::{version_of, Action, Actor, FuseModel};
+use super::reclaim;
 use super::state::*;
 use super::step::Step;
+use super::wbslots;
 
 /// `v2 (T0 write)`, `v1 (initial data)`.
 pub fn vname(m: &FuseModel, v: u8) -> String {
@@ -252,6 +255,7 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
         }
         "e" => {
             out.push("no step is enabled and not everything is done".into());
+            out.extend(reclaim::why(m, s));
             for t in 0..s.tasks.len() {
                 if !m.task_done(s, t) {
                     out.push(format!(
@@ -291,6 +295,33 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
                 )),
             }
         }
+        "r-flag" => out.extend(reclaim::why(m, s)),
+        "lf-limits" | "lf-progress" | "lf-crop" => out.extend(lfolio::why(m, states, prop)),
+        "lf-slots" => out.extend(wbslots::why(m, s)),
+        "i1" => out.push(format!(
+            "a page-cache store ran while {} parallel direct writer(s) held i_rwsem shared (iocachectr={}, FUSE_I_CACHE_IO_MODE {})",
+            s.rwsem.readers,
+            s.iocachectr,
+            if s.cache_io_mode { "set" } else { "clear" }
+        )),
+        "f1" => out.push(format!(
+            "{} writeback WRITE(s) failed while every fd was open, but this {} found no error: {}",
+            s.losses,
+            actions
+                .last()
+                .map(|a| m.actor_label(a.actor))
+                .unwrap_or_default(),
+            "AS_EIO was already test-and-cleared by another fd's fsync/close (filemap_check_errors does not use the fd's errseq cursor)"
+        )),
+        "a5" => out.push(format!(
+            "after the failed SETATTR i_size is {}p, the server's size {}p",
+            s.i_size, s.srv_size
+        )),
+        "a4" => out.push(format!(
+            "i_size became {}p: a size no operation produced (sizes produced: {:?}) or one a later local size change had replaced",
+            s.i_size,
+            (0..=m.cfg.pages).filter(|v| s.sizes & (1 << v) != 0).collect::<Vec<_>>()
+        )),
         _ => {}
     }
     out
@@ -298,6 +329,9 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
 
 /// What changed, in kernel words.
 pub fn describe(m: &FuseModel, b: &State, a: &State, act: &Action) -> String {
+    if let Some(d) = reclaim::describe(m, b, a, act) {
+        return d;
+    }
     let mut bits: Vec<String> = vec![act.step.kernel_fn().to_string()];
     if b.writectr != a.writectr {
         bits.push(if a.writectr < 0 {
@@ -329,6 +363,9 @@ pub fn describe(m: &FuseModel, b: &State, a: &State, act: &Action) -> String {
                     s.push_str(&format!(" data {}", vs.join(",")));
                 }
                 bits = vec![s];
+            }
+            (Worker::Busy { req, .. }, _) if act.step == Step::DaemonReplyError => {
+                bits = vec![format!("fails {req}: -EIO reply, nothing applied")];
             }
             (Worker::Busy { req, .. }, _) => {
                 bits = vec![format!(

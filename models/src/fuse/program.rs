@@ -20,6 +20,12 @@ pub enum RecvKind {
     OpenTrunc,
     /// A READ, FSYNC or FLUSH reply: nothing but wake the caller.
     Plain,
+    /// fuse_do_getattr's reply: fuse_change_attributes.
+    Getattr,
+    /// One reply of fuse_direct_io's loop over max_write / max_read
+    /// chunks: a short reply ends the loop (skip the `skip` ops of the
+    /// remaining chunks).
+    DirectChunk { skip: u8 },
 }
 
 /// What a `Send` op puts on /dev/fuse.
@@ -33,10 +39,20 @@ pub enum SendKind {
     DirectRead,
     Fsync,
     Flush,
+    Getattr,
+    /// One max_write / max_read chunk of fuse_direct_io.
+    DirectChunk {
+        write: bool,
+        first: u8,
+        n: u8,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
+    /// Readahead of `first..first+n`: add the missing folios locked, then
+    /// fuse_readahead's rounds (lfolio.rs).
+    Readahead { first: u8, n: u8 },
     /// Ghost: syscall entry, snapshot obligations for d / b1.
     Entry,
     /// inode_lock(inode) (exclusive i_rwsem).
@@ -93,6 +109,23 @@ pub enum Op {
     Invalidate { first: u8, n: u8, if_resized: bool },
     /// fuse_do_setattr's end: clear FUSE_I_SIZE_UNSTABLE; inode_unlock.
     SetattrReturn,
+    /// fuse_file_cached_io_start: enter caching io-mode, waiting on
+    /// direct_io_waitq while parallel direct writes are in progress.
+    CachedIoStart,
+    /// handle_truncate → do_truncate → fuse_do_setattr(ATTR_OPEN) with
+    /// atomic_o_trunc: i_size_write(0), no request (the OPEN truncated).
+    OpenTruncSize,
+    /// fuse_fsync's file_check_and_advance_wb_err (`close == false`) or
+    /// fuse_flush's filemap_check_errors: on an error skip `skip` ops (the
+    /// request). Done inline, never a step of its own.
+    CheckWbErr { close: bool, skip: u8 },
+    /// A server-side truncation by another client.
+    RemoteTruncate,
+    /// fuse_file_put's last reference: fuse_file_io_release of a caching
+    /// open (iocachectr--, FUSE_I_CACHE_IO_MODE cleared at 0). Inline.
+    IoRelease,
+    /// After a split direct write: fuse_write_update_attr(pos + written).
+    DirectWriteDone,
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -158,6 +191,46 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             v.p_syncwrites || cfg.direct_io_allow_mmap || v.dio_flush_always
         }
     };
+    // fuse_direct_io's request loop (D): one request per max_write /
+    // max_read chunk, ended by a short reply; unsplit, the Send/Recv pair
+    // of before.
+    let direct_requests = |p: &mut Vec<Op>, write: bool, first: u8, n: u8| {
+        let lim = if write { cfg.max_write } else { cfg.max_read };
+        match lim {
+            Some(l) if l < n => {
+                let mut chunks = vec![];
+                let mut a = first;
+                while a < first + n {
+                    let m = l.min(first + n - a);
+                    chunks.push((a, m));
+                    a += m;
+                }
+                let k = chunks.len();
+                for (i, &(a, m)) in chunks.iter().enumerate() {
+                    p.push(Op::Send(SendKind::DirectChunk {
+                        write,
+                        first: a,
+                        n: m,
+                    }));
+                    p.push(Op::Recv(RecvKind::DirectChunk {
+                        skip: ((k - 1 - i) * 2) as u8,
+                    }));
+                }
+                if write {
+                    p.push(Op::DirectWriteDone);
+                }
+            }
+            _ => {
+                if write {
+                    p.push(Op::Send(SendKind::DirectWrite));
+                    p.push(Op::Recv(RecvKind::DirectWrite));
+                } else {
+                    p.push(Op::Send(SendKind::DirectRead));
+                    p.push(Op::Recv(RecvKind::Plain));
+                }
+            }
+        }
+    };
     // fuse_direct_io step (B): fuse_sync_writes if the range has writeback.
     let dio_sync_writes = !(nowritectr || v.p_syncwrites || v.p_writeiter);
     match *spec {
@@ -190,7 +263,45 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         TaskSpec::Fault { page } => {
             p.push(Op::PrivateFault { page });
         }
-        TaskSpec::Open { trunc, keep_cache } => {
+        TaskSpec::Stat => {
+            // fuse_update_attributes(STATX_SIZE) with expired attributes:
+            // fuse_do_getattr; fuse_change_attributes; without
+            // writeback_cache a changed size also truncates and
+            // invalidates the page cache (no inode lock)
+            p.push(Op::Send(SendKind::Getattr));
+            p.push(Op::Recv(RecvKind::Getattr));
+            p.push(Op::TruncatePagecache);
+            p.push(Op::Invalidate {
+                first: 0,
+                n: pages,
+                if_resized: true,
+            });
+            p.push(Op::UnlockReturn { unlock: false });
+        }
+        TaskSpec::RemoteTruncate { .. } => {
+            p.push(Op::RemoteTruncate);
+        }
+        TaskSpec::DioMmap { page } => {
+            // fuse_file_mmap of a FOPEN_DIRECT_IO open (MAP_SHARED,
+            // direct_io_allow_mmap): invalidate_inode_pages2, then
+            // fuse_file_cached_io_open; then the store as for `mmap`
+            p.push(Op::Invalidate {
+                first: 0,
+                n: pages,
+                if_resized: false,
+            });
+            p.push(Op::CachedIoStart);
+            p.push(Op::MkwriteFault { page });
+            if !v.mut_mkwrite_no_wait {
+                p.push(Op::MkwriteWait { page });
+            }
+            p.push(Op::MkwriteStore { page });
+        }
+        TaskSpec::Open {
+            trunc,
+            keep_cache,
+            direct,
+        } => {
             // do_sys_open → vfs_open → fuse_open
             let atomic = trunc && cfg.atomic_o_trunc;
             if atomic {
@@ -203,13 +314,30 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             p.push(Op::Send(SendKind::Open));
             if atomic {
                 p.push(Op::Recv(RecvKind::OpenTrunc));
+                // fuse_finish_open → fuse_file_io_open
+                if !direct {
+                    p.push(Op::CachedIoStart);
+                }
                 if !nowritectr {
                     p.push(Op::ReleaseNowrite);
                 }
                 p.push(Op::TruncatePagecache);
+                // fuse_open drops inode_lock and returns
+                p.push(Op::UnlockReturn { unlock: true });
+                // do_open → handle_truncate → do_truncate: inode_lock,
+                // notify_change → fuse_do_setattr(ATTR_OPEN): with
+                // atomic_o_trunc, i_size_write(0) and truncate_pagecache(0),
+                // no SETATTR, no FUSE_NOWRITE
+                p.push(Op::InodeLock);
+                p.push(Op::OpenTruncSize);
+                p.push(Op::TruncatePagecache);
                 p.push(Op::UnlockReturn { unlock: true });
             } else {
                 p.push(Op::Recv(RecvKind::Plain));
+                // fuse_finish_open → fuse_file_io_open
+                if !direct {
+                    p.push(Op::CachedIoStart);
+                }
                 if !keep_cache {
                     // fuse_open: invalidate_inode_pages2 (launders, waits)
                     p.push(Op::Invalidate {
@@ -281,11 +409,15 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                     sync_writes(&mut p);
                 }
             }
+            p.push(Op::CheckWbErr {
+                close: false,
+                skip: 2,
+            });
             p.push(Op::Send(SendKind::Fsync));
             p.push(Op::Recv(RecvKind::Plain));
             p.push(Op::UnlockReturn { unlock: true });
         }
-        TaskSpec::Close => {
+        TaskSpec::Close | TaskSpec::CloseRelease => {
             // filp_flush → fuse_flush: write_inode_now(inode, 1)
             p.push(Op::Entry);
             p.push(Op::WritePages {
@@ -299,8 +431,21 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 sync_writes(&mut p);
                 p.push(Op::UnlockReturn { unlock: true });
             }
+            p.push(Op::CheckWbErr {
+                close: true,
+                skip: 2,
+            });
             p.push(Op::Send(SendKind::Flush));
             p.push(Op::Recv(RecvKind::Plain));
+            if let TaskSpec::CloseRelease = spec {
+                // __fput → fuse_release: with writeback_cache,
+                // write_inode_now(inode, 1) again ("writes racing with
+                // the close"); fuse_release_common → fuse_file_put
+                if cfg.writeback_cache {
+                    flush_range(&mut p, 0, pages);
+                }
+                p.push(Op::IoRelease);
+            }
             p.push(Op::UnlockReturn { unlock: false });
         }
         TaskSpec::DioWrite { first, n } => {
@@ -332,8 +477,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                     if_resized: false,
                 });
             }
-            p.push(Op::Send(SendKind::DirectWrite));
-            p.push(Op::Recv(RecvKind::DirectWrite));
+            direct_requests(&mut p, true, first, n);
             // (E)
             if v.dio_invalidate_after_write {
                 p.push(Op::Invalidate {
@@ -353,8 +497,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             if dio_sync_writes {
                 read_sync_writes(&mut p, first, n);
             }
-            p.push(Op::Send(SendKind::DirectRead));
-            p.push(Op::Recv(RecvKind::Plain));
+            direct_requests(&mut p, false, first, n);
             p.push(Op::UnlockReturn { unlock: false });
         }
         TaskSpec::OdirectWrite { first, n } => {
@@ -372,8 +515,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
                 sync_writes(&mut p);
             }
-            p.push(Op::Send(SendKind::DirectWrite));
-            p.push(Op::Recv(RecvKind::DirectWrite));
+            direct_requests(&mut p, true, first, n);
             // kiocb_invalidate_post_direct_write
             p.push(Op::Invalidate {
                 first,
@@ -389,9 +531,12 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             if dio_sync_writes {
                 read_sync_writes(&mut p, first, n);
             }
-            p.push(Op::Send(SendKind::DirectRead));
-            p.push(Op::Recv(RecvKind::Plain));
+            direct_requests(&mut p, false, first, n);
             p.push(Op::UnlockReturn { unlock: false });
+        }
+        TaskSpec::Readahead { first, n } => {
+            // page_cache_ra_order -> read_pages -> fuse_readahead (lfolio.rs)
+            p.push(Op::Readahead { first, n });
         }
     }
     p

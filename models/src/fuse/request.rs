@@ -5,7 +5,12 @@
 
 use super::config::TaskSpec;
 use super::model::FuseModel;
-use super::program::{RecvKind, SendKind};
+use super::program::{Op, RecvKind, SendKind};
+
+/// Is the op at `pc` the first chunk of a split direct request?
+fn pc_is_first_chunk(prog: &[Op], pc: usize) -> bool {
+    pc < 2 || !matches!(prog[pc - 2], Op::Send(SendKind::DirectChunk { .. }))
+}
 use super::state::*;
 use super::step::Step;
 
@@ -62,6 +67,21 @@ impl FuseModel {
                 }
                 (SendKind::Fallocate, _) => unreachable!("FALLOCATE from a non-punch task"),
                 (SendKind::Flush, _) => (Req::Flush { task: tt }, Step::SendFlush),
+                (SendKind::DirectChunk { write, first, n }, _) => {
+                    if pc_is_first_chunk(&self.programs[t], task.pc as usize) {
+                        s.tasks[t].saved = first;
+                    }
+                    if write {
+                        (Req::DirectWrite { task: tt, first, n }, Step::SendWrite)
+                    } else {
+                        (Req::Read { task: tt, first, n }, Step::SendRead)
+                    }
+                }
+                (SendKind::Getattr, _) => {
+                    // fuse_do_getattr: attr_version = fuse_get_attr_version
+                    self.sample_attr(s, t);
+                    (Req::Getattr { task: tt }, Step::SendGetattr)
+                }
                 (SendKind::Setattr, _) => unreachable!("SETATTR from a non-truncate task"),
             };
             if matches!(kind, SendKind::Fsync | SendKind::Flush) {
@@ -71,7 +91,9 @@ impl FuseModel {
                 // concurrent truncate discarded, owes nothing)
                 for p in 0..s.i_size.min(self.cfg.pages) as usize {
                     let need = task.snap[p];
-                    if need == NONE || s.drops[p] as u16 != task.before[p] {
+                    // (a page whose WRITE failed owes nothing here: f1)
+                    if need == NONE || s.drops[p] as u16 != task.before[p] || s.lost & (1 << p) != 0
+                    {
                         continue;
                     }
                     checked = true;
@@ -90,6 +112,20 @@ impl FuseModel {
         })
     }
 
+    /// After a split direct write: fuse_write_update_attr(pos + written,
+    /// written) (attr_version++, extend i_size if anything was written past
+    /// it).
+    pub(super) fn op_direct_write_done(&self, s: &mut State, t: usize) -> Option<Step> {
+        let (first, _) = self.cfg.tasks[t].range().expect("direct write has a range");
+        let end = s.tasks[t].saved;
+        Self::bump_attr(s);
+        if end > first && end > s.i_size {
+            s.i_size = end;
+        }
+        self.advance(s, t);
+        Some(Step::WriteReply)
+    }
+
     pub(super) fn op_recv(&self, s: &mut State, t: usize, kind: RecvKind) -> Option<Step> {
         let task = s.tasks[t];
         let spec = self.cfg.tasks[t];
@@ -99,7 +135,16 @@ impl FuseModel {
             }
             let reply = task.reply;
             s.tasks[t].reply = NONE;
+            s.tasks[t].failed = reply == REPLY_ERR;
             let step = match kind {
+                RecvKind::Setattr { release } if reply == REPLY_ERR => {
+                    // fuse_do_setattr's error path: fuse_release_nowrite;
+                    // i_size, the page cache and the server unchanged
+                    // (truncate_pagecache / invalidate are skipped: the
+                    // size did not change)
+                    self.setattr_error(s, t, release);
+                    Step::SetattrReply
+                }
                 RecvKind::Setattr { release } => {
                     // lock fi->lock; i_size_write(outarg.attr.size);
                     // __fuse_release_nowrite; unlock
@@ -112,18 +157,55 @@ impl FuseModel {
                             self.release_nowrite(s);
                         }
                     }
+                    // fuse_change_attributes_common: attr_version++
+                    Self::bump_attr(s);
                     Step::SetattrReply
                 }
                 RecvKind::OpenTrunc => {
                     // fuse_truncate_update_attr: i_size_write(0)
                     s.i_size = 0;
+                    Self::bump_attr(s);
                     Step::OpenTruncAttr
                 }
+                RecvKind::DirectWrite if reply == REPLY_ERR => {
+                    // the write failed: fuse_write_update_attr(pos, 0)
+                    // changes no size; write(2) returns -EIO
+                    Self::bump_attr(s);
+                    if let TaskSpec::Write { .. } = spec {
+                        if self.cfg.attr_readers() {
+                            s.size_unstable = false;
+                        }
+                    }
+                    Step::WriteReply
+                }
+                RecvKind::Getattr => self.recv_getattr(s, t, reply),
+                RecvKind::DirectChunk { skip } => {
+                    // fuse_direct_io: count -= nres; pos += nres; a short
+                    // reply (or an error) ends the loop
+                    let (a, m) = match self.programs[t][task.pc as usize - 1] {
+                        Op::Send(SendKind::DirectChunk { first, n, .. }) => (first, n),
+                        _ => unreachable!("a chunk reply follows its send"),
+                    };
+                    let done = if reply == REPLY_ERR { 0 } else { reply.min(m) };
+                    s.tasks[t].saved = a + done;
+                    if done < m {
+                        s.tasks[t].pc += skip;
+                        s.ev = Event::ShortIo;
+                    }
+                    Step::Reply
+                }
                 RecvKind::DirectWrite => {
-                    // fuse_write_update_attr
+                    // fuse_write_update_attr: attr_version++, extend
+                    Self::bump_attr(s);
                     if let Some((first, n)) = spec.range() {
                         if first + n > s.i_size {
                             s.i_size = first + n;
+                        }
+                    }
+                    if let TaskSpec::Write { .. } = spec {
+                        // fuse_perform_write: clear FUSE_I_SIZE_UNSTABLE
+                        if self.cfg.attr_readers() {
+                            s.size_unstable = false;
                         }
                     }
                     Step::WriteReply

@@ -83,6 +83,16 @@ pub enum Req {
         first: u8,
         n: u8,
     },
+    /// A readahead READ (fuse_send_readpages, background) filling the
+    /// locked folios of pages `first..first+n`.
+    ReadPages {
+        first: u8,
+        n: u8,
+    },
+    /// GETATTR (fuse_do_getattr).
+    Getattr {
+        task: u8,
+    },
 }
 
 impl Default for Req {
@@ -103,6 +113,8 @@ impl Req {
             Req::Flush { .. } => "FLUSH",
             Req::Fallocate { .. } => "FALLOCATE",
             Req::Open { .. } => "OPEN",
+            Req::ReadPages { .. } => "READ",
+            Req::Getattr { .. } => "GETATTR",
         }
     }
 }
@@ -146,6 +158,8 @@ impl fmt::Display for Req {
             Req::Fallocate { task, first, n } => {
                 write!(f, "FALLOCATE(punch {} T{task})", pr(first, n))
             }
+            Req::ReadPages { first, n } => write!(f, "READ({} readahead)", pr(first, n)),
+            Req::Getattr { task } => write!(f, "GETATTR(T{task})"),
         }
     }
 }
@@ -176,6 +190,24 @@ pub struct Wpa {
     pub n: u8,
 }
 
+/// A daemon worker's direct reclaim inside the request it handles
+/// (shrink_folio_list, reclaim.rs): the passes made so far, and the folio
+/// it sleeps on in folio_wait_writeback (`NONE` when not waiting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Reclaim {
+    pub passes: u8,
+    pub wait: u8,
+}
+
+impl Default for Reclaim {
+    fn default() -> Self {
+        Reclaim {
+            passes: 0,
+            wait: NONE,
+        }
+    }
+}
+
 /// One kernel task: a program counter into its program (see `program.rs`)
 /// plus the locals the kernel keeps on its stack.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -204,6 +236,25 @@ pub struct Task {
     pub before: [u16; MAX_PAGES],
     /// Ghost: set when the daemon applied this task's direct WRITE.
     pub applied: bool,
+    /// Writeback batch with sub-page blocks (wbslots.rs): descriptors in
+    /// it (ap->num_folios) and slots allocated (data->max_folios); 0 when
+    /// not tracked.
+    pub bdesc: u8,
+    pub bslots: u8,
+    /// file->f_wb_err of the task's fd (an errseq sample; fds are opened
+    /// before the workload, at sequence 0).
+    pub wb_seen: u8,
+    /// The task's last synchronous request failed (-EIO).
+    pub failed: bool,
+    /// The attr_version sample of a GETATTR or READ in flight
+    /// (fuse_get_attr_version): 0 none, 1 taken, 2 stale (fi->attr_version
+    /// moved past it). The model keeps only this order, not the counter.
+    pub attr: u8,
+    /// Ghost (a4): the server's size when it answered this task's GETATTR
+    /// or READ (NONE: no answer pending).
+    pub rsize: u8,
+    /// Ghost (a4): a local size change completed after that answer.
+    pub moved: bool,
 }
 
 impl Task {
@@ -219,6 +270,13 @@ impl Task {
             snap: [NONE; MAX_PAGES],
             before: [0; MAX_PAGES],
             applied: false,
+            bdesc: 0,
+            bslots: 0,
+            wb_seen: 0,
+            failed: false,
+            attr: 0,
+            rsize: NONE,
+            moved: false,
         }
     }
 }
@@ -249,6 +307,14 @@ pub const VIOL_D: u8 = 8;
 /// A kernel BUG_ON on writectr (nested fuse_set_nowrite, or release
 /// without NOWRITE).
 pub const VIOL_BUG: u8 = 16;
+/// Sticky bits of `State::lf_viol` (lfolio.rs, wbslots.rs): a page-cache
+/// request beyond max_read / max_write / max_pages; a readahead READ with
+/// no folio; a writeback WRITE that does not carry exactly its dirty bytes
+/// below i_size; more descriptors in a batch than slots allocated.
+pub const VIOL_LF_LIMITS: u8 = 1;
+pub const VIOL_LF_EMPTY: u8 = 2;
+pub const VIOL_LF_CROP: u8 = 4;
+pub const VIOL_LF_SLOTS: u8 = 8;
 
 /// The property each sticky violation bit stands for (state view).
 pub const VIOL_NAMES: &[(u8, &str)] = &[
@@ -257,7 +323,24 @@ pub const VIOL_NAMES: &[(u8, &str)] = &[
     (VIOL_B2, "b2"),
     (VIOL_D, "d"),
     (VIOL_BUG, "g-bugon"),
+    (VIOL_IOMODE, "i1"),
+    (VIOL_F1, "f1"),
+    (VIOL_A5, "a5"),
 ];
+/// i1: a page-cache store while a parallel direct write holds i_rwsem
+/// shared.
+pub const VIOL_IOMODE: u8 = 32;
+/// f1: an fsync or close returned success although a writeback WRITE
+/// failed while its fd was open.
+pub const VIOL_F1: u8 = 64;
+/// a5: a failed SETATTR changed i_size, or its error path cropped queued
+/// WRITEs below the size the server really has.
+pub const VIOL_A5: u8 = 128;
+/// A reply slot value: the request failed (-EIO).
+pub const REPLY_ERR: u8 = 0xFE;
+/// `State::viol2` bit, a4: i_size took a value no size-changing operation
+/// produced, or a GETATTR / short READ undid a later local size change.
+pub const VIOL2_A4: u8 = 1;
 
 /// What the last transition did that no state field shows afterwards
 /// (used only by `sometimes` witnesses; reset by every step).
@@ -281,6 +364,32 @@ pub enum Event {
     /// A page-cache WRITE covering a page was sent while an earlier
     /// page-cache WRITE of that page had completed in this run.
     SecondWriteSent,
+    /// Direct reclaim in a daemon worker marked a folio under writeback
+    /// PG_reclaim and went on (shrink_folio_list case 2).
+    ReclaimMark,
+    /// A writeback batch was sent because the next folio or range would
+    /// exceed max_pages or max_write (recorded with the issue-11 geometry
+    /// only, so older configurations keep their state counts).
+    BatchCut,
+    /// fuse_readahead kept a folio that does not fit the round's READ.
+    RaNoFit,
+    /// fuse_pages_realloc ran on a full batch (sub-page blocks).
+    SlotRealloc,
+    /// The server failed a writeback WRITE (mapping_set_error).
+    WbError,
+    /// An fsync or close returned a writeback error to its caller.
+    ErrReported,
+    /// A failed SETATTR's error path flushed queued WRITEs.
+    SetattrErrorFlush,
+    /// A GETATTR reply or short READ was ignored: attr_version moved or
+    /// FUSE_I_SIZE_UNSTABLE was set.
+    StaleAttr,
+    /// A GETATTR reply changed i_size.
+    AttrSize,
+    /// A short READ shrank i_size (fuse_read_update_size).
+    ShortRead,
+    /// A direct request was answered short; fuse_direct_io's loop ended.
+    ShortIo,
 }
 
 /// The whole state.
@@ -305,6 +414,8 @@ pub struct State {
     pub fuse_q: Bounded<Req, MAX_QUEUE>,
     // ---- the daemon
     pub workers: [Worker; MAX_WORKERS],
+    /// Per worker: direct reclaim in the request it handles (memcg v1).
+    pub rcl: [Reclaim; MAX_WORKERS],
     // ---- state L only (constant in T)
     /// Temp-page data of the queued or in-flight writeback WRITE covering
     /// each page (copied at writeback time, not when the daemon reads).
@@ -336,8 +447,36 @@ pub struct State {
     pub wrote_once: u8,
     /// Sticky violation bits (VIOL_*).
     pub viol: u8,
+    /// Sticky violation bits of the large-folio and slot properties
+    /// (VIOL_LF_*).
+    pub lf_viol: u8,
     /// What the last step did (witnesses only).
     pub ev: Event,
+    // ---- io modes (fs/fuse/iomode.c)
+    /// fi->iocachectr: > 0 caching opens, < 0 parallel direct writes in
+    /// progress (fuse_inode_uncached_io_start without a backing file).
+    pub iocachectr: i8,
+    /// FUSE_I_CACHE_IO_MODE.
+    pub cache_io_mode: bool,
+    // ---- writeback errors (mm/filemap.c, lib/errseq.c)
+    /// mapping->wb_err's sequence: bumped by every mapping_set_error
+    /// (errseq_set; the model has no "seen" bit: a new error always
+    /// advances it).
+    pub wb_err: u8,
+    /// AS_EIO in mapping->flags (test-and-cleared by filemap_check_errors,
+    /// cleared by file_check_and_advance_wb_err).
+    pub as_eio: bool,
+    /// Ghost: pages whose data a failed WRITE did not put on the server
+    /// (a3 does not judge them: the error is reported instead, f1).
+    pub lost: u8,
+    /// Ghost: writeback WRITEs that failed so far (f1).
+    pub losses: u8,
+    /// Ghost (a4): sizes (bit per page count) that size-changing
+    /// operations produced, locally or on the server (only kept when
+    /// something reads attributes: `Config::attr_readers`).
+    pub sizes: u8,
+    /// More sticky violation bits (VIOL2_*).
+    pub viol2: u8,
 }
 
 impl State {
@@ -355,6 +494,7 @@ impl State {
             (PG_WRITEBACK, " writeback"),
             (PG_LOCKED, " locked"),
             (PG_TOWRITE, " towrite"),
+            (PG_RECLAIM, " reclaim"),
         ] {
             if pg.has(bit) {
                 s.push_str(c);
@@ -444,7 +584,14 @@ impl fmt::Debug for State {
             match wk {
                 Worker::Idle => {}
                 Worker::Busy { req, payload } => {
-                    writeln!(f, "D{w}: handling {req} payload {:?}", payload)?
+                    writeln!(f, "D{w}: handling {req} payload {:?}", payload)?;
+                    if self.rcl[w].wait != NONE {
+                        writeln!(
+                            f,
+                            "D{w}: in direct reclaim, folio_wait_writeback on p{}",
+                            self.rcl[w].wait
+                        )?;
+                    }
                 }
                 Worker::Ending { first, n } => writeln!(
                     f,
@@ -464,6 +611,9 @@ impl fmt::Debug for State {
         }
         if self.ev != Event::None {
             writeln!(f, "last step: {:?}", self.ev)?;
+        }
+        if self.lf_viol != 0 {
+            writeln!(f, "violated (large folios, slots): {:#x}", self.lf_viol)?;
         }
         Ok(())
     }

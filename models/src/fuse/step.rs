@@ -55,10 +55,32 @@ pub enum Step {
     InvRemove,
     InvDone,
     SetattrReturn,
+    CachedIoStart,
+    OpenTruncSize,
+    SendGetattr,
+    GetattrReply,
+    GetattrStale,
+    ShortRead,
+    RemoteTruncate,
     // daemon
     DaemonRead,
     DaemonReply,
+    DaemonReplyError,
+    DaemonReplyShort,
     WritepageEnd,
+    /// Direct reclaim in the worker's request meets folio `page` under
+    /// writeback (memcg v1; reclaim.rs).
+    ShrinkFolio {
+        page: u8,
+    },
+    ReclaimWaitDone,
+    /// Large folios and readahead (lfolio.rs).
+    TruncPartial,
+    RaAlloc,
+    RaSend,
+    RaEmpty,
+    RaStop,
+    RaNone,
 }
 
 impl Step {
@@ -114,9 +136,26 @@ impl Step {
             Step::InvRemove => "invalidate_inode_pages2: folio removed",
             Step::InvDone => "no folio left in the range: done",
             Step::SetattrReturn => "clear SIZE_UNSTABLE, inode_unlock",
+            Step::CachedIoStart => "fuse_file_cached_io_start: waited",
+            Step::OpenTruncSize => "fuse_do_setattr(ATTR_OPEN): i_size 0",
+            Step::SendGetattr => "fuse_do_getattr: send GETATTR",
+            Step::GetattrReply => "fuse_change_attributes",
+            Step::GetattrStale => "fuse_change_attributes: stale, ignored",
+            Step::ShortRead => "fuse_read_update_size: short READ",
+            Step::RemoteTruncate => "another client truncates (server)",
             Step::DaemonRead => "daemon reads /dev/fuse",
             Step::DaemonReply => "daemon applies, replies",
+            Step::DaemonReplyError => "daemon fails it: -EIO reply",
+            Step::DaemonReplyShort => "daemon applies one page less, replies",
             Step::WritepageEnd => "fuse_writepage_end",
+            Step::ShrinkFolio { .. } => "shrink_folio_list: folio under writeback",
+            Step::ReclaimWaitDone => "shrink_folio_list: folio_wait_writeback returns",
+            Step::TruncPartial => "truncate_inode_partial_folio: zero the tail",
+            Step::RaAlloc => "page_cache_ra_order: folios added, locked",
+            Step::RaSend => "fuse_readahead: fuse_send_readpages",
+            Step::RaEmpty => "fuse_readahead: READ with no folio (oops)",
+            Step::RaStop => "fuse_readahead: no folio fits, stop; read_pages unlocks the rest",
+            Step::RaNone => "readahead: no folio to add",
         }
     }
 }

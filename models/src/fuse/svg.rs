@@ -8,6 +8,7 @@
 use super::model::{Actor, FuseModel};
 use super::properties::{hit, PROPERTIES};
 use super::state::{State, Worker, NONE};
+use super::step::Step;
 use super::Action;
 use std::fmt::Write;
 
@@ -92,6 +93,16 @@ pub fn sequence_svg(m: &FuseModel, states: &[State], actions: &[Action]) -> Stri
             );
         }
         for w in 0..nw {
+            if m.reclaim_blocked(s, w) {
+                // a worker asleep in reclaim: blocked, like a task
+                let _ = write!(
+                    o,
+                    r##"<rect x="{}" y="{y}" width="6" height="{h}" fill="#d33" opacity="0.7"><title>D{w} blocked in folio_wait_writeback (reclaim) on p{}</title></rect>"##,
+                    lane_x(nt + 1 + w) - 3,
+                    s.rcl[w].wait
+                );
+                continue;
+            }
             if let Worker::Busy { req, .. } = s.workers[w] {
                 let _ = write!(
                     o,
@@ -136,6 +147,8 @@ pub fn sequence_svg(m: &FuseModel, states: &[State], actions: &[Action]) -> Stri
                 }
             }
             Actor::Daemon(w) => match (b.workers[w as usize], s.workers[w as usize]) {
+                // direct reclaim inside the handler: no message
+                _ if matches!(a.step, Step::ShrinkFolio { .. } | Step::ReclaimWaitDone) => {}
                 (Worker::Idle, Worker::Busy { req, .. }) => {
                     arrow(&mut o, fuse_lane, lane, y, false);
                     label = format!("{} reads {req}", k + 1);

@@ -6,7 +6,7 @@ use super::model::*;
 use super::state::*;
 use super::step::Step;
 
-fn cfg(pages: u8, tasks: &[&str]) -> Config {
+pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
     Config {
         kernel: Kernel::T,
         variant: Variant::base(Kernel::T),
@@ -22,16 +22,23 @@ fn cfg(pages: u8, tasks: &[&str]) -> Config {
         writeback_cache: true,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
+        memcg_v1: false,
+        folio_pages: 1,
+        blocks_per_page: 1,
+        max_read: None,
+        max_write: None,
+        errors: 0,
+        short: 0,
     }
 }
 
-fn model(c: Config) -> FuseModel {
+pub(super) fn model(c: Config) -> FuseModel {
     FuseModel::new(c).unwrap()
 }
 
 /// Runs the enabled action of `actor` named `step`; panics if it is not
 /// enabled (so tests also assert enabledness).
-fn run(m: &FuseModel, s: &State, actor: Actor, step: Step) -> State {
+pub(super) fn run(m: &FuseModel, s: &State, actor: Actor, step: Step) -> State {
     let mut acts = Vec::new();
     m.enabled(s, &mut acts);
     let a = Action { actor, step };
@@ -42,7 +49,7 @@ fn run(m: &FuseModel, s: &State, actor: Actor, step: Step) -> State {
     m.step(s, a).expect("enabled action has a successor")
 }
 
-fn enabled(m: &FuseModel, s: &State, actor: Actor) -> Vec<Step> {
+pub(super) fn enabled(m: &FuseModel, s: &State, actor: Actor) -> Vec<Step> {
     let mut acts = Vec::new();
     m.enabled(s, &mut acts);
     acts.into_iter()
@@ -51,9 +58,9 @@ fn enabled(m: &FuseModel, s: &State, actor: Actor) -> Vec<Step> {
         .collect()
 }
 
-const T0: Actor = Actor::Task(0);
-const T1: Actor = Actor::Task(1);
-const D0: Actor = Actor::Daemon(0);
+pub(super) const T0: Actor = Actor::Task(0);
+pub(super) const T1: Actor = Actor::Task(1);
+pub(super) const D0: Actor = Actor::Daemon(0);
 
 /// Flusher builds one 2-page batch and sends it: writectr counts it,
 /// both folios are under writeback and clean.
@@ -257,15 +264,39 @@ fn sync_all_writeback_waits_for_folio_under_writeback() {
     assert_eq!(s.writectr, 1);
 }
 
+/// fuse_set_nowrite's BUG_ON(fi->writectr < 0), reached through enabled
+/// steps only (the t-pdio-nested-nowrite path): two
+/// FOPEN_PARALLEL_DIRECT_WRITES writers share i_rwsem, a MAP_PRIVATE read
+/// fault holds folio 0 locked during its READ, so both find
+/// filemap_range_has_writeback true and both enter fuse_sync_writes.
 #[test]
 fn nested_set_nowrite_is_a_bug() {
-    let m = model(cfg(1, &["truncate 0", "fsync"]));
-    let mut s = m.initial();
-    s.writectr = FUSE_NOWRITE;
-    s.rwsem = Default::default();
-    s.tasks[1].pc = 4; // fsync at SetNowrite
+    let mut c = cfg(2, &["fault 0", "dio-write 0+1", "dio-write 0+2"]);
+    (c.cached, c.dirty, c.parallel_dio, c.daemon_threads) = (0, 0, true, 2);
+    let m = model(c);
+    let t2 = Actor::Task(2);
+    let s = run(&m, &m.initial(), T0, Step::FaultRead);
+    assert!(
+        s.pages[0].locked(),
+        "the fault's READ holds the folio locked"
+    );
+    let s = run(&m, &s, T1, Step::DioLockShared);
+    let s = run(&m, &s, T1, Step::RangeHasWriteback);
     let s = run(&m, &s, T1, Step::SetNowrite);
+    assert_eq!(s.writectr, FUSE_NOWRITE);
+    let s = run(&m, &s, t2, Step::DioLockShared);
+    let s = run(&m, &s, t2, Step::RangeHasWriteback);
+    assert_eq!(s.viol & VIOL_BUG, 0, "no BUG before the second set_nowrite");
+    let s = run(&m, &s, t2, Step::SetNowrite);
     assert_ne!(s.viol & VIOL_BUG, 0);
+    // without the fault's locked folio a writer finds no writeback and
+    // skips fuse_sync_writes: the writers never nest
+    let mut c = cfg(2, &["dio-write 0+1", "dio-write 0+2"]);
+    (c.cached, c.dirty, c.parallel_dio, c.daemon_threads) = (0, 0, true, 2);
+    let m = model(c);
+    let s = run(&m, &m.initial(), T0, Step::DioLockShared);
+    let s = run(&m, &s, T0, Step::RangeHasWriteback);
+    assert!(!enabled(&m, &s, T0).contains(&Step::SetNowrite));
 }
 
 #[test]
@@ -316,6 +347,8 @@ fn config_validation_names_the_problem() {
     assert!(c.validate().unwrap_err().contains("beyond page"));
     c = cfg(2, &["fsync"]);
     c.daemon_threads = 3;
+    assert!(c.validate().is_ok(), "three daemon threads are modelled");
+    c.daemon_threads = 4;
     assert!(c.validate().unwrap_err().contains("daemon_threads"));
     c = cfg(2, &["fsync"]);
     c.cached = 0;
@@ -358,4 +391,83 @@ fn every_listed_action_is_enabled() {
         }
     }
     assert!(seen.len() > 100, "explored {} states", seen.len());
+}
+
+/// A caching open makes a FOPEN_PARALLEL_DIRECT_WRITES writer take i_rwsem
+/// exclusively; without one it takes it shared and counts in iocachectr.
+#[test]
+fn dio_lock_mode_follows_the_io_mode() {
+    let mut c = cfg(2, &["dio-write 0+1"]);
+    c.parallel_dio = true;
+    c.dirty = 0;
+    let m = model(c);
+    let s = m.initial();
+    assert_eq!((s.iocachectr, s.cache_io_mode), (0, false));
+    let s = run(&m, &s, T0, Step::DioLockShared);
+    assert_eq!((s.iocachectr, s.rwsem.readers), (-1, 1));
+    let mut c = cfg(2, &["write 1+1", "dio-write 0+1"]);
+    c.parallel_dio = true;
+    c.dirty = 0;
+    let m = model(c);
+    let s = m.initial();
+    assert_eq!((s.iocachectr, s.cache_io_mode), (1, true));
+    let s = run(&m, &s, T1, Step::InodeLock);
+    assert_eq!(s.rwsem.owner, 1, "FUSE_I_CACHE_IO_MODE: exclusive");
+}
+
+/// A failed writeback WRITE sets the mapping error; fsync reports it
+/// through the fd's errseq cursor and sends no FSYNC.
+#[test]
+fn failed_writeback_write_is_reported_by_fsync() {
+    let mut c = cfg(1, &["wb none", "fsync"]);
+    c.errors = parse_errors(&["WRITE".to_string()]).unwrap();
+    let m = model(c);
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbSend);
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReplyError);
+    assert!(s.as_eio && s.wb_err == 1 && s.lost == 1);
+    let s = run(&m, &s, D0, Step::WritepageEnd);
+    let s = run(&m, &s, T1, Step::Entry);
+    let s = run(&m, &s, T1, Step::InodeLock);
+    let s = run(&m, &s, T1, Step::WbBegin);
+    let s = run(&m, &s, T1, Step::WbDone);
+    let s = run(&m, &s, T1, Step::SetNowrite);
+    let s = run(&m, &s, T1, Step::SyncWritesDone);
+    // the check ran inline: error reported, FSYNC skipped
+    assert!(s.fuse_q.is_empty() && !s.as_eio && s.tasks[1].wb_seen == 1);
+    assert_eq!(s.ev, Event::ErrReported);
+    assert_eq!(s.viol & VIOL_F1, 0);
+}
+
+/// Bad `errors` entries and impossible io-mode combinations are refused.
+#[test]
+fn errors_and_io_modes_are_validated() {
+    assert!(parse_errors(&["OPEN".to_string()])
+        .unwrap_err()
+        .contains("unknown request 'OPEN'"));
+    let mut c = cfg(1, &["dio-mmap 0"]);
+    c.dirty = 0;
+    assert!(c.validate().unwrap_err().contains("ENODEV"));
+    c.direct_io_allow_mmap = true;
+    assert!(c.validate().is_ok());
+    let mut c = cfg(1, &["remote-truncate 0"]);
+    c.dirty = 0;
+    assert!(c.validate().unwrap_err().contains("write-through"));
+    c.writeback_cache = false;
+    assert!(c.validate().is_ok());
+    assert_eq!(
+        TaskSpec::parse("open trunc direct").unwrap(),
+        TaskSpec::Open {
+            trunc: true,
+            keep_cache: false,
+            direct: true
+        }
+    );
+    assert_eq!(
+        TaskSpec::parse("close release").unwrap(),
+        TaskSpec::CloseRelease
+    );
 }

@@ -86,8 +86,21 @@ impl FuseModel {
         })
     }
 
+    /// fuse_do_setattr(ATTR_OPEN) with atomic_o_trunc: i_size_write(0);
+    /// truncate_pagecache(0) follows (always: `saved` is not a size).
+    pub(super) fn op_open_trunc_size(&self, s: &mut State, t: usize) -> Option<Step> {
+        s.tasks[t].saved = NONE;
+        s.i_size = 0;
+        self.advance(s, t);
+        Some(Step::OpenTruncSize)
+    }
+
     pub(super) fn op_setattr_return(&self, s: &mut State, t: usize) -> Option<Step> {
         Some({
+            if s.tasks[t].failed {
+                // the SETATTR failed: a5 at fuse_do_setattr's return
+                self.check_setattr_failed(s, t);
+            }
             self.window_close(s, t);
             s.size_unstable = false;
             s.rwsem.unlock(t as u8);
@@ -114,28 +127,36 @@ impl FuseModel {
             if s.pages[p].locked() {
                 return None;
             }
+            // folio_lock (find_lock_entries / the second pass): the lock is
+            // held into the next step, where the lockless
+            // filemap_range_has_writeback of another task can see it
             self.folio_set(s, p, PG_LOCKED);
-            if s.pages[p].wb() {
-                s.tasks[t].ph = 1;
-                s.tasks[t].cur = p as u8;
-                return Some(Step::TruncLock);
-            }
+            s.tasks[t].ph = if s.pages[p].wb() { 1 } else { 2 };
+            s.tasks[t].cur = p as u8;
+            return Some(Step::TruncLock);
         } else if s.pages[p].wb() {
             return None; // folio_wait_writeback
         }
-        for q in self.folio(p) {
-            if s.pages[q].dirty() {
-                s.drops[q] = s.drops[q].saturating_add(1);
+        let step = if p < lo as usize {
+            // a large folio across the new EOF (lfolio.rs)
+            self.truncate_partial_folio(s, t, p, lo);
+            Step::TruncPartial
+        } else {
+            for q in self.folio(p) {
+                if s.pages[q].dirty() {
+                    s.drops[q] = s.drops[q].saturating_add(1);
+                }
             }
-        }
-        self.remove_page(s, p);
+            self.remove_page(s, p);
+            Step::TruncFolio
+        };
         let next = self.folio(p).end;
         s.tasks[t].ph = 0;
         s.tasks[t].cur = next as u8;
         if !(next..hi as usize).any(|q| s.pages[q].present()) {
             self.advance(s, t);
         }
-        Some(Step::TruncFolio)
+        Some(step)
     }
 
     /// One step of invalidate_inode_pages2_range (with fuse_launder_folio).
@@ -171,8 +192,15 @@ impl FuseModel {
                     s.tasks[t].ph = 1; // folio_wait_writeback
                     return Some(Step::InvLock);
                 }
+                if !self.folio_dirty(s, p) {
+                    // a clean folio: locked now, removed in the next step
+                    // (the lock is visible to filemap_range_has_writeback)
+                    s.tasks[t].ph = 5;
+                    return Some(Step::InvLock);
+                }
                 return Some(self.launder_or_remove(s, t, p, Step::InvLock));
             }
+            5 => Step::InvRemove,
             1 => {
                 if s.pages[p].wb() {
                     return None;

@@ -33,10 +33,16 @@ impl FuseModel {
                 s.tasks[t].ph = 0;
                 s.pages[p].clear(PG_LOCKED);
             }
-            let pg = &mut s.pages[p];
-            if pg.locked() {
+            if self.lf_folio_pages() > 1 {
+                // a large folio is copied and dirtied whole (lfolio.rs)
+                Self::check_cached_store(s);
+                return self.copy_large_folio(s, t, p, first, n);
+            }
+            if s.pages[p].locked() {
                 return None; // folio_lock sleeps
             }
+            Self::check_cached_store(s);
+            let pg = &mut s.pages[p];
             // write_begin: __filemap_get_folio(FGP_WRITEBEGIN) creates
             // the folio; a whole-page write needs no READ. No wait on
             // writeback in T (kernel-fuse-protocol.md §3.8).
@@ -69,6 +75,12 @@ impl FuseModel {
             if s.pages[p].locked() {
                 return None; // __filemap_get_folio(FGP_WRITEBEGIN)
             }
+            if task.cur == 0 && first + n > s.i_size && self.cfg.attr_readers() {
+                // fuse_perform_write: an extending write sets
+                // FUSE_I_SIZE_UNSTABLE before filling the folios
+                s.size_unstable = true;
+            }
+            Self::check_cached_store(s);
             let created = !s.pages[p].present();
             s.pages[p].set(PG_PRESENT | PG_UPTODATE);
             s.pages[p].ver = ver;

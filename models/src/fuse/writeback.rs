@@ -22,7 +22,7 @@ impl FuseModel {
         // (T: fuse_writepage_finish ends writeback on each folio at once)
         if self.cfg.folio_blocks <= 1 {
             for p in pages_mask(first, n) {
-                s.pages[p].clear(PG_WRITEBACK);
+                s.pages[p].clear(PG_WRITEBACK | PG_RECLAIM);
             }
             return;
         }
@@ -35,7 +35,7 @@ impl FuseModel {
             last_head = h;
             s.pages[h].pend = s.pages[h].pend.saturating_sub(1);
             if s.pages[h].pend == 0 || self.cfg.variant.mut_c_end_early {
-                self.folio_clear(s, h, PG_WRITEBACK);
+                self.folio_clear(s, h, PG_WRITEBACK | PG_RECLAIM);
             }
         }
     }
@@ -48,14 +48,22 @@ impl FuseModel {
             s.drops[p as usize] = s.drops[p as usize].saturating_add(1);
         }
         s.writectr += 1;
-        if w.first + w.n <= crop {
+        // data_size: the descriptors' lengths (lfolio.rs)
+        let size = self.wpa_data_size(w);
+        let sent = if w.first + size <= crop {
+            size
+        } else {
+            crop.saturating_sub(w.first)
+        };
+        self.check_writeback_request(s, w, crop, sent);
+        if w.first + size <= crop {
             s.fuse_q.push(Req::CacheWrite {
                 first: w.first,
                 n: w.n,
-                sent: w.n,
+                sent: size,
             });
             if self.cfg.variant.temp_pages {
-                s.l_end[w.first as usize] = w.first + w.n;
+                s.l_end[w.first as usize] = w.first + size;
             }
         } else if w.first < crop {
             s.fuse_q.push(Req::CacheWrite {
@@ -111,7 +119,7 @@ impl FuseModel {
             // PG_writeback on the page-cache folios once the temp copies
             // are queued
             for p in pages_mask(w.first, w.n) {
-                s.pages[p].clear(PG_WRITEBACK);
+                s.pages[p].clear(PG_WRITEBACK | PG_RECLAIM);
             }
         }
     }
@@ -177,7 +185,7 @@ impl FuseModel {
                                 },
                             );
                         }
-                        s.tasks[t].bn = 0;
+                        self.wb_reset(s, t);
                         self.advance(s, t);
                         let step = if task.bn > 0 {
                             Step::WbSend
@@ -245,10 +253,9 @@ impl FuseModel {
         self.folio_clear(s, p, PG_TOWRITE | PG_LOCKED);
         let h = self.folio(p).start;
         for (rs, rl) in runs {
-            let task = s.tasks[t];
-            // fuse_writepage_need_send / fuse_folios_need_send:
-            // discontiguous, or the batch would exceed max_pages
-            if task.bn > 0 && (task.bfirst + task.bn != rs || task.bn + rl > self.cfg.max_pages) {
+            // fuse_writepage_need_send / fuse_folios_need_send (wbslots.rs)
+            if self.wb_need_send(s, t, rs, rl) {
+                let task = s.tasks[t];
                 self.queue_writepage(
                     s,
                     Wpa {
@@ -256,8 +263,9 @@ impl FuseModel {
                         n: task.bn,
                     },
                 );
-                s.tasks[t].bn = 0;
+                self.wb_reset(s, t);
             }
+            self.wb_append(s, t);
             let task = &mut s.tasks[t];
             if task.bn == 0 {
                 task.bfirst = rs;

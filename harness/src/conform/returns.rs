@@ -1,0 +1,163 @@
+//! Return values: the value a recorded syscall returned must be what the
+//! model's task returns (docs/conformance.md §3, "Return values").
+//!
+//! On success, what a task returns is fixed by its kind, except for direct
+//! reads:
+//!
+//! - write(2) of any kind returns every byte it was given: the model's
+//!   write, direct-write and write-through programs never stop short;
+//! - ftruncate/truncate, fsync, msync(MS_SYNC), close, sync_file_range,
+//!   syncfs and an mmap store return 0;
+//! - open(2) returns a file descriptor, any number >= 0 (the model has no
+//!   descriptor table);
+//! - a direct read (FOPEN_DIRECT_IO or O_DIRECT) returns what its READ
+//!   reply carried (`fuse_direct_io` stops at the first short reply), and
+//!   the model's server replies with the pages it holds below its size
+//!   (`State::srv_size`), so the return is checked where the model's READ
+//!   is answered: [`read_reply_ok`].
+//!
+//! A task fails (returns -1, errno EIO) only where the check lets the
+//! server fail requests (`Config::errors`, an -EIO reply in the trace): its
+//! last synchronous request failed (`Task::failed`), or, for fsync and
+//! close, it reported a writeback error (`check_wb_err`, which leaves no
+//! mark in the task's state, so a failing fsync or close is accepted
+//! whenever the check has errors). A task that returned a value must not
+//! have failed in the model.
+use super::{Mapping, PG};
+
+use wbspec_models::fuse::state::{Req, State};
+use wbspec_models::fuse::TaskSpec;
+
+/// What the model's task returns, where the interleaving does not matter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Returns {
+    /// Exactly this many (bytes, or 0).
+    Exactly(i64),
+    /// A file descriptor.
+    Fd,
+    /// The byte count of its READ reply ([`read_reply_ok`]).
+    ReadReply,
+    /// Not a syscall the mapping produces (readahead of a buffered read,
+    /// another client's truncation): nothing to compare.
+    NotMapped,
+}
+
+/// Real bytes of model pages `first..first+n`.
+fn bytes(m: &Mapping, first: u8, n: u8) -> i64 {
+    m.regions[first as usize..(first + n) as usize]
+        .iter()
+        .map(|r| ((r.1 - r.0) * PG) as i64)
+        .sum()
+}
+
+/// What task `t` returns (see the module doc).
+pub fn returns(m: &Mapping, t: usize) -> Returns {
+    match m.cfg.tasks[t] {
+        TaskSpec::Write { first, n }
+        | TaskSpec::DioWrite { first, n }
+        | TaskSpec::OdirectWrite { first, n } => Returns::Exactly(bytes(m, first, n)),
+        TaskSpec::DioRead { .. } | TaskSpec::OdirectRead { .. } => Returns::ReadReply,
+        TaskSpec::Open { .. } => Returns::Fd,
+        TaskSpec::Truncate { .. }
+        | TaskSpec::Fsync
+        | TaskSpec::Close
+        | TaskSpec::CloseRelease
+        | TaskSpec::Writeback { .. }
+        | TaskSpec::Punch { .. }
+        | TaskSpec::Mmap { .. }
+        | TaskSpec::DioMmap { .. }
+        | TaskSpec::Fault { .. }
+        | TaskSpec::Gup { .. }
+        | TaskSpec::Stat => Returns::Exactly(0),
+        TaskSpec::Readahead { .. } | TaskSpec::RemoteTruncate { .. } => Returns::NotMapped,
+    }
+}
+
+/// Whether task `t` may fail in state `s` without leaving `failed` (fsync
+/// and close report a writeback error and skip their request).
+fn may_report_wb_error(m: &Mapping, t: usize) -> bool {
+    m.cfg.errors != 0
+        && matches!(
+            m.cfg.tasks[t],
+            TaskSpec::Fsync | TaskSpec::Close | TaskSpec::CloseRelease
+        )
+}
+
+/// `Err(why)` when task `t`'s recorded return value is not what the model's
+/// task returns when it has finished in state `s`; checked at the task's
+/// `Ret` observation. The byte count of a direct read is checked at its
+/// READ reply instead.
+pub fn check_return(m: &Mapping, t: usize, s: &State) -> Result<(), String> {
+    let Some(got) = m.rets.get(t).copied().flatten() else {
+        return Ok(());
+    };
+    let failed = s.tasks[t].failed;
+    if got < 0 {
+        return if failed || may_report_wb_error(m, t) {
+            Ok(())
+        } else {
+            Err(format!(
+                "the trace returns {got}, the model's task has not failed"
+            ))
+        };
+    }
+    if failed {
+        return Err(format!(
+            "the trace returns {got}, the model's task failed (-EIO)"
+        ));
+    }
+    match returns(m, t) {
+        Returns::Exactly(want) if got != want => Err(format!(
+            "the trace returns {got}, the model's task returns {want}"
+        )),
+        Returns::Fd if got < 0 => Err(format!(
+            "the trace returns {got}, the model's open returns a file descriptor"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// What the model's direct read `req` returns when the daemon answers it in
+/// state `s`: the bytes of the pages of its range below the server's size.
+pub fn read_returns(m: &Mapping, s: &State, first: u8, n: u8) -> i64 {
+    let end = (first + n).min(s.srv_size);
+    if end <= first {
+        0
+    } else {
+        bytes(m, first, end - first)
+    }
+}
+
+/// Why a READ reply that matched in `states` (after the reply) was refused:
+/// the byte counts the model's direct read returns there ("" if none).
+pub fn explain_read<'a>(
+    m: &Mapping,
+    states: impl Iterator<Item = &'a State>,
+    first: u8,
+    n: u8,
+) -> String {
+    let mut could: Vec<i64> = states.map(|s| read_returns(m, s, first, n)).collect();
+    could.sort();
+    could.dedup();
+    if could.is_empty() {
+        String::new()
+    } else {
+        format!(" (after it the model's direct read returns {could:?} bytes, not the trace's)")
+    }
+}
+
+/// Whether answering `req` in state `s` lets its task return what the trace
+/// recorded (only direct reads are constrained here).
+pub fn read_reply_ok(m: &Mapping, s: &State, req: &Req) -> bool {
+    let Req::Read { task, first, n } = *req else {
+        return true;
+    };
+    let t = task as usize;
+    if returns(m, t) != Returns::ReadReply {
+        return true; // a fault's page-cache fill: the store returns 0
+    }
+    match m.rets.get(t).copied().flatten() {
+        Some(got) => got == read_returns(m, s, first, n),
+        None => true,
+    }
+}

@@ -1,0 +1,641 @@
+//! Structural validation of a recorded trace, before it is mapped onto the
+//! model: is this a trace the recording server could have written?
+//!
+//! A trace that fails here is bad input (one line naming the event, exit 2),
+//! never "conforms": the search would otherwise check a sequence that no
+//! kernel and no server produced. Three passes, so a trace is refused for
+//! its first problem in this order (docs/conformance.md §0, "What a trace
+//! must be"):
+//!
+//! 1. the header: the first line, with a known `schema`
+//!    ([`SCHEMA_VERSION`]), a `kernel` and an object `config`;
+//! 2. events and calls: every `ev` is a known kind ([`EVENT_KINDS`]), there
+//!    is one header, `seq` strictly increases, every mark `kind` is `call`,
+//!    `ret` or `note`; per actor one pending call at a time, each `ret`
+//!    names the pending syscall and carries its return value, and no call
+//!    is pending at the end of the trace;
+//! 3. requests and replies: every request has a fresh `unique`, an `op`, a
+//!    `nodeid` and a `pid`; every request except FORGET gets exactly one
+//!    reply, for the same `op`, after it was read;
+//!    - a WRITE reply's `written` is the request's size (more: the kernel
+//!      refuses the reply, bad; less: a short write, which the model's
+//!      server never does, not modelled); a READ reply's `bytes` is at most
+//!      the request's size, with one page tag per 4 KiB returned;
+//!    - nodeids: LOOKUP and CREATE name the root or a directory a reply
+//!      returned; every other request on a file names a nodeid that a
+//!      LOOKUP or CREATE reply returned; requests on more than one file are
+//!      not modelled (the model has one inode);
+//!    - pids: a page-cache WRITE (FUSE_WRITE_CACHE) carries pid 0 (writeback
+//!      sends it without credentials); every request the model ties to a
+//!      syscall (non-CACHE WRITE, READ, SETATTR with a size, FSYNC, FLUSH,
+//!      OPEN, CREATE) carries the calling thread's pid (fs/fuse/dev.c:
+//!      `fuse_simple_request` → `fuse_force_creds` unless `args->nocreds`:
+//!      `pid_nr_ns(task_pid(current))`): the pid of a pending call, learned
+//!      from the first request read while it is the only pending call (each
+//!      call may run on its own thread), or, after every call returned (the
+//!      runner's cleanup close), the pid of an earlier call. From pid 0 (a
+//!      kernel thread) it is not modelled.
+use std::collections::{BTreeSet, HashMap};
+
+use crate::trace::{Event, SCHEMA_VERSION};
+
+/// The event kinds of trace schema 1 (trace.rs).
+pub const EVENT_KINDS: &[&str] = &[
+    "header",
+    "init",
+    "req",
+    "reply",
+    "hold",
+    "release",
+    "mark",
+    "stall",
+    "stall_end",
+    "exit",
+    "server_truncate",
+];
+
+/// Mark kinds (trace.rs, `Event::mark`).
+pub const MARK_KINDS: &[&str] = &["call", "ret", "note"];
+
+/// Requests the kernel sends without waiting for a reply.
+const NO_REPLY: &[&str] = &["FORGET", "BATCH_FORGET"];
+
+/// Requests about the file itself (not a name in a directory).
+const FILE_OPS: &[&str] = &[
+    "OPEN",
+    "READ",
+    "WRITE",
+    "SETATTR",
+    "FSYNC",
+    "FLUSH",
+    "RELEASE",
+    "GETXATTR",
+    "FALLOCATE",
+];
+
+/// FUSE_ROOT_ID.
+const ROOT: u64 = 1;
+
+/// Why a trace is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalid {
+    /// Not a trace the recording server could have written: bad input.
+    Bad(String),
+    /// Well formed, but outside what the model expresses.
+    NotModelled(String),
+}
+
+fn bad<T>(e: &Event, what: impl std::fmt::Display) -> Result<T, Invalid> {
+    Err(Invalid::Bad(format!("bad trace: #{} {what}", e.seq)))
+}
+
+struct Req {
+    op: String,
+    seq: u64,
+    size: Option<u64>,
+    replied: Option<u64>,
+}
+
+struct Call {
+    syscall: String,
+    seq: u64,
+    /// The calling thread's pid, once a request shows it. Each call may run
+    /// on its own thread: the pid belongs to the call, not to the actor.
+    pid: Option<u32>,
+}
+
+/// Whether the model matches this request against a syscall's task, so it
+/// must carry the caller's pid.
+fn from_syscall(e: &Event) -> bool {
+    match e.op.as_deref() {
+        Some("WRITE") => !e.is_cache_write(),
+        Some("SETATTR") => e.size.is_some(),
+        Some("READ" | "FSYNC" | "FLUSH" | "OPEN" | "CREATE") => true,
+        _ => false,
+    }
+}
+
+/// Requests that are always sent in the caller's context (their pid names
+/// the calling thread): used to learn each actor's pid.
+fn in_caller_context(e: &Event) -> bool {
+    from_syscall(e) || matches!(e.op.as_deref(), Some("LOOKUP" | "GETXATTR"))
+}
+
+/// Validate a parsed trace (see the module doc): the header, then event
+/// kinds and calls and returns, then requests and replies, so that a trace
+/// is refused for its first problem in that order.
+pub fn validate(events: &[Event]) -> Result<(), Invalid> {
+    check_header(events)?;
+    check_marks(events)?;
+    check_requests(events)
+}
+
+fn check_header(events: &[Event]) -> Result<(), Invalid> {
+    let b = |m: String| Err(Invalid::Bad(format!("bad trace: {m}")));
+    let Some(hdr) = events.first() else {
+        return b("empty".into());
+    };
+    if hdr.ev != "header" {
+        return b(format!(
+            "the first line is a {:?} event, not the header",
+            hdr.ev
+        ));
+    }
+    match hdr.schema {
+        Some(SCHEMA_VERSION) => {}
+        Some(s) => {
+            return b(format!(
+                "header schema {s} is unknown (this tool reads schema {SCHEMA_VERSION})"
+            ))
+        }
+        None => return b("the header has no schema".into()),
+    }
+    if hdr.kernel.as_deref().unwrap_or("").is_empty() {
+        return b("the header names no kernel".into());
+    }
+    if hdr.config.as_ref().is_some_and(|c| !c.is_object()) {
+        return b("the header's config is not an object".into());
+    }
+    Ok(())
+}
+
+/// Event kinds, `seq` order, and matched calls and returns.
+fn check_marks(events: &[Event]) -> Result<(), Invalid> {
+    let mut last_seq = 0u64;
+    let mut pending: HashMap<&str, Call> = HashMap::new();
+    for e in &events[1..] {
+        if !EVENT_KINDS.contains(&e.ev.as_str()) {
+            return bad(e, format_args!("unknown event kind {:?}", e.ev));
+        }
+        if e.ev == "header" {
+            return bad(e, "a second header");
+        }
+        if e.seq <= last_seq {
+            return bad(
+                e,
+                format_args!("seq {} does not follow seq {last_seq}", e.seq),
+            );
+        }
+        last_seq = e.seq;
+        if e.ev != "mark" {
+            continue;
+        }
+        let kind = e.kind.as_deref().unwrap_or("");
+        if !MARK_KINDS.contains(&kind) {
+            return bad(e, format_args!("unknown mark kind {kind:?}"));
+        }
+        if kind == "note" {
+            continue;
+        }
+        let (Some(actor), Some(sc)) = (e.actor.as_deref(), e.syscall.as_deref()) else {
+            return bad(e, format_args!("{kind} mark without actor or syscall"));
+        };
+        if kind == "call" {
+            if let Some(p) = pending.get(actor) {
+                return bad(
+                    e,
+                    format_args!(
+                        "{actor} calls {sc} while its {} (#{}) has not returned",
+                        p.syscall, p.seq
+                    ),
+                );
+            }
+            pending.insert(
+                actor,
+                Call {
+                    syscall: sc.to_string(),
+                    seq: e.seq,
+                    pid: None,
+                },
+            );
+        } else {
+            let Some(p) = pending.remove(actor) else {
+                return bad(e, format_args!("{actor} returns from {sc} it never called"));
+            };
+            if p.syscall != sc {
+                return bad(
+                    e,
+                    format_args!(
+                        "{actor} returns from {sc} but called {} (#{})",
+                        p.syscall, p.seq
+                    ),
+                );
+            }
+            if e.ret.is_none() {
+                return bad(e, format_args!("{actor}'s {sc} returns no value"));
+            }
+        }
+    }
+    let mut open: Vec<(&&str, &Call)> = pending.iter().collect();
+    open.sort_by_key(|(_, c)| c.seq);
+    if let Some((a, c)) = open.first() {
+        return Err(Invalid::Bad(format!(
+            "bad trace: {a}'s {} (call #{}) never returns",
+            c.syscall, c.seq
+        )));
+    }
+    Ok(())
+}
+
+/// Requests and replies: one reply each, byte counts, nodeids and pids.
+fn check_requests(events: &[Event]) -> Result<(), Invalid> {
+    let mut reqs: HashMap<u64, Req> = HashMap::new();
+    let mut pending: HashMap<&str, Call> = HashMap::new();
+    // nodeids the kernel learned from LOOKUP / CREATE replies, and the file
+    // nodeids requests were sent for
+    let mut known_nodes: BTreeSet<u64> = BTreeSet::from([ROOT]);
+    let mut file_nodes: BTreeSet<u64> = BTreeSet::new();
+    // pids of calls seen so far (the runner's cleanup closes from one of them)
+    let mut call_pids: BTreeSet<u32> = BTreeSet::new();
+    // the first reason the trace is outside the model (reported only if it
+    // is otherwise well formed)
+    let mut not_modelled: Option<String> = None;
+    for e in &events[1..] {
+        match e.ev.as_str() {
+            "mark" => match (e.kind.as_deref(), e.actor.as_deref()) {
+                (Some("call"), Some(a)) => {
+                    pending.insert(
+                        a,
+                        Call {
+                            syscall: e.syscall.clone().unwrap_or_default(),
+                            seq: e.seq,
+                            pid: None,
+                        },
+                    );
+                }
+                (Some("ret"), Some(a)) => {
+                    pending.remove(a);
+                }
+                _ => {}
+            },
+            "req" => {
+                let (Some(u), Some(op)) = (e.unique, e.op.as_deref()) else {
+                    return bad(e, "request without unique or op");
+                };
+                let (Some(node), Some(pid)) = (e.nodeid, e.pid) else {
+                    return bad(e, format_args!("{op} u={u} without nodeid or pid"));
+                };
+                if let Some(r) = reqs.get(&u) {
+                    return bad(
+                        e,
+                        format_args!("{op} reuses unique {u} of {} #{}", r.op, r.seq),
+                    );
+                }
+                // nodeids
+                if matches!(op, "LOOKUP" | "CREATE") {
+                    if !known_nodes.contains(&node) {
+                        return bad(
+                            e,
+                            format_args!(
+                                "{op} in directory nodeid {node}, which no reply returned"
+                            ),
+                        );
+                    }
+                } else if FILE_OPS.contains(&op) {
+                    if !known_nodes.contains(&node) || node == ROOT {
+                        return bad(
+                            e,
+                            format_args!(
+                                "{op} u={u} for nodeid {node}, which no LOOKUP or CREATE reply returned"
+                            ),
+                        );
+                    }
+                    file_nodes.insert(node);
+                }
+                // pids
+                if e.is_cache_write() && pid != 0 {
+                    return bad(
+                        e,
+                        format_args!("page-cache WRITE u={u} from pid {pid}: writeback sends it without credentials (pid 0)"),
+                    );
+                }
+                if in_caller_context(e) && pid != 0 && pending.len() == 1 {
+                    if let Some(c) = pending.values_mut().next() {
+                        if c.pid.is_none() {
+                            c.pid = Some(pid);
+                            call_pids.insert(pid);
+                        }
+                    }
+                }
+                if from_syscall(e) {
+                    if pid == 0 {
+                        // a kernel thread: no syscall of the model sends it
+                        if not_modelled.is_none() {
+                            not_modelled = Some(format!("#{} {op} u={u} from pid 0 (a kernel thread): the model sends it from a syscall only", e.seq));
+                        }
+                    }
+                    let ok = pid == 0
+                        || if pending.is_empty() {
+                            call_pids.is_empty() || call_pids.contains(&pid)
+                        } else {
+                            pending.values().any(|c| c.pid.is_none_or(|p| p == pid))
+                        };
+                    if !ok {
+                        let mut who: Vec<String> = if pending.is_empty() {
+                            call_pids.iter().map(|p| p.to_string()).collect()
+                        } else {
+                            pending
+                                .iter()
+                                .filter_map(|(a, c)| {
+                                    c.pid.map(|p| format!("{a} {} {p}", c.syscall))
+                                })
+                                .collect()
+                        };
+                        who.sort();
+                        return bad(
+                            e,
+                            format_args!(
+                                "{op} u={u} from pid {pid}, which is not the pid of a pending call ({})",
+                                who.join(", ")
+                            ),
+                        );
+                    }
+                }
+                if NO_REPLY.contains(&op) {
+                    reqs.insert(
+                        u,
+                        Req {
+                            op: op.into(),
+                            seq: e.seq,
+                            size: None,
+                            replied: Some(e.seq),
+                        },
+                    );
+                } else {
+                    reqs.insert(
+                        u,
+                        Req {
+                            op: op.into(),
+                            seq: e.seq,
+                            size: e.size,
+                            replied: None,
+                        },
+                    );
+                }
+            }
+            "reply" => {
+                let Some(u) = e.unique else {
+                    return bad(e, "reply without unique");
+                };
+                let Some(r) = reqs.get_mut(&u) else {
+                    return bad(e, format_args!("reply to unique {u}, which was never read"));
+                };
+                if let Some(first) = r.replied {
+                    return bad(
+                        e,
+                        format_args!("a second reply to {} u={u} (the first is #{first})", r.op),
+                    );
+                }
+                if let Some(op) = e.op.as_deref().filter(|o| *o != r.op) {
+                    return bad(
+                        e,
+                        format_args!("{op} reply to unique {u}, which is a {} request", r.op),
+                    );
+                }
+                r.replied = Some(e.seq);
+                let res = e.result.as_ref();
+                if res.is_some_and(|v| !v.is_object()) {
+                    return bad(
+                        e,
+                        format_args!("{} reply u={u} whose result is not an object", r.op),
+                    );
+                }
+                if res.is_some_and(|v| v.get("errno").is_some()) {
+                    continue;
+                }
+                let get = |k: &str| res.and_then(|v| v.get(k));
+                match r.op.as_str() {
+                    "WRITE" => {
+                        let size = r.size.unwrap_or(0);
+                        let Some(w) = get("written").and_then(|w| w.as_u64()) else {
+                            return bad(
+                                e,
+                                format_args!("WRITE reply u={u} without a byte count (written)"),
+                            );
+                        };
+                        if w > size {
+                            return bad(
+                                e,
+                                format_args!(
+                                    "WRITE reply u={u} writes {w} bytes of a {size}-byte request"
+                                ),
+                            );
+                        }
+                        if w < size && not_modelled.is_none() {
+                            not_modelled = Some(format!("#{} WRITE reply u={u} writes {w} of {size} bytes: a short write, which the model's server never does", e.seq));
+                        }
+                    }
+                    "READ" => {
+                        let size = r.size.unwrap_or(0);
+                        let Some(b) = get("bytes").and_then(|b| b.as_u64()) else {
+                            return bad(
+                                e,
+                                format_args!("READ reply u={u} without a byte count (bytes)"),
+                            );
+                        };
+                        if b > size {
+                            return bad(
+                                e,
+                                format_args!(
+                                    "READ reply u={u} returns {b} bytes of a {size}-byte request"
+                                ),
+                            );
+                        }
+                        if let Some(t) = get("page_tags") {
+                            let Some(t) = t.as_str() else {
+                                return bad(
+                                    e,
+                                    format_args!(
+                                        "READ reply u={u} whose page_tags is not a string"
+                                    ),
+                                );
+                            };
+                            if t.chars().count() as u64 != b.div_ceil(4096) {
+                                return bad(
+                                    e,
+                                    format_args!(
+                                        "READ reply u={u} returns {b} bytes but {} page tags",
+                                        t.chars().count()
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                    "LOOKUP" | "CREATE" => match get("ino").map(|i| i.as_u64()) {
+                        Some(Some(ino)) if ino != ROOT && ino != 0 => {
+                            known_nodes.insert(ino);
+                        }
+                        _ => {
+                            return bad(e, format_args!("{} reply u={u} without a valid ino", r.op))
+                        }
+                    },
+                    _ => {}
+                }
+            }
+            "hold" | "release" => {
+                if let Some(u) = e.unique {
+                    if !reqs.contains_key(&u) {
+                        return bad(
+                            e,
+                            format_args!("{} of unique {u}, which was never read", e.ev),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut unreplied: Vec<(&u64, &Req)> =
+        reqs.iter().filter(|(_, r)| r.replied.is_none()).collect();
+    unreplied.sort_by_key(|(_, r)| r.seq);
+    if let Some((u, r)) = unreplied.first() {
+        return Err(Invalid::Bad(format!(
+            "bad trace: #{} {} u={u} never gets a reply",
+            r.seq, r.op
+        )));
+    }
+    if file_nodes.len() > 1 {
+        return Err(Invalid::NotModelled(format!(
+            "requests for {} files (nodeids {file_nodes:?}): the model has one inode",
+            file_nodes.len()
+        )));
+    }
+    if let Some(s) = not_modelled {
+        return Err(Invalid::NotModelled(s));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{not_modelled, tr, OPEN};
+    use super::super::translate;
+    use serde_json::json;
+
+    /// Structural rules (validate.rs) that the altered fixtures do not cover.
+    #[test]
+    fn structurally_invalid_traces_are_input_errors() {
+        let ok: Vec<&str> = OPEN
+            .iter()
+            .copied()
+            .chain(["call T0 pwrite fd=6 off=0 A", "ret T0 pwrite 4096"])
+            .collect();
+        assert!(translate(&tr(json!({}), &ok), None).is_ok());
+        let bad = |extra: &[&str], needle: &str| {
+            let l: Vec<&str> = ok.iter().chain(extra).copied().collect();
+            let e = translate(&tr(json!({}), &l), None).unwrap_err();
+            assert!(
+                e.starts_with("bad trace: ") && e.contains(needle),
+                "{e} (expected {needle})"
+            );
+        };
+        bad(
+            &["reply 40 FSYNC"],
+            "reply to unique 40, which was never read",
+        );
+        bad(
+            &[
+                "call T0 fsync fd=6",
+                "req 4 FSYNC",
+                "reply 4 FSYNC",
+                "ret T0 fsync 0",
+            ],
+            "FSYNC reuses unique 4 of CREATE",
+        );
+        bad(
+            &[
+                "call T0 fsync fd=6",
+                "req 10 FSYNC",
+                "reply 10 FLUSH",
+                "ret T0 fsync 0",
+            ],
+            "FLUSH reply to unique 10, which is a FSYNC request",
+        );
+        bad(&["ret T0 fsync 0"], "T0 returns from fsync it never called");
+        bad(
+            &["call T0 fsync fd=6", "call T0 close fd=6"],
+            "T0 calls close while its fsync",
+        );
+        bad(
+            &["call T0 fsync fd=6", "ret T0 close 0"],
+            "T0 returns from close but called fsync",
+        );
+        bad(
+            &[
+                "call T0 sync_file_range fd=6 0 0 WRITE",
+                "ret T0 sync_file_range 0",
+                "req 10 WRITE 0 4096 A cache pid=7",
+                "reply 10 WRITE",
+            ],
+            "page-cache WRITE u=10 from pid 7",
+        );
+        bad(
+            &["call T0 fsync fd=6", "req 10 FSYNC", "ret T0 fsync 0"],
+            "FSYNC u=10 never gets a reply",
+        );
+        // READ replies: no more bytes than asked, one tag per 4 KiB
+        let mut l = ok.clone();
+        l.extend([
+            "call T0 open f 0x4002",
+            "req 10 OPEN",
+            "reply 10 OPEN FOPEN_DIRECT_IO",
+            "ret T0 open 7",
+            "call T1 pread fd=7 off=0 len=4096",
+            "req 12 READ 0 4096",
+            "reply 12 READ tags=AB",
+            "ret T1 pread 4096",
+        ]);
+        let e = translate(&tr(json!({}), &l), None).unwrap_err();
+        assert!(
+            e.contains("returns 8192 bytes of a 4096-byte request"),
+            "{e}"
+        );
+        // a ret mark without its value; an event without a known kind; seq
+        let mut ev = tr(json!({}), &ok);
+        ev.last_mut().unwrap().ret = None;
+        let e = translate(&ev, None).unwrap_err();
+        assert!(e.contains("T0's pwrite returns no value"), "{e}");
+        let mut ev = tr(json!({}), &ok);
+        ev[3].seq = ev[2].seq;
+        assert!(translate(&ev, None)
+            .unwrap_err()
+            .contains("does not follow"));
+        let mut ev = tr(json!({}), &ok);
+        ev[1].kind = Some("called".into());
+        assert!(translate(&ev, None)
+            .unwrap_err()
+            .contains("unknown mark kind \"called\""));
+        let mut ev = tr(json!({}), &ok);
+        ev[0].kernel = None;
+        assert!(translate(&ev, None).unwrap_err().contains("no kernel"));
+        // requests on a second file are not modelled, on a nodeid no reply
+        // returned are bad
+        let mut l = ok.clone();
+        l.extend([
+            "call T1 fsync fd=6",
+            "req 8 FSYNC",
+            "reply 8 FSYNC",
+            "req 10 LOOKUP",
+            "reply 10 LOOKUP",
+            "req 12 FSYNC",
+            "reply 12 FSYNC",
+            "ret T1 fsync 0",
+        ]);
+        let mut ev = tr(json!({}), &l);
+        for e in ev.iter_mut() {
+            if e.ev == "reply" && e.unique == Some(10) {
+                e.result = Some(json!({"ino": 3}));
+            }
+            if e.ev == "req" && e.unique == Some(12) {
+                e.nodeid = Some(3);
+            }
+        }
+        assert!(not_modelled(&ev).contains("requests for 2 files"));
+        ev.retain(|e| e.unique != Some(10));
+        let e = translate(&ev, None).unwrap_err();
+        assert!(
+            e.contains("FSYNC u=12 for nodeid 3, which no LOOKUP"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,188 @@
+//! Direct reclaim inside a daemon worker (seed 000 patches 1–2): in legacy
+//! (cgroup v1) memcg reclaim, shrink_folio_list may wait for a FUSE folio's
+//! writeback from inside the daemon that must answer that very WRITE.
+//!
+//! mm/vmscan.c, shrink_folio_list, a folio under PG_writeback (the three
+//! cases of its comment; the flag test added by 0c4f8ed498ce, 6.16):
+//!  1. kswapd, PG_reclaim set, node flagged PGDAT_WRITEBACK: count and
+//!     activate (kswapd is never a daemon thread, so not modelled);
+//!  2. writeback_throttling_sane(sc) (global or cgroup v2 reclaim), or
+//!     !PG_reclaim, or !may_enter_fs(gfp), or the mapping carries
+//!     AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM: folio_set_reclaim, activate,
+//!     go on;
+//!  3. otherwise (legacy memcg, PG_reclaim already set, __GFP_FS):
+//!     folio_unlock, folio_wait_writeback, then retry the folio.
+//!
+//! fuse_init_file_inode sets the flag only when fc->writeback_cache (6.16
+//! to the 2026 trees); folio_end_writeback clears PG_reclaim. The model's
+//! premise is the deadlock's: the server's allocations are charged to the
+//! legacy memcg that also holds the file's folios, with __GFP_FS (a
+//! userspace allocation). Reclaim at another moment, or global / v2
+//! reclaim, only ever marks folios (case 2), which no property observes,
+//! so without `Config::memcg_v1` no reclaim step is generated at all.
+//!
+//! Abstractions: a pass meets one folio under writeback, any one (LRU
+//! order is not modelled); at most `MAX_PASSES` passes per request (one
+//! marks, the next may wait); a clean folio that reclaim would free after
+//! the wait stays in the page cache (eviction only causes a later READ).
+
+use super::model::{Action, Actor, FuseModel};
+use super::state::*;
+use super::step::Step;
+
+/// Reclaim passes a worker makes while handling one request.
+pub const MAX_PASSES: u8 = 2;
+
+impl FuseModel {
+    /// Does the inode's mapping carry AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM?
+    /// (fuse_init_file_inode: only on writeback_cache mounts.)
+    pub fn reclaim_flag(&self) -> bool {
+        self.cfg.variant.reclaim_flag && self.cfg.writeback_cache
+    }
+
+    /// Worker `w` sleeps in folio_wait_writeback from reclaim and the folio
+    /// is still under writeback.
+    pub fn reclaim_blocked(&self, s: &State, w: usize) -> bool {
+        let p = s.rcl[w].wait;
+        p != NONE && s.pages[p as usize].wb()
+    }
+
+    /// The reclaim steps of a worker handling a request.
+    pub(super) fn reclaim_actions(&self, s: &State, w: usize, out: &mut Vec<Action>) {
+        if !self.cfg.memcg_v1 {
+            return;
+        }
+        let actor = Actor::Daemon(w as u8);
+        let r = s.rcl[w];
+        if r.wait != NONE {
+            if !s.pages[r.wait as usize].wb() {
+                out.push(Action {
+                    actor,
+                    step: Step::ReclaimWaitDone,
+                });
+            }
+            return;
+        }
+        if r.passes >= MAX_PASSES {
+            return;
+        }
+        for p in 0..self.cfg.pages as usize {
+            if self.folio(p).start == p && s.pages[p].present() && s.pages[p].wb() {
+                out.push(Action {
+                    actor,
+                    step: Step::ShrinkFolio { page: p as u8 },
+                });
+            }
+        }
+    }
+
+    /// One reclaim step of worker `w` (None when not enabled).
+    pub(super) fn exec_reclaim(&self, s0: &State, w: usize, step: Step) -> Option<State> {
+        if !self.cfg.memcg_v1 || !matches!(s0.workers[w], Worker::Busy { .. }) {
+            return None;
+        }
+        let mut s = *s0;
+        s.ev = Event::None;
+        let r = s.rcl[w];
+        match step {
+            Step::ShrinkFolio { page } => {
+                let p = page as usize;
+                let ok = r.wait == NONE
+                    && r.passes < MAX_PASSES
+                    && p < self.cfg.pages as usize
+                    && self.folio(p).start == p
+                    && s.pages[p].present()
+                    && s.pages[p].wb();
+                if !ok {
+                    return None;
+                }
+                s.rcl[w].passes += 1;
+                let flagged = self.reclaim_flag() && !self.cfg.variant.mut_vmscan_ignores_flag;
+                if !s.pages[p].has(PG_RECLAIM) || flagged {
+                    // case 2: folio_set_reclaim, activate, next folio
+                    self.folio_set(&mut s, p, PG_RECLAIM);
+                    s.ev = Event::ReclaimMark;
+                } else {
+                    // case 3: folio_unlock, folio_wait_writeback
+                    s.rcl[w].wait = page;
+                }
+                Some(s)
+            }
+            Step::ReclaimWaitDone => {
+                if r.wait == NONE || s.pages[r.wait as usize].wb() {
+                    return None;
+                }
+                s.rcl[w].wait = NONE;
+                Some(s)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Kernel words for a reclaim step (narrate.rs).
+pub fn describe(m: &FuseModel, b: &State, a: &State, act: &Action) -> Option<String> {
+    let Actor::Daemon(w) = act.actor else {
+        return None;
+    };
+    let w = w as usize;
+    match act.step {
+        Step::ShrinkFolio { page } => {
+            let flag = if m.reclaim_flag() {
+                "its mapping has AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM"
+            } else {
+                "its mapping has no AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM"
+            };
+            Some(if a.rcl[w].wait != NONE {
+                format!(
+                    "D{w}'s allocation enters memcg v1 reclaim; p{page} is under writeback with PG_reclaim already set and {flag}: folio_wait_writeback (case 3)"
+                )
+            } else if b.pages[page as usize].has(PG_RECLAIM) {
+                format!(
+                    "D{w}'s allocation enters memcg v1 reclaim; p{page} is under writeback and {flag}: activate, no wait (case 2)"
+                )
+            } else {
+                format!(
+                    "D{w}'s allocation enters memcg v1 reclaim; p{page} is under writeback without PG_reclaim: folio_set_reclaim, activate (case 2)"
+                )
+            })
+        }
+        Step::ReclaimWaitDone => Some(format!(
+            "p{} left writeback: D{w}'s folio_wait_writeback returns, reclaim goes on",
+            b.rcl[w].wait
+        )),
+        _ => None,
+    }
+}
+
+/// Sentences for `e` and `r-flag`: which worker sleeps in reclaim on what.
+pub fn why(m: &FuseModel, s: &State) -> Vec<String> {
+    let mut out = Vec::new();
+    for (w, r) in s.rcl.iter().enumerate().take(m.cfg.daemon_threads as usize) {
+        if r.wait == NONE {
+            continue;
+        }
+        let req = match s.workers[w] {
+            Worker::Busy { req, .. } => req.to_string(),
+            _ => "a request".into(),
+        };
+        out.push(format!(
+            "D{w} handles {req} and sleeps in folio_wait_writeback (shrink_folio_list, memcg v1) on p{}: {}; the mapping {} AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM",
+            r.wait,
+            s.page_str(r.wait as usize),
+            if m.reclaim_flag() { "has" } else { "lacks" }
+        ));
+    }
+    out
+}
+
+/// r-flag: no worker sleeps in reclaim on the writeback of a folio whose
+/// mapping carries the flag.
+pub fn r_flag(m: &FuseModel, s: &State) -> bool {
+    !(m.reclaim_flag() && s.rcl.iter().any(|r| r.wait != NONE))
+}
+
+/// Witness: a worker sleeps in folio_wait_writeback from reclaim.
+pub fn w_reclaim_wait(_m: &FuseModel, s: &State) -> bool {
+    s.rcl.iter().any(|r| r.wait != NONE)
+}
