@@ -207,7 +207,11 @@ fn state_l_keeps_one_writeback_request_per_page() {
     use wbspec_models::fuse::FuseModel;
     let cat = catalogue::load_dir(&catalogue_dir()).unwrap();
     let mut checked = 0;
-    for e in cat.entries.iter().filter(|e| e.check.kernel() == "L") {
+    for e in cat
+        .entries
+        .iter()
+        .filter(|e| e.model == "fuse" && e.check.kernel() == "L")
+    {
         let cfg: <FuseModel as Spec>::Config =
             serde_json::from_value(e.check.config_json()).unwrap();
         if !cfg.variant.temp_pages || cfg.variant.mut_l_no_secondary {
