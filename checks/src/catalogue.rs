@@ -30,6 +30,7 @@ const GENERIC_KEYS: &[&str] = &[
     "tags",
     "pair",
     "congested",
+    "symmetry",
 ];
 
 /// Suffix of a derived check run under the model's queue bound.
@@ -76,6 +77,9 @@ pub struct Entry {
     /// The other half of a good/bad pair (e.g. the same workload on the
     /// kernel state that fixed it).
     pub pair: Option<String>,
+    /// The pins are of an exploration reduced by the model's symmetry
+    /// (`symmetry = true`; docs/performance.md).
+    pub symmetry: bool,
     pub check: Arc<dyn Check>,
     /// For a derived `<name>-bg1` check: the check it derives from (its
     /// pins are written into that check's `congested` table).
@@ -388,6 +392,16 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             .ok_or_else(|| ctx("`tags` lists strings".into()))?,
         Some(_) => return Err(ctx("`tags` lists strings".into())),
     };
+    let symmetry = match t.get("symmetry") {
+        None => false,
+        Some(toml::Value::Boolean(b)) => *b,
+        Some(_) => return Err(ctx("`symmetry` must be true or false".into())),
+    };
+    if symmetry && !check.has_symmetry() {
+        return Err(ctx(format!(
+            "`symmetry = true`, but model {model} defines no symmetry reduction"
+        )));
+    }
     let mut out = Vec::new();
     let congested = check.congested();
     match (t.get("congested"), &congested) {
@@ -440,6 +454,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             states: cstates,
             tags: ctags,
             pair: None,
+            symmetry,
             check: cc,
             parent: Some(name.clone()),
         });
@@ -455,6 +470,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             states,
             tags,
             pair: str_key(t, "pair").map_err(ctx)?.map(String::from),
+            symmetry,
             check,
             name,
             parent: None,

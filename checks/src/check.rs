@@ -4,7 +4,8 @@
 //! catalogue entry or trace file through the registry.
 
 use crate::explain;
-use crate::runner::{self, Counterexample, Exploration};
+use crate::runner::{self, Counterexample, Exploration, RunOptions};
+use crate::search::Limits;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
@@ -31,10 +32,20 @@ pub trait Check: Send + Sync {
     /// The model under a small queue bound (`Spec::congested`), and its
     /// label.
     fn congested(&self) -> Option<(Arc<dyn Check>, &'static str)>;
-    fn explore(&self, label: &str, progress: bool) -> Exploration;
+    /// Does the model define a symmetry reduction?
+    fn has_symmetry(&self) -> bool;
+    fn explore(&self, label: &str, opt: &RunOptions, progress: bool) -> Exploration;
     /// Shortest counterexample of an always-property (an error for a name
     /// the model does not have).
-    fn shortest(&self, prop: &str) -> Result<Option<Counterexample>, String>;
+    fn shortest(&self, prop: &str) -> Result<Option<Counterexample>, String> {
+        self.shortest_within(prop, &Limits::default())
+    }
+    /// `shortest`, or `None` when the search reaches `limits` first.
+    fn shortest_within(
+        &self,
+        prop: &str,
+        limits: &Limits,
+    ) -> Result<Option<Counterexample>, String>;
     /// The numbered narrative of a counterexample and why `prop` fails.
     fn explain(&self, prop: &str, cx: &Counterexample) -> Result<Vec<String>, String>;
     /// Per-step records of a trace file (labels, Explorer indices, state
@@ -104,12 +115,19 @@ impl<M: Spec> Check for Typed<M> {
         let model = M::build(&cfg).ok()?;
         Some((Arc::new(Typed { model }) as Arc<dyn Check>, label))
     }
-    fn explore(&self, label: &str, progress: bool) -> Exploration {
-        runner::explore(&self.model, label, progress)
+    fn has_symmetry(&self) -> bool {
+        M::has_symmetry()
     }
-    fn shortest(&self, prop: &str) -> Result<Option<Counterexample>, String> {
+    fn explore(&self, label: &str, opt: &RunOptions, progress: bool) -> Exploration {
+        runner::explore(&self.model, opt, label, progress)
+    }
+    fn shortest_within(
+        &self,
+        prop: &str,
+        limits: &Limits,
+    ) -> Result<Option<Counterexample>, String> {
         let i = self.prop(prop)?;
-        Ok(runner::counterexample(&self.model, i))
+        Ok(runner::counterexample(&self.model, i, limits))
     }
     fn explain(&self, prop: &str, cx: &Counterexample) -> Result<Vec<String>, String> {
         let (actions, states) = self.path(cx)?;

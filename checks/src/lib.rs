@@ -2,16 +2,20 @@
 //! generic over the models' `Spec` trait (no model is named here). The
 //! `wbspec` binary (main.rs) is a thin command line over this library.
 
+pub mod bench;
 pub mod catalogue;
 pub mod check;
 pub mod cite;
 pub mod explain;
 pub mod explore;
+pub mod fingerprint;
 pub mod outcome;
 pub mod paths;
 pub mod pins;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod search;
+pub mod shard;
 pub mod tally;
 pub mod trace;

@@ -1,7 +1,10 @@
 //! `wbspec`: run the catalogue of named model checks.
 
 use wbspec::catalogue::{self, Catalogue, Entry, Verdict};
-use wbspec::{cite, explore, outcome, paths, pins, report, results, trace};
+use wbspec::outcome::Settings;
+use wbspec::runner::Engine;
+use wbspec::search::Limits;
+use wbspec::{bench, cite, explore, outcome, paths, pins, report, results, shard, trace};
 
 use clap::{Parser, Subcommand};
 use std::collections::BTreeMap;
@@ -59,6 +62,58 @@ enum Cmd {
         /// required with --catalogue).
         #[arg(long, value_name = "DIR")]
         traces_dir: Option<PathBuf>,
+        /// With --all: run shard I of N, a deterministic subset balanced by
+        /// pinned state count (merge the JSON reports with merge-reports).
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Measure exploration throughput: unique states, transitions,
+    /// states/s, bytes per stored state and peak RSS, medians over
+    /// repeats, runners interleaved (docs/performance.md).
+    Bench {
+        /// Checks to measure (default: a small, a medium and the largest).
+        names: Vec<String>,
+        /// Measurements per check and runner.
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+        /// Runners, comma-separated: fast, stateright, fast+sym.
+        #[arg(long, default_value = "fast,stateright")]
+        engines: String,
+        /// Also measure another wbspec binary (its `check NAME --json`),
+        /// e.g. a build of the previous commit; repeatable. These come
+        /// first: ratios are relative to the first runner.
+        #[arg(long, value_name = "BINARY")]
+        against: Vec<PathBuf>,
+        /// Bound each run (an incomplete run is reported as such).
+        #[arg(long)]
+        max_states: Option<u64>,
+        #[arg(long)]
+        max_seconds: Option<f64>,
+        /// Write the rows as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// One exploration, no verdicts: a JSON line (used by `bench`).
+    #[command(hide = true)]
+    BenchRun {
+        check: String,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Merge the JSON reports of `check --all --shard I/N` runs into one,
+    /// recomputing the mutation score and the switch judgement; exits as
+    /// `check --all` would have.
+    MergeReports {
+        /// The shards' reports (every shard of one split, once).
+        reports: Vec<PathBuf>,
+        /// Write the merged JSON report here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write the results table (Markdown) here.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
     },
     /// Re-execute a trace file, confirm its property fails at its last
     /// step, and that the file is what its catalogue check records.
@@ -97,6 +152,58 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+}
+
+/// How checks are explored (check, bench-run).
+#[derive(clap::Args, Clone, Debug)]
+struct RunArgs {
+    /// Exploration engine: fast, or stateright (the reference).
+    #[arg(long, default_value = "fast")]
+    engine: String,
+    /// Reduce every check by its model's symmetry (pins of checks the
+    /// catalogue does not reduce are then not compared).
+    #[arg(long, conflicts_with = "no_symmetry")]
+    symmetry: bool,
+    /// Reduce no check (pins of `symmetry = true` checks not compared).
+    #[arg(long)]
+    no_symmetry: bool,
+    /// Stop each exploration after this many unique states: the run is
+    /// incomplete, not a proof (exit 1).
+    #[arg(long, value_name = "N")]
+    max_states: Option<u64>,
+    /// Stop each exploration after this many seconds: the run is
+    /// incomplete, not a proof (exit 1).
+    #[arg(long, value_name = "S")]
+    max_seconds: Option<f64>,
+}
+
+impl RunArgs {
+    fn settings(&self) -> Result<Settings, String> {
+        let max_time = match self.max_seconds {
+            None => None,
+            Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => {
+                Some(std::time::Duration::from_secs_f64(s))
+            }
+            Some(s) => return Err(format!("--max-seconds {s}: give a positive number")),
+        };
+        if self.max_states == Some(0) {
+            return Err("--max-states 0: give a positive count".into());
+        }
+        Ok(Settings {
+            engine: Engine::parse(&self.engine)?,
+            limits: Limits {
+                max_states: self.max_states,
+                max_time,
+            },
+            symmetry: if self.symmetry {
+                Some(true)
+            } else if self.no_symmetry {
+                Some(false)
+            } else {
+                None
+            },
+        })
+    }
 }
 
 /// Standard output that turns a write error into a one-line error (a
@@ -207,12 +314,13 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
         Cmd::Cite { check } => {
             let e = find(entries, &check)?;
             eprintln!("running {} ...", e.name);
-            let r = outcome::run(e, true)?;
+            let set = Settings::default();
+            let r = outcome::run(e, &set, true)?;
             let pair = match &e.pair {
                 Some(p) => {
                     let pe = find(entries, p)?;
                     eprintln!("running {} ...", pe.name);
-                    Some((pe, outcome::run(pe, true)?))
+                    Some((pe, outcome::run(pe, &set, true)?))
                 }
                 None => None,
             };
@@ -226,6 +334,62 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             out.lines(&lines)?;
             Ok(if ok { 0 } else { 1 })
         }
+        Cmd::Bench {
+            names,
+            repeat,
+            engines,
+            against,
+            max_states,
+            max_seconds,
+            json,
+        } => bench::run(
+            &cat,
+            &names,
+            repeat,
+            &engines,
+            &against,
+            &bench::Bounds {
+                max_states,
+                max_seconds,
+            },
+            json.as_deref(),
+            &mut |l| out.line(l).and_then(|()| out.flush()),
+        ),
+        Cmd::BenchRun { check, run } => {
+            let e = find(entries, &check)?;
+            let set = run.settings()?;
+            outcome::validate(e, &set)?;
+            let symmetry = set.symmetry.unwrap_or(e.symmetry);
+            let x = e.check.explore(
+                &e.name,
+                &wbspec::runner::RunOptions {
+                    engine: set.engine,
+                    limits: set.limits,
+                    symmetry,
+                    expected: e.states.filter(|_| symmetry == e.symmetry),
+                },
+                false,
+            );
+            let v = serde_json::json!({
+                "check": e.name, "engine": set.engine.as_str(), "symmetry": symmetry,
+                "complete": x.complete, "unique_states": x.unique_states,
+                "total_states": x.total_states, "max_depth": x.max_depth,
+                "seconds": x.elapsed.as_secs_f64(), "table_bytes": x.table_bytes,
+            });
+            out.line(&v.to_string())?;
+            Ok(if x.complete { 0 } else { 1 })
+        }
+        Cmd::MergeReports {
+            reports,
+            json,
+            markdown,
+        } => shard::run_merge(
+            &cat,
+            &reports,
+            json.as_deref(),
+            markdown.as_deref(),
+            &mut |l| out.line(l),
+        ),
         Cmd::List => {
             for e in entries {
                 out.line(&format!(
@@ -247,7 +411,18 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             markdown,
             write_traces,
             traces_dir,
+            shard,
+            run,
         } => {
+            let set = run.settings()?;
+            let shard = match shard {
+                Some(_) if !all => return Err("--shard needs --all".into()),
+                Some(_) if markdown.is_some() => {
+                    return Err("--shard with --markdown: the table needs every check (merge-reports --markdown)".into())
+                }
+                Some(s) => Some(shard::Shard::parse(&s)?),
+                None => None,
+            };
             if traces_dir.is_some() && !write_traces {
                 return Err("--traces-dir needs --write-traces".into());
             }
@@ -268,7 +443,10 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 if let Some(b) = bad.first() {
                     return Err(b.clone());
                 }
-                entries.iter().collect()
+                match shard {
+                    Some(sh) => shard::select(entries, sh),
+                    None => entries.iter().collect(),
+                }
             } else {
                 if names.is_empty() {
                     return Err("name at least one check, or use --all (see `wbspec list`)".into());
@@ -290,12 +468,29 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 }
                 v
             };
+            for e in &selected {
+                outcome::validate(e, &set)?;
+            }
+            if update_pins {
+                if let Some(e) = selected
+                    .iter()
+                    .find(|e| set.symmetry.is_some_and(|x| x != e.symmetry))
+                {
+                    return Err(format!(
+                        "--update-pins refused: --symmetry/--no-symmetry differs from the catalogue's choice for {}",
+                        e.name
+                    ));
+                }
+                if set.limits != Limits::default() {
+                    return Err("--update-pins refused with --max-states/--max-seconds".into());
+                }
+            }
             let mut results_v = Vec::new();
             let mut written = Vec::new();
             let t0 = std::time::Instant::now();
             for e in &selected {
                 eprintln!("running {} ...", e.name);
-                let r = outcome::run(e, true)?;
+                let r = outcome::run(e, &set, true)?;
                 out.lines(&report::verdict_lines(&r))?;
                 if explain {
                     out.lines(&report::counterexample_lines(e, &r)?)?;
@@ -308,17 +503,22 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 }
                 results_v.push(r);
             }
-            if let (true, true, Some(d)) = (all, own, &trace_dir) {
+            if let (true, true, None, Some(d)) = (all, own, shard, &trace_dir) {
                 remove_stale_traces(d, &selected, &written)?;
             }
             let mut bad = results_v.iter().filter(|r| !r.ok()).count();
             out.lines(&report::summary_lines(&results_v, t0.elapsed()))?;
-            let ms = results::mutation_score(&selected, &results_v);
+            // a shard cannot judge what needs every check: merge-reports does
+            let ms = if shard.is_some() {
+                None
+            } else {
+                results::mutation_score(&selected, &results_v)
+            };
             if let Some(ms) = &ms {
                 out.line(&ms.line())?;
                 bad += ms.survived.len();
             }
-            let switches = all.then(|| results::switches(&cat, &results_v));
+            let switches = (all && shard.is_none()).then(|| results::switches(&cat, &results_v));
             if let Some(sw) = &switches {
                 for s in sw {
                     out.line(&s.line())?;
@@ -380,6 +580,12 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 }
                 if let Some(sw) = &switches {
                     extra.insert("switches".into(), results::switches_json(sw));
+                }
+                if let Some(sh) = shard {
+                    extra.insert(
+                        "shard".into(),
+                        serde_json::json!({"index": sh.index, "count": sh.count}),
+                    );
                 }
                 let doc = report::json_report(checks, serde_json::Value::Object(extra));
                 let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;

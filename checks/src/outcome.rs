@@ -4,9 +4,22 @@
 //! type.
 
 use crate::catalogue::{Entry, Verdict};
-use crate::runner::Counterexample;
+use crate::runner::{Counterexample, Engine, RunOptions};
+use crate::search::{Limits, Stop};
 use stateright::Expectation;
 use std::time::Duration;
+
+/// How a command runs its checks: the engine, bounds, and whether to
+/// override the catalogue's symmetry choice.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Settings {
+    pub engine: Engine,
+    pub limits: Limits,
+    /// `Some(on)`: every check explores with (or without) the model's
+    /// symmetry reduction, whatever its catalogue entry says; the pinned
+    /// counts of entries explored the other way are then not compared.
+    pub symmetry: Option<bool>,
+}
 
 #[derive(Clone, Debug)]
 pub struct PropResult {
@@ -28,6 +41,9 @@ pub struct WitnessResult {
     pub pinned: Option<u64>,
     /// Listed in the catalogue entry (must be reached).
     pub listed: bool,
+    /// The pinned count applies to this run (not when the run's symmetry
+    /// differs from the catalogue's).
+    pub compare: bool,
     /// Visited states that satisfy the witness.
     pub count: u64,
 }
@@ -38,7 +54,9 @@ impl WitnessResult {
     pub fn status(&self, pinned_entry: bool) -> Result<(), String> {
         match (self.listed, self.pinned) {
             (true, _) if self.count == 0 => Err("MISMATCH required".into()),
-            (true, Some(p)) if p != self.count => Err(format!("MISMATCH pinned {p}")),
+            (true, Some(p)) if self.compare && p != self.count => {
+                Err(format!("MISMATCH pinned {p}"))
+            }
             (false, _) if pinned_entry && self.count > 0 => Err("MISMATCH not pinned".into()),
             _ => Ok(()),
         }
@@ -51,6 +69,14 @@ pub struct CheckResult {
     pub model: &'static str,
     pub model_version: &'static str,
     pub complete: bool,
+    /// Why an incomplete exploration stopped.
+    pub stopped: Option<Stop>,
+    /// Explored with the model's symmetry reduction.
+    pub symmetry: bool,
+    /// The catalogue's pins apply to this run's counts (its symmetry is
+    /// the catalogue's).
+    pub pins_apply: bool,
+    pub engine: Engine,
     pub unique_states: u64,
     pub total_states: u64,
     pub max_depth: u64,
@@ -60,11 +86,16 @@ pub struct CheckResult {
     /// The entry pins its witness counts (a table, not a list).
     pub witnesses_pinned: bool,
     pub elapsed: Duration,
+    /// Bytes of the visited-state table (0: not measured).
+    pub table_bytes: u64,
 }
 
 impl CheckResult {
     pub fn states_ok(&self) -> bool {
-        self.expected_states == Some(self.unique_states)
+        match self.expected_states {
+            Some(x) => !self.pins_apply || x == self.unique_states,
+            None => false,
+        }
     }
     pub fn verdicts_ok(&self) -> bool {
         self.props.iter().all(|p| p.expected == p.observed)
@@ -81,10 +112,39 @@ impl CheckResult {
     }
 }
 
+/// Can `e` run under `set`? (The symmetry it asks for exists and the
+/// engine supports it.)
+pub fn validate(e: &Entry, set: &Settings) -> Result<(), String> {
+    let symmetry = set.symmetry.unwrap_or(e.symmetry);
+    if symmetry && !e.check.has_symmetry() {
+        return Err(format!(
+            "check '{}': model {} defines no symmetry reduction",
+            e.name,
+            e.check.model()
+        ));
+    }
+    if symmetry && set.engine == Engine::Stateright {
+        return Err(format!(
+            "check '{}': symmetry reduction needs the fast engine (--no-symmetry with --engine stateright)",
+            e.name
+        ));
+    }
+    Ok(())
+}
+
 /// Runs one catalogue entry: exploration, verdicts against expectations,
 /// shortest counterexamples of what is violated.
-pub fn run(e: &Entry, progress: bool) -> Result<CheckResult, String> {
-    let x = e.check.explore(&e.name, progress);
+pub fn run(e: &Entry, set: &Settings, progress: bool) -> Result<CheckResult, String> {
+    validate(e, set)?;
+    let symmetry = set.symmetry.unwrap_or(e.symmetry);
+    let pins_apply = symmetry == e.symmetry;
+    let opt = RunOptions {
+        engine: set.engine,
+        limits: set.limits,
+        symmetry,
+        expected: e.states.filter(|_| pins_apply),
+    };
+    let x = e.check.explore(&e.name, &opt, progress);
     let defs = e.check.property_defs();
     let mut props = Vec::new();
     let mut witnesses = Vec::new();
@@ -97,6 +157,7 @@ pub fn run(e: &Entry, progress: bool) -> Result<CheckResult, String> {
                     name: d.name,
                     pinned,
                     listed,
+                    compare: pins_apply,
                     count,
                 });
             }
@@ -115,19 +176,26 @@ pub fn run(e: &Entry, progress: bool) -> Result<CheckResult, String> {
         }
     }
     for p in props.iter_mut().filter(|p| p.observed == Verdict::Violated) {
-        let cx = e.check.shortest(p.name)?.ok_or_else(|| {
-            format!(
+        // An incomplete run's counterexample search has the same bounds;
+        // it may give up (the violation stands, without a trace).
+        let cx = e.check.shortest_within(p.name, &set.limits)?;
+        if cx.is_none() && x.complete && set.limits == Limits::default() {
+            return Err(format!(
                 "check '{}': the exploration saw {} violated, but the breadth-first search found no path (model not deterministic?)",
                 e.name, p.name
-            )
-        })?;
-        p.trace = Some(cx);
+            ));
+        }
+        p.trace = cx;
     }
     Ok(CheckResult {
         name: e.name.clone(),
         model: e.check.model(),
         model_version: e.check.model_version(),
         complete: x.complete,
+        stopped: x.stopped,
+        symmetry,
+        pins_apply,
+        engine: set.engine,
         unique_states: x.unique_states,
         total_states: x.total_states,
         max_depth: x.max_depth,
@@ -136,5 +204,6 @@ pub fn run(e: &Entry, progress: bool) -> Result<CheckResult, String> {
         witnesses,
         witnesses_pinned: e.witnesses_pinned(),
         elapsed: x.elapsed,
+        table_bytes: x.table_bytes,
     })
 }

@@ -16,10 +16,14 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
     let mut out = Vec::new();
     for p in &r.props {
         let word = match p.observed {
+            // an incomplete search proves no "never"
+            Verdict::Holds if !r.complete => "Unknown",
             Verdict::Holds => "Never",
             Verdict::Violated => "Sometimes",
         };
-        let status = if p.expected == p.observed {
+        let status = if p.observed == Verdict::Holds && !r.complete {
+            "incomplete".to_string()
+        } else if p.expected == p.observed {
             "ok".to_string()
         } else {
             format!("MISMATCH expected {}", p.expected.as_str())
@@ -45,17 +49,27 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
         ));
     }
     let states = match r.expected_states {
+        _ if !r.complete => format!(
+            "({}: incomplete, not a proof)",
+            r.stopped.map_or("stopped".into(), |s| s.describe())
+        ),
+        Some(_) if !r.pins_apply => format!(
+            "not compared (symmetry {}, the pins are {})",
+            if r.symmetry { "on" } else { "off" },
+            if r.symmetry { "unreduced" } else { "reduced" }
+        ),
         Some(x) if x == r.unique_states => "ok".to_string(),
         Some(x) => format!("MISMATCH pinned {x}"),
         None => "MISMATCH unpinned".to_string(),
     };
     out.push(format!(
-        "States {} {} {} depth={} {:.2}s {}",
+        "States {} {} {} depth={} {:.2}s{} {}",
         r.name,
         if r.complete { "complete" } else { "INCOMPLETE" },
         r.unique_states,
         r.max_depth,
         r.elapsed.as_secs_f64(),
+        if r.symmetry { " symmetry" } else { "" },
         states
     ));
     out
@@ -65,13 +79,21 @@ pub fn summary_lines(results: &[CheckResult], t: Duration) -> Vec<String> {
     let verdicts: usize = results.iter().map(|r| r.props.len()).sum();
     let mism: usize = results
         .iter()
-        .map(|r| r.props.iter().filter(|p| p.expected != p.observed).count())
+        .map(|r| {
+            r.props
+                .iter()
+                .filter(|p| {
+                    p.expected != p.observed && (r.complete || p.observed == Verdict::Violated)
+                })
+                .count()
+        })
         .sum();
     let bad: Vec<&str> = results
         .iter()
         .filter(|r| !r.ok())
         .map(|r| r.name.as_str())
         .collect();
+    let incomplete = results.iter().filter(|r| !r.complete).count();
     let mut out = vec![format!(
         "Summary: {} checks, {} verdicts, {} verdict mismatches, {} checks not as expected, {:.1}s",
         results.len(),
@@ -80,6 +102,11 @@ pub fn summary_lines(results: &[CheckResult], t: Duration) -> Vec<String> {
         bad.len(),
         t.as_secs_f64()
     )];
+    if incomplete > 0 {
+        out.push(format!(
+            "Incomplete: {incomplete} checks stopped at a bound: their \"holds\" verdicts are not a proof"
+        ));
+    }
     if !bad.is_empty() {
         out.push(format!("Not as expected: {}", bad.join(" ")));
     }
@@ -127,6 +154,8 @@ pub fn check_json(e: &Entry, r: &CheckResult) -> Value {
         "switches": e.check.switches_changed(),
         "config": e.check.config_json(),
         "complete": r.complete,
+        "stopped": r.stopped.map(|s| s.describe()),
+        "symmetry": r.symmetry,
         "unique_states": r.unique_states,
         "total_states": r.total_states,
         "max_depth": r.max_depth,

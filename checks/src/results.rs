@@ -313,8 +313,9 @@ pub fn markdown(
                 row.push_str(&format!(" {cell} |"));
             }
             row.push_str(&format!(
-                " {} | {} |",
+                " {}{} | {} |",
                 r.unique_states,
+                if r.symmetry { " (symmetry)" } else { "" },
                 e.question.replace('|', "/")
             ));
             s.push_str(&row);

@@ -3,6 +3,7 @@
 //! own for a shortest counterexample, and replay of an action list.
 //! (outcome.rs turns these into a catalogue check's verdicts.)
 
+use crate::search::{self, Limits, Stop};
 use crate::tally::Tallied;
 use serde_json::Value;
 use stateright::{Checker, Model};
@@ -34,21 +35,95 @@ impl Counterexample {
 #[derive(Clone, Debug)]
 pub struct Exploration {
     pub complete: bool,
+    /// Why an incomplete exploration stopped.
+    pub stopped: Option<Stop>,
     pub unique_states: u64,
+    /// States generated, duplicates included (transitions + initial
+    /// states).
     pub total_states: u64,
     pub max_depth: u64,
     /// Per property of the model, the visited states that hit it.
     pub hits: Vec<u64>,
     pub elapsed: Duration,
+    /// Bytes of the visited-state table (0 when the engine does not say).
+    pub table_bytes: u64,
 }
 
-/// Exhaustive DFS with Stateright's checker, one thread, no timeout and
-/// no target (stateright-notes G4), so a finished run is a full
-/// exploration. Progress goes to stderr for runs longer than 2 s.
-pub fn explore<M: Spec>(m: &M, label: &str, progress: bool) -> Exploration {
+/// Which exploration loop runs a check.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// search.rs: the same DFS order as Stateright's, cheaper per state.
+    #[default]
+    Fast,
+    /// Stateright's own DFS checker through the tally wrapper: the
+    /// reference the fast engine is compared with.
+    Stateright,
+}
+
+impl Engine {
+    pub fn parse(s: &str) -> Result<Engine, String> {
+        match s {
+            "fast" => Ok(Engine::Fast),
+            "stateright" => Ok(Engine::Stateright),
+            _ => Err(format!("unknown engine '{s}' (fast, stateright)")),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Fast => "fast",
+            Engine::Stateright => "stateright",
+        }
+    }
+}
+
+/// How to explore one check.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    pub engine: Engine,
+    pub limits: Limits,
+    /// Explore one state per symmetry class (`Spec::representative`).
+    pub symmetry: bool,
+    /// Expected unique states (the pin): sizes the fast engine's table.
+    pub expected: Option<u64>,
+}
+
+/// Exhaustive exploration of `m` with the engine `opt` names.
+pub fn explore<M: Spec>(m: &M, opt: &RunOptions, label: &str, progress: bool) -> Exploration {
+    match opt.engine {
+        Engine::Fast => search::explore(
+            m,
+            &search::Options {
+                limits: opt.limits,
+                symmetry: opt.symmetry,
+                expected: opt.expected,
+            },
+            label,
+            progress,
+        ),
+        Engine::Stateright => explore_stateright(m, &opt.limits, label, progress),
+    }
+}
+
+/// Exhaustive DFS with Stateright's checker, one thread, no target
+/// (stateright-notes G4) unless `limits` sets one, so a finished run
+/// without limits is a full exploration. Progress goes to stderr for
+/// runs longer than 2 s.
+pub fn explore_stateright<M: Spec>(
+    m: &M,
+    limits: &Limits,
+    label: &str,
+    progress: bool,
+) -> Exploration {
     let model = Tallied::new(m.clone());
     let start = Instant::now();
-    let checker = model.clone().checker().spawn_dfs();
+    let mut builder = model.clone().checker();
+    if let Some(n) = limits.max_states {
+        builder = builder.target_state_count(n as usize);
+    }
+    if let Some(t) = limits.max_time {
+        builder = builder.timeout(t);
+    }
+    let checker = builder.spawn_dfs();
     let mut last = Instant::now();
     while !checker.is_done() {
         std::thread::sleep(Duration::from_millis(20));
@@ -65,15 +140,26 @@ pub fn explore<M: Spec>(m: &M, label: &str, progress: bool) -> Exploration {
         }
     }
     let checker = checker.join();
+    let unique = checker.unique_state_count() as u64;
+    // Stateright's DFS stops at a target state count (checked against
+    // generated states, duplicates included) or a timeout without saying
+    // which; either means the search is not exhaustive.
+    let stopped = match (limits.max_states, limits.max_time) {
+        (Some(n), _) if checker.state_count() as u64 >= n => Some(Stop::MaxStates(n)),
+        (_, Some(t)) if start.elapsed() >= t => Some(Stop::MaxTime(t)),
+        _ => None,
+    };
     Exploration {
-        complete: checker.is_done(),
-        unique_states: checker.unique_state_count() as u64,
+        complete: stopped.is_none() && checker.is_done(),
+        stopped,
+        unique_states: unique,
         total_states: checker.state_count() as u64,
         max_depth: checker.max_depth() as u64,
         hits: (0..M::property_defs().len())
             .map(|i| model.count(i))
             .collect(),
         elapsed: start.elapsed(),
+        table_bytes: 0,
     }
 }
 
@@ -90,6 +176,21 @@ pub fn enabled<M: Spec>(m: &M, s: &M::State) -> Vec<M::Action> {
 /// own BFS may report a longer path). Returns the actions and the
 /// Explorer path (init index, then action indices).
 pub fn shortest<M: Spec>(m: &M, prop: usize) -> Option<(Vec<M::Action>, String)> {
+    shortest_within(m, prop, &Limits::default())
+}
+
+/// `shortest`, giving up (`None`) once the search has stored
+/// `limits.max_states` states or run `limits.max_time`.
+pub fn shortest_within<M: Spec>(
+    m: &M,
+    prop: usize,
+    limits: &Limits,
+) -> Option<(Vec<M::Action>, String)> {
+    let start = Instant::now();
+    let over = |n: usize| {
+        limits.max_states.is_some_and(|x| n as u64 >= x)
+            || (n.is_multiple_of(4096) && limits.max_time.is_some_and(|t| start.elapsed() >= t))
+    };
     let holds = |s: &M::State| m.condition(prop, s);
     let inits = m.init_states();
     let mut seen: HashMap<M::State, ()> = HashMap::new();
@@ -107,6 +208,9 @@ pub fn shortest<M: Spec>(m: &M, prop: usize) -> Option<(Vec<M::Action>, String)>
     }
     let mut acts = Vec::new();
     while let Some(i) = queue.pop_front() {
+        if over(nodes.len()) {
+            return None;
+        }
         let s = nodes[i].0.clone();
         acts.clear();
         m.actions(&s, &mut acts);
@@ -173,8 +277,8 @@ pub fn label<M: Spec>(m: &M, a: &M::Action) -> String {
 }
 
 /// A counterexample of `prop` in model-free form.
-pub fn counterexample<M: Spec>(m: &M, prop: usize) -> Option<Counterexample> {
-    let (actions, encoded) = shortest(m, prop)?;
+pub fn counterexample<M: Spec>(m: &M, prop: usize, limits: &Limits) -> Option<Counterexample> {
+    let (actions, encoded) = shortest_within(m, prop, limits)?;
     Some(Counterexample {
         labels: actions.iter().map(|a| label(m, a)).collect(),
         actions: actions

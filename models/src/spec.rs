@@ -8,6 +8,7 @@
 //! implementing `Spec`, one line in `registry::with_model`, catalogue
 //! entries with `model = "<NAME>"`, and a docs/model-<name>.md page.
 
+use crate::common::encode::Enc;
 use serde::{de::DeserializeOwned, Serialize};
 use stateright::{Expectation, Model, Property};
 use std::fmt::Debug;
@@ -112,6 +113,47 @@ pub trait Spec:
         h
     }
 
+    /// `hits(s)`, given the successors of `s` as `successors` returns
+    /// them (the exhaustive search has computed them anyway). Models may
+    /// override it to read enabledness (deadlock, blocked tasks) from
+    /// `succ` instead of executing steps again; it must equal `hits(s)`.
+    fn hits_given(&self, s: &Self::State, succ: &[(Self::Action, Self::State)]) -> u64 {
+        let _ = succ;
+        self.hits(s)
+    }
+
+    /// The enabled actions of `s` with their successor states, in
+    /// `actions` order (the Explorer's indices). The default executes
+    /// `actions` and then `next_state` per action; models override it to
+    /// execute each step once.
+    fn successors(&self, s: &Self::State, out: &mut Vec<(Self::Action, Self::State)>) {
+        successors_from_actions(self, s, out)
+    }
+
+    /// Writes a byte image of `s` that determines it (equal images
+    /// exactly for equal states) and returns true; the checker
+    /// fingerprints states by hashing it in one pass. The default (false)
+    /// makes the checker hash the derived `Hash` instead, one call per
+    /// field. See common/encode.rs.
+    fn encode(&self, s: &Self::State, out: &mut Enc) -> bool {
+        let _ = (s, out);
+        false
+    }
+
+    /// Does the model define a symmetry reduction (`representative`)?
+    fn has_symmetry() -> bool {
+        false
+    }
+    /// The canonical member of the class of states that the model's
+    /// symmetry (interchangeable actors) makes equivalent: equal for two
+    /// states exactly when one is a permutation of the other that maps
+    /// transitions to transitions and keeps every property's value.
+    /// Default: the identity (no reduction). docs/performance.md says
+    /// what a model must prove before overriding it.
+    fn representative(&self, s: &Self::State) -> Self::State {
+        s.clone()
+    }
+
     /// The model's kernel states, for the results legend.
     fn kernel_states() -> &'static [KernelState];
     /// The kernel state of a configuration, short (`T2`).
@@ -150,6 +192,18 @@ pub trait Spec:
     /// The compact multi-line state rendering that trace files diff.
     fn render(&self, s: &Self::State) -> String {
         format!("{s:?}")
+    }
+}
+
+/// The successors of `s` from `actions` and `next_state`: the default of
+/// `Spec::successors`, and what an override must equal.
+pub fn successors_from_actions<M: Spec>(m: &M, s: &M::State, out: &mut Vec<(M::Action, M::State)>) {
+    let mut acts = Vec::new();
+    m.actions(s, &mut acts);
+    for a in acts {
+        if let Some(ns) = m.next_state(s, a) {
+            out.push((a, ns));
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! staleness. Models keep their states small, flat and `Copy` with these.
 
 pub mod bounded;
+pub mod encode;
 pub mod history;
 pub mod page;
 pub mod rwsem;

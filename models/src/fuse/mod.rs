@@ -5,6 +5,7 @@ mod attr;
 pub mod config;
 mod daemon;
 mod direct;
+mod encode;
 mod errors;
 mod folio;
 mod ghost;
@@ -32,6 +33,7 @@ pub use model::{Action, Actor, FuseModel};
 pub use state::State;
 pub use step::Step;
 
+use crate::common::encode::Enc;
 use crate::spec::{self, KernelState, PropertyDef, Spec, SwitchDef, SwitchKind};
 
 /// Version of the model's step semantics, recorded in every saved trace
@@ -153,6 +155,48 @@ impl Spec for FuseModel {
 
     fn condition(&self, i: usize, s: &State) -> bool {
         properties::CONDITIONS[i](self, s)
+    }
+
+    fn hits_given(&self, s: &State, succ: &[(Action, State)]) -> u64 {
+        properties::hits_given(self, s, succ)
+    }
+
+    fn successors(&self, s: &State, out: &mut Vec<(Action, State)>) {
+        FuseModel::successors(self, s, out)
+    }
+
+    fn has_symmetry() -> bool {
+        true
+    }
+
+    /// The daemon's worker threads are interchangeable: the state with
+    /// its workers sorted, each with its per-worker state (`rcl`, the
+    /// direct reclaim it is in). Sound because a worker's index appears in
+    /// no step but "the lowest idle worker reads" (whichever reads, the
+    /// successors are permutations of each other) and every property
+    /// reads the workers as a multiset; state L's rb-tree lookup is argued
+    /// in docs/performance.md, and checks/tests/engines.rs checks, on
+    /// every reachable state of every catalogue check but the largest,
+    /// that successors and properties commute with this map.
+    fn representative(&self, s: &State) -> State {
+        let nw = self.cfg.daemon_threads as usize;
+        let key = |w: usize| {
+            let state::Reclaim { passes, wait } = s.rcl[w];
+            (s.workers[w], passes, wait)
+        };
+        let mut order: [usize; config::MAX_WORKERS] = std::array::from_fn(|w| w);
+        order[..nw].sort_unstable_by_key(|&w| key(w));
+        let mut r = *s;
+        for (i, &w) in order[..nw].iter().enumerate() {
+            r.workers[i] = s.workers[w];
+            r.rcl[i] = s.rcl[w];
+        }
+        r
+    }
+
+    fn encode(&self, s: &State, out: &mut Enc) -> bool {
+        encode::encode(out, s);
+        true
     }
 
     fn kernel_states() -> &'static [KernelState] {

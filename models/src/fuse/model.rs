@@ -269,10 +269,19 @@ impl FuseModel {
     }
 
     /// Runs task `t`'s next step if it is enabled.
-    /// Runs task `t`'s next step if it is enabled.
     pub fn exec_task(&self, s0: &State, t: usize) -> Option<(Step, State)> {
-        let op = self.current_op(s0, t)?;
         let mut s = *s0;
+        let step = self.exec_task_in(s0, &mut s, t)?;
+        Some((step, s))
+    }
+
+    /// Runs task `t`'s next step on `s`, a copy of `s0`, in place if it is
+    /// enabled (`s` is garbage when it is not). `successors` builds each
+    /// successor in its slot of the output this way, with one copy of the
+    /// state.
+    #[allow(clippy::needless_borrow)]
+    pub fn exec_task_in(&self, s0: &State, mut s: &mut State, t: usize) -> Option<Step> {
+        let op = self.current_op(s0, t)?;
         s.ev = Event::None;
         let step = match op {
             Op::Entry => self.op_entry(&mut s, t)?,
@@ -321,7 +330,7 @@ impl FuseModel {
         };
         let reader = matches!(step, Step::GetattrReply | Step::ShortRead);
         self.track_sizes(s0, &mut s, reader);
-        Some((step, s))
+        Some(step)
     }
 
     pub fn enabled(&self, s: &State, out: &mut Vec<Action>) {
@@ -333,6 +342,44 @@ impl FuseModel {
                 });
             }
         }
+        self.daemon_actions(s, out);
+    }
+
+    /// The enabled actions with their successor states, in `enabled`
+    /// order (`Spec::successors`): each task step executed once, in its
+    /// output slot; the daemon's actions as `enabled` lists them, each
+    /// executed by `step`.
+    pub fn successors(&self, s: &State, out: &mut Vec<(Action, State)>) {
+        for t in 0..s.tasks.len() {
+            if self.task_done(s, t) {
+                continue;
+            }
+            // the step is filled in once known
+            let i = out.len();
+            let actor = Actor::Task(t as u8);
+            out.push((
+                Action {
+                    actor,
+                    step: Step::Return,
+                },
+                *s,
+            ));
+            match self.exec_task_in(s, &mut out[i].1, t) {
+                Some(step) => out[i].0.step = step,
+                None => out.truncate(i),
+            }
+        }
+        let mut acts = Vec::new();
+        self.daemon_actions(s, &mut acts);
+        for a in acts {
+            if let Some(ns) = self.step(s, a) {
+                out.push((a, ns));
+            }
+        }
+    }
+
+    /// The daemon's enabled actions (the second half of `enabled`).
+    pub fn daemon_actions(&self, s: &State, out: &mut Vec<Action>) {
         let nw = self.cfg.daemon_threads as usize;
         if !s.fuse_q.is_empty() {
             if let Some(w) = Self::reader(s, nw) {

@@ -2,7 +2,7 @@
 //! witnesses that prove each racy window is reached.
 
 use super::lfolio;
-use super::model::FuseModel;
+use super::model::{Action, Actor, FuseModel};
 use super::program::Op;
 use super::reclaim;
 use super::state::*;
@@ -351,14 +351,16 @@ pub fn c1(m: &FuseModel, s: &State) -> bool {
 }
 
 pub fn e(m: &FuseModel, s: &State) -> bool {
+    e_with(m, s, || m.any_enabled(s))
+}
+
+/// e with "some step is enabled" given (hits_given knows the successors).
+fn e_with(m: &FuseModel, s: &State, any_enabled: impl FnOnce() -> bool) -> bool {
     // after a BUG_ON the kernel has oopsed: liveness is not judged (g-bugon
     // reports it)
     // (likewise after the oops of a readahead READ with no folio:
     // lf-progress reports it)
-    s.viol & VIOL_BUG != 0
-        || s.lf_viol & VIOL_LF_EMPTY != 0
-        || m.all_finished(s)
-        || m.any_enabled(s)
+    s.viol & VIOL_BUG != 0 || s.lf_viol & VIOL_LF_EMPTY != 0 || m.all_finished(s) || any_enabled()
 }
 
 fn blocked_in(m: &FuseModel, s: &State, t: usize) -> bool {
@@ -378,6 +380,11 @@ pub fn w_mkwrite_blocked(m: &FuseModel, s: &State) -> bool {
 }
 
 pub fn w_dio_waits_wb(m: &FuseModel, s: &State) -> bool {
+    dio_waits_wb(m, s, |t| blocked_in(m, s, t))
+}
+
+/// w-dio-waits-wb with the blocked test given.
+fn dio_waits_wb(m: &FuseModel, s: &State, blocked: impl Fn(usize) -> bool) -> bool {
     use super::config::TaskSpec::*;
     (0..s.tasks.len()).any(|t| {
         matches!(
@@ -389,7 +396,7 @@ pub fn w_dio_waits_wb(m: &FuseModel, s: &State) -> bool {
                 | Some(Op::Invalidate { .. })
                 | Some(Op::SyncWritesWait { .. })
                 | Some(Op::WritePages { .. })
-        ) && blocked_in(m, s, t)
+        ) && blocked(t)
             && s.pages.iter().any(|p| p.wb())
     })
 }
@@ -493,6 +500,98 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     w_ra_blocked,
     |_, s| s.ev == Event::WbCongested,
 ];
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Index of a property in `PROPERTIES` (compile error if absent).
+const fn index_of(name: &str) -> usize {
+    let mut i = 0;
+    while i < PROPERTIES.len() {
+        if str_eq(PROPERTIES[i].name, name) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("no such property")
+}
+
+const I_E: usize = index_of("e");
+const I_C1: usize = index_of("c1");
+const I_DIO_WAITS_WB: usize = index_of("w-dio-waits-wb");
+
+/// Bit i set when property i is an `always` property (its condition
+/// holding is no hit).
+const ALWAYS: u64 = {
+    let mut m = 0u64;
+    let mut i = 0;
+    while i < PROPERTIES.len() {
+        if !matches!(PROPERTIES[i].expectation, Expectation::Sometimes) {
+            m |= 1 << i;
+        }
+        i += 1;
+    }
+    m
+};
+
+/// c1 in one pass: a page covered by two page-cache WRITEs in flight.
+fn c1_fast(m: &FuseModel, s: &State) -> bool {
+    let mut seen = 0u32;
+    for (first, _, sent, _) in cache_writes(s) {
+        let hi = ((first + sent) as u32).min(m.cfg.pages as u32);
+        for p in first as u32..hi {
+            if seen & (1 << p) != 0 {
+                return false;
+            }
+            seen |= 1 << p;
+        }
+    }
+    true
+}
+
+/// `Spec::hits` given the successors of `s` (the exhaustive search has
+/// them): `e` and the blocked-task test of `w-dio-waits-wb` read
+/// enabledness from `succ` instead of executing every task's step again;
+/// `c1` in one pass; every other property is its condition. Equal to the
+/// generic `hits` (checks/tests/engines.rs compares them on every
+/// reachable state of every catalogue check but the largest).
+pub fn hits_given(m: &FuseModel, s: &State, succ: &[(Action, State)]) -> u64 {
+    /// Condition `I` (0 past the last property), each a direct call the
+    /// compiler can inline: no loop, no dispatch through the table.
+    #[inline(always)]
+    fn bit<const I: usize>(m: &FuseModel, s: &State, succ: &[(Action, State)]) -> u64 {
+        if I >= CONDITIONS.len() {
+            return 0;
+        }
+        let enabled = |t: usize| succ.iter().any(|(a, _)| a.actor == Actor::Task(t as u8));
+        let holds = match I {
+            I_E => e_with(m, s, || !succ.is_empty()),
+            I_C1 => c1_fast(m, s),
+            I_DIO_WAITS_WB => dio_waits_wb(m, s, |t| !enabled(t) && !m.task_done(s, t)),
+            _ => CONDITIONS[I](m, s),
+        };
+        (holds as u64) << I
+    }
+    macro_rules! bits {
+        ($($i:literal)*) => { 0 $(| bit::<$i>(m, s, succ))* };
+    }
+    let c: u64 = bits!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26
+        27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55
+        56 57 58 59 60 61 62 63);
+    c ^ ALWAYS
+}
 
 /// Does the state violate (always) or witness (sometimes) property `i`?
 pub fn hit(i: usize, m: &FuseModel, s: &State) -> bool {

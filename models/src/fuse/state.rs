@@ -35,7 +35,7 @@ pub const V_PREDIRTY: u8 = 15;
 /// A request on /dev/fuse. `task` names the kernel task waiting for the
 /// reply (synchronous requests); writeback WRITEs are background requests
 /// whose completion is fuse_writepage_end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Req {
     /// A page-cache (writeback) WRITE with FUSE_WRITE_CACHE: the wpa covers
     /// `first..first+n`; `sent` pages survived the crop at i_size.
@@ -173,7 +173,7 @@ impl fmt::Display for Req {
 }
 
 /// A FUSE daemon worker thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Worker {
     Idle,
     /// Has read `req` from /dev/fuse; for a WRITE, `payload` holds the data

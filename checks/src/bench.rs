@@ -1,0 +1,421 @@
+//! `wbspec bench`: the exploration throughput of fixed catalogue checks,
+//! medians over repeats, measured side by side.
+//!
+//! Every measurement is one child process (`wbspec bench-run`, or another
+//! wbspec binary's `check --json` with `--against`), so its peak resident
+//! set is its own (wait4's ru_maxrss). Repeats interleave the engines
+//! (A B A B ...), so that both see the same load on a shared machine.
+//! Only the exploration is timed; the counterexample search and the
+//! reports are not.
+
+use crate::catalogue::Catalogue;
+use crate::report;
+use crate::runner::Engine;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The default set: a small, a medium and the largest catalogue check.
+pub const DEFAULT_CHECKS: &[&str] = &[
+    "t-large-trunc-mmap-fsync-3p",
+    "t-large-dio-trunc-3p",
+    "t-large-odirect-3p",
+];
+
+/// Who explores in one measurement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Runner {
+    /// This binary's engine (`fast`, `stateright`), with or without the
+    /// model's symmetry.
+    Engine { engine: String, symmetry: bool },
+    /// Another wbspec binary's `check NAME --json` (e.g. a build of an
+    /// older commit): its States line and report give the counts and time.
+    Binary(PathBuf),
+}
+
+impl Runner {
+    pub fn label(&self) -> String {
+        match self {
+            Runner::Engine { engine, symmetry } => {
+                format!("{engine}{}", if *symmetry { "+sym" } else { "" })
+            }
+            Runner::Binary(p) => format!(
+                "bin:{}",
+                p.file_name()
+                    .map_or("?".into(), |f| f.to_string_lossy().into_owned())
+            ),
+        }
+    }
+}
+
+/// One measurement.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    pub unique: u64,
+    pub total: u64,
+    pub depth: u64,
+    pub complete: bool,
+    pub seconds: f64,
+    /// Bytes of the visited-state table (0: unknown).
+    pub table_bytes: u64,
+    /// Peak resident set of the process, bytes.
+    pub rss: u64,
+    /// CPU time of the whole process (user + system), seconds: steadier
+    /// than wall time on a loaded machine.
+    pub cpu: f64,
+}
+
+/// What a child process used.
+struct Usage {
+    rss: u64,
+    cpu: f64,
+    code: i32,
+}
+
+/// Runs `cmd` to the end; its standard output and resource usage.
+fn run_measured(mut cmd: Command) -> Result<(String, Usage), String> {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("bench: cannot start {cmd:?}: {e}"))?;
+    let mut out = String::new();
+    if let Some(mut so) = child.stdout.take() {
+        so.read_to_string(&mut out)
+            .map_err(|e| format!("bench: reading the child's output: {e}"))?;
+    }
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    if r != pid {
+        return Err(format!("bench: wait4: {}", std::io::Error::last_os_error()));
+    }
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Ok((
+        out,
+        Usage {
+            // ru_maxrss is in KiB on Linux
+            rss: ru.ru_maxrss as u64 * 1024,
+            cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
+            code,
+        },
+    ))
+}
+
+/// Extra arguments for `bench-run` (limits).
+#[derive(Clone, Debug, Default)]
+pub struct Bounds {
+    pub max_states: Option<u64>,
+    pub max_seconds: Option<f64>,
+}
+
+/// One measurement of check `name` by `runner`.
+pub fn measure(
+    runner: &Runner,
+    name: &str,
+    catalogue: &Path,
+    bounds: &Bounds,
+) -> Result<Sample, String> {
+    match runner {
+        Runner::Engine { engine, symmetry } => {
+            let me = std::env::current_exe().map_err(|e| format!("bench: {e}"))?;
+            let mut c = Command::new(me);
+            c.arg("--catalogue")
+                .arg(catalogue)
+                .args(["bench-run", name, "--engine", engine]);
+            c.arg(if *symmetry {
+                "--symmetry"
+            } else {
+                "--no-symmetry"
+            });
+            if let Some(n) = bounds.max_states {
+                c.args(["--max-states", &n.to_string()]);
+            }
+            if let Some(s) = bounds.max_seconds {
+                c.args(["--max-seconds", &s.to_string()]);
+            }
+            let (out, u) = run_measured(c)?;
+            let v: Value = serde_json::from_str(out.trim()).map_err(|e| {
+                format!(
+                    "bench: {name} with {}: no result (exit {}): {e}",
+                    runner.label(),
+                    u.code
+                )
+            })?;
+            let g = |k: &str| v[k].as_u64().unwrap_or(0);
+            Ok(Sample {
+                unique: g("unique_states"),
+                total: g("total_states"),
+                depth: g("max_depth"),
+                complete: v["complete"].as_bool().unwrap_or(false),
+                seconds: v["seconds"].as_f64().unwrap_or(0.0),
+                table_bytes: g("table_bytes"),
+                rss: u.rss,
+                cpu: u.cpu,
+            })
+        }
+        Runner::Binary(bin) => {
+            let dir = tempfile::Builder::new()
+                .prefix("wbspec-bench-")
+                .tempdir()
+                .map_err(|e| format!("bench: temporary directory: {e}"))?;
+            let json = dir.path().join("r.json");
+            let mut c = Command::new(bin);
+            c.arg("--catalogue")
+                .arg(catalogue)
+                .args(["check", name, "--json"])
+                .arg(&json);
+            let (_, u) = run_measured(c)?;
+            let text = std::fs::read_to_string(&json).map_err(|e| {
+                format!(
+                    "bench: {} check {name} wrote no report (exit {}): {e}",
+                    bin.display(),
+                    u.code
+                )
+            })?;
+            let v: Value = serde_json::from_str(&text).map_err(|e| format!("bench: {e}"))?;
+            let r = &v["checks"][0];
+            let g = |k: &str| r[k].as_u64().unwrap_or(0);
+            Ok(Sample {
+                unique: g("unique_states"),
+                total: g("total_states"),
+                depth: g("max_depth"),
+                complete: r["complete"].as_bool().unwrap_or(false),
+                seconds: r["seconds"].as_f64().unwrap_or(0.0),
+                table_bytes: 0,
+                rss: u.rss,
+                cpu: u.cpu,
+            })
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
+    let n = v.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The medians of one (check, runner) cell.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub check: String,
+    pub runner: String,
+    pub unique: u64,
+    pub total: u64,
+    pub depth: u64,
+    pub complete: bool,
+    pub seconds: f64,
+    pub states_per_s: f64,
+    pub cpu: f64,
+    pub states_per_cpu_s: f64,
+    pub table_bytes_per_state: f64,
+    pub rss: f64,
+    pub rss_bytes_per_state: f64,
+    pub repeats: usize,
+    /// Median over repeats of this runner's states/s divided by the first
+    /// runner's in the same repeat (wall time, and CPU time).
+    pub ratio: f64,
+    pub cpu_ratio: f64,
+}
+
+/// Medians of the samples of one cell; `base` are the first runner's
+/// samples in the same repeats (for the ratio).
+pub fn row(check: &str, runner: &Runner, s: &[Sample], base: &[Sample]) -> Row {
+    let u = s.first().map_or(0, |x| x.unique);
+    let rate = |x: &Sample| x.unique as f64 / x.seconds.max(1e-9);
+    let crate_ = |x: &Sample| x.unique as f64 / x.cpu.max(1e-9);
+    let rss = median(s.iter().map(|x| x.rss as f64).collect());
+    Row {
+        check: check.to_string(),
+        runner: runner.label(),
+        unique: u,
+        total: s.first().map_or(0, |x| x.total),
+        depth: s.first().map_or(0, |x| x.depth),
+        complete: s.iter().all(|x| x.complete),
+        seconds: median(s.iter().map(|x| x.seconds).collect()),
+        states_per_s: median(s.iter().map(rate).collect()),
+        cpu: median(s.iter().map(|x| x.cpu).collect()),
+        states_per_cpu_s: median(s.iter().map(crate_).collect()),
+        table_bytes_per_state: median(
+            s.iter()
+                .map(|x| x.table_bytes as f64 / x.unique.max(1) as f64)
+                .collect(),
+        ),
+        rss,
+        rss_bytes_per_state: rss / u.max(1) as f64,
+        repeats: s.len(),
+        ratio: median(s.iter().zip(base).map(|(x, b)| rate(x) / rate(b)).collect()),
+        cpu_ratio: median(
+            s.iter()
+                .zip(base)
+                .map(|(x, b)| crate_(x) / crate_(b))
+                .collect(),
+        ),
+    }
+}
+
+/// Samples of different repeats of one cell disagree on the counts: a
+/// nondeterministic search (never expected).
+pub fn consistent(s: &[Sample]) -> bool {
+    s.windows(2)
+        .all(|w| (w[0].unique, w[0].total, w[0].depth) == (w[1].unique, w[1].total, w[1].depth))
+}
+
+pub fn header() -> Vec<String> {
+    vec![
+        "| check | runner | unique states | transitions | depth | wall s | states/s | ratio | CPU s | states/CPU-s | CPU ratio | table B/state | peak RSS MB | RSS B/state |".into(),
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|".into(),
+    ]
+}
+
+pub fn line(r: &Row) -> String {
+    format!(
+        "| {} | {} | {}{} | {} | {} | {:.2} | {:.0} | {:.2}x | {:.2} | {:.0} | {:.2}x | {} | {:.0} | {:.1} |",
+        r.check,
+        r.runner,
+        r.unique,
+        if r.complete { "" } else { " (incomplete)" },
+        r.total,
+        r.depth,
+        r.seconds,
+        r.states_per_s,
+        r.ratio,
+        r.cpu,
+        r.states_per_cpu_s,
+        r.cpu_ratio,
+        if r.table_bytes_per_state > 0.0 {
+            format!("{:.1}", r.table_bytes_per_state)
+        } else {
+            "-".into()
+        },
+        r.rss / 1e6,
+        r.rss_bytes_per_state
+    )
+}
+
+pub fn row_json(r: &Row) -> Value {
+    json!({
+        "check": r.check, "runner": r.runner, "unique_states": r.unique,
+        "transitions": r.total, "max_depth": r.depth, "complete": r.complete,
+        "median_seconds": r.seconds, "states_per_second": r.states_per_s,
+        "ratio_to_first": r.ratio, "cpu_seconds": r.cpu,
+        "states_per_cpu_second": r.states_per_cpu_s, "cpu_ratio_to_first": r.cpu_ratio,
+        "table_bytes_per_state": r.table_bytes_per_state,
+        "peak_rss_bytes": r.rss, "rss_bytes_per_state": r.rss_bytes_per_state,
+        "repeats": r.repeats,
+    })
+}
+
+/// `wbspec bench`.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    cat: &Catalogue,
+    names: &[String],
+    repeat: usize,
+    engines: &str,
+    against: &[PathBuf],
+    bounds: &Bounds,
+    json: Option<&Path>,
+    out: &mut dyn FnMut(&str) -> Result<(), String>,
+) -> Result<u8, String> {
+    if repeat == 0 {
+        return Err("--repeat 0: give at least 1".into());
+    }
+    // other binaries first: they are the baseline the ratios compare with
+    let mut runners: Vec<Runner> = against.iter().map(|b| Runner::Binary(b.clone())).collect();
+    for e in engines.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+        let (engine, symmetry) = match e.strip_suffix("+sym") {
+            Some(x) => (x, true),
+            None => (e, false),
+        };
+        Engine::parse(engine).map_err(|m| format!("--engines: {m}"))?;
+        runners.push(Runner::Engine {
+            engine: engine.to_string(),
+            symmetry,
+        });
+    }
+    if runners.is_empty() {
+        return Err("bench: no runner (--engines or --against)".into());
+    }
+    let names: Vec<String> = if names.is_empty() {
+        DEFAULT_CHECKS.iter().map(|s| s.to_string()).collect()
+    } else {
+        names.to_vec()
+    };
+    for n in &names {
+        if !cat.entries.iter().any(|e| &e.name == n) {
+            return Err(format!("unknown check '{n}' (see `wbspec list`)"));
+        }
+    }
+    let (commit, dirty) = report::commit_of_tree();
+    out(&format!(
+        "Bench: commit {commit}{}, {} repeats, {} online CPUs, load {}",
+        if dirty { "+dirty" } else { "" },
+        repeat,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|l| l.split_whitespace().next().map(String::from))
+            .unwrap_or_else(|| "?".into())
+    ))?;
+    emit_all(out, &header())?;
+    let mut rows = Vec::new();
+    let mut bad = 0;
+    for n in &names {
+        let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); runners.len()];
+        for k in 0..repeat {
+            for (i, r) in runners.iter().enumerate() {
+                eprintln!("bench {n} {} #{}", r.label(), k + 1);
+                samples[i].push(measure(r, n, &cat.dir, bounds)?);
+            }
+        }
+        for (i, r) in runners.iter().enumerate() {
+            let row = row(n, r, &samples[i], &samples[0]);
+            if !consistent(&samples[i]) && bounds.max_seconds.is_none() {
+                eprintln!("bench {n} {}: counts differ between repeats", r.label());
+                bad += 1;
+            }
+            if row.unique != rows.last().map_or(row.unique, |x: &Row| x.unique)
+                && i > 0
+                && !matches!(r, Runner::Engine { symmetry: true, .. })
+            {
+                eprintln!(
+                    "bench {n} {}: unique states differ from the first runner",
+                    r.label()
+                );
+            }
+            out(&line(&row))?;
+            rows.push(row);
+        }
+    }
+    if let Some(p) = json {
+        let v = serde_json::json!({
+            "commit": commit, "dirty": dirty, "repeats": repeat,
+            "rows": rows.iter().map(row_json).collect::<Vec<_>>(),
+        });
+        let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+        std::fs::write(p, text + "\n").map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(if bad == 0 { 0 } else { 1 })
+}
+
+fn emit_all(out: &mut dyn FnMut(&str) -> Result<(), String>, ls: &[String]) -> Result<(), String> {
+    for l in ls {
+        out(l)?;
+    }
+    Ok(())
+}

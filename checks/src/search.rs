@@ -1,0 +1,167 @@
+//! The exhaustive search, generic over `Spec`: a depth-first exploration
+//! that tallies every property on every reachable state.
+//!
+//! It visits states in exactly the order of Stateright 0.31's DFS checker
+//! with one thread (checker/dfs.rs: pop the newest pending state, evaluate
+//! the properties, push its successors that are new, in action order), so
+//! unique and total state counts, hits and `max_depth` are the same as
+//! the reference's (runner::explore_stateright, compared on the whole
+//! catalogue by checks/tests/engines.rs). It differs in what a state
+//! costs: each step is executed once (`Spec::successors`), the properties
+//! are evaluated once per state with the successors at hand
+//! (`Spec::hits_given`), fingerprints hash the state's bytes in one pass
+//! (fingerprint.rs) into a flat pre-sized table, and no path is kept per
+//! pending state.
+
+use crate::fingerprint::{Fingerprinter, FpSet};
+use crate::runner::Exploration;
+use std::time::{Duration, Instant};
+use wbspec_models::spec::Spec;
+
+/// Bounds of one exploration; a search that reaches one stops and is
+/// incomplete (not a proof).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Limits {
+    /// Stop after this many unique states.
+    pub max_states: Option<u64>,
+    /// Stop after this much time.
+    pub max_time: Option<Duration>,
+}
+
+/// How to search.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    pub limits: Limits,
+    /// Explore one state per class of the model's symmetry
+    /// (`Spec::representative`).
+    pub symmetry: bool,
+    /// Expected unique states (a pinned count): sizes the table.
+    pub expected: Option<u64>,
+}
+
+/// Why a search stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    MaxStates(u64),
+    MaxTime(Duration),
+}
+
+impl Stop {
+    /// `--max-states 1000` reached, for the verdict lines.
+    pub fn describe(&self) -> String {
+        match self {
+            Stop::MaxStates(n) => format!("stopped at --max-states {n}"),
+            Stop::MaxTime(d) => format!("stopped at --max-seconds {}", d.as_secs_f64()),
+        }
+    }
+}
+
+/// How often (in expanded states) the search looks at the clock.
+const CLOCK_EVERY: u64 = 4096;
+
+/// Exhaustive DFS of `m` under `opt`. Progress goes to stderr every 5 s
+/// after the first 2 s when `progress` is set.
+pub fn explore<M: Spec>(m: &M, opt: &Options, label: &str, progress: bool) -> Exploration {
+    let start = Instant::now();
+    let nprops = M::property_defs().len();
+    let mut hits = vec![0u64; nprops];
+    let expected = opt
+        .expected
+        .unwrap_or(1 << 16)
+        .min(opt.limits.max_states.unwrap_or(u64::MAX))
+        .min(1 << 32) as usize;
+    let mut seen = FpSet::with_expected(expected);
+    let mut fpr = Fingerprinter::new();
+    let mut key = |s: &M::State| {
+        if opt.symmetry {
+            fpr.of(m, &m.representative(s))
+        } else {
+            fpr.of(m, s)
+        }
+    };
+    // pending: (state, depth), newest last
+    let mut pending: Vec<(M::State, u32)> = Vec::new();
+    let mut total: u64 = 0;
+    for s in m.init_states() {
+        if !m.within_boundary(&s) {
+            continue;
+        }
+        total += 1;
+        if seen.insert(key(&s)) {
+            pending.push((s, 1));
+        }
+    }
+    let mut max_depth: u32 = 0;
+    let mut succ: Vec<(M::Action, M::State)> = Vec::new();
+    let mut fps: Vec<u64> = Vec::new();
+    let mut expanded: u64 = 0;
+    let mut stop = None;
+    let mut last = start;
+    // The newest pending state is expanded where it lies (no copy) and
+    // dropped from the stack before its new successors are pushed.
+    while let Some((s, depth)) = pending.last() {
+        let depth = *depth;
+        max_depth = max_depth.max(depth);
+        expanded += 1;
+        if expanded.is_multiple_of(CLOCK_EVERY) {
+            if let Some(t) = opt.limits.max_time {
+                if start.elapsed() >= t {
+                    stop = Some(Stop::MaxTime(t));
+                    break;
+                }
+            }
+            if progress
+                && start.elapsed() > Duration::from_secs(2)
+                && last.elapsed() >= Duration::from_secs(5)
+            {
+                eprintln!(
+                    "  {label}: {} unique states, {:.0}s",
+                    seen.len(),
+                    start.elapsed().as_secs_f64()
+                );
+                last = Instant::now();
+            }
+        }
+        succ.clear();
+        m.successors(s, &mut succ);
+        succ.retain(|(_, ns)| m.within_boundary(ns));
+        total += succ.len() as u64;
+        // fingerprint the successors and ask for their table slots first:
+        // the property evaluation below hides the memory latency
+        fps.clear();
+        for (_, ns) in &succ {
+            let f = key(ns);
+            seen.prefetch(f);
+            fps.push(f);
+        }
+        let mut h = m.hits_given(s, &succ);
+        while h != 0 {
+            let i = h.trailing_zeros() as usize;
+            hits[i] += 1;
+            h &= h - 1;
+        }
+        pending.pop();
+        // only new successors are copied (most are duplicates)
+        for (i, &f) in fps.iter().enumerate() {
+            if seen.insert(f) {
+                pending.push((succ[i].1.clone(), depth + 1));
+            }
+        }
+        if let Some(n) = opt.limits.max_states {
+            if seen.len() as u64 >= n && !pending.is_empty() {
+                stop = Some(Stop::MaxStates(n));
+                break;
+            }
+        }
+    }
+    Exploration {
+        complete: stop.is_none(),
+        stopped: stop,
+        unique_states: seen.len() as u64,
+        total_states: total,
+        max_depth: max_depth as u64,
+        hits,
+        elapsed: start.elapsed(),
+        table_bytes: seen.bytes() as u64,
+    }
+}
