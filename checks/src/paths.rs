@@ -15,6 +15,10 @@ use std::path::{Path, PathBuf};
 /// largest committed one is about 40 KiB).
 pub const MAX_INPUT_BYTES: u64 = 4 << 20;
 
+/// Largest JSON report `merge-reports` reads (256 MiB; a whole-catalogue
+/// report with its counterexamples is about 17 MB at 439 checks).
+pub const MAX_REPORT_BYTES: u64 = 256 << 20;
+
 /// The wbspec checkout that contains the working directory.
 pub fn workspace_root() -> Result<PathBuf, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("working directory: {e}"))?;
@@ -45,6 +49,11 @@ pub fn default_traces() -> Result<PathBuf, String> {
 /// Reads a whole input file as UTF-8: a regular file of at most
 /// `MAX_INPUT_BYTES`. Errors are one line naming the file.
 pub fn read_input(path: &Path) -> Result<String, String> {
+    read_bounded(path, MAX_INPUT_BYTES)
+}
+
+/// `read_input` for a file of at most `max` bytes.
+pub fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
     let d = path.display();
     // O_NONBLOCK: opening a FIFO for reading does not wait for a writer.
     let f = std::fs::OpenOptions::new()
@@ -56,18 +65,18 @@ pub fn read_input(path: &Path) -> Result<String, String> {
     if !meta.is_file() {
         return Err(format!("{d}: not a regular file"));
     }
-    if meta.len() > MAX_INPUT_BYTES {
+    if meta.len() > max {
         return Err(format!(
-            "{d}: {} bytes, more than the {MAX_INPUT_BYTES} an input may have",
+            "{d}: {} bytes, more than the {max} an input may have",
             meta.len()
         ));
     }
     let mut text = String::new();
-    f.take(MAX_INPUT_BYTES + 1)
+    f.take(max + 1)
         .read_to_string(&mut text)
         .map_err(|e| format!("{d}: {e}"))?;
-    if text.len() as u64 > MAX_INPUT_BYTES {
-        return Err(format!("{d}: grew past {MAX_INPUT_BYTES} bytes while read"));
+    if text.len() as u64 > max {
+        return Err(format!("{d}: grew past {max} bytes while read"));
     }
     Ok(text)
 }

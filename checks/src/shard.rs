@@ -269,7 +269,7 @@ pub fn run_merge(
     }
     let mut docs = Vec::new();
     for f in reports {
-        let text = paths::read_input(f)?;
+        let text = paths::read_bounded(f, paths::MAX_REPORT_BYTES)?;
         let v: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| format!("{}: not a JSON report: {e}", f.display()))?;
         docs.push((f.display().to_string(), v));

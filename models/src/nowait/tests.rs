@@ -86,14 +86,6 @@ pub(super) fn explore(m: &NowaitModel) -> Explored {
     }
 }
 
-/// The narrative of a path, one line per step.
-pub(super) fn story(m: &NowaitModel, acts: &[Action], sts: &[State]) -> String {
-    acts.iter()
-        .enumerate()
-        .map(|(k, a)| format!("{:2}. {}\n", k + 1, m.describe(&sts[k], &sts[k + 1], a)))
-        .collect()
-}
-
 fn violated(e: &Explored) -> Vec<&'static str> {
     e.violated.iter().map(|v| v.0).collect()
 }
@@ -324,26 +316,5 @@ fn bad_configs_are_one_line_errors() {
         let e = Config::from_table(&t).unwrap_err();
         assert!(e.contains(want), "{e:?} should mention {want:?}");
         assert!(!e.contains('\n'), "one line: {e:?}");
-    }
-}
-
-/// Prints the verdicts of a configuration (for exploration while
-/// writing the catalogue): `cargo test -p wbspec-models --release
-/// nowait::tests::probe -- --ignored --nocapture` with NOWAIT_PROBE set
-/// to a config in TOML.
-#[test]
-#[ignore]
-fn probe() {
-    let text = std::env::var("NOWAIT_PROBE").expect("NOWAIT_PROBE holds a config");
-    let m = NowaitModel::new(cfg(&text)).unwrap();
-    let e = explore(&m);
-    println!("states {}", e.states);
-    println!("violated {:?}", violated(&e));
-    println!("reached {:?}", e.reached);
-    for (name, a, st) in &e.violated {
-        println!("--- {name} ({} steps)\n{}", a.len(), story(&m, a, st));
-        for w in m.why(st, a, name) {
-            println!("  why: {w}");
-        }
     }
 }
