@@ -6,6 +6,7 @@ use crate::catalogue::{Catalogue, Entry, Verdict};
 use crate::outcome::CheckResult;
 use serde_json::{json, Value};
 use stateright::Expectation;
+use std::collections::HashMap;
 use wbspec_models::spec::SwitchKind;
 
 /// Mutation score: a mutant check is killed when some always-property is
@@ -124,6 +125,16 @@ pub fn switches(cat: &Catalogue, results: &[CheckResult]) -> Vec<SwitchResult> {
             models.push(e);
         }
     }
+    // every configuration serialised once (serde_json's maps are sorted,
+    // so equal configurations are equal strings): the checks by model and
+    // configuration, in catalogue order
+    let mut by_config: HashMap<(&str, String), Vec<usize>> = HashMap::new();
+    for (j, d) in cat.entries.iter().enumerate() {
+        by_config
+            .entry((d.model.as_str(), d.check.config_json().to_string()))
+            .or_default()
+            .push(j);
+    }
     for me in models {
         for sw in me.check.switch_defs() {
             let mut status = SwitchStatus::Unobserved;
@@ -134,12 +145,12 @@ pub fn switches(cat: &Catalogue, results: &[CheckResult]) -> Vec<SwitchResult> {
                 let Some(flipped) = e.check.flipped_json(sw.name) else {
                     continue;
                 };
-                for (j, d) in cat.entries.iter().enumerate() {
-                    if i != j
-                        && d.model == e.model
-                        && d.check.config_json() == flipped
-                        && verdicts(&results[i]) != verdicts(&results[j])
-                    {
+                let Some(same) = by_config.get(&(e.model.as_str(), flipped.to_string())) else {
+                    continue;
+                };
+                for &j in same {
+                    if i != j && verdicts(&results[i]) != verdicts(&results[j]) {
+                        let d = &cat.entries[j];
                         status = SwitchStatus::Observed(e.name.clone(), d.name.clone());
                         break 'find;
                     }
