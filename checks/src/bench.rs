@@ -30,7 +30,9 @@ pub enum Runner {
     Engine { engine: String, symmetry: bool },
     /// Another wbspec binary's `check NAME --json` (e.g. a build of an
     /// older commit): its States line and report give the counts and time.
-    Binary(PathBuf),
+    /// Another wbspec binary, and the catalogue it reads (None: the same
+    /// as this run's; an older binary may not parse a newer catalogue).
+    Binary(PathBuf, Option<PathBuf>),
 }
 
 impl Runner {
@@ -39,7 +41,7 @@ impl Runner {
             Runner::Engine { engine, symmetry } => {
                 format!("{engine}{}", if *symmetry { "+sym" } else { "" })
             }
-            Runner::Binary(p) => format!(
+            Runner::Binary(p, _) => format!(
                 "bin:{}",
                 p.file_name()
                     .map_or("?".into(), |f| f.to_string_lossy().into_owned())
@@ -161,7 +163,7 @@ pub fn measure(
                 cpu: u.cpu,
             })
         }
-        Runner::Binary(bin) => {
+        Runner::Binary(bin, own) => {
             let dir = tempfile::Builder::new()
                 .prefix("wbspec-bench-")
                 .tempdir()
@@ -169,7 +171,7 @@ pub fn measure(
             let json = dir.path().join("r.json");
             let mut c = Command::new(bin);
             c.arg("--catalogue")
-                .arg(catalogue)
+                .arg(own.as_deref().unwrap_or(catalogue))
                 .args(["check", name, "--json"])
                 .arg(&json);
             let (_, u) = run_measured(c)?;
@@ -328,6 +330,7 @@ pub fn run(
     repeat: usize,
     engines: &str,
     against: &[PathBuf],
+    against_catalogue: Option<&Path>,
     bounds: &Bounds,
     json: Option<&Path>,
     out: &mut dyn FnMut(&str) -> Result<(), String>,
@@ -336,7 +339,10 @@ pub fn run(
         return Err("--repeat 0: give at least 1".into());
     }
     // other binaries first: they are the baseline the ratios compare with
-    let mut runners: Vec<Runner> = against.iter().map(|b| Runner::Binary(b.clone())).collect();
+    let mut runners: Vec<Runner> = against
+        .iter()
+        .map(|b| Runner::Binary(b.clone(), against_catalogue.map(Path::to_path_buf)))
+        .collect();
     for e in engines.split(',').map(str::trim).filter(|x| !x.is_empty()) {
         let (engine, symmetry) = match e.strip_suffix("+sym") {
             Some(x) => (x, true),

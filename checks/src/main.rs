@@ -86,6 +86,12 @@ enum Cmd {
         /// first: ratios are relative to the first runner.
         #[arg(long, value_name = "BINARY")]
         against: Vec<PathBuf>,
+        /// The catalogue the `--against` binaries read (default: this
+        /// run's): an older binary may not parse a newer catalogue. Only
+        /// checks whose configuration is the same in both are comparable;
+        /// the unique-state counts in the table show it.
+        #[arg(long, value_name = "DIR", requires = "against")]
+        against_catalogue: Option<PathBuf>,
         /// Bound each run (an incomplete run is reported as such).
         #[arg(long)]
         max_states: Option<u64>,
@@ -339,6 +345,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             repeat,
             engines,
             against,
+            against_catalogue,
             max_states,
             max_seconds,
             json,
@@ -348,6 +355,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             repeat,
             &engines,
             &against,
+            against_catalogue.as_deref(),
             &bench::Bounds {
                 max_states,
                 max_seconds,
