@@ -58,6 +58,7 @@ impl FuseModel {
         })
     }
 
+    /// filemap_range_has_writeback: any folio in range dirty, locked or
     /// under writeback.
     pub(super) fn range_has_writeback(s: &State, first: u8, n: u8) -> bool {
         pages_mask(first, n).any(|p| {

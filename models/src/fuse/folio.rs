@@ -55,10 +55,6 @@ impl FuseModel {
         runs
     }
 
-    /// State L: the primary wpa in fi->writepages (rb-tree) covering page
-    /// `p`, by its first page: a queued or in-flight writeback WRITE, or a
-    /// batch a writeback task is building (inserted at
-
     /// The folio leaves the page cache (all its blocks).
     pub(super) fn remove_page(&self, s: &mut State, p: usize) {
         for q in self.folio(p) {

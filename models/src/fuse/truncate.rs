@@ -28,8 +28,6 @@ impl FuseModel {
         }
     }
 
-    /// filemap_range_has_writeback: any folio in range dirty, locked or
-
     pub(super) fn op_set_nowrite_op(&self, s: &mut State, t: usize) -> Option<Step> {
         Some({
             Self::set_nowrite(s);
@@ -109,6 +107,7 @@ impl FuseModel {
         })
     }
 
+    /// One step of a truncate_inode_pages_range walk over `lo..hi`: per
     /// folio, folio_lock, folio_wait_writeback, remove (dirty data is
     /// discarded).
     pub(super) fn exec_truncate(&self, s: &mut State, t: usize, lo: u8, hi: u8) -> Option<Step> {

@@ -252,8 +252,6 @@ impl FuseModel {
         }
     }
 
-    /// One step of a truncate_inode_pages_range walk over `lo..hi`: per
-
     /// folio_clear_dirty_for_io + fuse_writepages_fill(folio) + unlock.
     pub(super) fn fill(&self, s: &mut State, t: usize, p: usize) {
         if self.cfg.variant.temp_pages {

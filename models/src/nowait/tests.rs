@@ -19,11 +19,8 @@ pub(super) fn cfg(text: &str) -> Config {
 
 /// Result of an exhaustive breadth-first search.
 pub(super) struct Explored {
-    pub states: usize,
     /// Always-properties violated, with a shortest path (actions).
     pub violated: Vec<(&'static str, Vec<Action>, Vec<State>)>,
-    /// Witnesses reached.
-    pub reached: Vec<&'static str>,
 }
 
 pub(super) fn explore(m: &NowaitModel) -> Explored {
@@ -49,8 +46,8 @@ pub(super) fn explore(m: &NowaitModel) -> Explored {
         m.enabled(&s, &mut acts);
         for &a in &acts {
             let ns = m.step(&s, a).expect("an enabled action has a successor");
-            if !seen.contains_key(&ns) {
-                seen.insert(ns, Some((s, a)));
+            if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(ns) {
+                e.insert(Some((s, a)));
                 q.push_back(ns);
             }
         }
@@ -68,26 +65,15 @@ pub(super) fn explore(m: &NowaitModel) -> Explored {
         (acts, sts)
     };
     let mut violated = Vec::new();
-    let mut reached = Vec::new();
     for (i, p) in PROPERTIES.iter().enumerate() {
         if let Some(s) = first_bad[i] {
-            if p.expectation == Expectation::Sometimes {
-                reached.push(p.name);
-            } else {
+            if p.expectation != Expectation::Sometimes {
                 let (a, st) = path(s);
                 violated.push((p.name, a, st));
             }
         }
     }
-    Explored {
-        states: seen.len(),
-        violated,
-        reached,
-    }
-}
-
-fn violated(e: &Explored) -> Vec<&'static str> {
-    e.violated.iter().map(|v| v.0).collect()
+    Explored { violated }
 }
 
 fn run(m: &NowaitModel, s: &State, actor: Actor, step: Step) -> State {
