@@ -4,7 +4,8 @@
 //! catalogue entry or trace file through the registry.
 
 use crate::explain;
-use crate::runner::{self, Counterexample, Exploration, RunOptions};
+use crate::runner::{self, Counterexample, RunOptions};
+use crate::search::Exploration;
 use crate::search::Limits;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

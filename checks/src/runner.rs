@@ -3,7 +3,7 @@
 //! own for a shortest counterexample, and replay of an action list.
 //! (outcome.rs turns these into a catalogue check's verdicts.)
 
-use crate::search::{self, Limits, Stop};
+use crate::search::{self, Exploration, Limits, Stop};
 use crate::tally::Tallied;
 use serde_json::Value;
 use stateright::{Checker, Model};
@@ -29,24 +29,6 @@ impl Counterexample {
     pub fn is_empty(&self) -> bool {
         self.actions.is_empty()
     }
-}
-
-/// What an exhaustive exploration saw.
-#[derive(Clone, Debug)]
-pub struct Exploration {
-    pub complete: bool,
-    /// Why an incomplete exploration stopped.
-    pub stopped: Option<Stop>,
-    pub unique_states: u64,
-    /// States generated, duplicates included (transitions + initial
-    /// states).
-    pub total_states: u64,
-    pub max_depth: u64,
-    /// Per property of the model, the visited states that hit it.
-    pub hits: Vec<u64>,
-    pub elapsed: Duration,
-    /// Bytes of the visited-state table (0 when the engine does not say).
-    pub table_bytes: u64,
 }
 
 /// Which exploration loop runs a check.

@@ -12,9 +12,12 @@
 //! (`Spec::hits_given`), fingerprints hash the state's bytes in one pass
 //! (fingerprint.rs) into a flat pre-sized table, and no path is kept per
 //! pending state.
+//!
+//! Its result, [`Exploration`], lives here; the reference engine
+//! (runner::explore_stateright) fills the same struct, so runner.rs uses
+//! this module and not the other way round.
 
 use crate::fingerprint::{Fingerprinter, FpSet};
-use crate::runner::Exploration;
 use std::time::{Duration, Instant};
 use wbspec_models::spec::Spec;
 
@@ -54,6 +57,24 @@ impl Stop {
             Stop::MaxTime(d) => format!("stopped at --max-seconds {}", d.as_secs_f64()),
         }
     }
+}
+
+/// What an exhaustive exploration saw.
+#[derive(Clone, Debug)]
+pub struct Exploration {
+    pub complete: bool,
+    /// Why an incomplete exploration stopped.
+    pub stopped: Option<Stop>,
+    pub unique_states: u64,
+    /// States generated, duplicates included (transitions + initial
+    /// states).
+    pub total_states: u64,
+    pub max_depth: u64,
+    /// Per property of the model, the visited states that hit it.
+    pub hits: Vec<u64>,
+    pub elapsed: Duration,
+    /// Bytes of the visited-state table (0 when the engine does not say).
+    pub table_bytes: u64,
 }
 
 /// How often (in expanded states) the search looks at the clock.
