@@ -1,0 +1,192 @@
+//! Configuration of the FUSE model: kernel state, variant flags, geometry
+//! and workload. Everything here is data; the model never branches on a
+//! check's name.
+//!
+//! This file holds the [`Config`] itself (geometry, mount options, the
+//! workload's tasks, the bounds every model array is sized by) and the
+//! error-reply bits. The rest, one concern a file:
+//! - `variant.rs`: the kernel states and their behaviour switches
+//!   ([`Kernel`], [`Variant`]);
+//! - `task.rs`: one kernel task of the workload ([`TaskSpec`]) and its
+//!   catalogue syntax;
+//! - `validate.rs`: `Config::validate`, what the model does not cover;
+//! - `table.rs`: `Config::from_table`, the FUSE keys of a catalogue entry.
+
+use serde::{Deserialize, Serialize};
+
+mod table;
+mod task;
+mod validate;
+mod variant;
+
+pub use task::TaskSpec;
+pub use variant::{Kernel, Variant, VARIANT_FLAGS};
+
+/// Most pages a configuration may have (the issue asks for 1..=4).
+pub const MAX_PAGES: usize = 4;
+/// Most daemon worker threads.
+pub const MAX_WORKERS: usize = 3;
+/// Most kernel tasks in one workload. Versions are 4-bit (see `hist`), and
+/// versions 0 and 1 are reserved, so at most 14 writing tasks fit; we keep
+/// it smaller to bound the state.
+pub const MAX_TASKS: usize = 8;
+
+/// A complete configuration of the FUSE model.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Config {
+    pub kernel: Kernel,
+    pub variant: Variant,
+    /// Pages modelled (1..=4).
+    pub pages: u8,
+    /// File size in pages at the start (server size == i_size).
+    pub init_size: u8,
+    /// Bitmask of pages that start in the page cache, uptodate and clean.
+    pub cached: u8,
+    /// Bitmask of pages that start dirty (data written before the
+    /// workload began; implies cached).
+    pub dirty: u8,
+    /// FUSE daemon worker threads (1 = FIFO server, 2 or 3 = any order).
+    pub daemon_threads: u8,
+    /// fc->direct_io_allow_mmap (FUSE_DIRECT_IO_ALLOW_MMAP).
+    pub direct_io_allow_mmap: bool,
+    /// The server replies FOPEN_PARALLEL_DIRECT_WRITES to the
+    /// FOPEN_DIRECT_IO opens. Whether fuse_dio_lock then takes i_rwsem
+    /// shared follows from the io-mode (State::iocachectr,
+    /// FUSE_I_CACHE_IO_MODE: no caching open) and EOF, step by step.
+    #[serde(default)]
+    pub parallel_dio: bool,
+    /// FUSE_ATOMIC_O_TRUNC: OPEN carries O_TRUNC (no SETATTR), with
+    /// FUSE_NOWRITE held around it.
+    #[serde(default)]
+    pub atomic_o_trunc: bool,
+    /// FUSE_WRITEBACK_CACHE negotiated (default). Without it, write(2) is
+    /// write-through (fuse_perform_write: a synchronous WRITE per call).
+    #[serde(default = "yes")]
+    pub writeback_cache: bool,
+    /// Blocks per folio (state C only: 2, so a folio's dirty blocks can be
+    /// split across WRITEs). Model "pages" are then blocks.
+    #[serde(default = "one_block")]
+    pub folio_blocks: u8,
+    /// fc->max_pages: most folios in one writeback WRITE (and in one
+    /// readahead READ).
+    pub max_pages: u8,
+    pub tasks: Vec<TaskSpec>,
+    /// fc->max_background: background requests (writeback WRITEs,
+    /// readahead READs, async direct I/O) beyond it wait on fc->bg_queue,
+    /// and non-forced ones block in fuse_get_req. `None`: unbounded.
+    #[serde(default)]
+    pub max_background: Option<u8>,
+    /// fc->congestion_threshold: WB_SYNC_NONE writeback and async
+    /// readahead stop while num_background reaches it. `None`: never.
+    #[serde(default)]
+    pub congestion_threshold: Option<u8>,
+    /// FUSE_ASYNC_DIO: O_DIRECT I/O through fuse_direct_IO (no
+    /// FOPEN_DIRECT_IO) sends its requests as background requests.
+    #[serde(default)]
+    pub async_dio: bool,
+    /// How many 4 KiB pages each model page stands for (1 in the
+    /// catalogue; trace conformance maps runs of real pages onto one model
+    /// page). Only the readahead window arithmetic of mm/readahead.c,
+    /// which counts real pages, reads it.
+    #[serde(default = "one_each", skip_serializing_if = "is_one_each")]
+    pub real_pages: [u8; MAX_PAGES],
+    /// Legacy (cgroup v1) memcg reclaim reaches the daemon: a worker
+    /// handling a request may enter direct reclaim (reclaim.rs).
+    #[serde(default)]
+    pub memcg_v1: bool,
+    /// T, T2: pages per folio once large folios are enabled (whole-folio
+    /// dirty and uptodate, one PG_writeback per folio), before the order
+    /// cap (lfolio.rs). 1 = order 0, as in every released kernel.
+    #[serde(default = "one_block")]
+    pub folio_pages: u8,
+    /// C: blocks per page (sub-page blocks, fuseblk); model "pages" are
+    /// then blocks and `folio_blocks` is a multiple of it (wbslots.rs).
+    #[serde(default = "one_block")]
+    pub blocks_per_page: u8,
+    /// fc->max_read and fc->max_write in pages (None: larger than any
+    /// request of the configuration).
+    #[serde(default)]
+    pub max_read: Option<u8>,
+    #[serde(default)]
+    pub max_write: Option<u8>,
+    /// Requests the server may fail (bit per `ERROR_OPS` entry): the
+    /// daemon may answer such a request with -EIO instead of applying it.
+    #[serde(default)]
+    pub errors: u16,
+    /// Direct requests (WRITE, READ: bits as in `ERROR_OPS`) the server may
+    /// answer short: one page less than asked (`short = [...]`).
+    #[serde(default)]
+    pub short: u16,
+}
+
+fn one_each() -> [u8; MAX_PAGES] {
+    [1; MAX_PAGES]
+}
+
+fn is_one_each(r: &[u8; MAX_PAGES]) -> bool {
+    *r == one_each()
+}
+
+/// Requests a check may let the server fail (`errors = [...]`), in bit
+/// order. OPEN and FALLOCATE errors are not modelled.
+pub const ERROR_OPS: &[&str] = &["WRITE", "READ", "SETATTR", "FSYNC", "FLUSH"];
+
+/// Parses a check's `short` list (WRITE, READ) into `ERROR_OPS` bits.
+pub fn parse_short(names: &[String]) -> Result<u16, String> {
+    for n in names {
+        if n != "WRITE" && n != "READ" {
+            return Err(format!(
+                "short: '{n}' cannot be answered short (known: WRITE, READ)"
+            ));
+        }
+    }
+    parse_errors(names)
+}
+
+/// Parses a check's `errors` list into the bitmask of `ERROR_OPS`.
+pub fn parse_errors(names: &[String]) -> Result<u16, String> {
+    let mut m = 0u16;
+    for n in names {
+        match ERROR_OPS.iter().position(|o| o == n) {
+            Some(i) => m |= 1 << i,
+            None => {
+                return Err(format!(
+                    "errors: unknown request '{n}' (known: {})",
+                    ERROR_OPS.join(", ")
+                ))
+            }
+        }
+    }
+    Ok(m)
+}
+
+fn one_block() -> u8 {
+    1
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Config {
+    /// Does anything read fi->attr_version (a GETATTR, or a page-cache
+    /// READ that may be short on a write-through mount)? Without a reader
+    /// the model does not track attr_version, the size history (a4) or a
+    /// write-through write's FUSE_I_SIZE_UNSTABLE: nothing could tell.
+    pub fn attr_readers(&self) -> bool {
+        self.tasks.iter().any(|t| match t {
+            TaskSpec::Stat | TaskSpec::RemoteTruncate { .. } => true,
+            TaskSpec::Mmap { .. }
+            | TaskSpec::Gup { .. }
+            | TaskSpec::Fault { .. }
+            | TaskSpec::DioMmap { .. } => !self.writeback_cache,
+            _ => false,
+        })
+    }
+
+    /// Caching opens held for the whole workload (fi->iocachectr at the
+    /// start): one if any task uses it.
+    pub fn cached_opens(&self) -> u8 {
+        self.tasks.iter().any(|t| t.uses_cached_open()) as u8
+    }
+}

@@ -1,0 +1,357 @@
+//! One kernel task of a workload (`TaskSpec`): the syscall or kernel
+//! thread it stands for, its page range, and the catalogue's compact
+//! syntax (`write 0+2`, `wb all`, `truncate 1`) both ways.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// One kernel task of the workload. Page ranges are `first..first+n` in
+/// page units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TaskSpec {
+    /// write(2) on a cached open with writeback_cache (whole pages).
+    Write { first: u8, n: u8 },
+    /// A store through a MAP_SHARED mapping to one page.
+    Mmap { page: u8 },
+    /// open(2) of the file (fuse_open): with `trunc`, O_TRUNC; without
+    /// `keep_cache` (FOPEN_KEEP_CACHE not replied) the page cache is
+    /// invalidated after OPEN (launder + wait, real-kernel-fuse.md §0).
+    /// With `direct`, the server replies FOPEN_DIRECT_IO: the open takes
+    /// no io-mode reference (fuse_file_io_open returns at once).
+    Open {
+        trunc: bool,
+        keep_cache: bool,
+        direct: bool,
+    },
+    /// close(2) of the workload's caching open when it is the last
+    /// reference: fuse_flush, then fuse_release (write_inode_now again;
+    /// fuse_file_put → fuse_file_io_release: iocachectr--). The RELEASE
+    /// request is not modelled.
+    CloseRelease,
+    /// fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE) over pages
+    /// `first..first+n` (the server zeroes them).
+    Punch { first: u8, n: u8 },
+    /// A read fault through a MAP_PRIVATE mapping (of a FOPEN_DIRECT_IO
+    /// open: no io-mode change, ref §6): filemap_fault reads the folio
+    /// with the folio locked.
+    Fault { page: u8 },
+    /// Direct I/O (on another file) that reads into a MAP_SHARED mapping of
+    /// this page: pin_user_pages faults it writable (fuse_page_mkwrite),
+    /// the data lands, and unpin dirties the folio again with
+    /// set_page_dirty_lock, without page_mkwrite — "a direct read to an
+    /// mmaped fuse file will set the page dirty twice" (ref §3.5).
+    Gup { page: u8 },
+    /// The flusher / sync_file_range(WRITE): fuse_writepages over the
+    /// whole file, WB_SYNC_NONE (`all == false`) or WB_SYNC_ALL.
+    Writeback { all: bool },
+    /// ftruncate(fd, size) (shrink or extend), size in pages.
+    Truncate { size: u8 },
+    /// fsync(fd) over the whole file.
+    Fsync,
+    /// close(fd): fuse_flush.
+    Close,
+    /// write(2) on a FOPEN_DIRECT_IO open.
+    DioWrite { first: u8, n: u8 },
+    /// read(2) on a FOPEN_DIRECT_IO open.
+    DioRead { first: u8, n: u8 },
+    /// write(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO).
+    OdirectWrite { first: u8, n: u8 },
+    /// read(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO).
+    OdirectRead { first: u8, n: u8 },
+    /// Buffered read(2) (or sendfile/splice from the file) on a cached
+    /// open: filemap_read, readahead on a miss (read.rs).
+    Read { first: u8, n: u8 },
+    /// munmap of a shared mapping: fuse_vma_close → write_inode_now(inode,
+    /// 1), WB_SYNC_ALL writeback of the whole file and a wait.
+    Munmap,
+    /// msync(MS_SYNC) over pages `first..first+n` of a shared mapping:
+    /// vfs_fsync_range(file, start, end, datasync = 1) → fuse_fsync over
+    /// the range. (MS_ASYNC starts nothing: not a task.)
+    Msync { first: u8, n: u8 },
+    /// sync_file_range(SYNC_FILE_RANGE_WRITE) over `first..first+n`:
+    /// WB_SYNC_NONE writeback of the range, no wait.
+    SyncRange { first: u8, n: u8 },
+    /// Readahead of pages `first..first+n` (page_cache_ra_order ->
+    /// read_pages -> fuse_readahead), as a buffered read or a fault starts
+    /// it; the READs are sent in the background (FUSE_ASYNC_READ).
+    Readahead { first: u8, n: u8 },
+    /// mmap(MAP_SHARED) of a FOPEN_DIRECT_IO open (needs
+    /// direct_io_allow_mmap), then a store to one page: fuse_file_mmap
+    /// invalidates the page cache and enters caching io-mode
+    /// (fuse_file_cached_io_start, waiting for parallel direct writes).
+    DioMmap { page: u8 },
+    /// stat(2) with stale attributes: fuse_update_attributes →
+    /// fuse_do_getattr (GETATTR) → fuse_change_attributes.
+    Stat,
+    /// Another client truncates the file on the server (a server-side size
+    /// change the kernel learns only from GETATTR or a short READ).
+    RemoteTruncate { size: u8 },
+}
+
+impl TaskSpec {
+    /// Parses the catalogue's compact syntax, e.g. `write 0+2`, `mmap 1`,
+    /// `wb none`, `wb all`, `truncate 1`, `fsync`, `close`,
+    /// `dio-write 0+1`, `dio-read 0+1`, `odirect-write 0+1`,
+    /// `odirect-read 0+1`.
+    pub fn parse(s: &str) -> Result<TaskSpec, String> {
+        let words: Vec<&str> = s.split_whitespace().collect();
+        let range = |w: Option<&&str>| -> Result<(u8, u8), String> {
+            let w = w.ok_or_else(|| format!("task '{s}': missing page range like 0+2"))?;
+            let (a, b) = w.split_once('+').unwrap_or((w, "1"));
+            let first = a
+                .parse::<u8>()
+                .map_err(|_| format!("task '{s}': bad first page '{a}'"))?;
+            let n = b
+                .parse::<u8>()
+                .map_err(|_| format!("task '{s}': bad page count '{b}'"))?;
+            if n == 0 {
+                return Err(format!("task '{s}': empty page range"));
+            }
+            Ok((first, n))
+        };
+        let num = |w: Option<&&str>| -> Result<u8, String> {
+            w.ok_or_else(|| format!("task '{s}': missing number"))?
+                .parse::<u8>()
+                .map_err(|_| format!("task '{s}': bad number"))
+        };
+        let t = match words.first().copied() {
+            Some("write") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Write { first, n }
+            }
+            Some("mmap") => TaskSpec::Mmap {
+                page: num(words.get(1))?,
+            },
+            Some("open") => {
+                let mut trunc = false;
+                let mut keep_cache = false;
+                let mut direct = false;
+                for w in &words[1..] {
+                    match *w {
+                        "trunc" => trunc = true,
+                        "keep" => keep_cache = true,
+                        "direct" => direct = true,
+                        _ => {
+                            return Err(format!(
+                                "task '{s}': open takes 'trunc', 'keep' and/or 'direct'"
+                            ))
+                        }
+                    }
+                }
+                TaskSpec::Open {
+                    trunc,
+                    keep_cache,
+                    direct,
+                }
+            }
+            Some("punch") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Punch { first, n }
+            }
+            Some("fault") => TaskSpec::Fault {
+                page: num(words.get(1))?,
+            },
+            Some("gup") => TaskSpec::Gup {
+                page: num(words.get(1))?,
+            },
+            Some("wb") => match words.get(1).copied() {
+                Some("none") => TaskSpec::Writeback { all: false },
+                Some("all") => TaskSpec::Writeback { all: true },
+                _ => return Err(format!("task '{s}': wb takes 'none' or 'all'")),
+            },
+            Some("truncate") => TaskSpec::Truncate {
+                size: num(words.get(1))?,
+            },
+            // fdatasync(2) is fuse_fsync with datasync = 1: the same path
+            // (the flag only reaches the FSYNC request, not modelled)
+            Some("fsync") | Some("fdatasync") => TaskSpec::Fsync,
+            Some("close") => match words.get(1).copied() {
+                None => TaskSpec::Close,
+                Some("release") => TaskSpec::CloseRelease,
+                Some(_) => return Err(format!("task '{s}': close takes only 'release'")),
+            },
+            Some("dio-write") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::DioWrite { first, n }
+            }
+            Some("dio-read") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::DioRead { first, n }
+            }
+            Some("odirect-write") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::OdirectWrite { first, n }
+            }
+            Some("odirect-read") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::OdirectRead { first, n }
+            }
+            Some("read") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Read { first, n }
+            }
+            // sendfile(2) into the file: iter_file_splice_write →
+            // vfs_iter_write → fuse_file_write_iter, the write(2) path
+            Some("sendfile") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Write { first, n }
+            }
+            Some("munmap") => TaskSpec::Munmap,
+            Some("msync") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Msync { first, n }
+            }
+            Some("sync_file_range") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::SyncRange { first, n }
+            }
+            Some("readahead") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::Readahead { first, n }
+            }
+            Some("dio-mmap") => TaskSpec::DioMmap {
+                page: num(words.get(1))?,
+            },
+            Some("stat") => TaskSpec::Stat,
+            Some("remote-truncate") => TaskSpec::RemoteTruncate {
+                size: num(words.get(1))?,
+            },
+            _ => return Err(format!("unknown task '{s}'")),
+        };
+        let max_words = match t {
+            TaskSpec::Fsync | TaskSpec::Close | TaskSpec::Stat | TaskSpec::Munmap => 1,
+            TaskSpec::Open { .. } => 4,
+            _ => 2,
+        };
+        if words.len() > max_words {
+            return Err(format!("task '{s}': trailing words"));
+        }
+        Ok(t)
+    }
+
+    /// Short name used in narratives (≤ 10 columns).
+    pub fn short(&self) -> &'static str {
+        match self {
+            TaskSpec::Write { .. } => "write",
+            TaskSpec::Mmap { .. } => "mmap-store",
+            TaskSpec::Gup { .. } => "gup-dirty",
+            TaskSpec::Fault { .. } => "priv-fault",
+            TaskSpec::Punch { .. } => "punch-hole",
+            TaskSpec::Open { trunc: true, .. } => "open-trunc",
+            TaskSpec::Open { .. } => "open",
+            TaskSpec::Writeback { all: false } => "flusher",
+            TaskSpec::Writeback { all: true } => "sync-wb",
+            TaskSpec::Truncate { .. } => "ftruncate",
+            TaskSpec::Fsync => "fsync",
+            TaskSpec::Close => "close",
+            TaskSpec::CloseRelease => "close-rel",
+            TaskSpec::DioWrite { .. } => "dio-write",
+            TaskSpec::DioRead { .. } => "dio-read",
+            TaskSpec::OdirectWrite { .. } => "odir-write",
+            TaskSpec::OdirectRead { .. } => "odir-read",
+            TaskSpec::Read { .. } => "read",
+            TaskSpec::Munmap => "munmap",
+            TaskSpec::Msync { .. } => "msync",
+            TaskSpec::SyncRange { .. } => "sync-range",
+            TaskSpec::Readahead { .. } => "readahead",
+            TaskSpec::DioMmap { .. } => "dio-mmap",
+            TaskSpec::Stat => "stat",
+            TaskSpec::RemoteTruncate { .. } => "remote-trn",
+        }
+    }
+
+    /// Does this task produce data (and so owns a version number)?
+    pub fn writes(&self) -> bool {
+        matches!(
+            self,
+            TaskSpec::Write { .. }
+                | TaskSpec::Mmap { .. }
+                | TaskSpec::Gup { .. }
+                | TaskSpec::DioMmap { .. }
+                | TaskSpec::RemoteTruncate { .. }
+                | TaskSpec::Punch { .. }
+                | TaskSpec::Open { trunc: true, .. }
+                | TaskSpec::Truncate { .. }
+                | TaskSpec::DioWrite { .. }
+                | TaskSpec::OdirectWrite { .. }
+        )
+    }
+
+    /// Does the task use the workload's caching open (opened before the
+    /// workload and held throughout: fuse_file_cached_io_start ran, so
+    /// FUSE_I_CACHE_IO_MODE is set from the start)? write(2) in either
+    /// mode, MAP_SHARED stores and O_DIRECT on a non-FOPEN_DIRECT_IO open
+    /// do; FOPEN_DIRECT_IO I/O, MAP_PRIVATE faults, writeback, truncate,
+    /// fsync, close and fallocate may use any open.
+    pub fn uses_cached_open(&self) -> bool {
+        matches!(
+            self,
+            TaskSpec::Write { .. }
+                | TaskSpec::Mmap { .. }
+                | TaskSpec::Gup { .. }
+                | TaskSpec::OdirectWrite { .. }
+                | TaskSpec::OdirectRead { .. }
+                | TaskSpec::CloseRelease
+        )
+    }
+
+    pub fn range(&self) -> Option<(u8, u8)> {
+        match *self {
+            TaskSpec::Write { first, n }
+            | TaskSpec::DioWrite { first, n }
+            | TaskSpec::DioRead { first, n }
+            | TaskSpec::OdirectWrite { first, n }
+            | TaskSpec::OdirectRead { first, n }
+            | TaskSpec::Read { first, n }
+            | TaskSpec::Msync { first, n }
+            | TaskSpec::SyncRange { first, n }
+            | TaskSpec::Readahead { first, n }
+            | TaskSpec::Punch { first, n } => Some((first, n)),
+            TaskSpec::Mmap { page }
+            | TaskSpec::Gup { page }
+            | TaskSpec::Fault { page }
+            | TaskSpec::DioMmap { page } => Some((page, 1)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for TaskSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            TaskSpec::Write { first, n } => write!(f, "write {first}+{n}"),
+            TaskSpec::Mmap { page } => write!(f, "mmap {page}"),
+            TaskSpec::Gup { page } => write!(f, "gup {page}"),
+            TaskSpec::Fault { page } => write!(f, "fault {page}"),
+            TaskSpec::Punch { first, n } => write!(f, "punch {first}+{n}"),
+            TaskSpec::Open {
+                trunc,
+                keep_cache,
+                direct,
+            } => write!(
+                f,
+                "open{}{}{}",
+                if trunc { " trunc" } else { "" },
+                if keep_cache { " keep" } else { "" },
+                if direct { " direct" } else { "" }
+            ),
+            TaskSpec::Writeback { all } => write!(f, "wb {}", if all { "all" } else { "none" }),
+            TaskSpec::Truncate { size } => write!(f, "truncate {size}"),
+            TaskSpec::Fsync => write!(f, "fsync"),
+            TaskSpec::Close => write!(f, "close"),
+            TaskSpec::CloseRelease => write!(f, "close release"),
+            TaskSpec::DioWrite { first, n } => write!(f, "dio-write {first}+{n}"),
+            TaskSpec::DioRead { first, n } => write!(f, "dio-read {first}+{n}"),
+            TaskSpec::OdirectWrite { first, n } => write!(f, "odirect-write {first}+{n}"),
+            TaskSpec::OdirectRead { first, n } => write!(f, "odirect-read {first}+{n}"),
+            TaskSpec::Read { first, n } => write!(f, "read {first}+{n}"),
+            TaskSpec::Munmap => write!(f, "munmap"),
+            TaskSpec::Msync { first, n } => write!(f, "msync {first}+{n}"),
+            TaskSpec::SyncRange { first, n } => write!(f, "sync_file_range {first}+{n}"),
+            TaskSpec::Readahead { first, n } => write!(f, "readahead {first}+{n}"),
+            TaskSpec::DioMmap { page } => write!(f, "dio-mmap {page}"),
+            TaskSpec::Stat => write!(f, "stat"),
+            TaskSpec::RemoteTruncate { size } => write!(f, "remote-truncate {size}"),
+        }
+    }
+}

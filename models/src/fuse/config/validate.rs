@@ -1,0 +1,128 @@
+//! `Config::validate`: one-line errors for the configurations the model
+//! does not cover (bounds of the state arrays, geometry, workload against
+//! kernel state and mount options). The large-folio geometry keys are
+//! checked in lfolio.rs (`Config::validate_geometry`).
+
+use super::{Config, Kernel, TaskSpec, MAX_PAGES, MAX_TASKS, MAX_WORKERS};
+
+impl Config {
+    pub fn validate(&self) -> Result<(), String> {
+        self.validate_geometry()?;
+        if !self.writeback_cache && self.variant.temp_pages {
+            return Err("write-through (writeback_cache = false) is modelled for T, T2, C".into());
+        }
+        let fb = self.folio_blocks;
+        if fb == 0 || fb as usize > MAX_PAGES || (fb > 1 && self.kernel != Kernel::C) {
+            return Err("folio_blocks is 1, or 2..=4 with kernel C".into());
+        }
+        if fb > 1 {
+            if !self.pages.is_multiple_of(fb) || !self.init_size.is_multiple_of(fb) {
+                return Err(format!(
+                    "with folio_blocks = {fb}, pages and init_size are whole folios"
+                ));
+            }
+            for p in 0..self.pages {
+                let h = p - p % fb;
+                if (self.cached >> p) & 1 != (self.cached >> h) & 1 {
+                    return Err(format!(
+                        "with folio_blocks = {fb}, cached covers whole folios"
+                    ));
+                }
+            }
+            for t in &self.tasks {
+                let bad = match *t {
+                    TaskSpec::Truncate { size } => size % fb != 0,
+                    TaskSpec::Punch { first, n } => first % fb != 0 || n % fb != 0,
+                    _ => false,
+                };
+                if bad {
+                    return Err(format!(
+                        "task '{t}': with folio_blocks = {fb}, sizes are whole folios"
+                    ));
+                }
+            }
+        }
+        let p = self.pages;
+        if p == 0 || p as usize > MAX_PAGES {
+            return Err(format!("pages must be 1..={MAX_PAGES}, got {p}"));
+        }
+        if self.init_size > p {
+            return Err(format!("init_size {} exceeds pages {p}", self.init_size));
+        }
+        let all = ((1u16 << p) - 1) as u8;
+        if self.cached & !all != 0 || self.dirty & !all != 0 {
+            return Err("cached/dirty name a page beyond `pages`".into());
+        }
+        if self.dirty & !self.cached != 0 {
+            return Err("a dirty page must also be cached".into());
+        }
+        // cached pages must lie inside the file
+        let inside = if self.init_size == 0 {
+            0
+        } else {
+            ((1u16 << self.init_size) - 1) as u8
+        };
+        if self.cached & !inside != 0 {
+            return Err("a cached page lies beyond init_size".into());
+        }
+        if self.daemon_threads == 0 || self.daemon_threads as usize > MAX_WORKERS {
+            return Err(format!("daemon_threads must be 1..={MAX_WORKERS}"));
+        }
+        if self.max_pages == 0 {
+            return Err("max_pages must be at least 1".into());
+        }
+        if self.max_background == Some(0) {
+            return Err("max_background must be at least 1 (leave it out for no bound)".into());
+        }
+        if self.real_pages.contains(&0) {
+            return Err("real_pages: a model page stands for at least one 4 KiB page".into());
+        }
+        if self.congestion_threshold == Some(0) {
+            return Err(
+                "congestion_threshold must be at least 1 (leave it out for no congestion)".into(),
+            );
+        }
+        if self.errors != 0 && self.variant.temp_pages {
+            return Err("error replies are modelled for T, T2, C".into());
+        }
+        if self.tasks.is_empty() || self.tasks.len() > MAX_TASKS {
+            return Err(format!("a workload has 1..={MAX_TASKS} tasks"));
+        }
+        for t in &self.tasks {
+            if let Some((first, n)) = t.range() {
+                if first as usize + n as usize > p as usize {
+                    return Err(format!("task '{t}' goes beyond page {}", p - 1));
+                }
+            }
+            if let TaskSpec::Truncate { size } = t {
+                if *size > p {
+                    return Err(format!("task '{t}' exceeds pages {p}"));
+                }
+            }
+            if let TaskSpec::RemoteTruncate { size } = *t {
+                if self.writeback_cache {
+                    return Err(format!(
+                        "task '{t}': server-side size changes are modelled on write-through mounts (writeback_cache trusts the local i_size)"
+                    ));
+                }
+                if size > p {
+                    return Err(format!("task '{t}' exceeds pages {p}"));
+                }
+            }
+            if let TaskSpec::DioMmap { .. } = t {
+                // fuse_file_mmap: MAP_SHARED of a FOPEN_DIRECT_IO open
+                if !self.direct_io_allow_mmap {
+                    return Err(format!(
+                        "task '{t}': MAP_SHARED of a FOPEN_DIRECT_IO open fails with ENODEV without direct_io_allow_mmap"
+                    ));
+                }
+                if self.variant.temp_pages {
+                    return Err(format!(
+                        "task '{t}': the io-mode of a direct mmap is modelled for T, T2, C"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,326 @@
+//! The kernel states of fs/fuse and the variant switches on top of them
+//! (kernel mechanisms and fixes, review proposals, mutants): which code a
+//! configuration runs. A kernel state sets a base `Variant`; a check adds
+//! flags by name.
+
+use serde::{Deserialize, Serialize};
+
+/// Kernel states of fs/fuse (kernel-fuse-protocol.md §0, §0.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Kernel {
+    /// ≤ v6.15: writeback copies each folio into a temp page and ends
+    /// PG_writeback at once; in-flight WRITEs are tracked in the
+    /// fi->writepages rb-tree; a page redirtied while its WRITE is in
+    /// flight becomes a secondary request (wpa->next); fuse_flush calls
+    /// fuse_sync_writes.
+    L,
+    /// v6.16–v6.18: temp pages removed (0c58a97f919c); PG_writeback lasts
+    /// until the daemon replies; fuse_flush no longer calls fuse_sync_writes.
+    T,
+    /// Current (C, 6.17+ iomap writeback, 2026 trees): T2 plus iomap's
+    /// sub-folio dirty tracking: a folio of `Config::folio_blocks` blocks
+    /// may be written back as several WRITEs with disjoint ranges; its
+    /// PG_writeback ends when all complete. (Released kernels use order-0
+    /// folios; the split shows with blocks smaller than a folio.)
+    C,
+    /// v6.19 (T″): T plus 1ce120dcefc0 (FOPEN_DIRECT_IO always flushes
+    /// before direct I/O) and b359af8275a9 (invalidate after a
+    /// FOPEN_DIRECT_IO write). Backported to 6.18.3.
+    T2,
+}
+
+impl Kernel {
+    pub fn parse(s: &str) -> Option<Kernel> {
+        match s {
+            "L" | "6.15" => Some(Kernel::L),
+            "T" | "6.16" | "6.17" | "6.18" => Some(Kernel::T),
+            "T2" | "T''" | "T″" | "6.19" => Some(Kernel::T2),
+            "C" => Some(Kernel::C),
+            _ => None,
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Kernel::L => "L (<=6.15)",
+            Kernel::T => "T (6.16-6.18)",
+            Kernel::T2 => "T'' (6.19)",
+            Kernel::C => "C (iomap)",
+        }
+    }
+}
+
+/// Behaviour switches. A kernel state sets a base; a check may add
+/// proposals or mutants on top. Every flag names the kernel code it stands
+/// for, so a reader can see what differs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Variant {
+    /// State L's writeback: temp pages, the rb-tree, secondary requests,
+    /// and rb-tree waits (fuse_wait_on_page_writeback) in write_begin,
+    /// page_mkwrite, launder and fuse_direct_io (B).
+    pub temp_pages: bool,
+    /// fuse_direct_io step (A) runs for every FOPEN_DIRECT_IO request, not
+    /// only with fc->direct_io_allow_mmap (6.19, 1ce120dcefc0).
+    pub dio_flush_always: bool,
+    /// fuse_direct_io step (E): invalidate_inode_pages2_range after a
+    /// FOPEN_DIRECT_IO write (6.19, b359af8275a9).
+    pub dio_invalidate_after_write: bool,
+    /// fuse_flush takes inode_lock and calls fuse_sync_writes (≤ 6.15; the
+    /// v8 review removed it).
+    pub flush_sync_writes: bool,
+
+    // ---- review proposals (seed 000; kernel-fuse-protocol.md §11)
+    /// P-nowritectr (Jingbo): no fi->writectr / fi->queued_writes /
+    /// fuse_sync_writes. Writeback WRITEs are sent at once (cropped at the
+    /// i_size of that moment); fuse_do_setattr does not wait for them;
+    /// fsync and fuse_direct_io lose their fuse_sync_writes.
+    pub p_no_writectr: bool,
+    /// P-syncwrites (Joanne): every fuse_sync_writes outside truncate is
+    /// replaced by filemap_write_and_wait_range: fuse_fsync relies on
+    /// file_write_and_wait_range alone; fuse_direct_io flushes the range
+    /// when `fopen_direct_io && (direct_io_allow_mmap || !cuse)` (always,
+    /// as the model has no CUSE) and drops step (B).
+    pub p_syncwrites: bool,
+    /// P-writeiter (Jingbo's preference): as P-syncwrites, but the flush is
+    /// done in fuse_direct_write_iter, so FOPEN_DIRECT_IO reads get none.
+    pub p_writeiter: bool,
+
+    // ---- mutants: each deliberately breaks one protection (vacuity guards)
+    /// fuse_page_mkwrite without folio_wait_writeback (kills c1).
+    pub mut_mkwrite_no_wait: bool,
+    /// __fuse_release_nowrite crops queued WRITEs with the *old* i_size:
+    /// the flush runs before i_size_write (kills a2).
+    pub mut_crop_old_size: bool,
+    /// fuse_flush_writepages ignores the FUSE_NOWRITE bias (kills a1).
+    pub mut_flush_ignores_nowrite: bool,
+    /// fuse_do_setattr calls truncate_pagecache / invalidate_inode_pages2
+    /// before __fuse_release_nowrite (kills e: the launder deadlock).
+    pub mut_invalidate_under_nowrite: bool,
+    /// fuse_fsync without file_write_and_wait_range's wait and without
+    /// fuse_sync_writes (kills d).
+    pub mut_fsync_no_wait: bool,
+    /// fuse_direct_io write without steps (A), (B) and (C) (kills b2).
+    pub mut_dio_write_no_flush: bool,
+    /// folio_prepare_writeback neither skips nor waits for a folio under
+    /// writeback (kills c1).
+    pub mut_wb_ignores_writeback: bool,
+    /// State L: fuse_writepage_add ignores the rb-tree, so a redirtied
+    /// page becomes a new primary instead of a secondary (kills c1 in L).
+    pub mut_l_no_secondary: bool,
+    /// State C: a folio's PG_writeback ends when its first range
+    /// completes, not its last (kills c1 in C).
+    pub mut_c_end_early: bool,
+    /// State L: fuse_readahead and fuse_do_readfolio do not wait on the
+    /// rb-tree before their READ (kills b3 in L).
+    #[serde(default)]
+    pub mut_l_read_no_wait: bool,
+    /// generic_file_direct_write without kiocb_invalidate_post_direct_write
+    /// (kills b3: a page cached by a racing readahead keeps the old data).
+    #[serde(default)]
+    pub mut_odirect_no_post_invalidate: bool,
+
+    // ---- issue 11: reclaim flag, large folios, writeback slots
+    /// 0c4f8ed498ce (6.16, seed 000 patches 1-2): FUSE sets
+    /// AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM on writeback_cache mounts and
+    /// shrink_folio_list never waits on such a folio's writeback. Off:
+    /// 0c58a97f919c without patches 1-2. (reclaim.rs)
+    pub reclaim_flag: bool,
+    /// c3880a7b10e4 (2026): fuse_folios_need_send sends the batch once
+    /// its descriptors fill fc->max_pages slots. (wbslots.rs)
+    pub slot_check: bool,
+    /// Large folios: the folio order cap honours max_read (the Aug 2025
+    /// "fuse: enable large folios" posting); off, v2 patch 12's cap
+    /// ilog2(min(max_write / PAGE, max_pages)). (lfolio.rs)
+    pub lf_cap_max_read: bool,
+    /// Large folios: fuse_readahead stops when no folio fits the request
+    /// (`if (!pages) break`, v5 09/11). v2 has no guard; v6 and the merged
+    /// 906354c87f49 replaced it with WARN_ON(!pages) and send anyway.
+    pub lf_readahead_guard: bool,
+    /// shrink_folio_list ignores the mapping flag (kills r-flag).
+    pub mut_vmscan_ignores_flag: bool,
+    /// fuse_send_writepage sizes a WRITE as num_folios * PAGE_SIZE, as
+    /// before v2 patch 08 (kills lf-crop).
+    pub mut_lf_datasize_pages: bool,
+    /// No folio order cap: folios as large as `folio_pages` whatever
+    /// max_write / max_pages (kills lf-limits on writeback).
+    pub mut_lf_no_order_cap: bool,
+    /// fuse_pages_realloc returns true without growing the arrays (kills
+    /// lf-slots with c3880a7b10e4 in place).
+    pub mut_realloc_no_grow: bool,
+    /// fuse_file_cached_io_start does not wait on direct_io_waitq for the
+    /// parallel direct writes in progress (kills i1).
+    #[serde(default)]
+    pub mut_iomode_no_wait: bool,
+    /// fuse_writepage_end ignores the error of a failed WRITE: no
+    /// mapping_set_error (kills f1).
+    #[serde(default)]
+    pub mut_wb_error_ignored: bool,
+    /// fuse_do_setattr writes the requested size even when SETATTR failed
+    /// (kills a5).
+    #[serde(default)]
+    pub mut_setattr_error_size: bool,
+    /// fuse_change_attributes and fuse_read_update_size ignore
+    /// attr_version and FUSE_I_SIZE_UNSTABLE (kills a4).
+    #[serde(default)]
+    pub mut_attr_no_version: bool,
+}
+
+pub const VARIANT_FLAGS: &[&str] = &[
+    "temp_pages",
+    "dio_flush_always",
+    "dio_invalidate_after_write",
+    "flush_sync_writes",
+    "p_no_writectr",
+    "p_syncwrites",
+    "p_writeiter",
+    "mut_mkwrite_no_wait",
+    "mut_crop_old_size",
+    "mut_flush_ignores_nowrite",
+    "mut_invalidate_under_nowrite",
+    "mut_fsync_no_wait",
+    "mut_dio_write_no_flush",
+    "mut_wb_ignores_writeback",
+    "mut_l_no_secondary",
+    "mut_c_end_early",
+    "mut_l_read_no_wait",
+    "mut_odirect_no_post_invalidate",
+    "reclaim_flag",
+    "slot_check",
+    "lf_cap_max_read",
+    "lf_readahead_guard",
+    "mut_vmscan_ignores_flag",
+    "mut_lf_datasize_pages",
+    "mut_lf_no_order_cap",
+    "mut_realloc_no_grow",
+    "mut_iomode_no_wait",
+    "mut_wb_error_ignored",
+    "mut_setattr_error_size",
+    "mut_attr_no_version",
+];
+
+impl Variant {
+    pub fn base(k: Kernel) -> Variant {
+        match k {
+            Kernel::L => Variant {
+                temp_pages: true,
+                flush_sync_writes: true,
+                ..Variant::default()
+            },
+            Kernel::T => Variant {
+                reclaim_flag: true,
+                ..Variant::default()
+            },
+            Kernel::T2 => Variant {
+                dio_flush_always: true,
+                dio_invalidate_after_write: true,
+                reclaim_flag: true,
+                ..Variant::default()
+            },
+            Kernel::C => Variant {
+                dio_flush_always: true,
+                dio_invalidate_after_write: true,
+                reclaim_flag: true,
+                slot_check: true,
+                ..Variant::default()
+            },
+        }
+    }
+
+    /// Turns on (or, with a leading '!', off) one flag by name.
+    pub fn set(&mut self, flag: &str) -> Result<(), String> {
+        let (name, on) = match flag.strip_prefix('!') {
+            Some(n) => (n, false),
+            None => (flag, true),
+        };
+        let f = match name {
+            "temp_pages" => &mut self.temp_pages,
+            "dio_flush_always" => &mut self.dio_flush_always,
+            "dio_invalidate_after_write" => &mut self.dio_invalidate_after_write,
+            "flush_sync_writes" => &mut self.flush_sync_writes,
+            "p_no_writectr" => &mut self.p_no_writectr,
+            "p_syncwrites" => &mut self.p_syncwrites,
+            "p_writeiter" => &mut self.p_writeiter,
+            "mut_mkwrite_no_wait" => &mut self.mut_mkwrite_no_wait,
+            "mut_crop_old_size" => &mut self.mut_crop_old_size,
+            "mut_flush_ignores_nowrite" => &mut self.mut_flush_ignores_nowrite,
+            "mut_invalidate_under_nowrite" => &mut self.mut_invalidate_under_nowrite,
+            "mut_fsync_no_wait" => &mut self.mut_fsync_no_wait,
+            "mut_dio_write_no_flush" => &mut self.mut_dio_write_no_flush,
+            "mut_wb_ignores_writeback" => &mut self.mut_wb_ignores_writeback,
+            "mut_l_no_secondary" => &mut self.mut_l_no_secondary,
+            "mut_c_end_early" => &mut self.mut_c_end_early,
+            "mut_l_read_no_wait" => &mut self.mut_l_read_no_wait,
+            "mut_odirect_no_post_invalidate" => &mut self.mut_odirect_no_post_invalidate,
+            "reclaim_flag" => &mut self.reclaim_flag,
+            "slot_check" => &mut self.slot_check,
+            "lf_cap_max_read" => &mut self.lf_cap_max_read,
+            "lf_readahead_guard" => &mut self.lf_readahead_guard,
+            "mut_vmscan_ignores_flag" => &mut self.mut_vmscan_ignores_flag,
+            "mut_lf_datasize_pages" => &mut self.mut_lf_datasize_pages,
+            "mut_lf_no_order_cap" => &mut self.mut_lf_no_order_cap,
+            "mut_realloc_no_grow" => &mut self.mut_realloc_no_grow,
+            "mut_iomode_no_wait" => &mut self.mut_iomode_no_wait,
+            "mut_wb_error_ignored" => &mut self.mut_wb_error_ignored,
+            "mut_setattr_error_size" => &mut self.mut_setattr_error_size,
+            "mut_attr_no_version" => &mut self.mut_attr_no_version,
+            _ => {
+                return Err(format!(
+                    "unknown variant flag '{name}' (known: {})",
+                    VARIANT_FLAGS.join(", ")
+                ))
+            }
+        };
+        *f = on;
+        Ok(())
+    }
+
+    pub fn flags_on(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let all = [
+            ("temp_pages", self.temp_pages),
+            ("dio_flush_always", self.dio_flush_always),
+            (
+                "dio_invalidate_after_write",
+                self.dio_invalidate_after_write,
+            ),
+            ("flush_sync_writes", self.flush_sync_writes),
+            ("p_no_writectr", self.p_no_writectr),
+            ("p_syncwrites", self.p_syncwrites),
+            ("p_writeiter", self.p_writeiter),
+            ("mut_mkwrite_no_wait", self.mut_mkwrite_no_wait),
+            ("mut_crop_old_size", self.mut_crop_old_size),
+            ("mut_flush_ignores_nowrite", self.mut_flush_ignores_nowrite),
+            (
+                "mut_invalidate_under_nowrite",
+                self.mut_invalidate_under_nowrite,
+            ),
+            ("mut_fsync_no_wait", self.mut_fsync_no_wait),
+            ("mut_dio_write_no_flush", self.mut_dio_write_no_flush),
+            ("mut_wb_ignores_writeback", self.mut_wb_ignores_writeback),
+            ("mut_l_no_secondary", self.mut_l_no_secondary),
+            ("mut_c_end_early", self.mut_c_end_early),
+            ("mut_l_read_no_wait", self.mut_l_read_no_wait),
+            (
+                "mut_odirect_no_post_invalidate",
+                self.mut_odirect_no_post_invalidate,
+            ),
+            ("reclaim_flag", self.reclaim_flag),
+            ("slot_check", self.slot_check),
+            ("lf_cap_max_read", self.lf_cap_max_read),
+            ("lf_readahead_guard", self.lf_readahead_guard),
+            ("mut_vmscan_ignores_flag", self.mut_vmscan_ignores_flag),
+            ("mut_lf_datasize_pages", self.mut_lf_datasize_pages),
+            ("mut_lf_no_order_cap", self.mut_lf_no_order_cap),
+            ("mut_realloc_no_grow", self.mut_realloc_no_grow),
+            ("mut_iomode_no_wait", self.mut_iomode_no_wait),
+            ("mut_wb_error_ignored", self.mut_wb_error_ignored),
+            ("mut_setattr_error_size", self.mut_setattr_error_size),
+            ("mut_attr_no_version", self.mut_attr_no_version),
+        ];
+        for (n, on) in all {
+            if on {
+                v.push(n);
+            }
+        }
+        v
+    }
+}
