@@ -27,7 +27,7 @@ use wbspec_models::fuse::Config;
 use crate::trace::Event;
 
 const PG: u64 = 4096;
-/// Model limits (models/src/fuse/config.rs).
+/// Model limits (models/src/fuse/config/mod.rs).
 const MODEL_PAGES: usize = wbspec_models::fuse::config::MAX_PAGES;
 const MODEL_WORKERS: usize = wbspec_models::fuse::config::MAX_WORKERS;
 const MODEL_TASKS: usize = wbspec_models::fuse::config::MAX_TASKS;

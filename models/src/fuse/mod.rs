@@ -9,6 +9,7 @@ mod encode;
 mod errors;
 mod folio;
 mod ghost;
+mod init;
 mod iomode;
 mod legacy;
 mod lfolio;

@@ -7,8 +7,8 @@
 //! counter, and kernel and daemon talk only through `State::fuse_q`
 //! (/dev/fuse) and the reply slots.
 
-use super::config::{Config, TaskSpec, MAX_PAGES, MAX_WORKERS};
-use super::program::{build, Op};
+use super::config::{Config, TaskSpec};
+use super::program::Op;
 use super::state::*;
 use super::step::Step;
 use serde::{Deserialize, Serialize};
@@ -49,92 +49,6 @@ pub(super) fn pages_mask(first: u8, n: u8) -> impl Iterator<Item = usize> {
 }
 
 impl FuseModel {
-    pub fn new(cfg: Config) -> Result<FuseModel, String> {
-        cfg.validate()?;
-        let programs = cfg.tasks.iter().map(|t| build(&cfg, t)).collect();
-        let fsize = super::lfolio::folio_size(&cfg);
-        Ok(FuseModel {
-            cfg,
-            programs,
-            fsize,
-        })
-    }
-
-    pub fn initial(&self) -> State {
-        let c = &self.cfg;
-        let mut pages = [Page::default(); MAX_PAGES];
-        let mut srv = [V_ZERO; MAX_PAGES];
-        let mut hist = [0u64; MAX_PAGES];
-        let mut fin = [0u16; MAX_PAGES];
-        let mut sup = [0u16; MAX_PAGES];
-        for p in 0..c.pages as usize {
-            let v = if p < c.init_size as usize {
-                V_INIT
-            } else {
-                V_ZERO
-            };
-            srv[p] = v;
-            hist[p] = v as u64;
-            fin[p] = 1 << v;
-            if c.cached & (1 << p) != 0 {
-                pages[p].flags = PG_PRESENT | PG_UPTODATE;
-                pages[p].ver = v;
-            }
-        }
-        let mut i_size = c.init_size;
-        // Pages dirty before the workload: data version 1 is already on the
-        // server, so a dirty page holds a distinct earlier write. We give
-        // it the version of a pseudo-writer 15 (never a task's version).
-        for p in 0..c.pages as usize {
-            if c.dirty & (1 << p) != 0 {
-                pages[p].set(PG_DIRTY);
-                pages[p].ver = V_PREDIRTY;
-                hist[p] = hist_push(hist[p], V_PREDIRTY);
-                sup[p] = fin[p];
-                fin[p] |= 1 << V_PREDIRTY;
-                i_size = i_size.max(p as u8 + 1);
-            }
-        }
-        State {
-            i_size,
-            size_unstable: false,
-            writectr: 0,
-            queued: Default::default(),
-            rwsem: Default::default(),
-            pages,
-            tasks: (0..c.tasks.len()).map(|_| Task::new()).collect(),
-            fuse_q: Default::default(),
-            bg_q: Default::default(),
-            tmp: [0; MAX_PAGES],
-            aux: Default::default(),
-            l_end: [0; MAX_PAGES],
-            workers: [Worker::Idle; MAX_WORKERS],
-            rcl: [Reclaim::default(); MAX_WORKERS],
-            srv_size: c.init_size,
-            srv,
-            hist,
-            fin,
-            sup,
-            drops: [0; MAX_PAGES],
-            wrote_once: 0,
-            viol: 0,
-            lf_viol: 0,
-            ev: Event::None,
-            iocachectr: c.cached_opens() as i8,
-            cache_io_mode: c.cached_opens() > 0,
-            wb_err: 0,
-            as_eio: false,
-            lost: 0,
-            losses: 0,
-            sizes: if c.attr_readers() {
-                (1 << c.init_size) | (1 << i_size)
-            } else {
-                0
-            },
-            viol2: 0,
-        }
-    }
-
     // ------------------------------------------------------------------
     // Program control
 

@@ -9,7 +9,7 @@
 
 use wbspec_models::fuse::{Config, Kernel, TaskSpec};
 
-/// Variant flags the twin implements (name in config.rs, cpp macro).
+/// Variant flags the twin implements (name in fuse/config/variant.rs, cpp macro).
 const SWITCHES: &[(&str, &str)] = &[
     ("p_no_writectr", "P_NO_WRITECTR"),
     ("mut_crop_old_size", "MUT_CROP_OLD_SIZE"),
