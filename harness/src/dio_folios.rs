@@ -8,8 +8,9 @@
 //! The buffer's real layout is read from pagemap/kpageflags and logged as a
 //! `gup-buffer` mark, which `conform` maps onto the fuse-gup model.
 //! Skipped (with the reason) when tmpfs cannot give a large folio.
+use crate::ctx::Ctx;
+use crate::fail::{skip, Fail, Res};
 use crate::largefolio::{backing, cow_page_bytes, name_pages, HugeTmpfs, PG};
-use crate::runner::{skip, Ctx, Fail, Res};
 use crate::scenarios::Scenario;
 use crate::server::ServerConfig;
 use crate::sys;

@@ -4,6 +4,9 @@
 //! - [`control`]: the line protocol of its control socket.
 //! - [`trace`]: the JSON-lines trace format (public, versioned).
 //! - [`runner`]: runs scenarios one at a time against a fresh mount.
+//! - [`ctx`]: what a scenario body gets (mount, control socket, syscalls
+//!   with marks); [`fail`]: how a scenario check fails or skips.
+//! - [`trace_query`]: queries over a recorded trace.
 //! - [`random`]: seeded random workloads (`conform --random N --seed S`).
 //! - [`conform`]: trace conformance of recorded traces to the wbspec FUSE model.
 //! - [`scenarios`]: the scenario catalogue with kernel-keyed expectations
@@ -18,7 +21,9 @@
 //!   fails where they are missing.
 pub mod conform;
 pub mod control;
+pub mod ctx;
 pub mod dio_folios;
+pub mod fail;
 pub mod largefolio;
 pub mod memcg;
 pub mod mount;
@@ -32,4 +37,5 @@ pub mod scenarios_fidelity;
 pub mod server;
 pub mod sys;
 pub mod trace;
+pub mod trace_query;
 mod unimpl;

@@ -25,7 +25,8 @@ use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::runner::{Ctx, Fail, Res};
+use crate::ctx::Ctx;
+use crate::fail::{Fail, Res};
 
 /// The child's memcg limit and how much anonymous memory it touches.
 const LIMIT: u64 = 16 << 20;

@@ -13,7 +13,8 @@
 //! (closes included), at most 2 requests held at once, stores only below
 //! the file size.
 
-use crate::runner::{Ctx, Pending, Res};
+use crate::ctx::{Ctx, Pending};
+use crate::fail::Res;
 use crate::scenarios::{wrap, Scenario, ODIRECT_RW, PG, SETTLE_MS};
 use crate::server::ServerConfig;
 use crate::sys::{self, Ret};
@@ -335,7 +336,7 @@ fn run(ctx: &mut Ctx, seed: u64) -> Res {
 }
 
 /// Starts one syscall on its own thread (marks included).
-fn start(ctx: &mut Ctx, actor: &str, o: &Op, f: Fds) -> Result<Pending, crate::runner::Fail> {
+fn start(ctx: &mut Ctx, actor: &str, o: &Op, f: Fds) -> Result<Pending, crate::fail::Fail> {
     let pg = PG as usize;
     match *o {
         Op::Write { first, n, letter } | Op::DirectWrite { first, n, letter } => {

@@ -7,10 +7,12 @@
 //! letter, so `page_tags` identify payloads; actor T0 is the scenario thread,
 //! T1/T2 are helper threads. A blocked syscall is given [`SETTLE_MS`] to reach
 //! its kernel wait point before we assert that it is still blocked.
-use crate::runner::{Ctx, Fail, Res, Tr};
+use crate::ctx::Ctx;
+use crate::fail::{Fail, Res};
 use crate::server::ServerConfig;
 use crate::sys::{self, AlignedBuf, Ret};
 use crate::trace::Event;
+use crate::trace_query::Tr;
 
 /// Time given to a syscall to reach its wait point.
 pub const SETTLE_MS: u64 = 300;

@@ -3,13 +3,15 @@
 //! forcing its race with held replies. Expectations are those of kernel
 //! state T'' (6.18.y with the 6.19 fixes); see scenarios.rs for the
 //! conventions (one letter per 4 KiB page, actors T0..T2, SETTLE_MS).
-use crate::runner::{Ctx, Res, Tr};
+use crate::ctx::Ctx;
+use crate::fail::Res;
 use crate::scenarios::{
     briefs, fail, first, mmap, sc, store, tags_by_offset, unmap, wrap, Scenario, ODIRECT_RW, PG,
     SETTLE_MS,
 };
 use crate::server::ServerConfig;
 use crate::sys::{self, Ret};
+use crate::trace_query::Tr;
 
 fn dflt(_: &mut ServerConfig) {}
 fn nodio(c: &mut ServerConfig) {
@@ -38,7 +40,7 @@ pub fn all() -> Vec<Scenario> {
     ]
 }
 
-fn expect_blocked(ctx: &mut Ctx, what: &str, p: &mut crate::runner::Pending) -> Res {
+fn expect_blocked(ctx: &mut Ctx, what: &str, p: &mut crate::ctx::Pending) -> Res {
     ctx.sleep_ms(SETTLE_MS);
     let blocked = !p.done();
     ctx.expect(what, blocked, || "returned".into())
@@ -100,7 +102,7 @@ fn f_overtake(ctx: &mut Ctx) -> Res {
 
 /// pwrite `tags` through a new cached fd, fsync; then an O_DIRECT open
 /// (FOPEN_DIRECT_IO, no KEEP_CACHE) that drops the clean pages.
-fn on_server_not_cached(ctx: &mut Ctx, tags: &str) -> Result<(i32, i32), crate::runner::Fail> {
+fn on_server_not_cached(ctx: &mut Ctx, tags: &str) -> Result<(i32, i32), crate::fail::Fail> {
     let fd1 = ctx.create("T0", "f")?;
     ctx.pwrite("T0", fd1, 0, tags)?;
     ctx.fsync("T0", fd1)?;
@@ -228,7 +230,7 @@ fn r_ra_mmap(ctx: &mut Ctx) -> Res {
 
 /// One page "A" on the server and cached, mapped; a store "M"; the
 /// writeback WRITE of M held.
-fn stored_and_held(ctx: &mut Ctx) -> Result<(i32, usize), crate::runner::Fail> {
+fn stored_and_held(ctx: &mut Ctx) -> Result<(i32, usize), crate::fail::Fail> {
     let fd = ctx.create("T0", "f")?;
     ctx.pwrite("T0", fd, 0, "A")?;
     ctx.fsync("T0", fd)?;

@@ -4,10 +4,12 @@
 //! into a window the model reaches, with held or failed replies; the ones
 //! named after a finding (docs/findings.md) assert what the model
 //! predicts. Conventions as in [`crate::scenarios`].
-use crate::runner::{Ctx, Res, Tr};
+use crate::ctx::Ctx;
+use crate::fail::Res;
 use crate::scenarios::{briefs, first, wrap, Scenario, SETTLE_MS};
 use crate::server::ServerConfig;
 use crate::sys::{self, AlignedBuf, Ret};
+use crate::trace_query::Tr;
 
 const PG: u64 = 4096;
 
@@ -56,7 +58,7 @@ pub fn all() -> Vec<Scenario> {
 }
 
 /// The inode's cached i_size (statx with AT_STATX_DONT_SYNC: no GETATTR).
-fn cached_size(ctx: &mut Ctx, actor: &str, fd: i32) -> Result<i64, crate::runner::Fail> {
+fn cached_size(ctx: &mut Ctx, actor: &str, fd: i32) -> Result<i64, crate::fail::Fail> {
     Ok(ctx
         .sys_ok(actor, "statx_cached", &format!("fd={fd}"), || {
             sys::cached_size(fd)
@@ -64,7 +66,7 @@ fn cached_size(ctx: &mut Ctx, actor: &str, fd: i32) -> Result<i64, crate::runner
         .0)
 }
 
-fn fstat_size(ctx: &mut Ctx, actor: &str, fd: i32) -> Result<i64, crate::runner::Fail> {
+fn fstat_size(ctx: &mut Ctx, actor: &str, fd: i32) -> Result<i64, crate::fail::Fail> {
     Ok(ctx
         .sys_ok(actor, "fstat", &format!("fd={fd}"), || sys::fstat_size(fd))?
         .0)

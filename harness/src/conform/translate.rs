@@ -260,7 +260,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
 
     'events: for (i, e) in events.iter().enumerate().skip(1) {
         let key = 2 * i as u64;
-        let brief = crate::runner::Tr::brief(e);
+        let brief = crate::trace_query::Tr::brief(e);
         match e.ev.as_str() {
             "mark" => {
                 last_mark_key = key;
