@@ -95,7 +95,7 @@ pub struct Event {
     /// the `ret` mark of a read: the same for the data it returned (`data=`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_tags: Option<String>,
-    /// SETATTR: valid mask RECONSTRUCTED from fuser's decoded Options (see server.rs).
+    /// SETATTR: valid mask RECONSTRUCTED from fuser's decoded Options (see server/ops.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
