@@ -32,10 +32,17 @@ impl FuseModel {
     }
 
     /// May the server answer this request short (`short = [...]`)? Only
-    /// the direct WRITEs and READs of fuse_direct_io.
+    /// the direct WRITEs and READs of fuse_direct_io and the WRITEs of a
+    /// split write-through write.
     pub fn may_short(&self, req: &Req) -> bool {
         let (bit, task) = match *req {
             Req::DirectWrite { task, .. } => (0, task),
+            // fuse_perform_write's loop handles a short WRITE; only a
+            // split write-through write is given short replies (an unsplit
+            // one would need the same handling in its single reply)
+            Req::ThroughWrite { task, .. } => {
+                return self.cfg.short & 1 != 0 && self.split_through(task as usize);
+            }
             Req::Read { task, .. } => (1, task),
             _ => return false,
         };
