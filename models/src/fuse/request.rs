@@ -165,6 +165,9 @@ impl FuseModel {
         if self.cfg.attr_readers() {
             s.size_unstable = false;
         }
+        // `if (!res) return err;`: write(2) fails only if no chunk was
+        // written; otherwise it returns the bytes written
+        s.tasks[t].failed = end == first;
         self.advance(s, t);
         Some(Step::WriteReply)
     }

@@ -108,3 +108,24 @@ fn unsplit_program_is_unchanged() {
     let s = run(&m, &s, T0, Step::FillPage);
     run(&m, &s, T0, Step::SendThroughWrite);
 }
+
+/// fuse_perform_write returns the bytes written, an error only if nothing
+/// was: a failed second chunk leaves write(2) successful (`failed` false)
+/// with i_size at the end of the first chunk.
+#[test]
+fn a_failed_second_chunk_returns_the_first() {
+    let mut c = split_cfg();
+    c.errors = 1; // WRITE
+    let m = model(c);
+    let s = first_chunk(&m);
+    let s = run(&m, &s, T0, Step::FillPage);
+    let s = run(&m, &s, T0, Step::SendThroughWrite);
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReplyError);
+    let s = run(&m, &s, T0, Step::Reply);
+    assert_eq!(s.tasks[0].saved, 1);
+    let s = run(&m, &s, T0, Step::WriteReply);
+    assert!(!s.tasks[0].failed);
+    assert_eq!(s.i_size, 1);
+    assert!(!s.pages[1].has(PG_UPTODATE));
+}
