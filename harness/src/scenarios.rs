@@ -122,6 +122,7 @@ pub fn all() -> Vec<Scenario> {
     v.extend(crate::scenarios_fidelity::all());
     v.extend(crate::scenarios_cache::all());
     v.extend(crate::scenarios_split::all());
+    v.extend(crate::scenarios_release::all());
     v
 }
 

@@ -259,6 +259,10 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     // Write-through WRITEs: (the writer's task if one writer is pending,
     // first, n real pages, seq)
     let mut through_reqs: Vec<(Option<usize>, u64, u64, u64)> = vec![];
+    // fhs RELEASEd so far (seq of the RELEASE): no WRITE may carry one
+    // after (fuse_file_put sends RELEASE at the last reference, and each
+    // WRITE holds one); the model has no fh, so such a trace is not checked
+    let mut released: HashMap<u64, u64> = HashMap::new();
     let mut rets: HashMap<usize, i64> = HashMap::new();
     let mut filt = |rule: &str| *filtered.entry(rule.to_string()).or_default() += 1;
 
@@ -529,6 +533,13 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                     &pending.iter().collect::<Vec<_>>()[..],
                 ) {
                     actor_pid.entry((*actor).clone()).or_insert(pid);
+                }
+                if let Some(fh) = e.fh {
+                    if op == "RELEASE" {
+                        released.insert(fh, e.seq);
+                    } else if let Some(r) = released.get(&fh) {
+                        return nm(format!("#{} {op} carries fh {fh}, RELEASEd at #{r}: the kernel keeps a file until its requests end (fuse_file_put); the model has no file handles", e.seq));
+                    }
                 }
                 let r = match op.as_str() {
                     "WRITE" => {
