@@ -11,7 +11,7 @@
 //! fuse_release_nowrite (queued WRITEs cropped at the unchanged i_size),
 //! no i_size_write, no truncate_pagecache.
 
-use super::config::{TaskSpec, ERROR_OPS};
+use super::config::{Kernel, TaskSpec, ERROR_OPS};
 use super::model::{pages_mask, FuseModel};
 use super::program::{Op, RecvKind};
 use super::state::*;
@@ -95,10 +95,14 @@ impl FuseModel {
                 s.workers[w] = Worker::Ending { first, n };
             }
             Req::ThroughWrite { task, first, n } => {
-                // fuse_send_write_pages: on error the folios are not left
-                // uptodate; write(2) returns the error
+                // fuse_send_write_pages (L, T, T2): on error the folios
+                // are not left uptodate; C's (09e95ab1a848) clears
+                // nothing; the loop ends (write(2) returns what earlier
+                // chunks wrote, or the error)
                 for p in pages_mask(first, n) {
-                    s.pages[p].clear(PG_UPTODATE);
+                    if self.cfg.kernel != Kernel::C {
+                        s.pages[p].clear(PG_UPTODATE);
+                    }
                     s.lost |= 1 << p;
                 }
                 s.tasks[task as usize].reply = REPLY_ERR;
