@@ -11,6 +11,8 @@
 //! - [`conform`]: trace conformance of recorded traces to the wbspec FUSE model.
 //! - [`scenarios`]: the scenario catalogue with kernel-keyed expectations
 //!   ([`scenarios_cache`]: buffered reads, munmap/msync, the background queue).
+//!   ([`scenarios_split`]: write-through writes split into max_write chunks;
+//!   [`scenarios_release`]: the fh of writeback WRITEs and RELEASE).
 //! - [`mount`]: mount lookup and the bounded unmount / fusectl-abort escape hatches.
 //! - [`sys`]: raw libc syscall wrappers used by the workloads.
 //! - [`memcg`]: the cgroup-v1 reclaim scenarios (a child in its own memory cgroup).
@@ -34,6 +36,8 @@ pub mod runner;
 pub mod scenarios;
 pub mod scenarios_cache;
 pub mod scenarios_fidelity;
+pub mod scenarios_release;
+pub mod scenarios_split;
 pub mod server;
 pub mod sys;
 pub mod trace;

@@ -39,13 +39,13 @@ const NOT_MODELLED: &[&str] = &[
     "r_short_read",
 ];
 /// Scenarios checked up to a cut, the rest not modelled (docs/conformance.md
-/// §2): a_nowbc's 2 MiB write-through pwrite goes as two WRITEs.
-const TO_CUT: &[&str] = &["a_nowbc"];
+/// §2): none since the model splits write-through writes (issue 10).
+const TO_CUT: &[&str] = &[];
 
 #[test]
 fn recorded_traces_conform() {
     let fs = files("6.18.44");
-    assert_eq!(fs.len(), 55);
+    assert_eq!(fs.len(), 58);
     for p in fs {
         let name = p.file_stem().unwrap().to_string_lossy().to_string();
         let (word, class) = verdict(&p);

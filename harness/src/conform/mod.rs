@@ -46,7 +46,7 @@ pub const FILTERED_OPS: &[(&str, &str)] = &[
     ),
     (
         "RELEASE",
-        "sent after close() returned; fuse_release is not modelled",
+        "sent by the last fuse_file_put (after close() or munmap returned, never before a WRITE carrying its fh is answered); the model has no file handles (docs/model.md)",
     ),
     (
         "GETXATTR",

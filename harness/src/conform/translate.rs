@@ -254,7 +254,15 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     let mut maps: u32 = 0;
     // The pid of each workload actor, learned from the requests its calls send.
     let mut actor_pid: HashMap<String, u32> = HashMap::new();
-    let mut cut: Option<String> = None;
+    // A checked prefix (conforms-to-cut); no rule cuts a trace today.
+    let cut: Option<String> = None;
+    // Write-through WRITEs: (the writer's task if one writer is pending,
+    // first, n real pages, seq)
+    let mut through_reqs: Vec<(Option<usize>, u64, u64, u64)> = vec![];
+    // fhs RELEASEd so far (seq of the RELEASE): no WRITE may carry one
+    // after (fuse_file_put sends RELEASE at the last reference, and each
+    // WRITE holds one); the model has no fh, so such a trace is not checked
+    let mut released: HashMap<u64, u64> = HashMap::new();
     let mut rets: HashMap<usize, i64> = HashMap::new();
     let mut filt = |rule: &str| *filtered.entry(rule.to_string()).or_default() += 1;
 
@@ -333,20 +341,10 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                             let kind = fd_kind(&fds)?;
                             p.direct_write = kind != FdKind::Cached;
                             p.through_write = kind == FdKind::Cached && !wbc;
-                            if p.through_write {
-                                // fuse_perform_write sends one WRITE per
-                                // max_write/max_pages chunk; the model's write
-                                // task sends one. A split write(2) ends the
-                                // checked prefix if nothing else is going on.
-                                let (writes, others) = writes_until_ret(&events[i + 1..], &actor);
-                                if writes > 1 {
-                                    if !pending.is_empty() || !inflight.is_empty() || others {
-                                        return nm(format!("#{} write-through pwrite of {n} pages sent as {writes} WRITEs while other syscalls or requests were in flight: the model sends one WRITE per write(2)", e.seq));
-                                    }
-                                    cut = Some(format!("#{} on (pwrite of {n} pages at page {first} sent as {writes} WRITEs of at most max_write; the model's write-through task sends one WRITE per write(2))", e.seq));
-                                    break 'events;
-                                }
-                            }
+                            // (fuse_perform_write sends one WRITE per
+                            // max_write / max_pages chunk: the model's
+                            // max_write is set from the recorded WRITEs
+                            // below, `through_chunks`)
                             Some(match kind {
                                 FdKind::Cached => RawTask::Write { first, n, tags },
                                 FdKind::Dio => RawTask::DioWrite { first, n, tags },
@@ -536,6 +534,13 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 ) {
                     actor_pid.entry((*actor).clone()).or_insert(pid);
                 }
+                if let Some(fh) = e.fh {
+                    if op == "RELEASE" {
+                        released.insert(fh, e.seq);
+                    } else if let Some(r) = released.get(&fh) {
+                        return nm(format!("#{} {op} carries fh {fh}, RELEASEd at #{r}: the kernel keeps a file until its requests end (fuse_file_put); the model has no file handles", e.seq));
+                    }
+                }
                 let r = match op.as_str() {
                     "WRITE" => {
                         let first = pages_of(e.offset.unwrap_or(0), "WRITE offset")?;
@@ -558,6 +563,11 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                                     return nm(format!("#{} a write-through WRITE from pid {pid}, not from the writer {a}", e.seq));
                                 }
                             }
+                            let writer = match writers[..] {
+                                [a] => pending[a].task,
+                                _ => None,
+                            };
+                            through_reqs.push((writer, first, n, e.seq));
                             Some(RawReq::ThroughWrite { first, n, tags })
                         } else {
                             Some(RawReq::DirectWrite { first, n, tags })
@@ -779,6 +789,8 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         max_pages -= 1;
     }
 
+    let max_write = through_max_write(&tasks, &through_reqs, range, max_pages, errors != 0)?;
+
     // ---- tasks and data versions
     let mut specs = vec![];
     let mut letters: BTreeMap<(u8, String), Vec<u8>> = BTreeMap::new();
@@ -995,7 +1007,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         folio_pages: 1,
         blocks_per_page: 1,
         max_read: None,
-        max_write: None,
+        max_write,
         errors,
         short: 0,
     };
@@ -1014,22 +1026,82 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     })
 }
 
-/// Non-CACHE WRITEs read before `actor`'s next ret mark, and whether another
-/// call is issued meanwhile.
-fn writes_until_ret(rest: &[Event], actor: &str) -> (usize, bool) {
-    let (mut writes, mut others) = (0, false);
-    for f in rest {
-        if f.ev == "mark" && f.kind.as_deref() == Some("ret") && f.actor.as_deref() == Some(actor) {
-            break;
-        }
-        if f.ev == "mark" && f.kind.as_deref() == Some("call") {
-            others = true;
-        }
-        if f.is_req("WRITE") && !f.is_cache_write() {
-            writes += 1;
+/// The model's max_write (model pages) under which its write-through
+/// tasks send exactly the recorded WRITEs (fuse_perform_write's loop:
+/// chunks of min(max_write, max_pages) pages, ended by a failed chunk).
+/// `None` when no write(2) was split. Not modelled when the chunks are
+/// not a uniform model max_write, or when that max_write would split a
+/// direct write the model then could not match.
+fn through_max_write(
+    tasks: &[(RawTask, String)],
+    reqs: &[(Option<usize>, u64, u64, u64)],
+    range: impl Fn(u64, u64) -> (u8, u8),
+    max_pages: u8,
+    errors: bool,
+) -> Result<Option<u8>, String> {
+    let mut per_task: BTreeMap<usize, Vec<(u8, u8, u64)>> = BTreeMap::new();
+    for &(t, first, n, seq) in reqs {
+        // (a WRITE no single pending writer owns is not a chunk of any
+        // task here: the search refuses it, or a task's chunks below are
+        // then incomplete)
+        if let Some(t) = t {
+            let (a, m) = range(first, n);
+            per_task.entry(t).or_default().push((a, m, seq));
         }
     }
-    (writes, others)
+    // the uniform chunk size of the split writes
+    let mut mw: Option<u8> = None;
+    for chunks in per_task.values().filter(|c| c.len() > 1) {
+        let k = chunks[0].1;
+        if mw.is_some_and(|x| x != k) {
+            return nm(format!(
+                "#{} write-through WRITEs of {k} model pages and of {} elsewhere: no single model max_write",
+                chunks[0].2,
+                mw.unwrap_or(0)
+            ));
+        }
+        mw = Some(k);
+    }
+    let lim = mw.unwrap_or(u8::MAX).min(max_pages);
+    for (t, (task, label)) in tasks.iter().enumerate() {
+        match task {
+            RawTask::Write { first, n, .. } => {
+                let Some(got) = per_task.get(&t) else {
+                    continue;
+                };
+                let (a, m) = range(*first, *n);
+                let mut want = vec![];
+                let mut p = a;
+                while p < a + m {
+                    let c = lim.min(a + m - p);
+                    want.push((p, c));
+                    p += c;
+                }
+                let got: Vec<(u8, u8)> = got.iter().map(|c| (c.0, c.1)).collect();
+                // a failed chunk ends the loop early
+                let ok = got == want
+                    || (errors
+                        && !got.is_empty()
+                        && got.len() < want.len()
+                        && got[..] == want[..got.len()]);
+                if !ok {
+                    return nm(format!(
+                        "[{label}]: the kernel's write-through WRITEs are {got:?} (model pages), the model with max_write {mw:?} and max_pages {max_pages} sends {want:?}"
+                    ));
+                }
+            }
+            RawTask::DioWrite { first, n, .. } | RawTask::OdirectWrite { first, n, .. } => {
+                let (_, m) = range(*first, *n);
+                if mw.is_some_and(|k| m > k) {
+                    return nm(format!(
+                        "[{label}]: a direct write of {m} model pages with a model max_write of {mw:?} pages, set from the write-through WRITEs: its chunks are not mapped"
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(mw)
 }
 
 impl Mapping {
@@ -1040,6 +1112,9 @@ impl Mapping {
             "  model: kernel {:?}, {} pages {:?} (4 KiB page ranges), max_pages {}, {} daemon worker(s)",
             self.cfg.kernel, self.cfg.pages, self.regions, self.cfg.max_pages, self.cfg.daemon_threads
         );
+        if let Some(w) = self.cfg.max_write {
+            s += &format!(", max_write {w} (the recorded write-through chunks)");
+        }
         s += &format!(
             "\n  tasks: {}",
             self.task_labels

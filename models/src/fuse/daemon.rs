@@ -171,7 +171,9 @@ impl FuseModel {
                         return None;
                     }
                     match &mut req {
-                        Req::DirectWrite { n, .. } | Req::Read { n, .. } => *n -= 1,
+                        Req::DirectWrite { n, .. }
+                        | Req::Read { n, .. }
+                        | Req::ThroughWrite { n, .. } => *n -= 1,
                         _ => return None,
                     }
                     s.ev = Event::ShortIo;
@@ -208,8 +210,16 @@ impl FuseModel {
                         for p in pages_mask(first, n) {
                             s.srv[p] = payload[p];
                         }
-                        s.srv_size = s.srv_size.max(first + n);
-                        s.tasks[task as usize].reply = 0;
+                        if n > 0 {
+                            s.srv_size = s.srv_size.max(first + n);
+                        }
+                        // the reply's size, pages written (read only by a
+                        // split write's loop)
+                        s.tasks[task as usize].reply = if self.split_through(task as usize) {
+                            n
+                        } else {
+                            0
+                        };
                     }
                     Req::DirectWrite { task, first, n } => {
                         let v = version_of(task as usize);

@@ -11,7 +11,7 @@
 //! fuse_release_nowrite (queued WRITEs cropped at the unchanged i_size),
 //! no i_size_write, no truncate_pagecache.
 
-use super::config::{TaskSpec, ERROR_OPS};
+use super::config::{Kernel, TaskSpec, ERROR_OPS};
 use super::model::{pages_mask, FuseModel};
 use super::program::{Op, RecvKind};
 use super::state::*;
@@ -32,10 +32,17 @@ impl FuseModel {
     }
 
     /// May the server answer this request short (`short = [...]`)? Only
-    /// the direct WRITEs and READs of fuse_direct_io.
+    /// the direct WRITEs and READs of fuse_direct_io and the WRITEs of a
+    /// split write-through write.
     pub fn may_short(&self, req: &Req) -> bool {
         let (bit, task) = match *req {
             Req::DirectWrite { task, .. } => (0, task),
+            // fuse_perform_write's loop handles a short WRITE; only a
+            // split write-through write is given short replies (an unsplit
+            // one would need the same handling in its single reply)
+            Req::ThroughWrite { task, .. } => {
+                return self.cfg.short & 1 != 0 && self.split_through(task as usize);
+            }
             Req::Read { task, .. } => (1, task),
             _ => return false,
         };
@@ -88,10 +95,14 @@ impl FuseModel {
                 s.workers[w] = Worker::Ending { first, n };
             }
             Req::ThroughWrite { task, first, n } => {
-                // fuse_send_write_pages: on error the folios are not left
-                // uptodate; write(2) returns the error
+                // fuse_send_write_pages (L, T, T2): on error the folios
+                // are not left uptodate; C's (09e95ab1a848) clears
+                // nothing; the loop ends (write(2) returns what earlier
+                // chunks wrote, or the error)
                 for p in pages_mask(first, n) {
-                    s.pages[p].clear(PG_UPTODATE);
+                    if self.cfg.kernel != Kernel::C {
+                        s.pages[p].clear(PG_UPTODATE);
+                    }
                     s.lost |= 1 << p;
                 }
                 s.tasks[task as usize].reply = REPLY_ERR;

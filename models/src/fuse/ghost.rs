@@ -56,7 +56,14 @@ impl FuseModel {
     /// opened can no longer be the last data of the pages it wrote.
     pub(super) fn window_close(&self, s: &mut State, t: usize) {
         let v = version_of(t);
-        for p in self.written_pages(t) {
+        let mut pages = self.written_pages(t);
+        if self.split_through(t) {
+            // fuse_perform_write's loop ended at `saved` (a short or
+            // failed chunk): write(2) returned that count, the pages after
+            // it were not written
+            pages.end = pages.end.min(s.tasks[t].saved as usize);
+        }
+        for p in pages {
             if hist_pos(s.hist[p], v).is_some() {
                 s.sup[p] |= s.tasks[t].before[p];
                 s.fin[p] |= 1 << v;

@@ -79,18 +79,9 @@ impl Config {
             return Err("max_read and max_write are at least 1 page".into());
         }
         for t in &self.tasks {
-            let too_big = |lim: Option<u8>, n: u8| lim.is_some_and(|l| n > l);
             // (direct I/O over max_read / max_write is split in
-            // fuse_direct_io's loop: program.rs, issue 10)
-            let bad = match *t {
-                TaskSpec::Write { n, .. } if !self.writeback_cache => too_big(self.max_write, n),
-                _ => false,
-            };
-            if bad {
-                return Err(format!(
-                    "task '{t}': a write-through write larger than max_write is split in the kernel, not in the model"
-                ));
-            }
+            // fuse_direct_io's loop, a write-through write in
+            // fuse_perform_write's: program.rs, issue 10)
             if matches!(t, TaskSpec::Readahead { .. })
                 && !matches!(self.kernel, Kernel::T | Kernel::T2)
             {

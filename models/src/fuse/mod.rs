@@ -336,3 +336,5 @@ impl Spec for FuseModel {
 mod tests;
 #[cfg(test)]
 mod tests_lfolio;
+#[cfg(test)]
+mod tests_split;

@@ -240,8 +240,17 @@ impl FuseModel {
             Op::RemoteTruncate => self.op_remote_truncate(&mut s, t)?,
             Op::IoRelease => unreachable!("done inline in skip_empty"),
             Op::DirectWriteDone => self.op_direct_write_done(&mut s, t)?,
+            Op::ThroughWriteDone => self.op_through_write_done(&mut s, t)?,
             Op::OpenTruncSize => self.op_open_trunc_size(&mut s, t)?,
         };
+        if s.ev == Event::None
+            && !self.split_through(t)
+            && (0..s.tasks.len()).any(|u| self.in_through_gap(s0, u))
+        {
+            // another task ran between two chunks of a split
+            // write-through write
+            s.ev = Event::ThroughGap;
+        }
         let reader = matches!(step, Step::GetattrReply | Step::ShortRead);
         self.track_sizes(s0, &mut s, reader);
         Some(step)

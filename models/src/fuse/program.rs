@@ -26,6 +26,10 @@ pub enum RecvKind {
     /// chunks: a short reply ends the loop (skip the `skip` ops of the
     /// remaining chunks).
     DirectChunk { skip: u8 },
+    /// One reply of fuse_perform_write's loop over max_write chunks
+    /// (fuse_send_write_pages): a short or failed reply ends the loop
+    /// (skip the `skip` ops of the remaining chunks).
+    ThroughChunk { skip: u8 },
 }
 
 /// What a `Send` op puts on /dev/fuse.
@@ -43,6 +47,11 @@ pub enum SendKind {
     /// One max_write / max_read chunk of fuse_direct_io.
     DirectChunk {
         write: bool,
+        first: u8,
+        n: u8,
+    },
+    /// One max_write chunk of fuse_perform_write (fuse_send_write_pages).
+    ThroughChunk {
         first: u8,
         n: u8,
     },
@@ -134,6 +143,10 @@ pub enum Op {
     IoRelease,
     /// After a split direct write: fuse_write_update_attr(pos + written).
     DirectWriteDone,
+    /// After a split write-through write: fuse_perform_write's
+    /// fuse_write_update_attr(pos + written) and clear_bit
+    /// (FUSE_I_SIZE_UNSTABLE).
+    ThroughWriteDone,
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -255,10 +268,36 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             // fuse_write_update_attr; inode_unlock. The folios are not
             // dirtied, and the WRITE bypasses writectr/queued_writes.
             p.push(Op::InodeLock);
-            p.push(Op::FillPages { first, n });
-            p.push(Op::FdataWait { first, n });
-            p.push(Op::Send(SendKind::ThroughWrite));
-            p.push(Op::Recv(RecvKind::DirectWrite));
+            // fuse_fill_write_pages takes at most fc->max_write bytes and
+            // fc->max_pages folios (fuse_wr_pages) per round
+            let lim = cfg.max_write.unwrap_or(u8::MAX).min(cfg.max_pages);
+            if lim < n {
+                // the loop: per chunk fill, folio_wait_writeback, one
+                // synchronous WRITE; a short or failed reply ends it;
+                // then one fuse_write_update_attr
+                let mut chunks = vec![];
+                let mut a = first;
+                while a < first + n {
+                    let m = lim.min(first + n - a);
+                    chunks.push((a, m));
+                    a += m;
+                }
+                let k = chunks.len();
+                for (i, &(a, m)) in chunks.iter().enumerate() {
+                    p.push(Op::FillPages { first: a, n: m });
+                    p.push(Op::FdataWait { first: a, n: m });
+                    p.push(Op::Send(SendKind::ThroughChunk { first: a, n: m }));
+                    p.push(Op::Recv(RecvKind::ThroughChunk {
+                        skip: ((k - 1 - i) * 4) as u8,
+                    }));
+                }
+                p.push(Op::ThroughWriteDone);
+            } else {
+                p.push(Op::FillPages { first, n });
+                p.push(Op::FdataWait { first, n });
+                p.push(Op::Send(SendKind::ThroughWrite));
+                p.push(Op::Recv(RecvKind::DirectWrite));
+            }
             p.push(Op::UnlockReturn { unlock: true });
         }
         TaskSpec::Mmap { page } => {

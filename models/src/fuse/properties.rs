@@ -255,6 +255,11 @@ pub const PROPERTIES: &[PropertyDef] = &[
         description: "a split direct request answered short ends fuse_direct_io's loop",
     },
     PropertyDef {
+        name: "w-through-gap",
+        expectation: Expectation::Sometimes,
+        description: "a task ran between two chunks of a split write-through write(2)",
+    },
+    PropertyDef {
         name: "w-read-checked",
         expectation: Expectation::Sometimes,
         description: "page-cache read of data a returned write wrote",
@@ -493,6 +498,7 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::AttrSize,
     |_, s| s.ev == Event::ShortRead,
     |_, s| s.ev == Event::ShortIo,
+    |_, s| s.ev == Event::ThroughGap,
     |_, s| s.ev == Event::CacheReadChecked,
     w_stale_cached,
     |_, s| !s.bg_q.is_empty(),

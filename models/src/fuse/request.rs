@@ -3,8 +3,8 @@
 //! the callers: fuse_do_setattr, fuse_open, fuse_direct_io,
 //! fuse_fsync, fuse_flush, fuse_file_fallocate).
 
-use super::config::TaskSpec;
-use super::model::FuseModel;
+use super::config::{Kernel, TaskSpec};
+use super::model::{pages_mask, FuseModel};
 use super::program::{Op, RecvKind, SendKind};
 
 /// Is the op at `pc` the first chunk of a split direct request?
@@ -57,6 +57,10 @@ impl FuseModel {
                     let (first, n) = spec.range().expect("direct write has a range");
                     (Req::DirectWrite { task: tt, first, n }, Step::SendWrite)
                 }
+                (SendKind::ThroughChunk { first, n }, _) => (
+                    Req::ThroughWrite { task: tt, first, n },
+                    Step::SendThroughWrite,
+                ),
                 (SendKind::DirectRead, _) => {
                     let (first, mut n) = spec.range().expect("direct read has a range");
                     if self.cfg.async_dio && matches!(spec, TaskSpec::OdirectRead { .. }) {
@@ -148,6 +152,52 @@ impl FuseModel {
         Some(Step::WriteReply)
     }
 
+    /// fuse_perform_write after its loop: fuse_write_update_attr(pos,
+    /// res) (attr_version++, i_size extended to the end written if
+    /// anything was written past it), clear_bit(FUSE_I_SIZE_UNSTABLE).
+    pub(super) fn op_through_write_done(&self, s: &mut State, t: usize) -> Option<Step> {
+        let (first, _) = self.cfg.tasks[t].range().expect("write has a range");
+        let end = s.tasks[t].saved;
+        Self::bump_attr(s);
+        if end > first && end > s.i_size {
+            s.i_size = end;
+        }
+        if self.cfg.attr_readers() {
+            s.size_unstable = false;
+        }
+        // `if (!res) return err;`: write(2) fails only if no chunk was
+        // written; otherwise it returns the bytes written
+        s.tasks[t].failed = end == first;
+        self.advance(s, t);
+        Some(Step::WriteReply)
+    }
+
+    /// Is task `t` a write-through write(2) split into max_write chunks
+    /// (its program has a chunk reply)?
+    pub(super) fn split_through(&self, t: usize) -> bool {
+        self.programs[t]
+            .iter()
+            .any(|o| matches!(o, Op::Recv(RecvKind::ThroughChunk { .. })))
+    }
+
+    /// Is task `u` a split write-through write between two chunks: one
+    /// chunk's reply handled, the next chunk's WRITE not yet sent, the
+    /// loop not ended (inode_lock held all along)?
+    pub(super) fn in_through_gap(&self, s: &State, u: usize) -> bool {
+        let prog = &self.programs[u];
+        let pc = s.tasks[u].pc as usize;
+        let first_recv = prog
+            .iter()
+            .position(|o| matches!(o, Op::Recv(RecvKind::ThroughChunk { .. })));
+        match first_recv {
+            Some(r) if pc > r && pc < prog.len() => prog[pc..]
+                .iter()
+                .take_while(|o| !matches!(o, Op::ThroughWriteDone))
+                .any(|o| matches!(o, Op::Send(SendKind::ThroughChunk { .. }))),
+            _ => false,
+        }
+    }
+
     pub(super) fn op_recv(&self, s: &mut State, t: usize, kind: RecvKind) -> Option<Step> {
         let task = s.tasks[t];
         let spec = self.cfg.tasks[t];
@@ -211,6 +261,33 @@ impl FuseModel {
                     let done = if reply == REPLY_ERR { 0 } else { reply.min(m) };
                     s.tasks[t].saved = a + done;
                     if done < m {
+                        s.tasks[t].pc += skip;
+                        s.ev = Event::ShortIo;
+                    }
+                    Step::Reply
+                }
+                RecvKind::ThroughChunk { skip } => {
+                    // fuse_perform_write: res += num_written; pos +=
+                    // num_written; a short or failed reply ends the loop.
+                    // L, T, T2: fuse_send_write_pages clears uptodate on
+                    // the folios a short write did not cover (an error:
+                    // daemon_reply_error); C's fuse_send_write_pages
+                    // clears nothing
+                    let (a, m) = match self.programs[t][task.pc as usize - 1] {
+                        Op::Send(SendKind::ThroughChunk { first, n }) => (first, n),
+                        _ => unreachable!("a chunk reply follows its send"),
+                    };
+                    let done = if reply == REPLY_ERR { 0 } else { reply.min(m) };
+                    s.tasks[t].saved = a + done;
+                    if done < m {
+                        if reply != REPLY_ERR {
+                            for p in pages_mask(a + done, m - done) {
+                                if self.cfg.kernel != Kernel::C {
+                                    s.pages[p].clear(PG_UPTODATE);
+                                }
+                                s.lost |= 1 << p;
+                            }
+                        }
                         s.tasks[t].pc += skip;
                         s.ev = Event::ShortIo;
                     }

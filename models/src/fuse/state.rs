@@ -421,6 +421,9 @@ pub enum Event {
     ShortRead,
     /// A direct request was answered short; fuse_direct_io's loop ended.
     ShortIo,
+    /// A task took a step while a split write-through write was between
+    /// two of its chunks (fuse_perform_write's loop, inode_lock held).
+    ThroughGap,
 }
 
 /// The whole state.

@@ -75,9 +75,12 @@ impl FuseModel {
             if s.pages[p].locked() {
                 return None; // __filemap_get_folio(FGP_WRITEBEGIN)
             }
-            if task.cur == 0 && first + n > s.i_size && self.cfg.attr_readers() {
+            // (the whole write's range: a split write fills chunk by chunk)
+            let (wfirst, wn) = self.cfg.tasks[t].range().unwrap_or((first, n));
+            if task.cur == 0 && first == wfirst && wfirst + wn > s.i_size && self.cfg.attr_readers()
+            {
                 // fuse_perform_write: an extending write sets
-                // FUSE_I_SIZE_UNSTABLE before filling the folios
+                // FUSE_I_SIZE_UNSTABLE once, before the loop
                 s.size_unstable = true;
             }
             Self::check_cached_store(s);
