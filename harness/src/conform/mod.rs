@@ -231,7 +231,9 @@ pub enum Translation {
 }
 
 mod gup;
+mod raw;
 mod returns;
+mod scan;
 mod search;
 mod translate;
 pub mod validate;
