@@ -543,4 +543,8 @@ pub fn conform_main(args: &[String]) -> i32 {
 }
 
 #[cfg(test)]
+mod test_trace;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_through;
