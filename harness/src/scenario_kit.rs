@@ -1,5 +1,5 @@
 //! What every scenario file shares: the [`Scenario`] type and the `sc!`
-//! macro that builds one, [`wrap`] (a body, then the global invariants c1
+//! macro that builds one, `wrap` (a body, then the global invariants c1
 //! and a1 on its trace), trace helpers (`first`, `briefs`, `tags_by_offset`,
 //! `fail`), the held-writeback setup `dirty_and_hold`, the mmap syscalls
 //! with marks (`mmap`, `unmap`, `store`) and the shared constants.
