@@ -11,7 +11,7 @@
 use crate::ctx::Ctx;
 use crate::fail::{skip, Fail, Res};
 use crate::largefolio::{backing, cow_page_bytes, name_pages, HugeTmpfs, PG};
-use crate::scenarios::Scenario;
+use crate::scenario_kit::Scenario;
 use crate::server::ServerConfig;
 use crate::sys;
 use crate::trace::page_tags;

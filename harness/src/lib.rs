@@ -9,10 +9,14 @@
 //! - [`trace_query`]: queries over a recorded trace.
 //! - [`random`]: seeded random workloads (`conform --random N --seed S`).
 //! - [`conform`]: trace conformance of recorded traces to the wbspec FUSE model.
-//! - [`scenarios`]: the scenario catalogue with kernel-keyed expectations
-//!   ([`scenarios_cache`]: buffered reads, munmap/msync, the background queue).
-//!   ([`scenarios_split`]: write-through writes split into max_write chunks;
-//!   [`scenarios_release`]: the fh of writeback WRITEs and RELEASE).
+//! - [`scenarios`]: the scenario table with kernel-keyed expectations;
+//!   [`scenario_kit`]: the scenario type, `sc!`, `wrap` and the helpers the
+//!   bodies share. Bodies by kernel area: [`scenarios_writeback`],
+//!   [`scenarios_truncate`], [`scenarios_mmap`], [`scenarios_dio`],
+//!   [`scenarios_fidelity`] (held-reply races), [`scenarios_cache`] (buffered
+//!   reads, munmap/msync, the background queue), [`scenarios_split`]
+//!   (write-through writes split into max_write chunks), [`scenarios_release`]
+//!   (the fh of writeback WRITEs and RELEASE).
 //! - [`mount`]: mount lookup and the bounded unmount / fusectl-abort escape hatches.
 //! - [`sys`]: raw libc syscall wrappers used by the workloads.
 //! - [`memcg`]: the cgroup-v1 reclaim scenarios (a child in its own memory cgroup).
@@ -33,11 +37,16 @@ pub mod nowait_rk;
 pub mod random;
 pub mod require;
 pub mod runner;
+pub mod scenario_kit;
 pub mod scenarios;
 pub mod scenarios_cache;
+pub mod scenarios_dio;
 pub mod scenarios_fidelity;
+pub mod scenarios_mmap;
 pub mod scenarios_release;
 pub mod scenarios_split;
+pub mod scenarios_truncate;
+pub mod scenarios_writeback;
 pub mod server;
 pub mod sys;
 pub mod trace;

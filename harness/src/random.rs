@@ -15,7 +15,7 @@
 
 use crate::ctx::{Ctx, Pending};
 use crate::fail::Res;
-use crate::scenarios::{wrap, Scenario, ODIRECT_RW, PG, SETTLE_MS};
+use crate::scenario_kit::{wrap, Scenario, ODIRECT_RW, PG, SETTLE_MS};
 use crate::server::ServerConfig;
 use crate::sys::{self, Ret};
 use std::sync::Arc;
@@ -260,7 +260,7 @@ pub fn scenario(seed: u64) -> Scenario {
         about: "seeded random workload (random.rs)",
         config: Arc::new(move |c: &mut ServerConfig| config_of(seed, c)),
         run: Arc::new(move |ctx: &mut Ctx| wrap(ctx, |c| run(c, seed))),
-        needs: crate::scenarios::no_needs,
+        needs: crate::scenario_kit::no_needs,
     }
 }
 
@@ -283,9 +283,9 @@ fn run(ctx: &mut Ctx, seed: u64) -> Res {
     };
     let mut map = 0;
     if p.mapped {
-        let (addr, r) = crate::scenarios::mmap(ctx, cached, (PAGES * PG) as usize)?;
+        let (addr, r) = crate::scenario_kit::mmap(ctx, cached, (PAGES * PG) as usize)?;
         if r.ret < 0 {
-            return Err(crate::scenarios::fail(
+            return Err(crate::scenario_kit::fail(
                 "mmap succeeds",
                 format!("errno {}", r.errno),
             ));
@@ -327,7 +327,7 @@ fn run(ctx: &mut Ctx, seed: u64) -> Res {
         }
     }
     if p.mapped {
-        crate::scenarios::unmap(ctx, map, (PAGES * PG) as usize)?;
+        crate::scenario_kit::unmap(ctx, map, (PAGES * PG) as usize)?;
     }
     if p.direct {
         ctx.close("T0", direct)?;

@@ -5,7 +5,7 @@
 //! conventions (one letter per 4 KiB page, actors T0..T2, SETTLE_MS).
 use crate::ctx::Ctx;
 use crate::fail::Res;
-use crate::scenarios::{
+use crate::scenario_kit::{
     briefs, fail, first, mmap, sc, store, tags_by_offset, unmap, wrap, Scenario, ODIRECT_RW, PG,
     SETTLE_MS,
 };

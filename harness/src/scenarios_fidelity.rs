@@ -6,7 +6,7 @@
 //! predicts. Conventions as in [`crate::scenarios`].
 use crate::ctx::Ctx;
 use crate::fail::Res;
-use crate::scenarios::{briefs, first, wrap, Scenario, SETTLE_MS};
+use crate::scenario_kit::{briefs, first, wrap, Scenario, SETTLE_MS};
 use crate::server::ServerConfig;
 use crate::sys::{self, AlignedBuf, Ret};
 use crate::trace_query::Tr;

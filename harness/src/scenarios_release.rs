@@ -9,7 +9,7 @@
 //! Expectations are those of kernel state T'' (6.18.y).
 use crate::ctx::Ctx;
 use crate::fail::Res;
-use crate::scenarios::{briefs, fail, mmap, sc, store, unmap, wrap, Scenario, PG};
+use crate::scenario_kit::{briefs, fail, mmap, sc, store, unmap, wrap, Scenario, PG};
 use crate::server::ServerConfig;
 use crate::trace_query::Tr;
 

@@ -6,7 +6,7 @@
 //! those of kernel state T'' (6.18.y); conventions as in scenarios.rs.
 use crate::ctx::{Ctx, Pending};
 use crate::fail::{Fail, Res};
-use crate::scenarios::{briefs, sc, wrap, Scenario, PG, SETTLE_MS};
+use crate::scenario_kit::{briefs, sc, wrap, Scenario, PG, SETTLE_MS};
 use crate::server::ServerConfig;
 use crate::sys::{self, AlignedBuf};
 

@@ -231,7 +231,9 @@ pub enum Translation {
 }
 
 mod gup;
+mod raw;
 mod returns;
+mod scan;
 mod search;
 mod translate;
 pub mod validate;
@@ -541,4 +543,8 @@ pub fn conform_main(args: &[String]) -> i32 {
 }
 
 #[cfg(test)]
+mod test_trace;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_through;

@@ -508,7 +508,7 @@ fn check_requests(events: &[Event]) -> Result<(), Invalid> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{not_modelled, tr, OPEN};
+    use super::super::test_trace::{not_modelled, tr, OPEN};
     use super::super::translate;
     use serde_json::json;
 

@@ -1,0 +1,91 @@
+//! The raw vocabulary of translation: what the event scan ([`super::scan`])
+//! records from a trace before regions exist: requests, observations and
+//! syscall tasks in real 4 KiB pages (`RawReq`, `RawObs`, `RawTask`), and
+//! `nm`, the not-modelled verdict. [`super::translate`] maps them onto model
+//! pages.
+
+#[derive(Clone, Debug)]
+pub(super) enum RawReq {
+    CacheWrite { first: u64, n: u64, tags: String },
+    DirectWrite { first: u64, n: u64, tags: String },
+    ThroughWrite { first: u64, n: u64, tags: String },
+    Read { first: u64, n: u64 },
+    Setattr { size: u64 },
+    Fsync,
+    Flush,
+    Open { task: usize, trunc: bool },
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum RawObs {
+    Call(usize),
+    Ret(usize),
+    /// A buffered read returned `bytes` bytes starting at real page
+    /// `first`, with these page tags (None: the ret mark has no data=).
+    ReadRet(usize, u64, u64, Option<String>),
+    Read(RawReq),
+    Reply(RawReq, Option<String>),
+    /// An -EIO reply (the server failed the request).
+    ReplyErr(RawReq),
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum RawTask {
+    Write {
+        first: u64,
+        n: u64,
+        tags: String,
+    },
+    DioWrite {
+        first: u64,
+        n: u64,
+        tags: String,
+    },
+    OdirectWrite {
+        first: u64,
+        n: u64,
+        tags: String,
+    },
+    DioRead {
+        first: u64,
+        n: u64,
+    },
+    OdirectRead {
+        first: u64,
+        n: u64,
+    },
+    Mmap {
+        page: u64,
+        tag: String,
+    },
+    Writeback,
+    Read {
+        first: u64,
+        n: u64,
+    },
+    SyncRange {
+        first: u64,
+        n: u64,
+    },
+    Munmap,
+    Msync {
+        first: u64,
+        n: u64,
+    },
+    Truncate {
+        size: u64,
+    },
+    Fsync,
+    Close,
+    /// close() of the last caching fd: fuse_release drops the io-mode.
+    CloseRelease,
+    /// `direct`: the OPEN reply had FOPEN_DIRECT_IO (set at the return).
+    Open {
+        trunc: bool,
+        direct: bool,
+    },
+}
+
+pub(super) fn nm<T>(why: impl Into<String>) -> Result<T, String> {
+    Err(why.into())
+}

@@ -1,0 +1,584 @@
+//! The event scan of translation: one pass over a recorded trace that maps
+//! each syscall mark onto a model task (by its fd's kind: cached,
+//! FOPEN_DIRECT_IO, O_DIRECT) and each request and reply onto a raw
+//! observation, dropping what the model does not have by the listed filter
+//! rules. Everything is still in real 4 KiB pages; [`super::translate`]
+//! splits the file into model regions afterwards.
+use super::raw::*;
+use super::*;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::trace::Event;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum FdKind {
+    Cached,
+    /// FOPEN_DIRECT_IO
+    Dio,
+    /// O_DIRECT without FOPEN_DIRECT_IO
+    Odirect,
+}
+
+pub(super) struct Pending {
+    syscall: String,
+    task: Option<usize>,
+    store_page: Option<u64>,
+    /// A buffered pread: its first real page (the ret mark's data starts
+    /// there).
+    read_first: Option<u64>,
+    open_flags: i32,
+    /// The scenario's first open, which creates the file (setup).
+    setup_open: bool,
+    /// A pwrite on a FOPEN_DIRECT_IO or O_DIRECT fd (its WRITEs are direct).
+    direct_write: bool,
+    /// A pwrite on a cached fd of a mount without writeback_cache
+    /// (write-through: its WRITE is a `Req::ThroughWrite`).
+    through_write: bool,
+}
+
+pub(super) fn arg<'a>(args: &'a str, key: &str) -> Option<&'a str> {
+    args.split_whitespace()
+        .find_map(|w| w.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+}
+
+pub(super) fn num(s: Option<&str>) -> Option<u64> {
+    s.and_then(|v| v.parse().ok())
+}
+
+pub(super) fn pages_of(bytes: u64, what: &str) -> Result<u64, String> {
+    if !bytes.is_multiple_of(PG) {
+        return nm(format!(
+            "{what} {bytes} is not a whole number of 4 KiB pages"
+        ));
+    }
+    Ok(bytes / PG)
+}
+
+pub(super) fn parse_open_flags(s: &str) -> i32 {
+    if let Some(h) = s.strip_prefix("0x") {
+        return i32::from_str_radix(h, 16).unwrap_or(0);
+    }
+    let mut f = 0;
+    for n in s.split('|') {
+        f |= match n {
+            "O_WRONLY" => libc::O_WRONLY,
+            "O_RDWR" => libc::O_RDWR,
+            "O_CREAT" => libc::O_CREAT,
+            "O_TRUNC" => libc::O_TRUNC,
+            "O_DIRECT" => libc::O_DIRECT,
+            "O_APPEND" => libc::O_APPEND,
+            _ => 0,
+        };
+    }
+    f
+}
+
+/// What the scan hands to the translation.
+pub(super) struct Scan {
+    /// (order key, seq, obs, what)
+    pub(super) raw: Vec<(u64, u64, RawObs, String)>,
+    /// the modelled syscalls, with what each was
+    pub(super) tasks: Vec<(RawTask, String)>,
+    /// filtered rule -> count
+    pub(super) filtered: BTreeMap<String, usize>,
+    /// most modelled requests in flight at the server at once
+    pub(super) max_inflight: usize,
+    /// order key of the body's last mark
+    pub(super) last_mark_key: u64,
+    /// FLUSHes outside close(): (order key, task)
+    pub(super) implicit_flush: Vec<(u64, usize)>,
+    /// requests the server failed (`fail OP`)
+    pub(super) errors: u16,
+    /// a checked prefix (conforms-to-cut)
+    pub(super) cut: Option<String>,
+    /// write-through WRITEs: (task, first, n real pages, seq)
+    pub(super) through_reqs: Vec<(Option<usize>, u64, u64, u64)>,
+    /// syscall return values by task
+    pub(super) rets: HashMap<usize, i64>,
+}
+
+/// Scan the events after the header (`wbc`: writeback_cache; `keep_cache`:
+/// FOPEN_KEEP_CACHE on every OPEN reply).
+pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan, String> {
+    let mut raw: Vec<(u64, u64, RawObs, String)> = vec![]; // (order key, seq, obs, what)
+    let mut tasks: Vec<(RawTask, String)> = vec![];
+    let mut filtered: BTreeMap<String, usize> = BTreeMap::new();
+    let mut fds: HashMap<i64, FdKind> = HashMap::new();
+    let mut pending: HashMap<String, Pending> = HashMap::new();
+    let mut reqs: HashMap<u64, Option<RawReq>> = HashMap::new();
+    let mut inflight: HashSet<u64> = HashSet::new();
+    let mut max_inflight = 0usize;
+    let mut last_open_reply: Option<Vec<String>> = None;
+    // The file the setup open created (the path word of its mark).
+    let mut file: Option<String> = None;
+    let mut last_mark_key = 0u64;
+    let mut implicit_flush: Vec<(u64, usize)> = vec![];
+    // requests the server failed (`fail OP`): the model's `errors`
+    let mut errors: u16 = 0;
+    // shared mappings alive (each holds a reference to its file)
+    let mut maps: u32 = 0;
+    // The pid of each workload actor, learned from the requests its calls send.
+    let mut actor_pid: HashMap<String, u32> = HashMap::new();
+    // A checked prefix (conforms-to-cut); no rule cuts a trace today.
+    let cut: Option<String> = None;
+    // Write-through WRITEs: (the writer's task if one writer is pending,
+    // first, n real pages, seq)
+    let mut through_reqs: Vec<(Option<usize>, u64, u64, u64)> = vec![];
+    // fhs RELEASEd so far (seq of the RELEASE): no WRITE may carry one
+    // after (fuse_file_put sends RELEASE at the last reference, and each
+    // WRITE holds one); the model has no fh, so such a trace is not checked
+    let mut released: HashMap<u64, u64> = HashMap::new();
+    let mut rets: HashMap<usize, i64> = HashMap::new();
+    let mut filt = |rule: &str| *filtered.entry(rule.to_string()).or_default() += 1;
+
+    'events: for (i, e) in events.iter().enumerate().skip(1) {
+        let key = 2 * i as u64;
+        let brief = crate::trace_query::Tr::brief(e);
+        match e.ev.as_str() {
+            "mark" => {
+                last_mark_key = key;
+                let (Some(kind), Some(actor), Some(sc)) =
+                    (e.kind.as_deref(), e.actor.clone(), e.syscall.clone())
+                else {
+                    continue;
+                };
+                if kind == "call" {
+                    let args = e.args.clone().unwrap_or_default();
+                    let words: Vec<&str> = args.split_whitespace().collect();
+                    let fd_kind = |fds: &HashMap<i64, FdKind>| -> Result<FdKind, String> {
+                        let fd = num(arg(&args, "fd"))
+                            .ok_or_else(|| format!("bad trace: #{} {sc} without fd=", e.seq))?
+                            as i64;
+                        fds.get(&fd)
+                            .copied()
+                            .ok_or_else(|| format!("bad trace: #{} {sc} on unknown fd {fd}", e.seq))
+                    };
+                    let mut p = Pending {
+                        syscall: sc.clone(),
+                        task: None,
+                        store_page: None,
+                        read_first: None,
+                        open_flags: 0,
+                        setup_open: false,
+                        direct_write: false,
+                        through_write: false,
+                    };
+                    let task = match sc.as_str() {
+                        "open" => {
+                            let path = words.first().copied().unwrap_or("").to_string();
+                            let fl = parse_open_flags(words.get(1).copied().unwrap_or(""));
+                            p.open_flags = fl;
+                            last_open_reply = None;
+                            match &file {
+                                // The first open creates the file (LOOKUP,
+                                // CREATE): setup, as init_size 0.
+                                None => {
+                                    if fl & libc::O_CREAT == 0 {
+                                        return nm("the first open() has no O_CREAT: the model starts from a new empty file");
+                                    }
+                                    file = Some(path);
+                                    p.setup_open = true;
+                                    filt("syscall open (setup)");
+                                    None
+                                }
+                                Some(f) if *f != path => {
+                                    return nm(format!(
+                                        "open() of a second file {path}: the model has one inode"
+                                    ))
+                                }
+                                // fuse_open: OPEN, then invalidate_inode_pages2
+                                // unless FOPEN_KEEP_CACHE; O_TRUNC truncates.
+                                Some(_) => Some(RawTask::Open {
+                                    trunc: fl & libc::O_TRUNC != 0,
+                                    direct: false,
+                                }),
+                            }
+                        }
+                        // sendfile(2) into the file takes the write(2) path
+                        // (iter_file_splice_write → vfs_iter_write)
+                        "pwrite" | "sendfile" => {
+                            let off = num(arg(&args, "off")).ok_or_else(|| {
+                                format!("bad trace: #{} {sc} without off=", e.seq)
+                            })?;
+                            let tags = words.get(2).copied().unwrap_or("").to_string();
+                            let first = pages_of(off, "pwrite offset")?;
+                            let n = tags.len() as u64;
+                            let kind = fd_kind(&fds)?;
+                            p.direct_write = kind != FdKind::Cached;
+                            p.through_write = kind == FdKind::Cached && !wbc;
+                            // (fuse_perform_write sends one WRITE per
+                            // max_write / max_pages chunk: the model's
+                            // max_write is set from the recorded WRITEs
+                            // below, `through_chunks`)
+                            Some(match kind {
+                                FdKind::Cached => RawTask::Write { first, n, tags },
+                                FdKind::Dio => RawTask::DioWrite { first, n, tags },
+                                FdKind::Odirect => RawTask::OdirectWrite { first, n, tags },
+                            })
+                        }
+                        "pread" => {
+                            let off = num(arg(&args, "off")).unwrap_or(0);
+                            let len = num(arg(&args, "len")).unwrap_or(0);
+                            let first = pages_of(off, "pread offset")?;
+                            let n = pages_of(len, "pread length")?;
+                            match fd_kind(&fds)? {
+                                FdKind::Cached => {
+                                    p.read_first = Some(first);
+                                    Some(RawTask::Read { first, n })
+                                }
+                                FdKind::Dio => Some(RawTask::DioRead { first, n }),
+                                FdKind::Odirect => Some(RawTask::OdirectRead { first, n }),
+                            }
+                        }
+                        "sync_file_range" => {
+                            let a = num(words.get(1).copied()).unwrap_or(0);
+                            let l = num(words.get(2).copied()).unwrap_or(0);
+                            if l == 0 {
+                                // to the end of the file: the flusher's walk
+                                Some(RawTask::Writeback)
+                            } else {
+                                Some(RawTask::SyncRange {
+                                    first: pages_of(a, "sync_file_range offset")?,
+                                    n: pages_of(l, "sync_file_range length")?,
+                                })
+                            }
+                        }
+                        // syncfs on this kernel (SB_I_NO_DATA_INTEGRITY) writes
+                        // back without waiting: the WB_SYNC_NONE writeback task.
+                        "syncfs" => Some(RawTask::Writeback),
+                        // fdatasync is fuse_fsync with datasync = 1
+                        "fsync" | "fdatasync" => Some(RawTask::Fsync),
+                        // msync(MS_SYNC): vfs_fsync_range over the mapped
+                        // range (the whole file when the mark has no range)
+                        "msync" if args.contains("MS_SYNC") => {
+                            match (num(arg(&args, "off")), num(arg(&args, "len"))) {
+                                (Some(o), Some(l)) => Some(RawTask::Msync {
+                                    first: pages_of(o, "msync offset")?,
+                                    n: pages_of(l, "msync length")?,
+                                }),
+                                _ => Some(RawTask::Fsync),
+                            }
+                        }
+                        // munmap of a shared mapping: fuse_vma_close →
+                        // write_inode_now(inode, 1)
+                        "munmap" => {
+                            maps = maps.saturating_sub(1);
+                            Some(RawTask::Munmap)
+                        }
+                        "close" => {
+                            let kind = num(arg(&args, "fd")).and_then(|fd| fds.remove(&(fd as i64)));
+                            // the last caching fd (and no shared mapping
+                            // holding a reference): fuse_release drops the
+                            // inode's caching io-mode
+                            let caching = |k: &FdKind| *k != FdKind::Dio;
+                            if kind.as_ref().is_some_and(caching)
+                                && !fds.values().any(caching)
+                                && maps == 0
+                            {
+                                Some(RawTask::CloseRelease)
+                            } else {
+                                Some(RawTask::Close)
+                            }
+                        }
+                        "ftruncate" | "truncate" => {
+                            let size = num(words.get(1).copied()).ok_or_else(|| {
+                                format!("bad trace: #{} {sc} without a size", e.seq)
+                            })?;
+                            Some(RawTask::Truncate {
+                                size: pages_of(size, "truncate size")?,
+                            })
+                        }
+                        "store" => {
+                            let off = num(arg(&args, "off")).unwrap_or(0);
+                            let page = off / PG;
+                            p.store_page = Some(page);
+                            Some(RawTask::Mmap {
+                                page,
+                                tag: words.get(1).copied().unwrap_or("").to_string(),
+                            })
+                        }
+                        "mmap" | "msync_async" | "stat" => {
+                            match sc.as_str() {
+                                "mmap" => maps += 1,
+                                _ => {}
+                            }
+                            filt(&format!("syscall {sc}"));
+                            None
+                        }
+                        "statx_cached" => {
+                            filt("syscall statx_cached");
+                            None
+                        }
+                        "fstat" if wbc => {
+                            filt("syscall fstat (writeback_cache)");
+                            None
+                        }
+                        other => return nm(format!("syscall {other} has no model task")),
+                    };
+                    if let Some(t) = task {
+                        let idx = tasks.len();
+                        let mut label = format!("{actor} {sc} {args}").trim().to_string();
+                        if label.len() > 48 {
+                            label.truncate(45);
+                            label += "...";
+                        }
+                        tasks.push((t, label));
+                        p.task = Some(idx);
+                        raw.push((key, e.seq, RawObs::Call(idx), brief));
+                    }
+                    if pending.insert(actor.clone(), p).is_some() {
+                        return Err(format!(
+                            "bad trace: #{} {actor} issues {sc} while another call is pending",
+                            e.seq
+                        ));
+                    }
+                } else if kind == "ret" {
+                    let p = pending.remove(&actor).ok_or_else(|| {
+                        format!("bad trace: #{} ret without call for {actor}", e.seq)
+                    })?;
+                    if p.syscall != sc {
+                        return Err(format!(
+                            "bad trace: #{} ret {sc} but {actor} called {}",
+                            e.seq, p.syscall
+                        ));
+                    }
+                    if sc == "open" {
+                        if let Some(fd) = e.ret.filter(|r| *r >= 0) {
+                            let dio = last_open_reply
+                                .take()
+                                .map(|f| f.iter().any(|x| x == "FOPEN_DIRECT_IO"))
+                                .unwrap_or(false);
+                            if let Some(t) = p.task {
+                                if let RawTask::Open { direct, .. } = &mut tasks[t].0 {
+                                    *direct = dio;
+                                }
+                            }
+                            let k = if dio {
+                                FdKind::Dio
+                            } else if p.open_flags & libc::O_DIRECT != 0 {
+                                FdKind::Odirect
+                            } else {
+                                FdKind::Cached
+                            };
+                            fds.insert(fd, k);
+                        }
+                    }
+                    if e.ret.unwrap_or(0) < 0 && p.task.is_some() && sc != "store" && errors == 0 {
+                        return nm(format!(
+                            "{sc} failed (errno {}): errors are not modelled",
+                            e.errno.unwrap_or(0)
+                        ));
+                    }
+                    if let Some(t) = p.task {
+                        rets.extend(e.ret.map(|r| (t, r)));
+                        match p.read_first {
+                            Some(first) => raw.push((
+                                key,
+                                e.seq,
+                                RawObs::ReadRet(
+                                    t,
+                                    first,
+                                    e.ret.unwrap_or(0).max(0) as u64,
+                                    e.page_tags.clone(),
+                                ),
+                                brief,
+                            )),
+                            None => raw.push((key, e.seq, RawObs::Ret(t), brief)),
+                        }
+                    }
+                }
+            }
+            "req" => {
+                let op = e.op.clone().unwrap_or_default();
+                let u = e
+                    .unique
+                    .ok_or_else(|| format!("bad trace: #{} req without unique", e.seq))?;
+                if let (Some(pid), [(actor, _)]) = (
+                    e.pid.filter(|p| *p != 0),
+                    &pending.iter().collect::<Vec<_>>()[..],
+                ) {
+                    actor_pid.entry((*actor).clone()).or_insert(pid);
+                }
+                if let Some(fh) = e.fh {
+                    if op == "RELEASE" {
+                        released.insert(fh, e.seq);
+                    } else if let Some(r) = released.get(&fh) {
+                        return nm(format!("#{} {op} carries fh {fh}, RELEASEd at #{r}: the kernel keeps a file until its requests end (fuse_file_put); the model has no file handles", e.seq));
+                    }
+                }
+                let r = match op.as_str() {
+                    "WRITE" => {
+                        let first = pages_of(e.offset.unwrap_or(0), "WRITE offset")?;
+                        let n = pages_of(e.size.unwrap_or(0), "WRITE size")?;
+                        let tags = e.page_tags.clone().unwrap_or_default();
+                        if e.is_cache_write() {
+                            Some(RawReq::CacheWrite { first, n, tags })
+                        } else if !wbc && !pending.values().any(|p| p.direct_write) {
+                            // fuse_perform_write's WRITE, sent by the writer
+                            if e.pid == Some(0) {
+                                return nm(format!("#{} a WRITE without FUSE_WRITE_CACHE from pid 0: not a write(2)'s", e.seq));
+                            }
+                            let writers: Vec<&String> = pending
+                                .iter()
+                                .filter(|(_, p)| p.through_write)
+                                .map(|(a, _)| a)
+                                .collect();
+                            if let ([a], Some(pid)) = (&writers[..], e.pid) {
+                                if actor_pid.get(*a).is_some_and(|w| *w != pid) {
+                                    return nm(format!("#{} a write-through WRITE from pid {pid}, not from the writer {a}", e.seq));
+                                }
+                            }
+                            let writer = match writers[..] {
+                                [a] => pending[a].task,
+                                _ => None,
+                            };
+                            through_reqs.push((writer, first, n, e.seq));
+                            Some(RawReq::ThroughWrite { first, n, tags })
+                        } else {
+                            Some(RawReq::DirectWrite { first, n, tags })
+                        }
+                    }
+                    "READ" => {
+                        let first = pages_of(e.offset.unwrap_or(0), "READ offset")?;
+                        let n = pages_of(e.size.unwrap_or(0), "READ size")?;
+                        // a direct READ, or a page-cache fill: readahead
+                        // (background) or read_folio (synchronous) of a
+                        // buffered read or a fault
+                        Some(RawReq::Read { first, n })
+                    }
+                    "SETATTR" => match e.size {
+                        Some(s) => Some(RawReq::Setattr {
+                            size: pages_of(s, "SETATTR size")?,
+                        }),
+                        None => {
+                            filt("SETATTR(times)");
+                            None
+                        }
+                    },
+                    "FSYNC" => Some(RawReq::Fsync),
+                    "CREATE" => {
+                        if !pending.values().any(|p| p.setup_open) {
+                            return nm("CREATE outside the first open(): the model has one file, created by the setup open");
+                        }
+                        filt("CREATE");
+                        None
+                    }
+                    "OPEN" => {
+                        if pending.values().any(|p| p.setup_open) {
+                            return nm("the first open() sent OPEN, not CREATE: the file existed, the model starts from a new empty file");
+                        }
+                        let opens: Vec<usize> = pending
+                            .values()
+                            .filter(|p| p.syscall == "open")
+                            .filter_map(|p| p.task)
+                            .collect();
+                        let [task] = opens[..] else {
+                            return nm(format!(
+                                "an OPEN read while {} open() calls are pending: it cannot be given to one open task",
+                                opens.len()
+                            ));
+                        };
+                        let trunc = e
+                            .flag_names
+                            .as_ref()
+                            .is_some_and(|f| f.iter().any(|x| x == "O_TRUNC"));
+                        Some(RawReq::Open { task, trunc })
+                    }
+                    "FLUSH" => {
+                        if !pending.values().any(|p| p.syscall == "close") {
+                            // close() by the runner's cleanup, after the body.
+                            let idx = tasks.len();
+                            tasks.push((RawTask::Close, "(runner cleanup) close".into()));
+                            implicit_flush.push((key, idx));
+                        }
+                        Some(RawReq::Flush)
+                    }
+                    other => {
+                        if FILTERED_OPS.iter().any(|(o, _)| *o == other) {
+                            filt(other);
+                            None
+                        } else {
+                            return nm(format!(
+                                "request {other} is not modelled and not in the filter list"
+                            ));
+                        }
+                    }
+                };
+                if let Some(r) = &r {
+                    raw.push((key, e.seq, RawObs::Read(r.clone()), brief));
+                    inflight.insert(u);
+                    max_inflight = max_inflight.max(inflight.len());
+                }
+                reqs.insert(u, r);
+            }
+            "reply" => {
+                let u = e.unique.unwrap_or(0);
+                if matches!(e.op.as_deref(), Some("OPEN") | Some("CREATE")) {
+                    last_open_reply = e.result.as_ref().and_then(|r| {
+                        r["open_flags"].as_array().map(|a| {
+                            a.iter()
+                                .filter_map(|x| x.as_str().map(str::to_string))
+                                .collect()
+                        })
+                    });
+                }
+                if let Some(Some(r)) = reqs.remove(&u) {
+                    inflight.remove(&u);
+                    if matches!(r, RawReq::Open { .. })
+                        && last_open_reply
+                            .as_ref()
+                            .is_some_and(|f| f.iter().any(|x| x == "FOPEN_KEEP_CACHE"))
+                            != keep_cache
+                    {
+                        return nm(format!("{brief}: FOPEN_KEEP_CACHE in the reply disagrees with keep_cache={keep_cache} in the trace header"));
+                    }
+                    if let Some(errno) = e.result.as_ref().and_then(|r| r["errno"].as_i64()) {
+                        // an injected -EIO (`fail OP`) of a request the
+                        // model may fail: the daemon's error reply
+                        let op = match r {
+                            RawReq::CacheWrite { .. }
+                            | RawReq::DirectWrite { .. }
+                            | RawReq::ThroughWrite { .. } => Some("WRITE"),
+                            RawReq::Read { .. } => Some("READ"),
+                            RawReq::Setattr { .. } => Some("SETATTR"),
+                            RawReq::Fsync => Some("FSYNC"),
+                            RawReq::Flush => Some("FLUSH"),
+                            RawReq::Open { .. } => None,
+                        };
+                        match op {
+                            Some(op) if errno == libc::EIO as i64 => {
+                                errors |= wbspec_models::fuse::config::parse_errors(&[op.to_string()])?;
+                                raw.push((key, e.seq, RawObs::ReplyErr(r), brief));
+                                continue 'events;
+                            }
+                            _ => return nm(format!("{brief}: this error reply is not modelled")),
+                        }
+                    }
+                    let data = e
+                        .result
+                        .as_ref()
+                        .and_then(|r| r["page_tags"].as_str().map(str::to_string));
+                    raw.push((key, e.seq, RawObs::Reply(r, data), brief));
+                }
+            }
+            "server_truncate" => {
+                return nm(format!(
+                    "{brief}: a server-side truncation by another client (the model's remote-truncate task is not mapped)"
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(Scan {
+        raw,
+        tasks,
+        filtered,
+        max_inflight,
+        last_mark_key,
+        implicit_flush,
+        errors,
+        cut,
+        through_reqs,
+        rets,
+    })
+}
