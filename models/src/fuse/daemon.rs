@@ -35,8 +35,11 @@ impl FuseModel {
 
     /// fc->num_background: background requests from
     /// fuse_request_queue_background until fuse_request_end (on
-    /// fc->bg_queue, on /dev/fuse, at the daemon, or replied with their
-    /// end callback pending).
+    /// fc->bg_queue, on /dev/fuse, or at the daemon). fuse_request_end
+    /// does its background half (num_background--, fc->blocked cleared,
+    /// flush_bg_queue) before it calls the end callback, so a WRITE whose
+    /// fuse_writepage_end is still to run (`Worker::Ending`) no longer
+    /// counts (dev.c fuse_request_end).
     pub fn num_background(&self, s: &State) -> u8 {
         let q = s.fuse_q.iter().filter(|r| self.is_bg(r)).count();
         let w = s
@@ -44,8 +47,7 @@ impl FuseModel {
             .iter()
             .filter(|w| match w {
                 Worker::Busy { req, .. } => self.is_bg(req),
-                Worker::Ending { .. } => true,
-                Worker::Idle => false,
+                Worker::Ending { .. } | Worker::Idle => false,
             })
             .count();
         (s.bg_q.len() + q + w) as u8
@@ -369,8 +371,10 @@ impl FuseModel {
                         s.tasks[task as usize].reply = 0;
                     }
                 }
-                if self.is_bg(&req) && !matches!(req, Req::CacheWrite { .. }) {
-                    // the background half of fuse_request_end
+                if self.is_bg(&req) {
+                    // the background half of fuse_request_end (for a
+                    // writeback WRITE too: it runs before the end
+                    // callback, fuse_writepage_end)
                     self.flush_bg_queue(&mut s);
                 }
                 self.track_sizes(s0, &mut s, false);
@@ -390,13 +394,12 @@ impl FuseModel {
                     Worker::Ending { first, n } => (first, n),
                     _ => return None,
                 };
-                // fuse_request_end: num_background--, flush_bg_queue;
-                // then fuse_writepage_end: lock fi; [L: rb_erase, send the
+                // (fuse_request_end's background half ran with the
+                // reply) fuse_writepage_end: lock fi; [L: rb_erase, send the
                 // secondaries cropped at this WRITE's end, bypassing
                 // queued_writes]; writectr--; fuse_writepage_finish (end
                 // writeback, wake); unlock
                 s.workers[w] = Worker::Idle; // (L: rb_erase)
-                self.flush_bg_queue(&mut s);
                 if self.cfg.variant.temp_pages {
                     let crop = s.l_end[first as usize];
                     let mut i = 0;
