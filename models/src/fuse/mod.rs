@@ -43,7 +43,7 @@ use crate::spec::{self, KernelState, PropertyDef, Spec, SwitchDef, SwitchKind};
 /// definitions, the order of actions or a property's condition could make
 /// a saved trace mean something else, and then regenerate the traces
 /// (`cargo run --release -- check --all --write-traces`).
-pub const MODEL_VERSION: &str = "fuse-6";
+pub const MODEL_VERSION: &str = "fuse-7";
 
 impl stateright::Model for FuseModel {
     type State = State;
