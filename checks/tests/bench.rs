@@ -22,28 +22,9 @@ dirty = [0, 1]
 tasks = ["wb none"]
 "#,
     );
-    let d = tmpdir();
-    let json = d.path().join("b.json");
     let me = env!("CARGO_BIN_EXE_wbspec");
     let cat = other.path().join("checks/catalogue");
-    let out = wbspec(&[
-        "bench",
-        "t-trunc-vs-wb-2p",
-        "--repeat",
-        "1",
-        "--engines",
-        "fast",
-        "--against",
-        me,
-        "--against-catalogue",
-        cat.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let rows = v["rows"].as_array().unwrap();
+    let (out, rows) = bench_against(me, &["--against-catalogue", cat.to_str().unwrap()]);
     let unique = |runner: &str| {
         rows.iter()
             .find(|r| r["runner"].as_str().unwrap().starts_with(runner))
@@ -62,7 +43,18 @@ tasks = ["wb none"]
     assert!(err.contains("unique states differ"), "{err}");
 
     // without --against-catalogue the other binary reads this catalogue
-    let out = wbspec(&[
+    let (_, rows) = bench_against(me, &[]);
+    for r in &rows {
+        assert_eq!(r["unique_states"], 108, "{r}");
+    }
+}
+
+/// `bench t-trunc-vs-wb-2p` once with the fast engine and `--against
+/// bin` plus `extra`; exit 0 required; its JSON rows.
+fn bench_against(bin: &str, extra: &[&str]) -> (std::process::Output, Vec<serde_json::Value>) {
+    let d = tmpdir();
+    let json = d.path().join("b.json");
+    let mut args = vec![
         "bench",
         "t-trunc-vs-wb-2p",
         "--repeat",
@@ -70,16 +62,16 @@ tasks = ["wb none"]
         "--engines",
         "fast",
         "--against",
-        me,
+        bin,
         "--json",
         json.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let out = wbspec(&args);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    for r in v["rows"].as_array().unwrap() {
-        assert_eq!(r["unique_states"], 108, "{r}");
-    }
+    (out, v["rows"].as_array().unwrap().clone())
 }
 
 #[test]
