@@ -27,7 +27,8 @@ fn is_set(v: Option<&str>) -> bool {
 }
 
 /// Whether `test` may run: `missing` says why it cannot (None: it can).
-/// When something is missing, prints a skip line and returns false, or
+/// When something is missing, prints a skip line on stderr (shown also
+/// for a passing test) and returns false, or
 /// panics if `var` requires it.
 pub fn may_run(var: &str, test: &str, missing: Option<String>) -> bool {
     decide(var, required(var), test, missing)
@@ -40,7 +41,14 @@ fn decide(var: &str, required: bool, test: &str, missing: Option<String>) -> boo
     if required {
         panic!("{test} cannot run: {why}; {var} is set, so this is a failure, not a skip");
     }
-    println!("skipping {test}: {why} (set {var}=1 to make this a failure)");
+    // Straight to file descriptor 2, not println!/eprintln!: the test
+    // runner captures both macros' output of a passing test, so a skip
+    // would show as a bare `ok`.
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipping {test}: {why} (set {var}=1 to make this a failure)"
+    );
     false
 }
 
@@ -65,7 +73,9 @@ pub fn rerun_test(
     } else {
         Command::new(&me)
     };
-    cmd.args(["--exact", name, "--nocapture", "--test-threads=1"]);
+    // Without --nocapture, as `cargo test` runs it: a skip line must show
+    // for the passing test too.
+    cmd.args(["--exact", name, "--test-threads=1"]);
     cmd.env_remove(var);
     if require {
         cmd.env(var, "1");
