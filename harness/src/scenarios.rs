@@ -56,7 +56,7 @@ fn allow_mmap(c: &mut ServerConfig) {
 
 pub fn all() -> Vec<Scenario> {
     let mut v = vec![
-        sc!("a_fsync", "3 buffered 4K writes stay dirty; fsync sends one 12K WRITE[CACHE] (pid 0), SETATTR(times), FSYNC after the WRITE reply", dflt, |c| wrap(c, a_fsync)),
+        sc!("a_fsync", "3 buffered 4K writes, fsync: WRITE[CACHE]s (pid 0; one 12K WRITE unless other writeback ran) carry each page once, SETATTR(times), then FSYNC after every WRITE reply", dflt, |c| wrap(c, a_fsync)),
         sc!("a_big", "2M+4K pwrite then fsync: page-cache WRITEs are <= 1 MiB (max_pages 256), cover the range, never overlap in flight", dflt, |c| wrap(c, a_big)),
         sc!("a_maxwrite", "max_write=64K: a 256K dirty range is written back as 4 WRITEs of 64K", maxwrite64k, |c| wrap(c, a_maxwrite)),
         sc!("a_nowbc", "no writeback_cache: write-through, one synchronous WRITE per pwrite inside the syscall, 1 MiB chunks, fsync = FSYNC only", nowbc, |c| wrap(c, a_nowbc)),

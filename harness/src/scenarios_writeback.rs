@@ -11,42 +11,68 @@ use crate::trace_query::Tr;
 
 // ---------------------------------------------------------------- (a) buffered writes
 
+/// Three dirty pages, then fsync. What the kernel promises is the order:
+/// fsync (fuse_fsync: file_write_and_wait_range, then
+/// sync_inode_metadata, then FUSE_FSYNC) sends FSYNC only after every
+/// WRITE of the dirtied range is answered, and the times reach the server
+/// (SETATTR, fuse_write_inode) before it. It does not promise that the
+/// pages stay dirty until fsync: balance_dirty_pages on FUSE's strictlimit
+/// bdi may start writeback whenever other processes dirty memory (issue
+/// 23: "1 WRITEs before fsync" in 3 of 9 runs under load). So a WRITE
+/// before fsync is a note, and so is a split of the one 12K WRITE that
+/// fuse_writepages builds from three contiguous dirty pages (a flusher
+/// started by balance_dirty_pages can take a page before fsync's
+/// writepages does, also after fsync's call): the pages' payload, each
+/// page once, is asserted instead.
 pub(crate) fn a_fsync(ctx: &mut Ctx) -> Res {
     let fd = ctx.create("T0", "f")?;
     for (i, l) in ["A", "B", "C"].iter().enumerate() {
         ctx.pwrite("T0", fd, i as u64 * PG, l)?;
     }
-    ctx.sleep_ms(100);
-    let n = ctx.count("WRITE")?;
-    ctx.expect("dirty pages stay cached until fsync", n == 0, || {
-        format!("{n} WRITEs before fsync")
-    })?;
     ctx.fsync("T0", fd)?;
     let t = ctx.trace()?;
-    let ws = t.cache_writes();
-    ctx.expect(
-        "one 12K WRITE[CACHE] pid 0",
-        ws.len() == 1
-            && ws[0].offset == Some(0)
-            && ws[0].size == Some(3 * PG)
-            && ws[0].page_tags.as_deref() == Some("ABC")
-            && ws[0].pid == Some(0),
-        || briefs(&ws),
-    )?;
-    let w = first(&ws, "WRITE")?;
-    let wr = t.reply_seq(w).unwrap_or(u64::MAX);
     let call = t.mark_seq("call", "T0", "fsync")?;
     let ret = t.mark_seq("ret", "T0", "fsync")?;
-    let fs = t.reqs_between("FSYNC", call, ret);
+    let first_pwrite = t.mark_seq("call", "T0", "pwrite")?;
+    let ws = t.cache_writes();
+    let early = ws.iter().filter(|w| w.seq < call).count();
+    if early > 0 {
+        ctx.notes.push(format!(
+            "writeback started before fsync ({early} WRITE(s) before its call); allowed"
+        ));
+    }
     ctx.expect(
-        "FSYNC after the WRITE reply",
-        fs.len() == 1 && fs[0].seq > wr,
-        || briefs(&fs),
+        "WRITE[CACHE]s (pid 0) carry A, B, C, each page once",
+        !ws.is_empty() && tags_by_offset(&ws) == "ABC" && ws.iter().all(|w| w.pid == Some(0)),
+        || briefs(&ws),
     )?;
-    let sa = t.reqs_between("SETATTR", wr, fs.first().map(|e| e.seq).unwrap_or(0));
+    if ws.len() > 1 {
+        ctx.notes.push(format!(
+            "writeback split into {} WRITEs (another writeback ran beside fsync's); allowed",
+            ws.len()
+        ));
+    }
+    let last_reply = ws
+        .iter()
+        .map(|w| t.reply_seq(w).unwrap_or(u64::MAX))
+        .max()
+        .unwrap_or(u64::MAX);
+    let fs = t.reqs_between("FSYNC", call, ret);
+    let fsync_at = fs.first().map(|e| e.seq).unwrap_or(0);
     ctx.expect(
-        "SETATTR(times, no size) between WRITE reply and FSYNC",
-        sa.len() == 1 && sa[0].size.is_none() && sa[0].valid.unwrap_or(0) & (1 << 5) != 0,
+        "one FSYNC inside fsync, after every WRITE's reply",
+        fs.len() == 1 && fsync_at > last_reply,
+        || format!("{}; WRITEs {}", briefs(&fs), briefs(&ws)),
+    )?;
+    // the first pwrite dirtied the times; some write_inode sends them
+    // before FSYNC (fsync's sync_inode_metadata, or the flusher's)
+    let sa = t.reqs_between("SETATTR", first_pwrite, fsync_at);
+    ctx.expect(
+        "SETATTR(times, no size) before FSYNC",
+        !sa.is_empty()
+            && sa
+                .iter()
+                .all(|e| e.size.is_none() && e.valid.unwrap_or(0) & (1 << 5) != 0),
         || briefs(&sa),
     )?;
     ctx.expect_file("f", 3 * PG, "ABC")?;
@@ -87,11 +113,22 @@ pub(crate) fn a_maxwrite(ctx: &mut Ctx) -> Res {
     ctx.fsync("T0", fd)?;
     let t = ctx.trace()?;
     let ws = t.cache_writes();
+    // max_write bounds every WRITE; that the range goes as exactly 4 full
+    // WRITEs holds only if no other writeback (balance_dirty_pages under
+    // memory pressure) took part of it first, which the kernel does not
+    // promise: a note then
     ctx.expect(
-        "4 WRITEs of 64K",
-        ws.len() == 4 && ws.iter().all(|w| w.size == Some(65536)),
+        "WRITEs of at most 64K carry the 256K range, each page once",
+        ws.iter().all(|w| w.size.is_some_and(|z| z <= 65536))
+            && tags_by_offset(&ws) == "G".repeat(64),
         || briefs(&ws),
     )?;
+    if !(ws.len() == 4 && ws.iter().all(|w| w.size == Some(65536))) {
+        ctx.notes.push(format!(
+            "not 4 WRITEs of 64K (other writeback ran): {}",
+            briefs(&ws)
+        ));
+    }
     ctx.expect_file("f", 64 * PG, &"G".repeat(64))?;
     ctx.close("T0", fd)
 }
