@@ -306,6 +306,29 @@ fn pdio_two_writers(ctx: &mut Ctx, cached: bool) -> Res {
         r1.ret == PG as i64 && r2.ret == PG as i64,
         || format!("{} {}", r1.ret, r2.ret),
     )?;
+    // The order over the whole run, not only the settle window: under the
+    // exclusive i_rwsem the second direct WRITE is read only after the
+    // first one's reply; under the shared lock it was read while the
+    // first was held, so before its reply.
+    let t = ctx.trace()?;
+    let pw = t.plain_writes();
+    let tagged = |tag: &str| pw.iter().find(|w| w.page_tags.as_deref() == Some(tag));
+    let (c, d) = (tagged("C"), tagged("D"));
+    let c_reply = c.and_then(|c| t.reply_seq(c));
+    let ordered = match (c_reply, d) {
+        (Some(cr), Some(d)) if cached => d.seq > cr,
+        (Some(cr), Some(d)) => d.seq < cr,
+        _ => false,
+    };
+    ctx.expect(
+        if cached {
+            "the second direct WRITE (D) is read after the first's (C) reply"
+        } else {
+            "the second direct WRITE (D) is read before the first's (C) reply"
+        },
+        ordered,
+        || briefs(&pw),
+    )?;
     ctx.expect_file("f", 2 * PG, "CD")
 }
 
