@@ -20,7 +20,9 @@
 //! scenario; the memcg is removed at the end. Without swap the anonymous
 //! memory cannot be reclaimed, so the child ends OOM-killed inside its own
 //! memcg (it may then sleep once more in fuse_vma_close's writeback wait,
-//! which is not reclaim, until the WRITE is released).
+//! which is not reclaim, until the WRITE is released): asserted, by the
+//! memcg's oom_kill count. The absence of a reclaim wait counts only if
+//! the child's stack was read at all.
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -135,6 +137,38 @@ struct Seen {
     ended_early: Option<i32>,
     /// folio_wait_writeback outside reclaim (the exit path).
     other_wait: bool,
+    /// How often /proc/PID/stack was read, and the last error reading it:
+    /// a stack never read is no evidence of "no reclaim wait".
+    stack_reads: usize,
+    stack_error: Option<String>,
+}
+
+/// How the child ended (`Child::finish`).
+struct Ended {
+    status: Option<i32>,
+    /// The memcg's `oom_kill` count (memory.oom_control) before removal.
+    oom_kills: Option<u64>,
+    /// This process killed it by PID (it outlived the released WRITE).
+    killed_by_us: bool,
+}
+
+/// The `oom_kill N` line of a cgroup-v1 memory.oom_control text.
+fn oom_kills(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("oom_kill "))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+/// Whether the machine has swap (SwapTotal in /proc/meminfo is not 0).
+fn have_swap() -> bool {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("SwapTotal:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        })
+        .is_some_and(|kb| kb > 0)
 }
 
 /// The child and its memcg; reaped and removed by `finish`.
@@ -164,9 +198,10 @@ impl Child {
 
     /// Reap the child (killing it by PID if it is still alive after the
     /// WRITE was released) and remove the memcg.
-    fn finish(mut self, log: &mut Vec<String>) -> Option<i32> {
+    fn finish(mut self, log: &mut Vec<String>) -> Ended {
         let mut st = self.status(5000);
-        if st.is_none() {
+        let killed_by_us = st.is_none();
+        if killed_by_us {
             unsafe { libc::kill(self.pid, libc::SIGKILL) };
             log.push(format!("child {} killed by PID", self.pid));
             st = self.status(5000);
@@ -174,14 +209,22 @@ impl Child {
         if st.is_none() {
             log.push(format!("child {} not reaped", self.pid));
         }
+        let oom = std::fs::read_to_string(self.memcg.join("memory.oom_control"))
+            .ok()
+            .and_then(|t| oom_kills(&t));
+        let ended = Ended {
+            status: st,
+            oom_kills: oom,
+            killed_by_us,
+        };
         for _ in 0..50 {
             if std::fs::remove_dir(&self.memcg).is_ok() || !self.memcg.exists() {
-                return st;
+                return ended;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
         log.push(format!("memcg {} not removed", self.memcg.display()));
-        st
+        ended
     }
 }
 
@@ -268,7 +311,12 @@ fn run_child(ctx: &mut Ctx, path: &Path) -> Result<(Child, Seen), Fail> {
                 seen.ended_early = Some(st);
                 break;
             }
-            if let Ok(stack) = std::fs::read_to_string(format!("/proc/{}/stack", child.pid)) {
+            let stack = std::fs::read_to_string(format!("/proc/{}/stack", child.pid));
+            if let Err(e) = &stack {
+                seen.stack_error = Some(e.to_string());
+            }
+            if let Ok(stack) = stack {
+                seen.stack_reads += 1;
                 if stack.contains("folio_wait_writeback") {
                     if stack.contains("shrink_folio_list") {
                         seen.reclaim_wait = Some(stack);
@@ -311,12 +359,52 @@ pub fn reclaim(ctx: &mut Ctx, wbc: bool) -> Res {
     let _ = ctx.ctl("unhold all");
     let released = ctx.ctl("release all");
     let mut log = vec![];
-    let st = child.finish(&mut log);
+    let ended = child.finish(&mut log);
     for l in log {
         ctx.notes.push(l);
     }
     released?;
+    let st = ended.status;
     let outcome = describe_status(st);
+    // A stack never read proves nothing: the check below needs at least
+    // one read of the child's kernel stack while it allocated.
+    ctx.expect(
+        "the child's kernel stack (/proc/PID/stack) was read while the WRITE was held",
+        seen.stack_reads > 0,
+        || {
+            format!(
+                "no read succeeded ({}); child {outcome}",
+                seen.stack_error
+                    .as_deref()
+                    .unwrap_or("the child ended first")
+            )
+        },
+    )?;
+    // What the kernel promises for the end: the child touches 64 MiB of
+    // anonymous memory in a 16 MiB memcg; without swap none of it can be
+    // reclaimed, so once the FUSE folio is clean (the WRITE released) the
+    // memcg OOM killer (mem_cgroup_out_of_memory, the child is the only
+    // task in the memcg) kills it with SIGKILL. With swap it may instead
+    // finish (exit 0). Never a setup exit (10..15), never a hang that
+    // this process had to end by PID.
+    let oom_killed = st.is_some_and(|s| libc::WIFSIGNALED(s) && libc::WTERMSIG(s) == libc::SIGKILL)
+        && ended.oom_kills.is_some_and(|n| n >= 1)
+        && !ended.killed_by_us;
+    let swap = have_swap();
+    ctx.expect(
+        if swap {
+            "the child is OOM-killed in its memcg or finishes (swap present)"
+        } else {
+            "the child is OOM-killed in its memcg (no swap: its anonymous memory cannot be reclaimed)"
+        },
+        oom_killed || (swap && st.is_some_and(|s| libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0)),
+        || {
+            format!(
+                "child {outcome}; memcg oom_kill {:?}; killed by this process: {}",
+                ended.oom_kills, ended.killed_by_us
+            )
+        },
+    )?;
     if wbc {
         ctx.expect(
             "writeback_cache (flagged mapping): reclaim never waits on the FUSE folio's writeback",
@@ -336,7 +424,8 @@ pub fn reclaim(ctx: &mut Ctx, wbc: bool) -> Res {
         )?;
     }
     ctx.notes.push(format!(
-        "child {outcome}; reclaim wait {}; folio_wait_writeback outside reclaim {}",
+        "child {outcome}; {} stack reads; reclaim wait {}; folio_wait_writeback outside reclaim {}",
+        seen.stack_reads,
         if seen.reclaim_wait.is_some() {
             "seen"
         } else {
@@ -361,5 +450,12 @@ mod tests {
         assert_eq!(memcg_path(v1).as_deref(), Some("/process_api/abc"));
         assert_eq!(memcg_path("0::/user.slice/session-1.scope\n"), None);
         assert_eq!(memcg_path("5:cpu,memory:/a\n").as_deref(), Some("/a"));
+    }
+
+    #[test]
+    fn reads_the_oom_kill_count() {
+        let t = "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n";
+        assert_eq!(super::oom_kills(t), Some(2));
+        assert_eq!(super::oom_kills("oom_kill_disable 0\nunder_oom 0\n"), None);
     }
 }
