@@ -135,7 +135,11 @@ fn with_buffer(ctx: &mut Ctx, t: &mut HugeTmpfs, case: Case) -> Res {
         names.join(","),
         case.start,
         case.len,
-        if fb[0].thp() { "thp" } else { "large" }
+        if fb.first().is_some_and(|f| f.thp()) {
+            "thp"
+        } else {
+            "large"
+        }
     ))?;
     // SAFETY: addr maps n readable pages; start + len <= n pages.
     let buf: &[u8] =
@@ -160,8 +164,13 @@ fn with_buffer(ctx: &mut Ctx, t: &mut HugeTmpfs, case: Case) -> Res {
         ctx.expect("WRITEs follow each other", off == at, || {
             format!("WRITE at {off}, expected {at}")
         })?;
-        let end = (off + size).min(case.len as u64) as usize;
-        let want = page_tags(&buf[off as usize..end]);
+        // a WRITE outside the buffer (a kernel that does otherwise) is a
+        // failed check below, not a slice index panicking
+        let end = off.saturating_add(size).min(case.len as u64) as usize;
+        let want = buf
+            .get(off.min(case.len as u64) as usize..end)
+            .map(page_tags)
+            .unwrap_or_default();
         let got = wr.page_tags.clone().unwrap_or_default();
         ctx.expect("WRITE payload = the buffer's pages", got == want, || {
             format!("WRITE {off}+{size} carries {got:?}, the buffer has {want:?}")

@@ -87,7 +87,7 @@ fn f_overtake(ctx: &mut Ctx) -> Res {
     ctx.fsync("T0", fd1)?;
     let t = ctx.trace()?;
     let ws = t.cache_writes();
-    let w0r = t.reply_seq(ws[0]).unwrap_or(u64::MAX);
+    let w0r = ws.first().and_then(|w| t.reply_seq(w)).unwrap_or(u64::MAX);
     ctx.expect(
         "WRITE(Y) is read only after WRITE(X)'s reply (flush_bg_queue)",
         ws.len() == 2 && ws[1].page_tags.as_deref() == Some("Y") && ws[1].seq > w0r,
