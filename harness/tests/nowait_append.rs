@@ -7,6 +7,15 @@
 //! wins the IOLOCK between the inline attempt and the io-wq retry is a
 //! matter of timing. Skips where the machine cannot run it, saying so,
 //! unless WBSPEC_REQUIRE_KERNEL=1 (set by .ci/run) makes that a failure.
+//!
+//! Exactly-once holds trivially if no inline attempt was ever cut short,
+//! so the test also shows the precondition: the tracepoint
+//! writeback:balance_dirty_pages (traced, in mm/page-writeback.c, right
+//! before `if (flags & BDP_ASYNC) return -EAGAIN`) fired with a positive
+//! pause in this thread, the io_uring submitter, whose inline issue is
+//! the only IOCB_NOWAIT writer here (the write(2) appender and io-wq
+//! workers are other threads). It is recorded in a private tracefs
+//! instance, filtered to this thread, removed afterwards.
 
 use wbspec_harness::nowait_rk::{run, unavailable, Config};
 use wbspec_harness::require::{may_run, rerun_test, KERNEL};
@@ -33,11 +42,25 @@ fn io_uring_appends_land_exactly_once_on_xfs() {
     if !may_run(KERNEL, "the io_uring append test", unavailable()) {
         return;
     }
+    let tracer = match Throttles::start() {
+        Ok(t) => t,
+        Err(why) => {
+            may_run(KERNEL, "the io_uring append test", Some(why));
+            return;
+        }
+    };
     let cfg = Config::default();
-    let r = run(&cfg).expect("scenario runs and cleans up");
+    let r = run(&cfg);
+    let throttled = tracer.finish();
+    let r = r.expect("scenario runs and cleans up");
+    let throttled = throttled.expect("read the balance_dirty_pages trace");
     eprintln!(
-        "{}: {} records x {} blocks, torn {} (by write(2): {}), {} ms",
-        r.kernel, r.records, r.blocks, r.torn, r.torn_by_plain, r.elapsed_ms
+        "{}: {} records x {} blocks, torn {} (by write(2): {}), {} ms, {} inline throttles",
+        r.kernel, r.records, r.blocks, r.torn, r.torn_by_plain, r.elapsed_ms, throttled
+    );
+    assert!(
+        throttled > 0,
+        "no inline (IOCB_NOWAIT) write reached balance_dirty_pages' pause: exactly-once was not put to the test"
     );
     assert!(
         r.bad_cqes.is_empty(),
@@ -48,4 +71,103 @@ fn io_uring_appends_land_exactly_once_on_xfs() {
     assert_eq!((r.duplicates, r.missing, r.garbage), (0, 0, 0), "{r:?}");
     assert_eq!(r.file_bytes, r.cqe_bytes + r.plain_bytes, "{r:?}");
     assert!(r.exactly_once());
+}
+
+/// A private tracefs mount and instance recording
+/// writeback:balance_dirty_pages for this thread only; unmounted and
+/// removed by `finish` (or on drop).
+struct Throttles {
+    dir: Option<tempfile::TempDir>,
+    inst: std::path::PathBuf,
+    mounted: bool,
+}
+
+impl Throttles {
+    fn start() -> Result<Throttles, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("wbspec-tracefs-")
+            .tempdir()
+            .map_err(|e| format!("tracefs mount point: {e}"))?;
+        let c = std::ffi::CString::new(dir.path().as_os_str().as_encoded_bytes()).unwrap();
+        let r = unsafe {
+            libc::mount(
+                c"nodev".as_ptr(),
+                c.as_ptr(),
+                c"tracefs".as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        let t = Throttles {
+            inst: dir
+                .path()
+                .join(format!("instances/wbspec-{}", std::process::id())),
+            dir: Some(dir),
+            mounted: r == 0,
+        };
+        if !t.mounted {
+            return Err(format!(
+                "cannot mount tracefs: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        std::fs::create_dir(&t.inst).map_err(|e| format!("tracefs instance: {e}"))?;
+        let ev = t.inst.join("events/writeback/balance_dirty_pages");
+        let tid = unsafe { libc::gettid() };
+        std::fs::write(ev.join("filter"), format!("common_pid == {tid}"))
+            .and_then(|_| std::fs::write(ev.join("enable"), "1"))
+            .map_err(|e| format!("{}: {e}", ev.display()))?;
+        // on an error above, `t` is dropped: unmounted and removed
+        Ok(t)
+    }
+
+    /// How many events showed a positive pause (the throttle), then
+    /// cleans up.
+    fn finish(self) -> Result<usize, String> {
+        let text = std::fs::read_to_string(self.inst.join("trace"))
+            .map_err(|e| format!("{}: {e}", self.inst.display()))?;
+        Ok(text.lines().filter(|l| positive_pause(l)).count())
+    }
+}
+
+impl Drop for Throttles {
+    fn drop(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            let ev = self
+                .inst
+                .join("events/writeback/balance_dirty_pages/enable");
+            let _ = std::fs::write(ev, "0");
+            let _ = std::fs::remove_dir(&self.inst);
+            if self.mounted {
+                let c = std::ffi::CString::new(dir.path().as_os_str().as_encoded_bytes()).unwrap();
+                unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+            }
+        }
+    }
+}
+
+/// A balance_dirty_pages trace line with `pause=N`, N > 0: the task was
+/// throttled (the `pause < min_pause` exit traces pause <= 0).
+fn positive_pause(line: &str) -> bool {
+    line.contains("balance_dirty_pages:")
+        && line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("pause="))
+            .and_then(|n| n.parse::<i64>().ok())
+            .is_some_and(|n| n > 0)
+}
+
+#[test]
+fn a_trace_line_with_a_positive_pause_is_a_throttle() {
+    let l = |p: &str| {
+        format!(
+            " io_uring-1234 [001] ..... 5.0: balance_dirty_pages: bdi 7:0: limit=10 \
+             setpoint=5 dirty=9 bdi_setpoint=1 bdi_dirty=16 dirty_ratelimit=25 \
+             task_ratelimit=0 dirtied=16 dirtied_pause=8 paused=0 pause={p} \
+             period=0 think=0 cgroup_ino=1"
+        )
+    };
+    assert!(positive_pause(&l("20")));
+    assert!(!positive_pause(&l("0")) && !positive_pause(&l("-3")));
+    assert!(!positive_pause("# tracer: nop"));
 }
