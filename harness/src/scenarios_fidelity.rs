@@ -202,6 +202,13 @@ fn setattr_error(ctx: &mut Ctx) -> Res {
         format!("ret {} errno {}", r.ret, r.errno)
     })?;
     let size = fstat_size(ctx, "T0", fd)?;
+    // The kernel sends the queued WRITE at fuse_release_nowrite but nothing
+    // here waits for it: under load the server reads it after ftruncate
+    // has returned (seen: no WRITE in the trace). Wait for it, bounded.
+    let sent = ctx.wait_count("WRITE", w0 + 1, 5000)?;
+    ctx.expect("the queued WRITE is sent", sent, || {
+        "no WRITE within 5 s of the SETATTR reply".into()
+    })?;
     let t = ctx.trace()?;
     let s = first(
         &t.reqs("SETATTR")

@@ -203,6 +203,13 @@ pub(crate) fn h_nowrite(ctx: &mut Ctx, n: u64) -> Res {
     )?;
     ctx.ctl("release all")?;
     p.join(3000)?;
+    // the queued WRITE is sent at fuse_release_nowrite; an extending
+    // ftruncate does not wait for it, so the server may read it after the
+    // return: wait for it (bounded) before reading the trace
+    let sent = ctx.wait_count("WRITE", w0 + 1, 5000)?;
+    ctx.expect("the queued WRITE is sent", sent, || {
+        "no WRITE within 5 s of the SETATTR reply".into()
+    })?;
     let t = ctx.trace()?;
     let s = first(
         &t.reqs("SETATTR")
