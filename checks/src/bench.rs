@@ -338,6 +338,9 @@ pub fn run(
     if repeat == 0 {
         return Err("--repeat 0: give at least 1".into());
     }
+    if let Some(p) = json {
+        crate::paths::check_output(p)?;
+    }
     // other binaries first: they are the baseline the ratios compare with
     let mut runners: Vec<Runner> = against
         .iter()
@@ -414,7 +417,7 @@ pub fn run(
             "rows": rows.iter().map(row_json).collect::<Vec<_>>(),
         });
         let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
-        std::fs::write(p, text + "\n").map_err(|e| format!("{}: {e}", p.display()))?;
+        crate::paths::write_atomic(p, (text + "\n").as_bytes())?;
     }
     Ok(if bad == 0 { 0 } else { 1 })
 }

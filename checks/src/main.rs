@@ -479,6 +479,18 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             for e in &selected {
                 outcome::validate(e, &set)?;
             }
+            // every output is checked before the run, not after it
+            for p in json.iter().chain(markdown.iter()) {
+                paths::check_output(p)?;
+            }
+            if let Some(d) = &trace_dir {
+                paths::check_output_dir(d)?;
+            }
+            if update_pins {
+                for e in &selected {
+                    paths::check_output(&e.file)?;
+                }
+            }
             if update_pins {
                 if let Some(e) = selected
                     .iter()
@@ -574,7 +586,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     )
                 };
                 let text = results::markdown(&selected, &results_v, switches.as_deref(), &cmd);
-                std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+                paths::write_atomic(&path, text.as_bytes())?;
             }
             if let Some(path) = json {
                 let checks = selected
@@ -597,8 +609,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 }
                 let doc = report::json_report(checks, serde_json::Value::Object(extra));
                 let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
-                std::fs::write(&path, text + "\n")
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                paths::write_atomic(&path, (text + "\n").as_bytes())?;
             }
             Ok(if bad == 0 { 0 } else { 1 })
         }

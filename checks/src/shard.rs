@@ -267,6 +267,9 @@ pub fn run_merge(
     if reports.is_empty() {
         return Err("merge-reports: name the shards' JSON reports".into());
     }
+    for p in json.iter().chain(markdown.iter()) {
+        paths::check_output(p)?;
+    }
     let mut docs = Vec::new();
     for f in reports {
         let text = paths::read_bounded(f, paths::MAX_REPORT_BYTES)?;
@@ -299,7 +302,7 @@ pub fn run_merge(
     if let Some(path) = markdown {
         let cmd = "cargo run --release -- check --all --markdown docs/results.md";
         let text = results::markdown(&selected, &results_v, Some(&sw), cmd);
-        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        paths::write_atomic(path, text.as_bytes())?;
     }
     if let Some(path) = json {
         let mut extra = serde_json::Map::new();
@@ -312,7 +315,7 @@ pub fn run_merge(
             serde_json::Value::Object(extra),
         );
         let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
-        std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+        paths::write_atomic(path, (text + "\n").as_bytes())?;
     }
     Ok(if bad == 0 { 0 } else { 1 })
 }
