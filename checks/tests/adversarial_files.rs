@@ -1,0 +1,318 @@
+//! Attacks on how wbspec writes files and verifies merged shard reports
+//! (issue 17; docs/reliability.md, "Files it touches"): a full disk under
+//! every output, outputs that cannot be written, concurrent pin updates,
+//! edited and foreign shard reports, and `bench --against` children that
+//! hang or are interrupted. Each test names the defect it holds off.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use wbspec_harness::require;
+
+const ONE: &str = r#"[[check]]
+name = "x"
+question = "q"
+kernel = "T"
+pages = 1
+init_size = 1
+cached = [0]
+tasks = ["write 0+1", "dio-read 0+1"]
+expect = { b1 = "violated" }
+"#;
+
+/// Exit 2, exactly one `wbspec:` line on stderr, and it is the last line
+/// (progress lines such as `running x ...` come before it).
+fn refused(out: &std::process::Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("wbspec:")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert_eq!(err.trim().lines().last(), Some(errors[0]), "{err}");
+    assert!(
+        errors[0].contains(needle),
+        "{err:?} should mention {needle:?}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Every file under `dir` with its contents.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// A tmpfs of 64 KiB mounted on a fresh directory, unmounted when dropped
+/// (also when the test panics).
+struct SmallTmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl SmallTmpfs {
+    /// None (after a skip line, or a failure when WBSPEC_REQUIRE_KERNEL is
+    /// set) when this process may not mount.
+    fn mount(test: &str) -> Option<SmallTmpfs> {
+        let dir = tmpdir();
+        let c = |s: &str| std::ffi::CString::new(s).unwrap();
+        let target = c(dir.path().to_str().unwrap());
+        let r = unsafe {
+            libc::mount(
+                c("tmpfs").as_ptr(),
+                target.as_ptr(),
+                c("tmpfs").as_ptr(),
+                0,
+                c("size=64k").as_ptr().cast(),
+            )
+        };
+        if r != 0 {
+            let why = format!("cannot mount a tmpfs: {}", std::io::Error::last_os_error());
+            require::may_run(require::KERNEL, test, Some(why));
+            return None;
+        }
+        Some(SmallTmpfs { dir })
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Fills the file system: a file `filler` grows until ENOSPC.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.path().join("filler")).unwrap();
+        let block = [0u8; 4096];
+        while f.write_all(&block).is_ok() {}
+        while f.write_all(&[0]).is_ok() {}
+        let e = f.write_all(&[0]).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let c = std::ffi::CString::new(self.path().to_str().unwrap()).unwrap();
+        unsafe {
+            libc::umount2(c.as_ptr(), libc::MNT_DETACH);
+        }
+    }
+}
+
+/// Defect: every output was written in place, so on a full disk
+/// `--update-pins` left the catalogue cut mid-line and `--write-traces`,
+/// `--json`, `--markdown`, `merge-reports` and `bench --json` left empty
+/// or truncated files where the previous ones were. Now each is one line
+/// and exit 2, and every old file is byte for byte what it was, with no
+/// temporary file left.
+#[test]
+fn a_full_disk_leaves_every_old_file_intact() {
+    let Some(fs) = SmallTmpfs::mount("a_full_disk_leaves_every_old_file_intact") else {
+        return;
+    };
+    let root = fs.path();
+    std::fs::write(root.join("Cargo.toml"), "[workspace]\n").unwrap();
+    std::fs::create_dir_all(root.join("checks/catalogue")).unwrap();
+    std::fs::create_dir_all(root.join("traces")).unwrap();
+    let cat = root.join("checks/catalogue/c.toml");
+    std::fs::write(&cat, ONE).unwrap();
+    let run = |args: &[&str]| wbspec_in(root, args);
+    run(&["check", "--all", "--update-pins"]);
+    let p = |n: &str| root.join(n).to_str().unwrap().to_string();
+    // the old outputs, from runs that had the space
+    for args in [
+        vec!["check", "x", "--write-traces"],
+        vec!["check", "x", "--json", &p("r.json")],
+        vec!["check", "x", "--markdown", &p("r.md")],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stdout(&out));
+    }
+    assert!(root.join("traces/x--b1.json").is_file());
+    // a shard report kept off the small file system, merged into it
+    let elsewhere = tmpdir();
+    let shard = elsewhere.path().join("s.json");
+    let shard = shard.to_str().unwrap();
+    run(&["check", "--all", "--shard", "1/1", "--json", shard]);
+    for f in ["m.json", "m.md", "b.json"] {
+        std::fs::write(root.join(f), format!("old {f}\n")).unwrap();
+    }
+    // a pin that must be rewritten
+    let text = std::fs::read_to_string(&cat).unwrap();
+    let (head, tail) = text.split_once("\nstates = ").unwrap();
+    let rest = tail.split_once('\n').unwrap().1;
+    std::fs::write(&cat, format!("{head}\nstates = 1\n{rest}")).unwrap();
+
+    fs.fill();
+    let before = snapshot(root);
+    let filler = root.join("filler");
+    for (args, file) in [
+        (vec!["check", "x", "x-bg1", "--update-pins"], "c.toml"),
+        (vec!["check", "x", "--write-traces"], "x--b1.json"),
+        (vec!["check", "x", "--json", &p("r.json")], "r.json"),
+        (vec!["check", "x", "--markdown", &p("r.md")], "r.md"),
+        (
+            vec!["merge-reports", shard, "--json", &p("m.json")],
+            "m.json",
+        ),
+        (
+            vec!["merge-reports", shard, "--markdown", &p("m.md")],
+            "m.md",
+        ),
+        (
+            vec![
+                "bench",
+                "x",
+                "--repeat",
+                "1",
+                "--engines",
+                "fast",
+                "--json",
+                &p("b.json"),
+            ],
+            "b.json",
+        ),
+    ] {
+        let out = run(&args);
+        refused(&out, file);
+        refused(&out, "No space left on device");
+        let mut after = snapshot(root);
+        assert_eq!(
+            after.remove(&filler).map(|f| f.len()),
+            Some(before[&filler].len())
+        );
+        let mut want = before.clone();
+        want.remove(&filler);
+        assert_eq!(
+            after.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "{args:?}: files added or removed"
+        );
+        assert!(after == want, "{args:?}: an old file changed");
+    }
+}
+
+/// Defect: `--json /nonexistent/r.json` (and a directory given as the
+/// file, or an unwritable directory) failed only after the whole run.
+/// Every output path is refused before the first check runs.
+#[test]
+fn unwritable_outputs_are_refused_before_the_run() {
+    let d = tmpdir();
+    let dir = d.path().to_str().unwrap();
+    let plain = d.path().join("plain");
+    std::fs::write(&plain, "x").unwrap();
+    let under_file = plain.join("r.json");
+    let under_file = under_file.to_str().unwrap();
+    for (args, needle) in [
+        (
+            vec!["check", "--all", "--json", "/nonexistent/r.json"],
+            "/nonexistent",
+        ),
+        (vec!["check", "--all", "--markdown", dir], "is a directory"),
+        (vec!["check", "--all", "--json", under_file], "plain"),
+        (
+            vec![
+                "check",
+                "--all",
+                "--write-traces",
+                "--traces-dir",
+                under_file,
+            ],
+            "plain",
+        ),
+        (
+            vec!["merge-reports", "s.json", "--json", "/nonexistent/m.json"],
+            "/nonexistent",
+        ),
+        (vec!["bench", "--json", dir], "is a directory"),
+    ] {
+        let t0 = std::time::Instant::now();
+        let out = wbspec(&args);
+        one_line_error(&out, needle);
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("running "),
+            "{args:?} ran checks before refusing"
+        );
+        assert!(t0.elapsed().as_secs() < 10, "{args:?}");
+    }
+    // a catalogue in a read-only directory: --update-pins is refused
+    // before the run (root ignores the mode bits; a read-only mount does not)
+    let ro = fake_checkout(ONE);
+    let cdir = ro.path().join("checks/catalogue");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cdir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let out = wbspec_in(ro.path(), &["check", "x", "--update-pins"]);
+    std::fs::set_permissions(&cdir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let is_root = unsafe { libc::geteuid() } == 0;
+    if !is_root {
+        one_line_error(&out, "cannot write in");
+    }
+}
+
+/// Defect: two concurrent `--update-pins` on one catalogue file lost an
+/// update. Two processes pin different checks of one file at once: both
+/// pins are in the file afterwards.
+#[test]
+fn concurrent_update_pins_keep_both_updates() {
+    let two = format!("{ONE}\n{}", ONE.replace("name = \"x\"", "name = \"y\""));
+    for _ in 0..3 {
+        let d = fake_checkout(&two);
+        let spawn = |names: &[&str]| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_wbspec"))
+                .args(["check", "--update-pins"])
+                .args(names)
+                .current_dir(d.path())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let mut a = spawn(&["x", "x-bg1"]);
+        let mut b = spawn(&["y", "y-bg1"]);
+        assert!(a.wait().unwrap().code().is_some());
+        assert!(b.wait().unwrap().code().is_some());
+        let text = std::fs::read_to_string(d.path().join("checks/catalogue/c.toml")).unwrap();
+        assert_eq!(text.matches("\nstates = ").count(), 2, "{text}");
+        assert_eq!(text.matches("congested = { states = ").count(), 2, "{text}");
+        let out = wbspec_in(d.path(), &["check", "x", "y"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    }
+}
+
+/// Defect: update-pins re-rendered the file: every `[[check]]` header took
+/// the first header's decoration and a pinned key lost its comment. A
+/// pinned catalogue differs from its unpinned text only in pinned lines.
+#[test]
+fn update_pins_changes_only_the_pinned_lines() {
+    let text = format!(
+        "# catalogue comment\n[[ check ]]  # first\n{}\nstates = 1 # why this count\n\n# about y\n{}# trailing comment\n",
+        ONE.trim_start_matches("[[check]]\n").trim_end(),
+        ONE.replace("name = \"x\"", "name = \"y\"")
+    );
+    let d = fake_checkout(&text);
+    wbspec_in(d.path(), &["check", "--all", "--update-pins"]);
+    let new = std::fs::read_to_string(d.path().join("checks/catalogue/c.toml")).unwrap();
+    let unpinned = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| {
+                !l.starts_with("states")
+                    && !l.starts_with("witnesses")
+                    && !l.starts_with("congested")
+            })
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(unpinned(&new), unpinned(&text), "{new}");
+    assert!(new.contains("\n[[check]]\nname = \"y\""), "{new}");
+    assert!(new.contains(" # why this count\n"), "{new}");
+    assert!(!new.contains("states = 1 #"), "{new}");
+}
