@@ -595,6 +595,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     .map(|(e, r)| report::check_json(e, r))
                     .collect();
                 let mut extra = serde_json::Map::new();
+                extra.insert("catalogue".into(), report::catalogue_json(&cat));
                 if let Some(ms) = &ms {
                     extra.insert("mutation_score".into(), ms.json());
                 }

@@ -316,3 +316,249 @@ fn update_pins_changes_only_the_pinned_lines() {
     assert!(new.contains(" # why this count\n"), "{new}");
     assert!(!new.contains("states = 1 #"), "{new}");
 }
+
+const TWO: &str = r#"
+[[check]]
+name = "a"
+question = "q"
+kernel = "T"
+pages = 1
+init_size = 1
+cached = [0]
+tasks = ["write 0+1", "dio-read 0+1"]
+expect = { b1 = "violated" }
+
+[[check]]
+name = "b"
+question = "q"
+kernel = "T"
+pages = 2
+init_size = 2
+cached = [0, 1]
+dirty = [1]
+daemon_threads = 2
+tasks = ["wb none", "truncate 1"]
+"#;
+
+/// A pinned two-check checkout and its two shard reports.
+fn two_shards() -> (tempfile::TempDir, Vec<PathBuf>) {
+    let d = fake_checkout(TWO);
+    wbspec_in(d.path(), &["check", "--all", "--update-pins"]);
+    let files: Vec<PathBuf> = (1..=2)
+        .map(|i| {
+            let f = d.path().join(format!("s{i}.json"));
+            let sh = format!("{i}/2");
+            wbspec_in(
+                d.path(),
+                &[
+                    "check",
+                    "--all",
+                    "--shard",
+                    &sh,
+                    "--json",
+                    f.to_str().unwrap(),
+                ],
+            );
+            f
+        })
+        .collect();
+    (d, files)
+}
+
+fn merge_in(d: &Path, files: &[PathBuf], extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["merge-reports"];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    args.extend_from_slice(extra);
+    wbspec_in(d, &args)
+}
+
+/// The shard holding check `name`, and the path of its JSON.
+fn shard_of(files: &[PathBuf], name: &str) -> (PathBuf, serde_json::Value) {
+    for f in files {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        if v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == name)
+        {
+            return (f.clone(), v);
+        }
+    }
+    panic!("no shard holds {name}");
+}
+
+/// Edits check `name` in its shard report with `edit`; restores the
+/// report when the returned guard is dropped.
+fn edited(
+    files: &[PathBuf],
+    name: &str,
+    edit: impl FnOnce(&mut serde_json::Value, usize),
+) -> impl Drop {
+    let (f, mut v) = shard_of(files, name);
+    let old = std::fs::read(&f).unwrap();
+    let i = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["name"] == name)
+        .unwrap();
+    edit(&mut v, i);
+    std::fs::write(&f, serde_json::to_string(&v).unwrap()).unwrap();
+    struct Restore(PathBuf, Vec<u8>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            std::fs::write(&self.0, &self.1).unwrap();
+        }
+    }
+    Restore(f, old)
+}
+
+/// Defect: merge-reports took expectations, pins, symmetry and the
+/// property and witness lists from the shards and checked neither config,
+/// model_version, schema nor the tool, so an edited or foreign shard
+/// merged with exit 0. Each edit below is refused (one line, exit 2) or,
+/// where only the merge's own judgement can tell, fails it (exit 1).
+#[test]
+fn merge_reports_verifies_the_shards() {
+    let (d, files) = two_shards();
+    let root = d.path();
+    // a scratch catalogue observes none of the model's switches (exit 1);
+    // every check is as expected
+    let clean = |out: &std::process::Output| {
+        assert_eq!(out.status.code(), Some(1), "{}", stdout(out));
+        assert!(
+            stdout(out).contains(" 0 checks not as expected"),
+            "{}",
+            stdout(out)
+        );
+    };
+    clean(&merge_in(root, &files, &[]));
+
+    let refusals: Vec<(&str, Box<dyn Fn(&mut serde_json::Value, usize)>)> = vec![
+        (
+            "configuration",
+            Box::new(|v, i| v["checks"][i]["config"]["pages"] = 7.into()),
+        ),
+        (
+            "model version",
+            Box::new(|v, i| v["checks"][i]["model_version"] = "fuse-0".into()),
+        ),
+        (
+            "model",
+            Box::new(|v, i| v["checks"][i]["model"] = "other".into()),
+        ),
+        ("schema", Box::new(|v, _| v["schema"] = 1.into())),
+        (
+            "another wbspec",
+            Box::new(|v, _| v["tool"]["commit"] = "0000000".into()),
+        ),
+        (
+            "another wbspec",
+            Box::new(|v, _| v["tool"]["version"] = "0.0.1".into()),
+        ),
+        (
+            "another catalogue",
+            Box::new(|v, _| v["catalogue"]["hash"] = "0".repeat(16).into()),
+        ),
+        (
+            "missing",
+            Box::new(|v, i| {
+                v["checks"][i]["properties"]
+                    .as_array_mut()
+                    .unwrap()
+                    .remove(0);
+            }),
+        ),
+        (
+            "missing",
+            Box::new(|v, i| {
+                v["checks"][i]["witnesses"].as_array_mut().unwrap().pop();
+            }),
+        ),
+        (
+            "symmetry",
+            Box::new(|v, i| v["checks"][i]["symmetry"] = true.into()),
+        ),
+    ];
+    for (needle, edit) in refusals {
+        let _g = edited(&files, "a", |v, i| edit(v, i));
+        one_line_error(&merge_in(root, &files, &[]), needle);
+    }
+
+    // claims the merge no longer trusts: the shard's own expectation and
+    // pins, edited to agree with a forged result, are replaced by the
+    // catalogue's, and the forged result fails the merge
+    {
+        let _g = edited(&files, "a", |v, i| {
+            let c = &mut v["checks"][i];
+            for p in c["properties"].as_array_mut().unwrap() {
+                p["expected"] = "holds".into();
+                p["observed"] = "holds".into();
+                p["violating_states"] = 0.into();
+                p["counterexample"] = serde_json::Value::Null;
+            }
+            c["unique_states"] = 2.into();
+            c["pinned_states"] = 2.into();
+        });
+        let m = root.join("m.json");
+        let out = merge_in(root, &files, &["--json", m.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+        assert!(
+            stdout(&out).contains("Not as expected: a"),
+            "{}",
+            stdout(&out)
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
+        let a = v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "a")
+            .unwrap();
+        assert_eq!(a["as_expected"], false);
+        assert_ne!(a["pinned_states"], 2);
+        let b1 = a["properties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "b1")
+            .unwrap();
+        assert_eq!(b1["expected"], "violated");
+    }
+
+    // a shard made with another catalogue: the catalogue changed after
+    // the shards were made (a comment is enough)
+    let cat = root.join("checks/catalogue/c.toml");
+    let text = std::fs::read_to_string(&cat).unwrap();
+    std::fs::write(&cat, format!("# edited\n{text}")).unwrap();
+    one_line_error(&merge_in(root, &files, &[]), "another catalogue");
+    std::fs::write(&cat, &text).unwrap();
+
+    // a shard run with --symmetry: its counts are of another exploration
+    let sym = root.join("sym.json");
+    let (f, _) = shard_of(&files, "b");
+    let idx = if f.ends_with("s1.json") { "1/2" } else { "2/2" };
+    wbspec_in(
+        root,
+        &[
+            "check",
+            "--all",
+            "--shard",
+            idx,
+            "--symmetry",
+            "--json",
+            sym.to_str().unwrap(),
+        ],
+    );
+    let others: Vec<PathBuf> = files
+        .iter()
+        .filter(|x| **x != f)
+        .cloned()
+        .chain([sym])
+        .collect();
+    one_line_error(&merge_in(root, &others, &[]), "symmetry");
+    clean(&merge_in(root, &files, &[]));
+}
