@@ -97,6 +97,11 @@ enum Cmd {
         max_states: Option<u64>,
         #[arg(long)]
         max_seconds: Option<f64>,
+        /// Kill a measured process (and fail the bench) after this many
+        /// seconds of wall time (default 3600): an `--against` binary that
+        /// hangs does not hang the bench.
+        #[arg(long, value_name = "S")]
+        timeout: Option<f64>,
         /// Write the rows as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -348,6 +353,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             against_catalogue,
             max_states,
             max_seconds,
+            timeout,
             json,
         } => bench::run(
             &cat,
@@ -359,6 +365,13 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             &bench::Bounds {
                 max_states,
                 max_seconds,
+                timeout: match timeout {
+                    None => None,
+                    Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => {
+                        Some(std::time::Duration::from_secs_f64(s))
+                    }
+                    Some(s) => return Err(format!("--timeout {s}: give a positive number")),
+                },
             },
             json.as_deref(),
             &mut |l| out.line(l).and_then(|()| out.flush()),

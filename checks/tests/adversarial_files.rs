@@ -138,7 +138,14 @@ fn a_full_disk_leaves_every_old_file_intact() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stdout(&out));
     }
     assert!(root.join("traces/x--b1.json").is_file());
-    // a shard report kept off the small file system, merged into it
+    // a pin that must be rewritten
+    let text = std::fs::read_to_string(&cat).unwrap();
+    let (head, tail) = text.split_once("\nstates = ").unwrap();
+    let rest = tail.split_once('\n').unwrap().1;
+    std::fs::write(&cat, format!("{head}\nstates = 1\n{rest}")).unwrap();
+
+    // a shard report kept off the small file system, merged into it (made
+    // with the catalogue as it is now)
     let elsewhere = tmpdir();
     let shard = elsewhere.path().join("s.json");
     let shard = shard.to_str().unwrap();
@@ -146,12 +153,6 @@ fn a_full_disk_leaves_every_old_file_intact() {
     for f in ["m.json", "m.md", "b.json"] {
         std::fs::write(root.join(f), format!("old {f}\n")).unwrap();
     }
-    // a pin that must be rewritten
-    let text = std::fs::read_to_string(&cat).unwrap();
-    let (head, tail) = text.split_once("\nstates = ").unwrap();
-    let rest = tail.split_once('\n').unwrap().1;
-    std::fs::write(&cat, format!("{head}\nstates = 1\n{rest}")).unwrap();
-
     fs.fill();
     let before = snapshot(root);
     let filler = root.join("filler");
@@ -561,4 +562,119 @@ fn merge_reports_verifies_the_shards() {
         .collect();
     one_line_error(&merge_in(root, &others, &[]), "symmetry");
     clean(&merge_in(root, &files, &[]));
+}
+
+/// A stand-in for an `--against` binary that never finishes: it writes its
+/// pid to `$WBSPEC_TEST_PIDFILE` and sleeps.
+fn hanging_binary(dir: &Path) -> PathBuf {
+    let f = dir.join("hang.sh");
+    std::fs::write(
+        &f,
+        "#!/bin/sh\necho $$ > \"$WBSPEC_TEST_PIDFILE\"\nexec sleep 1000\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    f
+}
+
+/// Is process `pid` gone (or a zombie nobody reaps)?
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(s) => s.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')),
+    }
+}
+
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !cond() {
+        assert!(t0.elapsed().as_secs() < 30, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `bench t-trunc-vs-wb-2p --against <hanging binary>` with a private
+/// TMPDIR, started.
+fn bench_against_hang(d: &Path, extra: &[&str]) -> (std::process::Child, PathBuf, PathBuf) {
+    let tmp = d.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let pidfile = d.join("pid");
+    let bin = hanging_binary(d);
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_wbspec"))
+        .args([
+            "bench",
+            "t-trunc-vs-wb-2p",
+            "--repeat",
+            "1",
+            "--engines",
+            "fast",
+            "--against",
+        ])
+        .arg(&bin)
+        .args(extra)
+        .current_dir(repo_root())
+        .env("TMPDIR", &tmp)
+        .env("WBSPEC_TEST_PIDFILE", &pidfile)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, tmp, pidfile)
+}
+
+fn pid_in(f: &Path) -> i32 {
+    std::fs::read_to_string(f).unwrap().trim().parse().unwrap()
+}
+
+/// Defect: `bench --against` waited forever for a binary that hangs.
+/// With `--timeout` the child is killed, its temporary directory removed,
+/// and the bench fails with one line.
+#[test]
+fn bench_against_a_hanging_binary_times_out() {
+    let d = tmpdir();
+    let (child, tmp, pidfile) = bench_against_hang(d.path(), &["--timeout", "1"]);
+    let out = child.wait_with_output().unwrap();
+    refused(&out, "did not finish within --timeout 1 s");
+    assert!(gone(pid_in(&pidfile)), "the hanging child is still running");
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "temporary directory left"
+    );
+    one_line_error(&wbspec(&["bench", "--timeout", "0"]), "--timeout");
+}
+
+/// Defect: SIGINT (or SIGTERM) during `bench --against` left the child
+/// running and its temporary directory behind. Both are gone when the
+/// bench has ended.
+#[test]
+fn bench_interrupted_kills_its_child_and_removes_its_directory() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let d = tmpdir();
+        let (mut child, tmp, pidfile) = bench_against_hang(d.path(), &[]);
+        wait_for("the measured child", || {
+            pidfile.is_file() && std::fs::read_to_string(&pidfile).is_ok_and(|s| s.ends_with('\n'))
+        });
+        let pid = pid_in(&pidfile);
+        assert_eq!(
+            std::fs::read_dir(&tmp).unwrap().count(),
+            1,
+            "its directory exists"
+        );
+        unsafe {
+            libc::kill(child.id() as i32, sig);
+        }
+        wait_for("the bench to end", || child.try_wait().unwrap().is_some());
+        assert_eq!(child.wait().unwrap().code(), Some(128 + sig));
+        assert!(
+            gone(pid),
+            "signal {sig}: the measured child is still running"
+        );
+        assert_eq!(
+            std::fs::read_dir(&tmp).unwrap().count(),
+            0,
+            "signal {sig}: directory left"
+        );
+    }
 }
