@@ -14,6 +14,33 @@ use crate::runner::Engine;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The measured child running now (0: none), killed on SIGINT/SIGTERM.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+/// The `--against` run's temporary directory now, removed on a signal.
+static TEMP: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// On SIGINT, SIGTERM or SIGHUP: kills the measured child, removes the
+/// temporary directory, exits 128 + the signal.
+fn clean_up_on_signal() {
+    crate::explore::on_termination(|sig| {
+        let pid = CHILD.load(Ordering::SeqCst);
+        if pid > 0 {
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
+        }
+        if let Some(d) = TEMP.lock().map(|g| g.clone()).unwrap_or(None) {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        eprintln!("bench: stopped by signal {sig}");
+        std::process::exit(128 + sig);
+    });
+}
 
 /// The default set: a small, a medium and the largest catalogue check.
 pub const DEFAULT_CHECKS: &[&str] = &[
@@ -74,26 +101,70 @@ struct Usage {
     code: i32,
 }
 
-/// Runs `cmd` to the end; its standard output and resource usage.
-fn run_measured(mut cmd: Command) -> Result<(String, Usage), String> {
+/// Runs `cmd` to the end, or kills it after `timeout`; its standard
+/// output and resource usage. The child dies with this process
+/// (PR_SET_PDEATHSIG) and is killed on SIGINT/SIGTERM (`CHILD`).
+fn run_measured(mut cmd: Command, timeout: Duration) -> Result<(String, Usage), String> {
     use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("bench: cannot start {cmd:?}: {e}"))?;
-    let mut out = String::new();
-    if let Some(mut so) = child.stdout.take() {
-        so.read_to_string(&mut out)
-            .map_err(|e| format!("bench: reading the child's output: {e}"))?;
-    }
     let pid = child.id() as libc::pid_t;
+    CHILD.store(pid, Ordering::SeqCst);
+    let reader = child.stdout.take().map(|mut so| {
+        std::thread::spawn(move || {
+            let mut out = String::new();
+            so.read_to_string(&mut out).map(|_| out)
+        })
+    });
+    let t0 = Instant::now();
     let mut status = 0;
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-    if r != pid {
-        return Err(format!("bench: wait4: {}", std::io::Error::last_os_error()));
+    let mut timed_out = false;
+    loop {
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+        if r == pid {
+            break;
+        }
+        if r != 0 {
+            CHILD.store(0, Ordering::SeqCst);
+            return Err(format!("bench: wait4: {}", std::io::Error::last_os_error()));
+        }
+        if t0.elapsed() > timeout && !timed_out {
+            timed_out = true;
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
+    CHILD.store(0, Ordering::SeqCst);
+    if timed_out {
+        return Err(format!(
+            "bench: {} {} did not finish within --timeout {} s (killed)",
+            cmd.get_program().to_string_lossy(),
+            cmd.get_args()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
+            timeout.as_secs_f64()
+        ));
+    }
+    let out = match reader.map(|h| h.join()) {
+        Some(Ok(Ok(s))) => s,
+        Some(Ok(Err(e))) => return Err(format!("bench: reading the child's output: {e}")),
+        Some(Err(_)) => return Err("bench: reading the child's output failed".into()),
+        None => String::new(),
+    };
     let code = if libc::WIFEXITED(status) {
         libc::WEXITSTATUS(status)
     } else {
@@ -116,7 +187,13 @@ fn run_measured(mut cmd: Command) -> Result<(String, Usage), String> {
 pub struct Bounds {
     pub max_states: Option<u64>,
     pub max_seconds: Option<f64>,
+    /// Wall time after which a measured child is killed (and the bench
+    /// fails); None: `DEFAULT_TIMEOUT`.
+    pub timeout: Option<Duration>,
 }
+
+/// Bound of one measurement's wall time by default (`--timeout`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// One measurement of check `name` by `runner`.
 pub fn measure(
@@ -143,7 +220,7 @@ pub fn measure(
             if let Some(s) = bounds.max_seconds {
                 c.args(["--max-seconds", &s.to_string()]);
             }
-            let (out, u) = run_measured(c)?;
+            let (out, u) = run_measured(c, bounds.timeout.unwrap_or(DEFAULT_TIMEOUT))?;
             let v: Value = serde_json::from_str(out.trim()).map_err(|e| {
                 format!(
                     "bench: {name} with {}: no result (exit {}): {e}",
@@ -168,20 +245,29 @@ pub fn measure(
                 .prefix("wbspec-bench-")
                 .tempdir()
                 .map_err(|e| format!("bench: temporary directory: {e}"))?;
+            *TEMP.lock().map_err(|_| "bench: lock poisoned")? = Some(dir.path().to_path_buf());
             let json = dir.path().join("r.json");
             let mut c = Command::new(bin);
             c.arg("--catalogue")
                 .arg(own.as_deref().unwrap_or(catalogue))
                 .args(["check", name, "--json"])
                 .arg(&json);
-            let (_, u) = run_measured(c)?;
-            let text = std::fs::read_to_string(&json).map_err(|e| {
-                format!(
-                    "bench: {} check {name} wrote no report (exit {}): {e}",
-                    bin.display(),
-                    u.code
-                )
-            })?;
+            let measured = run_measured(c, bounds.timeout.unwrap_or(DEFAULT_TIMEOUT));
+            let read = measured.and_then(|(_, u)| {
+                std::fs::read_to_string(&json)
+                    .map(|t| (t, u.rss, u.cpu))
+                    .map_err(|e| {
+                        format!(
+                            "bench: {} check {name} wrote no report (exit {}): {e}",
+                            bin.display(),
+                            u.code
+                        )
+                    })
+            });
+            // the directory goes before any error returns
+            drop(dir);
+            *TEMP.lock().map_err(|_| "bench: lock poisoned")? = None;
+            let (text, rss, cpu) = read?;
             let v: Value = serde_json::from_str(&text).map_err(|e| format!("bench: {e}"))?;
             let r = &v["checks"][0];
             let g = |k: &str| r[k].as_u64().unwrap_or(0);
@@ -192,8 +278,8 @@ pub fn measure(
                 complete: r["complete"].as_bool().unwrap_or(false),
                 seconds: r["seconds"].as_f64().unwrap_or(0.0),
                 table_bytes: 0,
-                rss: u.rss,
-                cpu: u.cpu,
+                rss,
+                cpu,
             })
         }
     }
@@ -338,6 +424,11 @@ pub fn run(
     if repeat == 0 {
         return Err("--repeat 0: give at least 1".into());
     }
+    if let Some(p) = json {
+        crate::paths::check_output(p)?;
+    }
+    // before any thread starts: the signal mask is inherited
+    clean_up_on_signal();
     // other binaries first: they are the baseline the ratios compare with
     let mut runners: Vec<Runner> = against
         .iter()
@@ -414,7 +505,7 @@ pub fn run(
             "rows": rows.iter().map(row_json).collect::<Vec<_>>(),
         });
         let text = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
-        std::fs::write(p, text + "\n").map_err(|e| format!("{}: {e}", p.display()))?;
+        crate::paths::write_atomic(p, (text + "\n").as_bytes())?;
     }
     Ok(if bad == 0 { 0 } else { 1 })
 }

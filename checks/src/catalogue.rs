@@ -132,6 +132,10 @@ pub struct Catalogue {
     pub dir: PathBuf,
     pub entries: Vec<Entry>,
     pub unobservable: Vec<Unobservable>,
+    /// Hash of the catalogue's contents (every `.toml` file's name and
+    /// text, in load order), 16 hex digits: a report records it so that
+    /// `merge-reports` can tell a shard of another catalogue.
+    pub hash: String,
 }
 
 /// Loads every `*.toml` file of a catalogue directory (sorted by name).
@@ -153,9 +157,16 @@ pub fn load_dir(dir: &Path) -> Result<Catalogue, String> {
         dir: dir.to_path_buf(),
         entries: Vec::new(),
         unobservable: Vec::new(),
+        hash: String::new(),
     };
+    let mut h = crate::fingerprint::WordHasher::new();
     for f in files {
         let text = paths::read_input(&f)?;
+        {
+            use std::hash::Hash;
+            f.file_name().map(|n| n.as_encoded_bytes()).hash(&mut h);
+            text.hash(&mut h);
+        }
         let (entries, unobs) = parse(&text, &f)?;
         for e in entries {
             if cat.entries.iter().any(|o| o.name == e.name) {
@@ -169,6 +180,7 @@ pub fn load_dir(dir: &Path) -> Result<Catalogue, String> {
         }
         cat.unobservable.extend(unobs);
     }
+    cat.hash = format!("{:016x}", std::hash::Hasher::finish(&h));
     for e in &cat.entries {
         if let Some(p) = &e.pair {
             if !cat.entries.iter().any(|o| &o.name == p) {

@@ -52,11 +52,22 @@ pub fn serve_at(
     r.map(|()| 0)
 }
 
-/// Blocks SIGINT, SIGTERM and SIGHUP in this thread and the threads it
-/// starts later, and starts a thread that waits for them, removes `dir`
-/// and ends the process.
+/// Removes `dir` and ends the process on SIGINT, SIGTERM or SIGHUP.
 fn remove_on_signal(dir: &Path) {
     let dir = dir.to_path_buf();
+    on_termination(move |_| {
+        let _ = std::fs::remove_dir_all(&dir);
+        eprintln!("explore: stopped");
+        std::process::exit(0);
+    });
+}
+
+/// Blocks SIGINT, SIGTERM and SIGHUP in this thread and the threads it
+/// starts later, and starts a thread that waits for them and calls
+/// `cleanup` with the signal (which should end the process). Call it
+/// before starting other threads. Children started with
+/// `std::process::Command` get an empty signal mask.
+pub fn on_termination(cleanup: impl FnOnce(i32) + Send + 'static) {
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
@@ -67,9 +78,7 @@ fn remove_on_signal(dir: &Path) {
         std::thread::spawn(move || {
             let mut sig = 0;
             libc::sigwait(&set, &mut sig);
-            let _ = std::fs::remove_dir_all(&dir);
-            eprintln!("explore: stopped");
-            std::process::exit(0);
+            cleanup(sig);
         });
     }
 }

@@ -97,6 +97,11 @@ enum Cmd {
         max_states: Option<u64>,
         #[arg(long)]
         max_seconds: Option<f64>,
+        /// Kill a measured process (and fail the bench) after this many
+        /// seconds of wall time (default 3600): an `--against` binary that
+        /// hangs does not hang the bench.
+        #[arg(long, value_name = "S")]
+        timeout: Option<f64>,
         /// Write the rows as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -348,6 +353,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             against_catalogue,
             max_states,
             max_seconds,
+            timeout,
             json,
         } => bench::run(
             &cat,
@@ -359,6 +365,13 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             &bench::Bounds {
                 max_states,
                 max_seconds,
+                timeout: match timeout {
+                    None => None,
+                    Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => {
+                        Some(std::time::Duration::from_secs_f64(s))
+                    }
+                    Some(s) => return Err(format!("--timeout {s}: give a positive number")),
+                },
             },
             json.as_deref(),
             &mut |l| out.line(l).and_then(|()| out.flush()),
@@ -479,6 +492,18 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             for e in &selected {
                 outcome::validate(e, &set)?;
             }
+            // every output is checked before the run, not after it
+            for p in json.iter().chain(markdown.iter()) {
+                paths::check_output(p)?;
+            }
+            if let Some(d) = &trace_dir {
+                paths::check_output_dir(d)?;
+            }
+            if update_pins {
+                for e in &selected {
+                    paths::check_output(&e.file)?;
+                }
+            }
             if update_pins {
                 if let Some(e) = selected
                     .iter()
@@ -574,7 +599,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     )
                 };
                 let text = results::markdown(&selected, &results_v, switches.as_deref(), &cmd);
-                std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+                paths::write_atomic(&path, text.as_bytes())?;
             }
             if let Some(path) = json {
                 let checks = selected
@@ -583,6 +608,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     .map(|(e, r)| report::check_json(e, r))
                     .collect();
                 let mut extra = serde_json::Map::new();
+                extra.insert("catalogue".into(), report::catalogue_json(&cat));
                 if let Some(ms) = &ms {
                     extra.insert("mutation_score".into(), ms.json());
                 }
@@ -597,8 +623,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 }
                 let doc = report::json_report(checks, serde_json::Value::Object(extra));
                 let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
-                std::fs::write(&path, text + "\n")
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                paths::write_atomic(&path, (text + "\n").as_bytes())?;
             }
             Ok(if bad == 0 { 0 } else { 1 })
         }

@@ -6,10 +6,18 @@
 //! binary was built in. Input files must be regular files no larger than
 //! `MAX_INPUT_BYTES`; a FIFO or a device is refused without being opened
 //! for a blocking read.
+//!
+//! Every file the tool writes goes through `write_atomic` (a temporary
+//! file in the same directory, fsynced, renamed over the old one, the
+//! directory fsynced), so an error or a full disk leaves the old file as
+//! it was; `check_output` and `check_output_dir` refuse an output path
+//! before a run starts, and `lock_dir` serialises read-modify-write
+//! updates of one directory's files (`--update-pins`).
 
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
+use std::io::{Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// Largest catalogue file or trace file the tool reads (4 MiB; the
 /// largest committed one is about 40 KiB).
@@ -81,6 +89,155 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
     Ok(text)
 }
 
+/// The directory a file path is in (`.` for a bare name).
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Can this process create files in `dir`? (A directory it may write and
+/// search, on a file system mounted read-write.)
+fn writable_dir(dir: &Path, what: &str) -> Result<(), String> {
+    let meta = std::fs::metadata(dir).map_err(|e| format!("{what}: {}: {e}", dir.display()))?;
+    if !meta.is_dir() {
+        return Err(format!("{what}: {} is not a directory", dir.display()));
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| format!("{what}: {}: NUL in the path", dir.display()))?;
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(format!("{what}: cannot write in {}: {e}", dir.display()));
+    }
+    Ok(())
+}
+
+/// Checks, before a run, that `write_atomic(path)` can succeed as far as
+/// can be known without writing: `path` is not a directory, and its
+/// directory exists and is writable. Errors are one line naming `path`.
+pub fn check_output(path: &Path) -> Result<(), String> {
+    let d = path.display().to_string();
+    if path.as_os_str().is_empty() {
+        return Err("an output path is empty".into());
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(format!("{d}: is a directory")),
+        // a device or a FIFO is written in place (no old file to keep)
+        Ok(m) if !m.is_file() => Ok(()),
+        Ok(_) => {
+            let real = path.canonicalize().map_err(|e| format!("{d}: {e}"))?;
+            writable_dir(parent_of(&real), &d)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => writable_dir(parent_of(path), &d),
+        Err(e) => Err(format!("{d}: {e}")),
+    }
+}
+
+/// Checks, before a run, that files can be written in directory `dir`
+/// (created when missing): it is a writable directory, or the first of
+/// its ancestors that exists is.
+pub fn check_output_dir(dir: &Path) -> Result<(), String> {
+    let d = dir.display().to_string();
+    match dir
+        .ancestors()
+        .find(|a| !a.as_os_str().is_empty() && a.exists())
+    {
+        Some(a) => writable_dir(a, &d),
+        None => writable_dir(Path::new("."), &d),
+    }
+}
+
+/// Writes `bytes` to `path` so that the file is either its old contents or
+/// all of the new ones, whatever fails: a temporary file
+/// `.<name>.wbspec-<pid>-<n>.tmp` in the same directory, written and
+/// fsynced, takes the old file's mode (and owner, when allowed), is
+/// renamed over `path` and the directory is fsynced. On an error the
+/// temporary file is removed and the old file is untouched. A symbolic
+/// link is followed (its target is replaced); a device or a FIFO is
+/// written in place. Errors are one line naming `path`.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let d = path.display().to_string();
+    let err = |e: std::io::Error| format!("{d}: {e}");
+    let (target, old) = match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return Err(format!("{d}: is a directory")),
+        Ok(m) if !m.is_file() => {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(err)?;
+            return f.write_all(bytes).and_then(|()| f.flush()).map_err(err);
+        }
+        Ok(m) => (path.canonicalize().map_err(err)?, Some(m)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (path.to_path_buf(), None),
+        Err(e) => return Err(err(e)),
+    };
+    let dir = parent_of(&target);
+    let name = target
+        .file_name()
+        .ok_or_else(|| format!("{d}: not a file name"))?
+        .to_string_lossy();
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.wbspec-{}-{seq}.tmp", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o666)
+        .open(&tmp)
+        .map_err(|e| format!("{d}: temporary file {}: {e}", tmp.display()))?;
+    let written = (|| -> std::io::Result<()> {
+        if let Some(m) = &old {
+            // as the old file was; the owner only when this process may
+            let _ = std::os::unix::fs::fchown(&f, Some(m.uid()), Some(m.gid()));
+            f.set_permissions(std::fs::Permissions::from_mode(m.mode() & 0o7777))?;
+        }
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, &target)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(err(e));
+    }
+    std::fs::File::open(dir)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| format!("{d}: fsync of {}: {e}", dir.display()))
+}
+
+/// An exclusive lock (flock) on a directory, held until dropped.
+pub struct DirLock(#[allow(dead_code)] std::fs::File);
+
+/// How long `lock_dir` waits for another process's lock.
+pub const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+/// Takes an exclusive lock on directory `dir` (flock on the directory
+/// itself: no lock file is created), waiting up to `LOCK_WAIT` for another
+/// wbspec holding it; then refuses with one line.
+pub fn lock_dir(dir: &Path) -> Result<DirLock, String> {
+    let d = dir.display();
+    let f = std::fs::File::open(dir).map_err(|e| format!("{d}: {e}"))?;
+    let t0 = Instant::now();
+    loop {
+        use std::os::fd::AsRawFd;
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(DirLock(f));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(format!("{d}: lock: {e}"));
+        }
+        if t0.elapsed() > LOCK_WAIT {
+            return Err(format!(
+                "{d}: another process has held its lock for {} s (a concurrent --update-pins?)",
+                LOCK_WAIT.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A message on one line: its lines joined with "; ", spaces squeezed.
 pub fn one_line(msg: &str) -> String {
     msg.lines()
@@ -135,6 +292,71 @@ mod tests {
         assert!(e.contains("not a regular file"), "{e}");
         let e = read_input(d.path()).unwrap_err();
         assert!(e.contains("not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn atomic_writes_replace_keep_the_mode_and_leave_no_temporary() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("r.json");
+        write_atomic(&f, b"one").unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"one");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&f, b"two").unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"two");
+        let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        // through a symbolic link: the target is replaced, the link kept
+        let l = d.path().join("link.json");
+        std::os::unix::fs::symlink(&f, &l).unwrap();
+        write_atomic(&l, b"three").unwrap();
+        assert!(std::fs::symlink_metadata(&l).unwrap().is_symlink());
+        assert_eq!(std::fs::read(&f).unwrap(), b"three");
+        // a directory is refused, before and at the write
+        let e = write_atomic(d.path(), b"x").unwrap_err();
+        assert!(e.contains("is a directory"), "{e}");
+        assert!(check_output(d.path())
+            .unwrap_err()
+            .contains("is a directory"));
+        let names: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        // a device is written in place
+        write_atomic(Path::new("/dev/null"), b"x").unwrap();
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device());
+    }
+
+    #[test]
+    fn output_paths_are_checked_before_a_run() {
+        let d = tempfile::tempdir().unwrap();
+        let e = check_output(Path::new("/nonexistent/r.json")).unwrap_err();
+        assert!(e.contains("/nonexistent"), "{e}");
+        let file = d.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let e = check_output(&file.join("r.json")).unwrap_err();
+        assert!(e.to_lowercase().contains("not a directory"), "{e}");
+        check_output(&d.path().join("new.json")).unwrap();
+        check_output(&file).unwrap();
+        check_output_dir(&d.path().join("a/b/c")).unwrap();
+        assert!(check_output_dir(&file.join("a")).is_err());
+    }
+
+    #[test]
+    fn the_directory_lock_is_exclusive() {
+        let d = tempfile::tempdir().unwrap();
+        let l = lock_dir(d.path()).unwrap();
+        let f = std::fs::File::open(d.path()).unwrap();
+        use std::os::fd::AsRawFd;
+        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        assert_eq!(r, -1, "a second lock while the first is held");
+        drop(l);
+        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        assert_eq!(r, 0);
     }
 
     #[test]

@@ -143,6 +143,12 @@ pub fn tool_json() -> Value {
     })
 }
 
+/// Identity of the catalogue a report was made with (`merge-reports`
+/// refuses shards of another one).
+pub fn catalogue_json(cat: &crate::catalogue::Catalogue) -> Value {
+    json!({ "hash": cat.hash })
+}
+
 pub fn check_json(e: &Entry, r: &CheckResult) -> Value {
     json!({
         "name": r.name,

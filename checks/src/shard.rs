@@ -131,27 +131,62 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
         props.push(PropResult {
             name: d.name,
             description: d.description,
-            expected: verdict_of(p, "expected", &what)?,
+            // the catalogue's expectation, not the shard's
+            expected: e.expected(d.name),
             observed: verdict_of(p, "observed", &what)?,
             count: u64_of(p, "violating_states", &what)?,
             trace,
         });
     }
-    let symmetry = v.get("symmetry").and_then(Value::as_bool).unwrap_or(false);
-    let pins_apply = symmetry == e.symmetry;
+    let symmetry = field(v, "symmetry", &what)?
+        .as_bool()
+        .ok_or_else(|| format!("{what}: field `symmetry` is not true/false"))?;
+    if symmetry != e.symmetry {
+        return Err(format!(
+            "{what}: explored with symmetry {}, the catalogue's pins are {}: its counts cannot be compared (run the shard without --symmetry/--no-symmetry)",
+            if symmetry { "on" } else { "off" },
+            if e.symmetry { "reduced" } else { "unreduced" }
+        ));
+    }
+    let pins_apply = true;
     let mut witnesses = Vec::new();
     for w in field(v, "witnesses", &what)?
         .as_array()
         .ok_or_else(|| format!("{what}: `witnesses` is not a list"))?
     {
         let name = field(w, "name", &what)?.as_str().unwrap_or("");
+        // the catalogue's pin, not the shard's
+        let (listed, pinned) = e.witness_pin(name);
         witnesses.push(WitnessResult {
             name: def(name)?.name,
-            pinned: w.get("pinned").and_then(Value::as_u64),
-            listed: field(w, "listed", &what)?.as_bool().unwrap_or(false),
+            pinned,
+            listed,
             compare: pins_apply,
             count: u64_of(w, "states", &what)?,
         });
+    }
+    // every property and witness of the model, once
+    let mut seen: Vec<&str> = props.iter().map(|p| p.name).collect();
+    seen.extend(witnesses.iter().map(|w| w.name));
+    for d in defs.iter() {
+        match seen.iter().filter(|n| **n == d.name).count() {
+            1 => {}
+            0 => return Err(format!("{what}: property '{}' is missing", d.name)),
+            k => return Err(format!("{what}: property '{}' is listed {k} times", d.name)),
+        }
+    }
+    if props.iter().any(|p| {
+        defs.iter().any(|d| {
+            d.name == p.name && matches!(d.expectation, stateright::Expectation::Sometimes)
+        })
+    }) || witnesses.iter().any(|w| {
+        defs.iter().any(|d| {
+            d.name == w.name && !matches!(d.expectation, stateright::Expectation::Sometimes)
+        })
+    }) {
+        return Err(format!(
+            "{what}: a property listed as a witness or the reverse"
+        ));
     }
     Ok(CheckResult {
         name: e.name.clone(),
@@ -165,13 +200,73 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
         unique_states: u64_of(v, "unique_states", &what)?,
         total_states: u64_of(v, "total_states", &what)?,
         max_depth: u64_of(v, "max_depth", &what)?,
-        expected_states: v.get("pinned_states").and_then(Value::as_u64),
+        expected_states: e.states,
         props,
         witnesses,
         witnesses_pinned: e.witnesses_pinned(),
         elapsed: Duration::from_secs_f64(v.get("seconds").and_then(Value::as_f64).unwrap_or(0.0)),
         table_bytes: 0,
     })
+}
+
+/// Refuses a report that was not made by this wbspec (version, commit and
+/// dirty flag of the checkout, as `report::tool_json` records them), in
+/// this report schema, with this catalogue (its content hash).
+fn same_origin(cat: &Catalogue, file: &str, doc: &Value) -> Result<(), String> {
+    let schema = doc.get("schema").and_then(Value::as_u64);
+    if schema != Some(report::SCHEMA as u64) {
+        return Err(format!(
+            "{file}: report schema {}, this wbspec reads {}",
+            schema.map_or("missing".into(), |x| x.to_string()),
+            report::SCHEMA
+        ));
+    }
+    let me = report::tool_json();
+    for k in ["name", "version", "commit", "dirty"] {
+        let theirs = doc.get("tool").and_then(|t| t.get(k));
+        if theirs != me.get(k) {
+            return Err(format!(
+                "{file}: made by another wbspec (tool {k} {}, this one {}): merge with the binary and checkout the shards were made with",
+                theirs.map_or("missing".into(), Value::to_string),
+                me[k]
+            ));
+        }
+    }
+    let hash = doc.pointer("/catalogue/hash").and_then(Value::as_str);
+    if hash != Some(cat.hash.as_str()) {
+        return Err(format!(
+            "{file}: made with another catalogue (hash {}, this one {})",
+            hash.unwrap_or("missing"),
+            cat.hash
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a check's report whose model, model version or configuration
+/// is not the catalogue's under this binary.
+fn same_check(e: &Entry, file: &str, c: &Value) -> Result<(), String> {
+    let what = format!("{file}: check '{}'", e.name);
+    let model = c.get("model").and_then(Value::as_str);
+    if model != Some(e.check.model()) {
+        return Err(format!(
+            "{what}: model {}, the catalogue's is {}",
+            model.unwrap_or("missing"),
+            e.check.model()
+        ));
+    }
+    let version = c.get("model_version").and_then(Value::as_str);
+    if version != Some(e.check.model_version()) {
+        return Err(format!(
+            "{what}: model version {}, this wbspec's is {}",
+            version.unwrap_or("missing"),
+            e.check.model_version()
+        ));
+    }
+    if c.get("config") != Some(&e.check.config_json()) {
+        return Err(format!("{what}: its configuration is not the catalogue's"));
+    }
+    Ok(())
 }
 
 /// The shards' reports, put together: every check of the catalogue once,
@@ -202,6 +297,7 @@ pub fn merge<'a>(
             return Err(format!("{file}: shard {i}/{n} given twice"));
         }
         indices.push(i);
+        same_origin(cat, file, doc)?;
         let c = doc.pointer("/tool/commit").cloned().unwrap_or(Value::Null);
         let d = doc.pointer("/tool/dirty").cloned().unwrap_or(Value::Null);
         let id = Value::Array(vec![c, d]);
@@ -223,6 +319,9 @@ pub fn merge<'a>(
                 .ok_or_else(|| format!("{file}: a check without a name"))?;
             if let Some((f0, _)) = by_name.get(name) {
                 return Err(format!("{file}: check '{name}' is also in {f0}"));
+            }
+            if let Some(e) = cat.entries.iter().find(|e| e.name == name) {
+                same_check(e, file, c)?;
             }
             by_name.insert(name.to_string(), (file.clone(), c.clone()));
         }
@@ -256,6 +355,27 @@ pub fn merge<'a>(
     Ok(out)
 }
 
+/// A shard's check JSON with what the merge judged itself in place of the
+/// shard's claims: the catalogue's expectations and pins, and whether the
+/// check is as expected.
+fn judged(mut v: Value, r: &CheckResult) -> Value {
+    v["pinned_states"] = serde_json::json!(r.expected_states);
+    v["as_expected"] = Value::Bool(r.ok());
+    if let Some(ps) = v["properties"].as_array_mut() {
+        for (p, pr) in ps.iter_mut().zip(&r.props) {
+            p["expected"] = pr.expected.as_str().into();
+        }
+    }
+    if let Some(ws) = v["witnesses"].as_array_mut() {
+        for (w, wr) in ws.iter_mut().zip(&r.witnesses) {
+            w["pinned"] = serde_json::json!(wr.pinned);
+            w["listed"] = Value::Bool(wr.listed);
+            w["as_expected"] = Value::Bool(wr.status(r.witnesses_pinned).is_ok());
+        }
+    }
+    v
+}
+
 /// `wbspec merge-reports`.
 pub fn run_merge(
     cat: &Catalogue,
@@ -266,6 +386,9 @@ pub fn run_merge(
 ) -> Result<u8, String> {
     if reports.is_empty() {
         return Err("merge-reports: name the shards' JSON reports".into());
+    }
+    for p in json.iter().chain(markdown.iter()) {
+        paths::check_output(p)?;
     }
     let mut docs = Vec::new();
     for f in reports {
@@ -299,20 +422,25 @@ pub fn run_merge(
     if let Some(path) = markdown {
         let cmd = "cargo run --release -- check --all --markdown docs/results.md";
         let text = results::markdown(&selected, &results_v, Some(&sw), cmd);
-        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        paths::write_atomic(path, text.as_bytes())?;
     }
     if let Some(path) = json {
         let mut extra = serde_json::Map::new();
+        extra.insert("catalogue".into(), report::catalogue_json(cat));
         if let Some(ms) = &ms {
             extra.insert("mutation_score".into(), ms.json());
         }
         extra.insert("switches".into(), results::switches_json(&sw));
         let doc = report::json_report(
-            merged.into_iter().map(|(_, v)| v).collect(),
+            merged
+                .into_iter()
+                .zip(&results_v)
+                .map(|((_, v), r)| judged(v, r))
+                .collect(),
             serde_json::Value::Object(extra),
         );
         let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
-        std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+        paths::write_atomic(path, (text + "\n").as_bytes())?;
     }
     Ok(if bad == 0 { 0 } else { 1 })
 }

@@ -105,8 +105,7 @@ pub fn write_all(dir: &Path, e: &Entry, r: &CheckResult) -> Result<Vec<PathBuf>,
             let t = build(e, p.name, cx)?;
             let path = dir.join(file_name(&e.name, p.name));
             let text = serde_json::to_string_pretty(&t).map_err(|err| err.to_string())?;
-            std::fs::write(&path, text + "\n")
-                .map_err(|err| format!("{}: {err}", path.display()))?;
+            paths::write_atomic(&path, (text + "\n").as_bytes())?;
             out.push(path);
         }
     }
