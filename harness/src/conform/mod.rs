@@ -222,6 +222,10 @@ pub struct Mapping {
     /// Where the checked prefix ends, and why the rest is not modelled
     /// (a write-through write(2) the kernel split into several WRITEs).
     pub cut: Option<String>,
+    /// Direct read task -> the versions each model page it returned may
+    /// hold (from its `ret` mark's page tags): checked against the server
+    /// when its READ is answered.
+    pub read_data: BTreeMap<usize, Vec<(u8, Vec<u8>)>>,
 }
 
 #[derive(Debug)]
