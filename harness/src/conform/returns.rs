@@ -185,7 +185,7 @@ pub fn explain_read<'a>(
     if could.is_empty() {
         String::new()
     } else {
-        format!(" (after it the model's direct read returns {could:?} bytes, not the trace's)")
+        format!(" (after it the model's direct read returns {could:?} bytes of the server's data, not what the trace's read returned)")
     }
 }
 
