@@ -8,7 +8,8 @@
 //! must be"):
 //!
 //! 1. the header: the first line, with a known `schema`
-//!    ([`SCHEMA_VERSION`]), a `kernel` and an object `config`;
+//!    ([`SCHEMA_VERSION`]), a `kernel` and an object `config` holding
+//!    every mount fact the mapping reads (`MOUNT_FACTS`), never guessed;
 //! 2. events and calls: every `ev` is a known kind ([`EVENT_KINDS`]), there
 //!    is one header, `seq` strictly increases, every mark `kind` is `call`,
 //!    `ret` or `note`; per actor one pending call at a time, each `ret`
@@ -21,12 +22,11 @@
 //!      refuses the reply, bad; less: a short write, which the model's
 //!      server never does, not modelled); a READ reply's `bytes` is at most
 //!      the request's size, with one page tag per 4 KiB returned;
-//!    - nodeids: LOOKUP and CREATE name the root or a directory a reply
-//!      returned; every other request on a file names a nodeid that a
-//!      LOOKUP or CREATE reply returned; requests on more than one file are
-//!      not modelled (the model has one inode);
-//!    - pids: a page-cache WRITE (FUSE_WRITE_CACHE) carries pid 0 (writeback
-//!      sends it without credentials); every request the model ties to a
+//!    - nodeids: every request names the root or a nodeid a LOOKUP or
+//!      CREATE reply returned; a request on the file itself not the root;
+//!      requests on more than one file are not modelled (one inode);
+//!    - pids: a page-cache WRITE (FUSE_WRITE_CACHE), RELEASE and FORGET
+//!      carry pid 0 (sent without credentials); every request the model ties to a
 //!      syscall (non-CACHE WRITE, READ, SETATTR with a size, FSYNC, FLUSH,
 //!      OPEN, CREATE) carries the calling thread's pid (fs/fuse/dev.c:
 //!      `fuse_simple_request` → `fuse_force_creds` unless `args->nocreds`:
