@@ -158,6 +158,7 @@ enum Cmd {
     /// recorded trace is a behaviour of the model; or check a recorded
     /// trace: `conform --trace FILE [--scenario NAME]`. See
     /// docs/conformance.md; `wbspec conform --help` lists the options.
+    #[command(disable_help_flag = true)]
     Conform {
         /// Scenario names and options, passed to the conformance runner.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

@@ -145,13 +145,14 @@ pub fn parse(text: &str) -> Result<TraceFile, String> {
             wbspec_models::registry::model_names().join(", ")
         )
     })?;
-    match v.get("model_version").and_then(Value::as_str) {
-        Some(mv) if mv == version => {}
-        Some(mv) => {
+    match v.get("model_version").map(|m| (m, m.as_str())) {
+        Some((_, Some(mv))) if mv == version => {}
+        Some((_, Some(mv))) => {
             return Err(format!(
                 "field model_version: trace was made by model {mv}, this is {version}; regenerate it with `wbspec check --write-traces`"
             ))
         }
+        Some((m, None)) => return Err(format!("field model_version: {m} is not a string")),
         None => return Err("field model_version: missing".into()),
     }
     serde_json::from_value(v).map_err(|e| e.to_string())

@@ -1,6 +1,7 @@
 //! `wbspec conform` passes its arguments to the harness and keeps its exit
-//! codes (docs/conformance.md §4): a not-modelled trace is 3, never a silent
-//! 0, unless `--allow-not-modelled` is given.
+//! codes (docs/conformance.md §4): a trace not modelled that no
+//! declaration covers is 3, never a silent 0, unless
+//! `--allow-not-modelled` is given.
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -32,16 +33,45 @@ fn wbspec_conform_exit_codes() {
         wbspec_conform(&["--trace", &f("altered/d3_schema_2.jsonl")]),
         2
     );
+    // outside the model as its scenario declares: 0
     assert_eq!(
         wbspec_conform(&["--trace", &f("6.18.44/n_copy_range.jsonl")]),
+        0
+    );
+    // not modelled under a free label (no declaration): 3, or 0 allowed
+    assert_eq!(
+        wbspec_conform(&["--trace", &f("6.18.44/n_copy_range.jsonl"), "--label", "x"]),
         3
     );
     assert_eq!(
         wbspec_conform(&[
             "--trace",
             &f("6.18.44/n_copy_range.jsonl"),
+            "--label",
+            "x",
             "--allow-not-modelled"
         ]),
         0
+    );
+    // declared conforming but not modelled: a difference
+    assert_eq!(
+        wbspec_conform(&["--trace", &f("altered/b_ftrunc_written_short.jsonl")]),
+        1
+    );
+}
+
+/// `wbspec conform --help` is the runner's help (options and the scenario
+/// table), not clap's.
+#[test]
+fn wbspec_conform_help_is_the_runners() {
+    let o = Command::new(env!("CARGO_BIN_EXE_wbspec"))
+        .args(["conform", "--help"])
+        .output()
+        .expect("run wbspec");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        out.contains("--allow-not-modelled") && out.contains("n_copy_range"),
+        "{out}"
     );
 }

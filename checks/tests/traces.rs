@@ -124,6 +124,13 @@ fn bad_trace_files_give_one_line_errors() {
         &wbspec(&["replay", &write_json(dir, "version.json", &v)]),
         "made by model fuse-0",
     );
+    // a numeric model_version is not a string, not missing
+    let mut v = good.clone();
+    v["model_version"] = 7.into();
+    one_line_error(
+        &wbspec(&["replay", &write_json(dir, "version_num.json", &v)]),
+        "field model_version: 7 is not a string",
+    );
     // a missing field
     let mut v = good.clone();
     v.as_object_mut().unwrap().remove("actions");

@@ -67,6 +67,7 @@ pub fn scenarios() -> Vec<Scenario> {
             config: std::sync::Arc::new(|_| {}),
             run: std::sync::Arc::new(|c| dio_from_folios(c, COW)),
             needs: || None,
+            outside: None,
         },
         Scenario {
             name: "l_dio_remap",
@@ -74,6 +75,7 @@ pub fn scenarios() -> Vec<Scenario> {
             config: std::sync::Arc::new(|_| {}),
             run: std::sync::Arc::new(|c| dio_from_folios(c, REMAP)),
             needs: || None,
+            outside: None,
         },
         Scenario {
             name: "l_dio_split",
@@ -81,6 +83,7 @@ pub fn scenarios() -> Vec<Scenario> {
             config: std::sync::Arc::new(maxwrite8k),
             run: std::sync::Arc::new(|c| dio_from_folios(c, SPLIT)),
             needs: || None,
+            outside: None,
         },
     ]
 }

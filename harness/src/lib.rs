@@ -30,6 +30,7 @@ pub mod control;
 pub mod ctx;
 pub mod dio_folios;
 pub mod fail;
+pub mod interrupt;
 pub mod largefolio;
 pub mod memcg;
 pub mod mount;

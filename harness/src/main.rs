@@ -1,6 +1,6 @@
 //! `wbspec-harness run [SCENARIO...] [--keep-traces DIR] [--json FILE] [--hold-timeout-ms MS]`
 //! `wbspec-harness list`
-//! `wbspec-harness conform [SCENARIO...] [--keep-traces DIR]` / `conform --trace FILE [--scenario NAME]`
+//! `wbspec-harness conform ...` (`conform --help` lists its options)
 //!
 //! Exit status of `run`: 0 all passed, 1 a scenario failed, 2 usage error,
 //! 77 nothing failed but scenarios were skipped (no root or /dev/fuse).
@@ -15,11 +15,14 @@ use std::process::exit;
 use wbspec_harness::runner::{run_suite, summary, RunOptions};
 use wbspec_harness::scenarios;
 
+/// Longest hold timeout or scenario deadline (`run`): one hour.
+const MAX_MS: u64 = 3_600_000;
+
 fn usage(msg: &str) -> ! {
     eprintln!("wbspec-harness: {msg}");
     eprintln!("usage: wbspec-harness run [SCENARIO...] [--keep-traces DIR] [--json FILE] [--hold-timeout-ms MS] [--deadline-ms MS]");
     eprintln!("       wbspec-harness list");
-    eprintln!("       wbspec-harness conform [SCENARIO...] [--keep-traces DIR] | conform --trace FILE [--scenario NAME]");
+    eprintln!("       wbspec-harness conform ... (`wbspec-harness conform --help` lists its options and scenarios)");
     exit(2)
 }
 
@@ -70,13 +73,19 @@ fn main() {
                         opts.hold_timeout_ms = args
                             .next()
                             .and_then(|v| v.parse().ok())
-                            .unwrap_or_else(|| usage("--hold-timeout-ms needs a number"))
+                            .filter(|v| (1..=MAX_MS).contains(v))
+                            .unwrap_or_else(|| {
+                                usage("--hold-timeout-ms needs a number 1..=3600000")
+                            })
                     }
                     "--deadline-ms" => {
                         opts.scenario_deadline = std::time::Duration::from_millis(
                             args.next()
                                 .and_then(|v| v.parse().ok())
-                                .unwrap_or_else(|| usage("--deadline-ms needs a number")),
+                                .filter(|v| (1..=MAX_MS).contains(v))
+                                .unwrap_or_else(|| {
+                                    usage("--deadline-ms needs a number 1..=3600000")
+                                }),
                         )
                     }
                     s if s.starts_with('-') => usage(&format!("unknown option {s}")),
@@ -98,6 +107,7 @@ fn main() {
                     opts.recorder.display()
                 ));
             }
+            wbspec_harness::interrupt::install();
             let t0 = std::time::Instant::now();
             let outcomes = run_suite(&names, &opts, |o| println!("{}", o.line()));
             if let Some(j) = json {

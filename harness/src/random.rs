@@ -261,6 +261,7 @@ pub fn scenario(seed: u64) -> Scenario {
         config: Arc::new(move |c: &mut ServerConfig| config_of(seed, c)),
         run: Arc::new(move |ctx: &mut Ctx| wrap(ctx, |c| run(c, seed))),
         needs: crate::scenario_kit::no_needs,
+        outside: None,
     }
 }
 

@@ -129,9 +129,16 @@ struct Guard {
     ctl: PathBuf,
     minor: Option<u32>,
     log: Vec<String>,
+    /// Its entry in the interrupt registry (interrupt.rs).
+    reg: usize,
 }
 
 impl Guard {
+    /// Tell the interrupt registry which child and connection are live.
+    fn registered(&self) {
+        crate::interrupt::set(self.reg, self.child.as_ref().map(|c| c.id()), self.minor);
+    }
+
     fn server_exited(&mut self, ms: u64) -> bool {
         let deadline = Instant::now() + Duration::from_millis(ms);
         loop {
@@ -139,6 +146,7 @@ impl Guard {
                 None => return true,
                 Some(Ok(Some(_))) | Some(Err(_)) => {
                     self.child = None;
+                    self.registered();
                     return true;
                 }
                 Some(Ok(None)) => {}
@@ -198,6 +206,7 @@ impl Drop for Guard {
         if !mount::is_mounted(&self.mnt) {
             let _ = fs::remove_dir_all(&self.dir);
         }
+        crate::interrupt::unregister(self.reg);
     }
 }
 
@@ -262,6 +271,7 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
             ctl: ctl.clone(),
             minor: None,
             log: vec![],
+            reg: crate::interrupt::register(dir.clone(), mnt.clone()),
         };
         fs::create_dir(&mnt).map_err(|e| format!("mkdir mnt: {e}"))?;
         let tp = dir.join("trace.jsonl");
@@ -297,6 +307,7 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
             cmd.spawn()
                 .map_err(|e| format!("spawn {}: {e}", opts.recorder.display()))?,
         );
+        guard.registered();
         // Ready = control socket answers (it is created after mount + INIT).
         let deadline = Instant::now() + Duration::from_secs(5);
         let client = loop {
@@ -312,6 +323,7 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
             thread::sleep(Duration::from_millis(5));
         };
         guard.minor = mount::find_mount(&mnt).map(|m| m.1);
+        guard.registered();
         if guard.minor.is_none() {
             return Err("mount not found in mountinfo".to_string().into());
         }

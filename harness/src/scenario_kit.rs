@@ -29,6 +29,28 @@ pub struct Scenario {
     /// Why this machine cannot run the scenario (beyond root and
     /// /dev/fuse), if it cannot: it is then reported skipped.
     pub needs: fn() -> Option<String>,
+    /// Declared outside the model (`conform` expects its trace to be not
+    /// modelled, for this reason); `None`: its trace must conform.
+    pub outside: Option<Outside>,
+}
+
+/// A scenario whose trace the model cannot express, and why: `conform`
+/// judges its trace as expected only when it is not modelled with a
+/// reason containing `because` (docs/conformance.md §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outside {
+    /// A part of the not-modelled reason `conform` must give.
+    pub because: &'static str,
+    /// Why the model cannot express it (printed by `conform --help`).
+    pub reason: &'static str,
+}
+
+impl Scenario {
+    /// Declare the scenario outside the model (see [`Outside`]).
+    pub fn outside_model(mut self, because: &'static str, reason: &'static str) -> Scenario {
+        self.outside = Some(Outside { because, reason });
+        self
+    }
 }
 
 pub(crate) fn no_needs() -> Option<String> {
@@ -46,6 +68,7 @@ macro_rules! sc {
             config: std::sync::Arc::new($cfg),
             run: std::sync::Arc::new($run),
             needs: $needs,
+            outside: None,
         }
     };
 }

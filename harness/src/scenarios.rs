@@ -54,6 +54,9 @@ fn allow_mmap(c: &mut ServerConfig) {
     c.direct_io_allow_mmap = true;
 }
 
+/// Why r_reclaim_nowbc and r_reclaim_wbc are outside the trace model.
+const RECLAIM_OUTSIDE: &str = "the memcg-v1 child's reclaim is no task of the trace mapping; the catalogue's reclaim checks model it (docs/findings.md)";
+
 pub fn all() -> Vec<Scenario> {
     let mut v = vec![
         sc!("a_fsync", "3 buffered 4K writes, fsync: WRITE[CACHE]s (pid 0; one 12K WRITE unless other writeback ran) carry each page once, SETATTR(times), then FSYNC after every WRITE reply", dflt, |c| wrap(c, a_fsync)),
@@ -89,8 +92,10 @@ pub fn all() -> Vec<Scenario> {
         sc!("f_cong1", "max_background 1 / congestion 1: 3 sync_file_range writebacks: one WRITE in flight, the rest skipped until fsync", bg1, |c| wrap(c, |x| f_cong(x, 3, 1))),
         sc!("m_dio_mmap", "FOPEN_DIRECT_IO without direct_io_allow_mmap: MAP_SHARED mmap fails with ENODEV", dflt, |c| wrap(c, |x| dio_mmap(x, false))),
         sc!("m_dio_mmap_allow", "FOPEN_DIRECT_IO with direct_io_allow_mmap: MAP_SHARED works; store + msync sends WRITE[CACHE]", allow_mmap, |c| wrap(c, |x| dio_mmap(x, true))),
-        sc!("r_reclaim_nowbc", "no writeback_cache: a child in a small memcg v1 dirties a MAP_SHARED page, its WRITE held; its reclaim sleeps in folio_wait_writeback (no AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM)", nowbc, |c| wrap(c, |x| crate::memcg::reclaim(x, false)), crate::memcg::needs_memcg_v1),
-        sc!("r_reclaim_wbc", "writeback_cache: the same child's reclaim never waits on the FUSE folio (mapping flagged); it is OOM-killed in its memcg", dflt, |c| wrap(c, |x| crate::memcg::reclaim(x, true)), crate::memcg::needs_memcg_v1),
+        sc!("r_reclaim_nowbc", "no writeback_cache: a child in a small memcg v1 dirties a MAP_SHARED page, its WRITE held; its reclaim sleeps in folio_wait_writeback (no AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM)", nowbc, |c| wrap(c, |x| crate::memcg::reclaim(x, false)), crate::memcg::needs_memcg_v1)
+            .outside_model("syscall memcg-child has no model task", RECLAIM_OUTSIDE),
+        sc!("r_reclaim_wbc", "writeback_cache: the same child's reclaim never waits on the FUSE folio (mapping flagged); it is OOM-killed in its memcg", dflt, |c| wrap(c, |x| crate::memcg::reclaim(x, true)), crate::memcg::needs_memcg_v1)
+            .outside_model("syscall memcg-child has no model task", RECLAIM_OUTSIDE),
         sc!("s_syncfs", "syncfs() does not wait for a held WRITE on this kernel (SB_I_NO_DATA_INTEGRITY); never used as a barrier", dflt, |c| wrap(c, s_syncfs)),
     ];
     v.extend(crate::dio_folios::scenarios());

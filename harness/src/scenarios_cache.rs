@@ -36,7 +36,8 @@ pub fn all() -> Vec<Scenario> {
         sc!("s_sync_range", "sync_file_range(WRITE) of page 1 writes page 1 only (held); fdatasync writes pages 0 and 2 after the release", dflt, |c| wrap(c, s_sync_range)),
         sc!("s_sendfile", "sendfile into the file is a buffered write: pages dirty, one WRITE[CACHE] at fsync", dflt, |c| wrap(c, s_sendfile)),
         sc!("e_odirect_eof", "O_DIRECT read without FOPEN_DIRECT_IO at EOF returns 0 with no READ (fuse_direct_IO); across EOF one READ, short", nodio, |c| wrap(c, e_odirect_eof)),
-        sc!("n_copy_range", "copy_file_range within the file: COPY_FILE_RANGE_64 (answered ENOSYS inside fuser, so the trace lacks it) and COPY_FILE_RANGE (recorded, ENOSYS), then the kernel's splice fallback", dflt, |c| wrap(c, n_copy_range)),
+        sc!("n_copy_range", "copy_file_range within the file: COPY_FILE_RANGE_64 (answered ENOSYS inside fuser, so the trace lacks it) and COPY_FILE_RANGE (recorded, ENOSYS), then the kernel's splice fallback", dflt, |c| wrap(c, n_copy_range))
+            .outside_model("not recorded", "fuser answers COPY_FILE_RANGE_64 (an opcode it does not know) without the server, so the trace lacks a request"),
     ]
 }
 

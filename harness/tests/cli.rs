@@ -1,6 +1,7 @@
 //! The `wbspec-harness` command's exit codes (docs/conformance.md §4):
-//! 0 conforms, 1 does not conform, 2 bad input, 3 not modelled (0 with
-//! `--allow-not-modelled`), 77 skipped; and a closed standard output.
+//! 0 as declared, 1 a difference, 2 bad input, 3 not modelled and not
+//! declared (0 with `--allow-not-modelled`), 77 skipped; and a closed
+//! standard output.
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -64,18 +65,32 @@ fn conform_trace_exit_codes() {
             "{f}: {err}"
         );
     }
-    // not modelled, and not modelled by the validator: 3, or 0 when
-    // allowed; never a silent 0
+    // outside the model as their scenarios declare: 0, saying so
+    for f in ["6.18.44/n_copy_range.jsonl", "6.18.44/r_short_read.jsonl"] {
+        let o = conform(&t.join(f), &[]);
+        assert_eq!(code(&o), exit::CONFORMS, "{f}: {o:?}");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("as-declared"));
+    }
+    // not modelled where no declaration covers the trace (a free label):
+    // 3, or 0 when allowed; never a silent 0
     for f in [
         "6.18.44/n_copy_range.jsonl",
         "6.18.44/r_short_read.jsonl",
         "altered/b_ftrunc_written_short.jsonl",
     ] {
-        let o = conform(&t.join(f), &[]);
+        let o = conform(&t.join(f), &["--label", "x"]);
         assert_eq!(code(&o), exit::NOT_MODELLED, "{f}: {o:?}");
         assert!(String::from_utf8_lossy(&o.stderr).contains("not modelled"));
-        let o = conform(&t.join(f), &["--allow-not-modelled"]);
+        let o = conform(&t.join(f), &["--label", "x", "--allow-not-modelled"]);
         assert_eq!(code(&o), exit::CONFORMS, "{f}: {o:?}");
+    }
+    // a trace of a scenario declared conforming that is not modelled is a
+    // difference, also with --allow-not-modelled
+    for extra in [&[][..], &["--allow-not-modelled"][..]] {
+        let o = conform(&t.join("altered/b_ftrunc_written_short.jsonl"), extra);
+        assert_eq!(code(&o), exit::DOES_NOT_CONFORM, "{o:?}");
+        assert!(String::from_utf8_lossy(&o.stdout)
+            .contains("DIFFERENCE: declared conforming, but not modelled"));
     }
     // --allow-not-modelled does not hide a violation or bad input
     let o = conform(
@@ -131,9 +146,10 @@ fn trace_files_must_be_regular_and_bounded() {
     }
 }
 
-/// Every trace the mapping classes as not modelled exits 3: a header-only
-/// trace, an unknown kernel, an error reply other than -EIO, an unknown
-/// request.
+/// Every trace the mapping classes as not modelled never exits 0: a
+/// header-only trace, an unknown kernel, an error reply other than -EIO,
+/// an unknown request; 3 under a free label, 1 (a difference) as a
+/// scenario declared conforming.
 #[test]
 fn not_modelled_traces_never_exit_0() {
     let dir = tempfile::tempdir().unwrap();
@@ -180,10 +196,20 @@ fn not_modelled_traces_never_exit_0() {
         ),
     ];
     for (p, why) in cases {
-        let o = conform(&p, &[]);
+        // under a free label: not modelled, exit 3
+        let o = conform(&p, &["--label", "altered"]);
         let out = String::from_utf8_lossy(&o.stdout);
         assert_eq!(code(&o), exit::NOT_MODELLED, "{why}: {out}");
         assert!(out.contains(why), "{out} (expected {why})");
+        // as the scenario its header names (declared conforming): a
+        // difference, except on a kernel no declaration is for
+        let o = conform(&p, &[]);
+        let want = if why.contains("no model state") {
+            exit::NOT_MODELLED
+        } else {
+            exit::DOES_NOT_CONFORM
+        };
+        assert_eq!(code(&o), want, "{why}: {o:?}");
     }
 }
 

@@ -89,7 +89,8 @@ fn header() -> impl Strategy<Value = (String, serde_json::Value)> {
                 k.to_string(),
                 json!({"writeback_cache": true, "keep_cache": keep,
                     "atomic_o_trunc": atomic, "max_write": max_write,
-                    "max_background": 16, "congestion_threshold": 12}),
+                    "max_background": 16, "congestion_threshold": 12,
+                    "direct_io_allow_mmap": false}),
             )
         })
 }

@@ -222,6 +222,10 @@ pub struct Mapping {
     /// Where the checked prefix ends, and why the rest is not modelled
     /// (a write-through write(2) the kernel split into several WRITEs).
     pub cut: Option<String>,
+    /// Direct read task -> the versions each model page it returned may
+    /// hold (from its `ret` mark's page tags): checked against the server
+    /// when its READ is answered.
+    pub read_data: BTreeMap<usize, Vec<(u8, Vec<u8>)>>,
 }
 
 #[derive(Debug)]
@@ -230,6 +234,7 @@ pub enum Translation {
     NotModelled(String),
 }
 
+mod cli;
 mod gup;
 mod raw;
 mod returns;
@@ -238,6 +243,10 @@ mod search;
 mod translate;
 pub mod validate;
 
+pub use cli::{
+    conform_main, declared, help_text, judge, parse_args, Declared, Judged, Opts, Parsed,
+    MAX_RANDOM,
+};
 pub use search::{check, Verdict};
 pub use translate::translate;
 
@@ -334,211 +343,6 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
                 detail: Some(detail),
             })
         }
-    }
-}
-
-// ---------------------------------------------------------------- CLI
-
-const USAGE: &str = "usage: conform [SCENARIO...] [--keep-traces DIR] [--allow-not-modelled] [--verbose]\n       conform --random N [--seed S] [--keep-traces DIR] [--allow-not-modelled] [--verbose]\n       conform --trace FILE [--scenario NAME] [--allow-not-modelled] [--verbose]\nexit: 0 conforms, 1 does not conform, 2 bad input, 3 not modelled (0 with --allow-not-modelled), 77 skipped (no root or /dev/fuse)";
-
-/// `conform [SCENARIO…] [--keep-traces DIR]` and `conform --trace FILE
-/// [--scenario NAME]` (args after the subcommand). Prints one line per
-/// scenario; returns an [`exit`] code: 0 every trace conforms (and every
-/// kernel check passed), 1 a kernel check failed or a trace does not
-/// conform or is inconclusive, 2 usage or input error, 3 a trace (or the
-/// part after a cut) is not modelled and nothing failed (0 with
-/// `--allow-not-modelled`), 77 skipped (no root or /dev/fuse).
-pub fn conform_main(args: &[String]) -> i32 {
-    let mut names = vec![];
-    let mut keep: Option<std::path::PathBuf> = None;
-    let mut trace: Option<std::path::PathBuf> = None;
-    let mut scen: Option<String> = None;
-    let mut verbose = false;
-    let mut random: Option<u64> = None;
-    let mut seed: Option<u64> = None;
-    let mut allow_nm = false;
-    let mut it = args.iter();
-    let err = |m: &str| {
-        eprintln!("conform: {m} (try --help)");
-        exit::BAD_INPUT
-    };
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--keep-traces" => match it.next() {
-                Some(d) => keep = Some(d.into()),
-                None => return err("--keep-traces needs DIR"),
-            },
-            "--trace" => match it.next() {
-                Some(f) => trace = Some(f.into()),
-                None => return err("--trace needs FILE"),
-            },
-            "--scenario" => match it.next() {
-                Some(s) => scen = Some(s.clone()),
-                None => return err("--scenario needs NAME"),
-            },
-            "--random" => match it.next().map(|n| n.parse::<u64>()) {
-                Some(Ok(n)) if (1..=10_000).contains(&n) => random = Some(n),
-                _ => return err("--random needs a count 1..=10000"),
-            },
-            "--seed" => match it.next().map(|n| n.parse::<u64>()) {
-                Some(Ok(n)) => seed = Some(n),
-                _ => return err("--seed needs a number"),
-            },
-            "--allow-not-modelled" => allow_nm = true,
-            "--verbose" | "-v" => verbose = true,
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return exit::CONFORMS;
-            }
-            s if s.starts_with('-') => return err(&format!("unknown option {s}")),
-            s => {
-                if !crate::scenarios::all().iter().any(|x| x.name == s) {
-                    return err(&format!("unknown scenario {s} (see `wbspec-harness list`)"));
-                }
-                names.push(s.to_string());
-            }
-        }
-    }
-    if seed.is_some() && random.is_none() {
-        return err("--seed goes with --random");
-    }
-    if random.is_some() && (trace.is_some() || !names.is_empty()) {
-        return err("--random takes no scenario names and no --trace");
-    }
-    let not_modelled_code = |n: usize| {
-        if n == 0 || allow_nm {
-            exit::CONFORMS
-        } else {
-            eprintln!(
-                "conform: {n} trace(s) not modelled (exit {}; --allow-not-modelled accepts them)",
-                exit::NOT_MODELLED
-            );
-            exit::NOT_MODELLED
-        }
-    };
-    if let Some(f) = trace {
-        if !names.is_empty() || keep.is_some() {
-            return err("--trace takes no scenario names and no --keep-traces");
-        }
-        let text = match crate::trace::read_trace_file(&f) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("conform: {}: {e}", f.display());
-                return exit::BAD_INPUT;
-            }
-        };
-        let events = match crate::trace::parse_trace(&text) {
-            Ok(v) => v,
-            Err(e) => {
-                eprintln!("conform: {}: {e}", f.display());
-                return exit::BAD_INPUT;
-            }
-        };
-        let name = scen
-            .clone()
-            .or_else(|| events.first().and_then(|h| h.scenario.clone()))
-            .unwrap_or_else(|| f.display().to_string());
-        return match conform_trace(&events, scen.as_deref()) {
-            Ok(c) => {
-                println!("Conform {name} kernel=n/a model={}", c.word);
-                let failed = c.class == Class::DoesNotConform;
-                if let Some(d) = c.detail.filter(|_| verbose || failed) {
-                    println!("{}", d.lines().skip(1).collect::<Vec<_>>().join("\n"));
-                }
-                match c.class {
-                    Class::Conforms => exit::CONFORMS,
-                    Class::DoesNotConform => exit::DOES_NOT_CONFORM,
-                    Class::NotModelled | Class::ConformsToCut => not_modelled_code(1),
-                }
-            }
-            Err(e) => {
-                eprintln!("conform: {}: {e}", f.display());
-                exit::BAD_INPUT
-            }
-        };
-    }
-    if scen.is_some() {
-        return err("--scenario only goes with --trace");
-    }
-    if let Some(why) = crate::runner::cannot_run() {
-        println!("Conform skipped: {why}");
-        eprintln!("conform: nothing was run ({why}; exit {})", exit::SKIPPED);
-        return exit::SKIPPED;
-    }
-    let recorder = std::env::var_os("WBSPEC_FUSE_RECORDER")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::current_exe()
-                .ok()
-                .map(|e| e.with_file_name("fuse-recorder"))
-        });
-    let recorder = match recorder.filter(|r| r.exists()) {
-        Some(r) => r,
-        None => {
-            eprintln!("conform: fuse-recorder not found next to this binary (build it: cargo build --release -p wbspec-harness, or set WBSPEC_FUSE_RECORDER)");
-            return exit::BAD_INPUT;
-        }
-    };
-    let mut opts = crate::runner::RunOptions::new(recorder);
-    opts.keep_traces = keep;
-    let mut bad = 0;
-    let (mut conf, mut part, mut notm, mut skipped) = (0, 0, 0, 0);
-    let mut each = |o: &crate::runner::Outcome| {
-        if o.outcome == "skipped" {
-            skipped += 1;
-            println!(
-                "Conform {} skipped: {}",
-                o.name,
-                o.detail.as_deref().unwrap_or("")
-            );
-            return;
-        }
-        let kernel = if o.outcome == "pass" {
-            "pass".to_string()
-        } else {
-            bad += 1;
-            format!("FAIL({})", o.failed_check.as_deref().unwrap_or("?"))
-        };
-        let c = conform_trace(&o.trace, Some(&o.name)).unwrap_or_else(|e| Conformance {
-            word: format!("ERROR ({e})"),
-            class: Class::DoesNotConform,
-            detail: None,
-        });
-        match c.class {
-            Class::DoesNotConform => bad += 1,
-            Class::ConformsToCut => part += 1,
-            Class::Conforms => conf += 1,
-            Class::NotModelled => notm += 1,
-        }
-        println!("Conform {} kernel={kernel} model={}", o.name, c.word);
-        let failed = c.class == Class::DoesNotConform;
-        if let Some(d) = c.detail.filter(|_| verbose || failed) {
-            println!("{}", d.lines().skip(1).collect::<Vec<_>>().join("\n"));
-        }
-    };
-    match random {
-        // seeded random workloads: seeds S, S+1, ...; a line names each
-        // seed (the scenario rand_<seed> replays it)
-        Some(n) => {
-            let s0 = seed.unwrap_or(1);
-            for s in s0..s0.saturating_add(n) {
-                let sc = crate::random::scenario(s);
-                each(&crate::runner::run_one(&sc, &opts));
-            }
-        }
-        None => {
-            crate::runner::run_suite(&names, &opts, each);
-        }
-    }
-    println!("{conf} conform, {part} conform up to a cut, {notm} not modelled, {bad} failed");
-    if bad > 0 {
-        exit::DOES_NOT_CONFORM
-    } else if part + notm > 0 {
-        not_modelled_code(part + notm)
-    } else if skipped > 0 {
-        exit::SKIPPED
-    } else {
-        exit::CONFORMS
     }
 }
 

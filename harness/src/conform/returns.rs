@@ -27,7 +27,7 @@
 //! have failed in the model.
 use super::{Mapping, PG};
 
-use wbspec_models::fuse::state::{Req, State};
+use wbspec_models::fuse::state::{Req, State, NONE};
 use wbspec_models::fuse::TaskSpec;
 
 /// What the model's task returns, where the interleaving does not matter.
@@ -95,9 +95,10 @@ fn may_report_wb_error(m: &Mapping, t: usize) -> bool {
 
 /// `Err(why)` when task `t`'s recorded return value is not what the model's
 /// task returns when it has finished in state `s`; checked at the task's
-/// `Ret` observation. The byte count of a direct read is checked at its
-/// READ reply instead.
-pub fn check_return(m: &Mapping, t: usize, s: &State) -> Result<(), String> {
+/// `Ret` observation. The byte count of a direct read whose READ was
+/// answered (`read_answered`) is checked at that reply; one that sent no
+/// READ (an O_DIRECT read at or past EOF) returns 0.
+pub fn check_return(m: &Mapping, t: usize, s: &State, read_answered: bool) -> Result<(), String> {
     let Some(got) = m.rets.get(t).copied().flatten() else {
         return Ok(());
     };
@@ -125,6 +126,21 @@ pub fn check_return(m: &Mapping, t: usize, s: &State) -> Result<(), String> {
             let end = s.tasks[t].saved.clamp(first, first + n);
             Returns::Exactly(bytes(m, first, end - first))
         }
+        // a buffered read returns the bytes of the pages it copied
+        // (`Task::snap`), stopping at EOF
+        (Returns::ReadData, TaskSpec::Read { first, n }) => {
+            let copied = (first..first + n)
+                .filter(|p| s.tasks[t].snap[*p as usize] != NONE)
+                .count() as u8;
+            return match bytes(m, first, copied) {
+                want if want == got => Ok(()),
+                want => Err(format!(
+                    "the trace returns {got}, the model's read returns {want}"
+                )),
+            };
+        }
+        // a direct read that sent no READ (at or past EOF) returns 0
+        (Returns::ReadReply, _) if !read_answered => Returns::Exactly(0),
         (r, _) => r,
     };
     match want {
@@ -169,12 +185,12 @@ pub fn explain_read<'a>(
     if could.is_empty() {
         String::new()
     } else {
-        format!(" (after it the model's direct read returns {could:?} bytes, not the trace's)")
+        format!(" (after it the model's direct read returns {could:?} bytes of the server's data, not what the trace's read returned)")
     }
 }
 
 /// Whether answering `req` in state `s` lets its task return what the trace
-/// recorded (only direct reads are constrained here).
+/// recorded, count and data (only direct reads are constrained here).
 pub fn read_reply_ok(m: &Mapping, s: &State, req: &Req) -> bool {
     let Req::Read { task, first, n } = *req else {
         return true;
@@ -183,8 +199,14 @@ pub fn read_reply_ok(m: &Mapping, s: &State, req: &Req) -> bool {
     if returns(m, t) != Returns::ReadReply {
         return true; // a fault's page-cache fill: the store returns 0
     }
-    match m.rets.get(t).copied().flatten() {
+    let count_ok = match m.rets.get(t).copied().flatten() {
         Some(got) => got == read_returns(m, s, first, n),
         None => true,
-    }
+    };
+    // the data it returned is what the server holds when it answers
+    count_ok
+        && m.read_data.get(&t).is_none_or(|d| {
+            d.iter()
+                .all(|(p, allowed)| *p < s.srv_size && allowed.contains(&s.srv[*p as usize]))
+        })
 }

@@ -95,6 +95,8 @@ pub(super) struct Scan {
     pub(super) through_reqs: Vec<(Option<usize>, u64, u64, u64)>,
     /// syscall return values by task
     pub(super) rets: HashMap<usize, i64>,
+    /// the page tags a read's `ret` mark carries (`data=`), by task
+    pub(super) ret_tags: HashMap<usize, String>,
 }
 
 /// Scan the events after the header (`wbc`: writeback_cache; `keep_cache`:
@@ -129,6 +131,7 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
     // WRITE holds one); the model has no fh, so such a trace is not checked
     let mut released: HashMap<u64, u64> = HashMap::new();
     let mut rets: HashMap<usize, i64> = HashMap::new();
+    let mut ret_tags: HashMap<usize, String> = HashMap::new();
     let mut filt = |rule: &str| *filtered.entry(rule.to_string()).or_default() += 1;
 
     'events: for (i, e) in events.iter().enumerate().skip(1) {
@@ -370,7 +373,15 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                         ));
                     }
                     if let Some(t) = p.task {
+                        if sc == "pread" && e.ret.unwrap_or(0) > 0 && e.page_tags.is_none() {
+                            return Err(format!(
+                                "bad trace: #{} {actor}'s pread returns {} bytes without the data it read (data=)",
+                                e.seq,
+                                e.ret.unwrap_or(0)
+                            ));
+                        }
                         rets.extend(e.ret.map(|r| (t, r)));
+                        ret_tags.extend(e.page_tags.clone().map(|g| (t, g)));
                         match p.read_first {
                             Some(first) => raw.push((
                                 key,
@@ -580,5 +591,6 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
         cut,
         through_reqs,
         rets,
+        ret_tags,
     })
 }

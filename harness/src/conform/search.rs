@@ -7,8 +7,10 @@ use std::collections::{HashSet, VecDeque};
 use wbspec_models::fuse::state::{Req, Worker, NONE};
 use wbspec_models::fuse::{Action, Actor, FuseModel, State, Step};
 
-/// A search node: a model state plus which tasks have been issued.
-type Node = (State, u16);
+/// A search node: a model state, which tasks have been issued, and which
+/// direct reads have had their READ answered (what they return is then
+/// checked; one with no READ returns 0).
+type Node = (State, u16, u16);
 
 #[derive(Debug, Clone)]
 pub enum Verdict {
@@ -129,6 +131,19 @@ fn matches(p: &Pat, req: &Req, payload: &[u8]) -> bool {
     }
 }
 
+/// The bit of the direct read a READ reply answers (0 for any other
+/// request).
+fn direct_read_bit(m: Option<&Mapping>, req: &Req) -> u16 {
+    match (m, *req) {
+        (Some(m), Req::Read { task, .. })
+            if returns::returns(m, task as usize) == returns::Returns::ReadReply =>
+        {
+            1 << task
+        }
+        _ => 0,
+    }
+}
+
 fn free_steps(model: &FuseModel, n: &Node, out: &mut Vec<Node>) {
     let mut acts = vec![];
     model.enabled(&n.0, &mut acts);
@@ -139,7 +154,7 @@ fn free_steps(model: &FuseModel, n: &Node, out: &mut Vec<Node>) {
         };
         if free {
             if let Some(s) = model.step(&n.0, a) {
-                out.push((s, n.1));
+                out.push((s, n.1, n.2));
             }
         }
     }
@@ -160,7 +175,7 @@ fn observe(model: &FuseModel, m: Option<&Mapping>, n: &Node, o: &Obs, out: &mut 
                 if let Some(s) = model.step(&n.0, a) {
                     if let Worker::Busy { req, payload } = s.workers[w] {
                         if matches(p, &req, &payload) {
-                            out.push((s, n.1));
+                            out.push((s, n.1, n.2));
                         }
                     }
                 }
@@ -186,7 +201,7 @@ fn observe(model: &FuseModel, m: Option<&Mapping>, n: &Node, o: &Obs, out: &mut 
                         continue;
                     }
                     if let Some(s) = model.step(&n.0, a) {
-                        out.push((s, n.1));
+                        out.push((s, n.1, n.2 | direct_read_bit(m, &req)));
                     }
                 }
             }
@@ -202,7 +217,7 @@ fn observe(model: &FuseModel, m: Option<&Mapping>, n: &Node, o: &Obs, out: &mut 
                         step: Step::DaemonReplyError,
                     };
                     if let Some(s) = model.step(&n.0, a) {
-                        out.push((s, n.1));
+                        out.push((s, n.1, n.2 | direct_read_bit(m, &req)));
                     }
                 }
             }
@@ -369,7 +384,7 @@ fn violation(
 /// Search the model for a behaviour producing exactly `m.obs`.
 pub fn check(m: &Mapping, bound: usize) -> Verdict {
     let model = FuseModel::new(m.cfg.clone()).expect("validated config");
-    let mut frontier: Vec<Node> = vec![(model.initial(), 0)];
+    let mut frontier: Vec<Node> = vec![(model.initial(), 0, 0)];
     let mut explored = 0usize;
     for (i, oa) in m.obs.iter().enumerate() {
         let Some(cl) = closure(&model, frontier, &mut explored, bound) else {
@@ -378,12 +393,12 @@ pub fn check(m: &Mapping, bound: usize) -> Verdict {
         let mut next: Vec<Node> = vec![];
         let mut expected = describe(m, &oa.obs);
         match &oa.obs {
-            Obs::Call(t) => next.extend(cl.iter().map(|n| (n.0, n.1 | (1 << t)))),
+            Obs::Call(t) => next.extend(cl.iter().map(|n| (n.0, n.1 | (1 << t), n.2))),
             Obs::Ret(t) => {
                 // done, and returning what the trace records (returns.rs)
                 let mut why = None;
                 for n in cl.iter().filter(|n| model.task_done(&n.0, *t)) {
-                    match returns::check_return(m, *t, &n.0) {
+                    match returns::check_return(m, *t, &n.0, n.2 & (1 << t) != 0) {
                         Ok(()) => next.push(*n),
                         Err(w) => why = why.or(Some(w)),
                     }
@@ -392,21 +407,30 @@ pub fn check(m: &Mapping, bound: usize) -> Verdict {
                     expected += &format!(" ({w})");
                 }
             }
-            Obs::ReadRet(t, data) => next.extend(
-                cl.iter()
-                    .filter(|n| {
-                        model.task_done(&n.0, *t)
-                            && returns::check_return(m, *t, &n.0).is_ok()
-                            && data.iter().all(|(p, want)| {
-                                let got = n.0.tasks[*t].snap[*p as usize];
-                                match want {
-                                    Some(w) => w.contains(&got),
-                                    None => got == NONE,
-                                }
-                            })
-                    })
-                    .copied(),
-            ),
+            Obs::ReadRet(t, data) => {
+                // done, returning what the trace records: the byte count
+                // and the data of every page (returns.rs)
+                let mut why = None;
+                for n in cl.iter().filter(|n| model.task_done(&n.0, *t)) {
+                    if let Err(w) = returns::check_return(m, *t, &n.0, false) {
+                        why = why.or(Some(w));
+                        continue;
+                    }
+                    let data_ok = data.iter().all(|(p, want)| {
+                        let got = n.0.tasks[*t].snap[*p as usize];
+                        match want {
+                            Some(w) => w.contains(&got),
+                            None => got == NONE,
+                        }
+                    });
+                    if data_ok {
+                        next.push(*n);
+                    }
+                }
+                if let (true, Some(w)) = (next.is_empty(), why) {
+                    expected += &format!(" ({w})");
+                }
+            }
             o => {
                 for n in &cl {
                     observe(&model, Some(m), n, o, &mut next);

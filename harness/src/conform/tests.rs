@@ -277,7 +277,7 @@ fn direct_read_data_is_checked() {
         let mut l = base.to_vec();
         l.extend([
             reply,
-            "ret T1 pread 8192",
+            "ret T1 pread 8192 data=AB",
             "call T0 close fd=7",
             "req 18 FLUSH",
             "reply 18 FLUSH",

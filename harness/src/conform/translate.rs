@@ -102,6 +102,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         cut,
         through_reqs,
         rets,
+        ret_tags,
     } = scan(events, wbc, keep_cache)?;
     // Implicit closes start right after the body's last mark.
     for (k, idx) in implicit_flush {
@@ -326,33 +327,68 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             },
         }
     };
+    // What a read returned, per model page of its range: those within the
+    // bytes returned must hold data whose tags match, the rest nothing (a
+    // short read).
+    // (`whole`: a count ending inside a model page is not modelled; a
+    // direct read's count is checked by value at its READ reply instead)
+    let read_chk = |seq: u64,
+                    first: u64,
+                    bytes: u64,
+                    data: Option<&str>,
+                    (mf, mn): (u8, u8),
+                    whole: bool|
+     -> Result<Vec<(u8, Option<Vec<u8>>)>, String> {
+        let end = first + bytes.div_ceil(PG);
+        let mut chk = vec![];
+        for p in mf..mf + mn {
+            let reg = regions[p as usize];
+            if reg.1 <= end {
+                if let Some(tags) = data {
+                    chk.push((p, Some(allowed(p, &sub(tags, first, reg)))));
+                }
+            } else if reg.0 >= end {
+                chk.push((p, None));
+            } else if whole {
+                return nm(format!("#{seq} a short read ends inside model page {p}"));
+            }
+        }
+        Ok(chk)
+    };
+    // A direct read returns what its READ reply carried: the data it
+    // returned is checked against the server's pages when the model's
+    // READ is answered (returns.rs).
+    let mut read_data = BTreeMap::new();
+    for (t, spec) in specs.iter().enumerate() {
+        if let TaskSpec::DioRead { first: mf, n: mn } | TaskSpec::OdirectRead { first: mf, n: mn } =
+            *spec
+        {
+            let Some(&got) = rets.get(&t).filter(|r| **r > 0) else {
+                continue;
+            };
+            let tags = ret_tags.get(&t).map(String::as_str);
+            let chk = read_chk(0, regions[mf as usize].0, got as u64, tags, (mf, mn), false)?;
+            read_data.insert(
+                t,
+                chk.into_iter()
+                    .filter_map(|(p, v)| v.map(|v| (p, v)))
+                    .collect::<Vec<_>>(),
+            );
+        }
+    }
     let mut obs = vec![];
     for (_, seq, o, what) in &raw {
         let o = match o {
             RawObs::Call(t) => Obs::Call(*t),
             RawObs::Ret(t) => Obs::Ret(*t),
             RawObs::ReadRet(t, first, bytes, data) => {
-                // the read's pages: those within the bytes returned must
-                // hold data whose tags match, the rest nothing (short read)
                 let TaskSpec::Read { first: mf, n: mn } = specs[*t] else {
                     unreachable!("a ReadRet is a read task's")
                 };
-                let end = first + bytes.div_ceil(PG);
-                let mut chk = vec![];
-                for p in mf..mf + mn {
-                    let reg = regions[p as usize];
-                    if reg.1 <= end {
-                        match data {
-                            Some(tags) => chk.push((p, Some(allowed(p, &sub(tags, *first, reg))))),
-                            None => {}
-                        }
-                    } else if reg.0 >= end {
-                        chk.push((p, None));
-                    } else {
-                        return nm(format!("#{seq} a short read ends inside model page {p}"));
-                    }
-                }
-                Obs::ReadRet(*t, chk)
+                Obs::ReadRet(
+                    *t,
+                    read_chk(*seq, *first, *bytes, data.as_deref(), (mf, mn), true)?,
+                )
             }
             RawObs::Read(r) => Obs::Read(pat(r)),
             RawObs::Reply(r, data) => {
@@ -422,6 +458,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         letters,
         filtered,
         cut,
+        read_data,
     })
 }
 

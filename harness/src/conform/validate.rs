@@ -8,7 +8,8 @@
 //! must be"):
 //!
 //! 1. the header: the first line, with a known `schema`
-//!    ([`SCHEMA_VERSION`]), a `kernel` and an object `config`;
+//!    ([`SCHEMA_VERSION`]), a `kernel` and an object `config` holding
+//!    every mount fact the mapping reads (`MOUNT_FACTS`), never guessed;
 //! 2. events and calls: every `ev` is a known kind ([`EVENT_KINDS`]), there
 //!    is one header, `seq` strictly increases, every mark `kind` is `call`,
 //!    `ret` or `note`; per actor one pending call at a time, each `ret`
@@ -21,12 +22,11 @@
 //!      refuses the reply, bad; less: a short write, which the model's
 //!      server never does, not modelled); a READ reply's `bytes` is at most
 //!      the request's size, with one page tag per 4 KiB returned;
-//!    - nodeids: LOOKUP and CREATE name the root or a directory a reply
-//!      returned; every other request on a file names a nodeid that a
-//!      LOOKUP or CREATE reply returned; requests on more than one file are
-//!      not modelled (the model has one inode);
-//!    - pids: a page-cache WRITE (FUSE_WRITE_CACHE) carries pid 0 (writeback
-//!      sends it without credentials); every request the model ties to a
+//!    - nodeids: every request names the root or a nodeid a LOOKUP or
+//!      CREATE reply returned; a request on the file itself not the root;
+//!      requests on more than one file are not modelled (one inode);
+//!    - pids: a page-cache WRITE (FUSE_WRITE_CACHE), RELEASE and FORGET
+//!      carry pid 0 (sent without credentials); every request the model ties to a
 //!      syscall (non-CACHE WRITE, READ, SETATTR with a size, FSYNC, FLUSH,
 //!      OPEN, CREATE) carries the calling thread's pid (fs/fuse/dev.c:
 //!      `fuse_simple_request` → `fuse_force_creds` unless `args->nocreds`:
@@ -59,6 +59,13 @@ pub const MARK_KINDS: &[&str] = &["call", "ret", "note"];
 
 /// Requests the kernel sends without waiting for a reply.
 const NO_REPLY: &[&str] = &["FORGET", "BATCH_FORGET"];
+
+/// Requests the kernel sends without the caller's credentials, so with pid
+/// 0: RELEASE and RELEASEDIR (`fuse_prepare_release` sets
+/// `args.nocreds`; every RELEASE recorded on 6.18.44 has pid 0) and the
+/// forgets (`fuse_read_single_forget` / `fuse_read_batch_forget` build a
+/// header with no pid).
+const NO_CREDS: &[&str] = &["RELEASE", "RELEASEDIR", "FORGET", "BATCH_FORGET"];
 
 /// Requests about the file itself (not a name in a directory).
 const FILE_OPS: &[&str] = &[
@@ -153,11 +160,57 @@ fn check_header(events: &[Event]) -> Result<(), Invalid> {
     if hdr.kernel.as_deref().unwrap_or("").is_empty() {
         return b("the header names no kernel".into());
     }
-    if hdr.config.as_ref().is_some_and(|c| !c.is_object()) {
+    // The mount facts the mapping reads: refused when missing, never
+    // guessed.
+    let Some(conf) = hdr.config.as_ref() else {
+        return b("the header has no config (the mount's settings)".into());
+    };
+    let Some(conf) = conf.as_object() else {
         return b("the header's config is not an object".into());
+    };
+    for (key, kind) in MOUNT_FACTS {
+        let v = conf.get(*key);
+        let ok = match kind {
+            Fact::Flag => v.is_some_and(|v| v.is_boolean()),
+            Fact::Count(lo, hi) => v
+                .and_then(|v| v.as_u64())
+                .is_some_and(|n| (*lo..=*hi).contains(&n)),
+        };
+        if ok {
+            continue;
+        }
+        let what = match kind {
+            Fact::Flag => "true or false".to_string(),
+            Fact::Count(lo, hi) => format!("a number {lo}..={hi}"),
+        };
+        return b(match v {
+            None => format!("the header's config has no {key} (a mount setting the mapping needs)"),
+            Some(v) => format!("the header's config {key} is {v}, not {what}"),
+        });
     }
     Ok(())
 }
+
+/// The kind of a mount fact in the header's `config`.
+enum Fact {
+    Flag,
+    /// A whole number in this range (the recorder's option range).
+    Count(u64, u64),
+}
+
+/// The mount facts every trace header carries (harness/src/server/config.rs
+/// writes them all): the mapping reads each, so a header without one is
+/// refused rather than guessed. `parallel_dio` is optional: recorders
+/// before it existed never set FOPEN_PARALLEL_DIRECT_WRITES.
+const MOUNT_FACTS: &[(&str, Fact)] = &[
+    ("writeback_cache", Fact::Flag),
+    ("keep_cache", Fact::Flag),
+    ("atomic_o_trunc", Fact::Flag),
+    ("direct_io_allow_mmap", Fact::Flag),
+    ("max_write", Fact::Count(4096, 1 << 24)),
+    ("max_background", Fact::Count(1, u16::MAX as u64)),
+    ("congestion_threshold", Fact::Count(1, u16::MAX as u64)),
+];
 
 /// Event kinds, `seq` order, and matched calls and returns.
 fn check_marks(events: &[Event]) -> Result<(), Invalid> {
@@ -221,8 +274,21 @@ fn check_marks(events: &[Event]) -> Result<(), Invalid> {
                     ),
                 );
             }
-            if e.ret.is_none() {
+            let Some(ret) = e.ret else {
                 return bad(e, format_args!("{actor}'s {sc} returns no value"));
+            };
+            // what a read returned, one page tag per 4 KiB (ctx.rs
+            // `read_ret`; a mapped read without them is refused in scan.rs)
+            if let Some(t) = e.page_tags.as_deref().filter(|_| sc == "pread") {
+                let tags = t.chars().count() as u64;
+                if tags != (ret.max(0) as u64).div_ceil(4096) {
+                    return bad(
+                        e,
+                        format_args!(
+                            "{actor}'s pread returns {ret} bytes but {tags} page tags (data=)"
+                        ),
+                    );
+                }
             }
         }
     }
@@ -281,7 +347,15 @@ fn check_requests(events: &[Event]) -> Result<(), Invalid> {
                         format_args!("{op} reuses unique {u} of {} #{}", r.op, r.seq),
                     );
                 }
-                // nodeids
+                // nodeids: the root, or one a reply returned
+                if !known_nodes.contains(&node) && !FILE_OPS.contains(&op) {
+                    return bad(
+                        e,
+                        format_args!(
+                            "{op} u={u} for nodeid {node}, which no LOOKUP or CREATE reply returned"
+                        ),
+                    );
+                }
                 if matches!(op, "LOOKUP" | "CREATE") {
                     if !known_nodes.contains(&node) {
                         return bad(
@@ -309,9 +383,28 @@ fn check_requests(events: &[Event]) -> Result<(), Invalid> {
                         format_args!("page-cache WRITE u={u} from pid {pid}: writeback sends it without credentials (pid 0)"),
                     );
                 }
-                if in_caller_context(e) && pid != 0 && pending.len() == 1 {
-                    if let Some(c) = pending.values_mut().next() {
-                        if c.pid.is_none() {
+                if NO_CREDS.contains(&op) && pid != 0 {
+                    return bad(
+                        e,
+                        format_args!("{op} u={u} from pid {pid}: the kernel sends it without credentials (pid 0)"),
+                    );
+                }
+                // learn a pending call's pid: from any request sent in the
+                // caller's context while it is the only pending call, or from
+                // a request only a syscall sends whose pid no other pending
+                // call has, while it is the only one whose pid is unknown
+                if pid != 0 && in_caller_context(e) {
+                    let known = pending.values().any(|c| c.pid == Some(pid));
+                    let unknown: Vec<&str> = pending
+                        .iter()
+                        .filter(|(_, c)| c.pid.is_none())
+                        .map(|(a, _)| *a)
+                        .collect();
+                    if !known
+                        && unknown.len() == 1
+                        && (pending.len() == 1 || (from_syscall(e) && !call_pids.contains(&pid)))
+                    {
+                        if let Some(c) = pending.get_mut(unknown[0]) {
                             c.pid = Some(pid);
                             call_pids.insert(pid);
                         }

@@ -1,0 +1,428 @@
+//! The `conform` command line: options (range-checked before anything
+//! runs), what each scenario declares about the model, how a verdict is
+//! judged against that declaration, and the exit code
+//! (docs/conformance.md §4).
+use super::*;
+use crate::scenario_kit::{Outside, Scenario};
+
+/// Most random workloads one `conform --random N` runs.
+pub const MAX_RANDOM: u64 = 10_000;
+
+/// What the options ask for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Opts {
+    pub names: Vec<String>,
+    pub keep: Option<std::path::PathBuf>,
+    pub trace: Option<std::path::PathBuf>,
+    /// `--scenario NAME`: a known scenario.
+    pub scenario: Option<String>,
+    /// `--label TEXT`: a free label, printed as `label:TEXT`.
+    pub label: Option<String>,
+    pub verbose: bool,
+    /// `--random N [--seed S]`: (N, S); seeds S..=S+N-1 all exist.
+    pub random: Option<(u64, u64)>,
+    pub allow_not_modelled: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Parsed {
+    Help,
+    Run(Opts),
+}
+
+fn known_scenario(name: &str) -> bool {
+    crate::scenarios::all().iter().any(|s| s.name == name)
+        || name
+            .strip_prefix("rand_")
+            .is_some_and(|s| s.parse::<u64>().is_ok_and(|n| n.to_string() == s))
+}
+
+fn count(opt: &str, v: Option<&String>, lo: u64, hi: u64) -> Result<u64, String> {
+    let v = v.ok_or(format!("{opt} needs a number {lo}..={hi}"))?;
+    match v.parse::<u64>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(format!("{opt} {v:?} is not a number {lo}..={hi}")),
+    }
+}
+
+/// Parse the arguments after `conform`; `Err` is a usage error (one line,
+/// exit 2), found before anything runs.
+pub fn parse_args(args: &[String]) -> Result<Parsed, String> {
+    let mut o = Opts::default();
+    let (mut random, mut seed) = (None, None);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--keep-traces" => {
+                o.keep = Some(it.next().ok_or("--keep-traces needs DIR")?.into());
+            }
+            "--trace" => o.trace = Some(it.next().ok_or("--trace needs FILE")?.into()),
+            "--scenario" => {
+                let s = it.next().ok_or("--scenario needs NAME")?;
+                if !known_scenario(s) {
+                    return Err(format!(
+                        "--scenario {s:?} is not a known scenario (`conform --help` lists them; --label TEXT names a trace freely)"
+                    ));
+                }
+                o.scenario = Some(s.clone());
+            }
+            "--label" => {
+                let s = it.next().ok_or("--label needs TEXT")?;
+                if s.is_empty() || s.len() > 64 || !s.chars().all(|c| c.is_ascii_graphic()) {
+                    return Err(format!(
+                        "--label {s:?} must be 1 to 64 printable characters without spaces"
+                    ));
+                }
+                o.label = Some(s.clone());
+            }
+            "--random" => random = Some(count("--random", it.next(), 1, MAX_RANDOM)?),
+            "--seed" => seed = Some(count("--seed", it.next(), 0, u64::MAX)?),
+            "--allow-not-modelled" => o.allow_not_modelled = true,
+            "--verbose" | "-v" => o.verbose = true,
+            "-h" | "--help" => return Ok(Parsed::Help),
+            s if s.starts_with('-') => return Err(format!("unknown option {s}")),
+            s => {
+                if !crate::scenarios::all().iter().any(|x| x.name == s) {
+                    return Err(format!(
+                        "unknown scenario {s} (`conform --help` lists them)"
+                    ));
+                }
+                o.names.push(s.to_string());
+            }
+        }
+    }
+    if seed.is_some() && random.is_none() {
+        return Err("--seed goes with --random".into());
+    }
+    if let Some(n) = random {
+        let s = seed.unwrap_or(1);
+        if s.checked_add(n - 1).is_none() {
+            return Err(format!(
+                "--random {n} --seed {s} would run seeds past {} (the last seed is S+N-1)",
+                u64::MAX
+            ));
+        }
+        if o.trace.is_some() || !o.names.is_empty() {
+            return Err("--random takes no scenario names and no --trace".into());
+        }
+        o.random = Some((n, s));
+    }
+    if o.scenario.is_some() && o.label.is_some() {
+        return Err("--scenario and --label exclude each other".into());
+    }
+    if o.trace.is_some() {
+        if !o.names.is_empty() || o.keep.is_some() {
+            return Err("--trace takes no scenario names and no --keep-traces".into());
+        }
+    } else if o.scenario.is_some() || o.label.is_some() {
+        return Err("--scenario and --label only go with --trace".into());
+    }
+    Ok(Parsed::Run(o))
+}
+
+/// The help text: the options and every scenario with what it declares
+/// (from the scenario table).
+pub fn help_text() -> String {
+    let mut s = String::from(
+        "usage: conform [SCENARIO...] [--keep-traces DIR] [--allow-not-modelled] [--verbose]
+       conform --random N [--seed S] [--keep-traces DIR] [--allow-not-modelled] [--verbose]
+       conform --trace FILE [--scenario NAME | --label TEXT] [--allow-not-modelled] [--verbose]
+
+Runs each scenario against a fresh FUSE mount (root and /dev/fuse) and
+checks that its recorded trace is a behaviour of the model; or checks one
+recorded trace (docs/conformance.md).
+
+options:
+  SCENARIO...           run these scenarios (default: all below)
+  --keep-traces DIR     copy each recorded trace to DIR/<scenario>.jsonl
+  --random N            run seeded random workloads rand_S..rand_S+N-1 (N 1..=10000)
+  --seed S              first seed of --random (0..=18446744073709551615, default 1;
+                        S+N-1 must not pass it)
+  --trace FILE          check a recorded trace (no root needed)
+  --scenario NAME       the trace is of scenario NAME (a name below or rand_<seed>);
+                        judged against its declaration
+  --label TEXT          a free name for the trace, printed as label:TEXT; not judged
+                        against any declaration
+  --allow-not-modelled  accept traces not modelled that no declaration covers
+  --verbose, -v         print the mapping of every trace
+  --help, -h            this text
+
+exit: 0 every trace behaves as its scenario declares (conforms, or is outside
+the model for the declared reason) and every kernel check passed; 1 a
+difference (a trace does not conform, is inconclusive, or is not as
+declared; a kernel check failed); 2 bad input; 3 a trace no declaration
+covers is not modelled (0 with --allow-not-modelled); 77 nothing run (no
+root or /dev/fuse); 130/143 interrupted (SIGINT/SIGTERM; the mount is
+removed).
+
+scenarios (the table in harness/src/scenarios*.rs):
+",
+    );
+    for sc in crate::scenarios::all() {
+        let d = match &sc.outside {
+            None => "conforms".to_string(),
+            Some(o) => format!("outside the model: {}", o.reason),
+        };
+        s += &format!("  {:<22} {d}\n", sc.name);
+    }
+    s.trim_end().to_string()
+}
+
+/// What a scenario's definition declares about its trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Declared {
+    /// Its trace conforms.
+    Conforms,
+    /// Its trace is not modelled, for this reason.
+    Outside(Outside),
+    /// No declaration covers the trace: a random workload, a free label,
+    /// or a kernel with no model state (the declarations are for 6.18.y,
+    /// y >= 3).
+    Nothing,
+}
+
+/// What `name`'s definition declares about this trace.
+pub fn declared(name: &str, events: &[Event]) -> Declared {
+    let kernel = events
+        .first()
+        .and_then(|h| h.kernel.as_deref())
+        .unwrap_or("");
+    if crate::runner::kernel_state(kernel).is_none() {
+        return Declared::Nothing;
+    }
+    match crate::scenarios::all().into_iter().find(|s| s.name == name) {
+        Some(Scenario { outside: None, .. }) => Declared::Conforms,
+        Some(Scenario {
+            outside: Some(o), ..
+        }) => Declared::Outside(o),
+        None => Declared::Nothing,
+    }
+}
+
+/// A verdict judged against its declaration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Judged {
+    /// Conforms, or outside the model as declared.
+    AsDeclared,
+    /// Does not conform, or not as declared (why).
+    Difference(String),
+    /// Not modelled (or only to a cut), and no declaration covers it.
+    NotModelled,
+}
+
+/// Judge a verdict against what the scenario declares.
+pub fn judge(c: &Conformance, d: &Declared) -> Judged {
+    match (c.class, d) {
+        (Class::DoesNotConform, _) => Judged::Difference(c.word.clone()),
+        (Class::Conforms, Declared::Outside(o)) => Judged::Difference(format!(
+            "declared outside the model ({}), but it conforms",
+            o.reason
+        )),
+        (Class::Conforms, _) => Judged::AsDeclared,
+        (_, Declared::Conforms) => {
+            Judged::Difference("declared conforming, but not modelled".into())
+        }
+        (Class::NotModelled, Declared::Outside(o)) if c.word.contains(o.because) => {
+            Judged::AsDeclared
+        }
+        (_, Declared::Outside(o)) => Judged::Difference(format!(
+            "declared outside the model because of {:?}, but not modelled for another reason",
+            o.because
+        )),
+        (_, Declared::Nothing) => Judged::NotModelled,
+    }
+}
+
+/// Tally of a run.
+#[derive(Default)]
+struct Tally {
+    conform: usize,
+    outside: usize,
+    not_modelled: usize,
+    failed: usize,
+    skipped: usize,
+}
+
+impl Tally {
+    /// Print the Conform line of one trace and count it.
+    fn add(&mut self, name: &str, kernel: &str, c: Conformance, d: &Declared, verbose: bool) {
+        let j = judge(&c, d);
+        let tail = match (&j, c.class) {
+            (Judged::AsDeclared, Class::Conforms) => {
+                self.conform += 1;
+                String::new()
+            }
+            (Judged::AsDeclared, _) => {
+                self.outside += 1;
+                " as-declared".into()
+            }
+            (Judged::NotModelled, _) => {
+                self.not_modelled += 1;
+                String::new()
+            }
+            (Judged::Difference(_), Class::DoesNotConform) => {
+                self.failed += 1;
+                String::new()
+            }
+            (Judged::Difference(why), _) => {
+                self.failed += 1;
+                format!(" DIFFERENCE: {why}")
+            }
+        };
+        println!("Conform {name} kernel={kernel} model={}{tail}", c.word);
+        let failed = c.class == Class::DoesNotConform;
+        if let Some(d) = c.detail.filter(|_| verbose || failed) {
+            println!("{}", d.lines().skip(1).collect::<Vec<_>>().join("\n"));
+        }
+    }
+
+    /// The exit code (`summary`: print the summary line first).
+    fn code(&self, allow_nm: bool, summary: bool) -> i32 {
+        if summary {
+            println!(
+                "{} conform, {} outside the model as declared, {} not modelled, {} failed",
+                self.conform, self.outside, self.not_modelled, self.failed
+            );
+        }
+        if self.failed > 0 {
+            exit::DOES_NOT_CONFORM
+        } else if self.not_modelled > 0 && !allow_nm {
+            eprintln!(
+                "conform: {} trace(s) not modelled that no declaration covers (exit {}; --allow-not-modelled accepts them)",
+                self.not_modelled,
+                exit::NOT_MODELLED
+            );
+            exit::NOT_MODELLED
+        } else if self.skipped > 0 {
+            exit::SKIPPED
+        } else {
+            exit::CONFORMS
+        }
+    }
+}
+
+/// `conform` (args after the subcommand): see [`help_text`]. Returns an
+/// [`exit`] code.
+pub fn conform_main(args: &[String]) -> i32 {
+    let o = match parse_args(args) {
+        Ok(Parsed::Help) => {
+            println!("{}", help_text());
+            return exit::CONFORMS;
+        }
+        Ok(Parsed::Run(o)) => o,
+        Err(e) => {
+            eprintln!("conform: {e} (try --help)");
+            return exit::BAD_INPUT;
+        }
+    };
+    if let Some(f) = &o.trace {
+        return one_trace(f, &o);
+    }
+    if let Some(why) = crate::runner::cannot_run() {
+        println!("Conform skipped: {why}");
+        eprintln!("conform: nothing was run ({why}; exit {})", exit::SKIPPED);
+        return exit::SKIPPED;
+    }
+    let recorder = std::env::var_os("WBSPEC_FUSE_RECORDER")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .map(|e| e.with_file_name("fuse-recorder"))
+        });
+    let recorder = match recorder.filter(|r| r.exists()) {
+        Some(r) => r,
+        None => {
+            eprintln!("conform: fuse-recorder not found next to this binary (build it: cargo build --release -p wbspec-harness, or set WBSPEC_FUSE_RECORDER)");
+            return exit::BAD_INPUT;
+        }
+    };
+    // SIGINT / SIGTERM: unmount and remove what the run made, then exit
+    crate::interrupt::install();
+    let mut opts = crate::runner::RunOptions::new(recorder);
+    opts.keep_traces = o.keep.clone();
+    let mut t = Tally::default();
+    let mut each = |r: &crate::runner::Outcome| {
+        if r.outcome == "skipped" {
+            t.skipped += 1;
+            println!(
+                "Conform {} skipped: {}",
+                r.name,
+                r.detail.as_deref().unwrap_or("")
+            );
+            return;
+        }
+        let kernel = if r.outcome == "pass" {
+            "pass".to_string()
+        } else {
+            t.failed += 1;
+            format!("FAIL({})", r.failed_check.as_deref().unwrap_or("?"))
+        };
+        let c = conform_trace(&r.trace, Some(&r.name)).unwrap_or_else(|e| Conformance {
+            word: format!("ERROR ({e})"),
+            class: Class::DoesNotConform,
+            detail: None,
+        });
+        let d = declared(&r.name, &r.trace);
+        t.add(&r.name, &kernel, c, &d, o.verbose);
+    };
+    match o.random {
+        // seeded random workloads: seeds S..=S+N-1 (parse_args checked
+        // that they exist); a line names each seed (rand_<seed>)
+        Some((n, s0)) => {
+            for i in 0..n {
+                let sc = crate::random::scenario(s0 + i);
+                each(&crate::runner::run_one(&sc, &opts));
+            }
+        }
+        None => {
+            crate::runner::run_suite(&o.names, &opts, each);
+        }
+    }
+    t.code(o.allow_not_modelled, true)
+}
+
+/// `conform --trace FILE`.
+fn one_trace(f: &std::path::Path, o: &Opts) -> i32 {
+    let events = match crate::trace::read_trace_file(f).and_then(|t| crate::trace::parse_trace(&t))
+    {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("conform: {}: {e}", f.display());
+            return exit::BAD_INPUT;
+        }
+    };
+    let in_header = events.first().and_then(|h| h.scenario.clone());
+    if let (Some(s), Some(h)) = (&o.scenario, &in_header) {
+        if s != h {
+            eprintln!(
+                "conform: {}: the trace header names scenario {h:?}, not {s:?}",
+                f.display()
+            );
+            return exit::BAD_INPUT;
+        }
+    }
+    // the name printed and the declaration judged against
+    let (name, decl) = match (&o.label, o.scenario.clone().or(in_header)) {
+        (Some(l), _) => (format!("label:{l}"), Declared::Nothing),
+        (None, Some(s)) => {
+            let d = declared(&s, &events);
+            (s.escape_debug().to_string(), d)
+        }
+        (None, None) => (
+            format!("label:{}", f.display().to_string().escape_debug()),
+            Declared::Nothing,
+        ),
+    };
+    match conform_trace(&events, o.scenario.as_deref()) {
+        Ok(c) => {
+            let mut t = Tally::default();
+            t.add(&name, "n/a", c, &decl, o.verbose);
+            t.code(o.allow_not_modelled, false)
+        }
+        Err(e) => {
+            eprintln!("conform: {}: {e}", f.display());
+            exit::BAD_INPUT
+        }
+    }
+}

@@ -1,0 +1,502 @@
+//! Attacks on `conform` (issue 17 item 4 and its lows, issue 23 item 9):
+//! recorded traces altered so that a syscall returns what the model's
+//! task does not, headers without the mount facts, labels and scenario
+//! names, pids and nodeids, numeric options out of range, declarations
+//! that do not hold, and SIGINT during a live run. Each attack was
+//! accepted (exit 0) before; none may come back. Negative verdicts are
+//! asserted as a VIOLATION (or bad input), never merely "not conforming":
+//! an inconclusive search would pass such a test.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use wbspec_harness::conform::exit;
+use wbspec_harness::conform::{
+    conform_trace, declared, judge, parse_args, Class, Conformance, Declared, Judged, Parsed,
+    MAX_RANDOM,
+};
+use wbspec_harness::trace::{parse_trace, Event};
+
+const BIN: &str = env!("CARGO_BIN_EXE_wbspec-harness");
+
+fn recorded(name: &str) -> Vec<Event> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/traces/6.18.44")
+        .join(format!("{name}.jsonl"));
+    parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// `name`'s recorded trace changed by `f`, written to `dir`.
+fn altered(dir: &Path, name: &str, f: impl FnOnce(&mut Vec<Event>)) -> PathBuf {
+    let mut ev = recorded(name);
+    f(&mut ev);
+    let p = dir.join(format!("{name}.jsonl"));
+    let lines: Vec<String> = ev.iter().map(Event::to_line).collect();
+    std::fs::write(&p, lines.join("\n")).unwrap();
+    p
+}
+
+fn conform(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("conform")
+        .args(args)
+        .output()
+        .expect("run wbspec-harness")
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or_else(|| panic!("killed: {o:?}"))
+}
+
+/// The ret mark of `actor`'s `n`-th pread.
+fn pread_ret<'a>(ev: &'a mut [Event], actor: &str, n: usize) -> &'a mut Event {
+    ev.iter_mut()
+        .filter(|e| {
+            e.kind.as_deref() == Some("ret")
+                && e.syscall.as_deref() == Some("pread")
+                && e.actor.as_deref() == Some(actor)
+        })
+        .nth(n)
+        .expect("a pread ret")
+}
+
+fn set_ret(e: &mut Event, ret: i64, tags: &str) {
+    e.ret = Some(ret);
+    e.page_tags = Some(tags.into());
+    e.text = Some(format!(
+        "ret {} pread {ret} errno=0 data={tags}",
+        e.actor.clone().unwrap()
+    ));
+}
+
+/// A VIOLATION (exit 1) whose line contains `why`.
+fn violation(p: &Path, why: &str) {
+    let o = conform(&["--trace", p.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(code(&o), exit::DOES_NOT_CONFORM, "{out}");
+    let first = out.lines().next().unwrap_or("");
+    assert!(
+        first.contains("model=VIOLATION") && first.contains(why),
+        "{first} (expected a VIOLATION: {why})"
+    );
+}
+
+/// Bad input (exit 2): one line on stderr containing `why`.
+fn bad(args: &[&str], why: &str) {
+    let o = conform(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(code(&o), exit::BAD_INPUT, "{args:?}: {o:?}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(why), "{err} (expected {why})");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+// ------------------------------------------------------------ by value
+
+/// A buffered 4096-byte pread that returns 8192 (with two pages of data)
+/// is a VIOLATION at its return: the model's read returns 4096.
+#[test]
+fn buffered_pread_returning_more_than_asked() {
+    let d = tempfile::tempdir().unwrap();
+    let p = altered(d.path(), "b_ftrunc", |ev| {
+        set_ret(pread_ret(ev, "T0", 0), 8192, "AB")
+    });
+    violation(&p, "the trace returns 8192, the model's read returns 4096");
+}
+
+/// An O_DIRECT read past EOF that returns a page of data with no READ
+/// request: the model's read sends nothing there and returns 0.
+#[test]
+fn odirect_read_past_eof_returning_data_without_read() {
+    let d = tempfile::tempdir().unwrap();
+    let p = altered(d.path(), "e_odirect_eof", |ev| {
+        set_ret(pread_ret(ev, "T0", 0), 4096, "A")
+    });
+    violation(&p, "the trace returns 4096, the model's task returns 0");
+}
+
+/// A direct read that returns other data than its READ reply carried.
+#[test]
+fn direct_read_returning_other_data_than_its_reply() {
+    let d = tempfile::tempdir().unwrap();
+    let p = altered(d.path(), "d3_dio_read", |ev| {
+        set_ret(pread_ret(ev, "T1", 0), 8192, "XB")
+    });
+    violation(&p, "reply READ");
+}
+
+/// A buffered read whose data tags disagree with its byte count, or a
+/// mapped read returning bytes without the data it read, is bad input.
+#[test]
+fn read_data_must_match_its_count() {
+    let d = tempfile::tempdir().unwrap();
+    let p = altered(d.path(), "b_ftrunc", |ev| {
+        let e = pread_ret(ev, "T0", 0);
+        e.page_tags = Some("AB".into());
+    });
+    bad(
+        &["--trace", p.to_str().unwrap()],
+        "pread returns 4096 bytes but 2 page tags",
+    );
+    let p = altered(d.path(), "b_ftrunc", |ev| {
+        pread_ret(ev, "T0", 0).page_tags = None
+    });
+    bad(
+        &["--trace", p.to_str().unwrap()],
+        "without the data it read",
+    );
+}
+
+// ------------------------------------------------------------ headers
+
+/// The mount facts are refused when missing or mistyped, never guessed.
+#[test]
+fn header_without_mount_facts_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    type Edit = fn(&mut serde_json::Value);
+    let cases: [(Option<Edit>, &str); 5] = [
+        (None, "the header has no config"),
+        (
+            Some(|c| *c = serde_json::json!({})),
+            "has no writeback_cache",
+        ),
+        (
+            Some(|c| {
+                c.as_object_mut().unwrap().remove("max_background");
+            }),
+            "has no max_background",
+        ),
+        (
+            Some(|c| c["keep_cache"] = serde_json::json!("yes")),
+            "keep_cache is \"yes\", not true or false",
+        ),
+        (
+            Some(|c| c["max_write"] = serde_json::json!(0)),
+            "max_write is 0, not a number",
+        ),
+    ];
+    for (edit, why) in cases {
+        let p = altered(d.path(), "b_ftrunc", |ev| match edit {
+            None => ev[0].config = None,
+            Some(f) => f(ev[0].config.as_mut().unwrap()),
+        });
+        bad(&["--trace", p.to_str().unwrap()], why);
+    }
+}
+
+// ------------------------------------------------------------ names
+
+/// `--scenario` names a known scenario, agreeing with the header; a free
+/// name is `--label`, printed as such and judged against no declaration.
+#[test]
+fn scenario_names_are_known_or_labels() {
+    let t = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/6.18.44");
+    let b = t.join("b_ftrunc.jsonl");
+    let b = b.to_str().unwrap();
+    bad(
+        &["--trace", b, "--scenario", "nope"],
+        "not a known scenario",
+    );
+    bad(
+        &["--trace", b, "--scenario", "h_crop"],
+        "the trace header names scenario \"b_ftrunc\", not \"h_crop\"",
+    );
+    bad(&["--trace", b, "--label", "a b"], "printable characters");
+    bad(
+        &["--trace", b, "--label", "\x1b[2J"],
+        "printable characters",
+    );
+    bad(
+        &["--trace", b, "--label", "x", "--scenario", "b_ftrunc"],
+        "exclude each other",
+    );
+    let o = conform(&["--trace", b, "--scenario", "b_ftrunc"]);
+    assert_eq!(code(&o), exit::CONFORMS, "{o:?}");
+    let o = conform(&["--trace", b, "--label", "mine"]);
+    assert_eq!(code(&o), exit::CONFORMS, "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("Conform label:mine "));
+}
+
+// ------------------------------------------------------------ pids, nodeids
+
+/// RELEASE is sent without credentials (pid 0); a request names the root
+/// or a nodeid a LOOKUP or CREATE reply returned; a request a syscall
+/// sends carries a pending call's pid.
+#[test]
+fn pids_and_nodeids_follow_the_rules() {
+    let d = tempfile::tempdir().unwrap();
+    let req = |ev: &mut Vec<Event>, op: &str| -> usize {
+        ev.iter()
+            .position(|e| e.ev == "req" && e.op.as_deref() == Some(op))
+            .unwrap()
+    };
+    let p = altered(d.path(), "b_ftrunc", |ev| {
+        let i = req(ev, "RELEASE");
+        ev[i].pid = Some(4242);
+    });
+    bad(
+        &["--trace", p.to_str().unwrap()],
+        "RELEASE u=20 from pid 4242: the kernel sends it without credentials",
+    );
+    let p = altered(d.path(), "a_nowbc_fail2", |ev| {
+        let i = req(ev, "GETATTR");
+        ev[i].nodeid = Some(77);
+    });
+    bad(
+        &["--trace", p.to_str().unwrap()],
+        "GETATTR u=18 for nodeid 77, which no LOOKUP or CREATE reply returned",
+    );
+    // the cleanup close's FLUSH, after every call returned, from a pid no
+    // call had
+    let p = altered(d.path(), "b_ftrunc", |ev| {
+        let i = req(ev, "FLUSH");
+        ev[i].pid = Some(4242);
+    });
+    bad(
+        &["--trace", p.to_str().unwrap()],
+        "FLUSH u=18 from pid 4242, which is not the pid of a pending call",
+    );
+}
+
+// ------------------------------------------------------------ input bounds
+
+/// The attack of issue 17: a seed range past u64::MAX ran nothing and
+/// exited 0. It is refused before anything runs.
+#[test]
+fn seed_range_past_u64_is_refused() {
+    bad(
+        &["--random", "5", "--seed", "18446744073709551615"],
+        "would run seeds past 18446744073709551615",
+    );
+    for (args, why) in [
+        (
+            &["--random", "0"][..],
+            "--random \"0\" is not a number 1..=10000",
+        ),
+        (&["--random", "10001"][..], "not a number 1..=10000"),
+        (&["--random", "-1"][..], "not a number"),
+        (&["--random", "1", "--seed", "-1"][..], "not a number 0..="),
+        (
+            &["--random", "1", "--seed", "18446744073709551616"][..],
+            "not a number 0..=",
+        ),
+        (&["--seed", "3"][..], "--seed goes with --random"),
+    ] {
+        bad(args, why);
+    }
+}
+
+fn strs(v: &[String]) -> Vec<String> {
+    v.to_vec()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Any `--random N --seed S`: accepted exactly when N is 1..=10000
+    /// and S+N-1 exists; every seed it runs is then S..=S+N-1.
+    #[test]
+    fn random_and_seed_are_range_checked(n in prop_oneof![0u64..20_000, any::<u64>()],
+                                         s in prop_oneof![any::<u64>(), (u64::MAX - 20_000)..=u64::MAX]) {
+        let args = strs(&["--random".into(), n.to_string(), "--seed".into(), s.to_string()]);
+        let ok = (1..=MAX_RANDOM).contains(&n) && s.checked_add(n - 1).is_some();
+        match parse_args(&args) {
+            Ok(Parsed::Run(o)) => {
+                prop_assert!(ok, "accepted {n} {s}");
+                prop_assert_eq!(o.random, Some((n, s)));
+            }
+            Ok(Parsed::Help) => prop_assert!(false, "help"),
+            Err(e) => {
+                prop_assert!(!ok, "refused {} {}: {}", n, s, e);
+                prop_assert!(!e.contains('\n'), "{}", e);
+            }
+        }
+    }
+
+    /// A number that is not a plain decimal in range is refused with one
+    /// line, whatever the text.
+    #[test]
+    fn numbers_are_plain_decimals(t in "\\PC{0,24}") {
+        for opt in ["--random", "--seed"] {
+            let mut args = strs(&[opt.into(), t.clone()]);
+            if opt == "--seed" {
+                args.splice(0..0, ["--random".to_string(), "1".to_string()]);
+            }
+            let want = t.parse::<u64>().ok().filter(|v| opt == "--seed" || (1..=MAX_RANDOM).contains(v));
+            match parse_args(&args) {
+                Ok(_) => prop_assert!(want.is_some(), "{} {:?} accepted", opt, t),
+                Err(e) => {
+                    prop_assert!(want.is_none(), "{} {:?} refused: {}", opt, t, e);
+                    prop_assert!(!e.contains('\n'));
+                }
+            }
+        }
+    }
+}
+
+/// `run`'s millisecond options are range-checked (a deadline of u64::MAX
+/// ms would overflow an Instant), one line and exit 2, before anything
+/// runs.
+#[test]
+fn run_millisecond_options_are_range_checked() {
+    for opt in ["--hold-timeout-ms", "--deadline-ms"] {
+        for v in ["0", "3600001", "18446744073709551615", "-5", "1e3", ""] {
+            let o = Command::new(BIN).args(["run", opt, v]).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(code(&o), exit::BAD_INPUT, "{opt} {v}: {err}");
+            assert!(err.contains("needs a number 1..=3600000"), "{err}");
+        }
+    }
+}
+
+// ------------------------------------------------------------ declarations
+
+/// Every scenario behaves as declared or it is a difference: a scenario
+/// declared conforming that is not modelled, one declared outside that
+/// conforms, or one outside for another reason than declared.
+#[test]
+fn verdicts_are_judged_against_declarations() {
+    let v = |class, word: &str| Conformance {
+        word: word.into(),
+        class,
+        detail: None,
+    };
+    let ev = recorded("n_copy_range");
+    let outside = declared("n_copy_range", &ev);
+    assert!(matches!(outside, Declared::Outside(_)), "{outside:?}");
+    let conforming = declared("b_ftrunc", &ev);
+    assert_eq!(conforming, Declared::Conforms);
+    // a label, a random workload, another kernel: no declaration
+    assert_eq!(declared("label:x", &ev), Declared::Nothing);
+    assert_eq!(declared("rand_5", &ev), Declared::Nothing);
+    let mut other = ev.clone();
+    other[0].kernel = Some("6.17.0".into());
+    assert_eq!(declared("b_ftrunc", &other), Declared::Nothing);
+
+    let nm_recorded = conform_trace(&ev, None).unwrap();
+    assert_eq!(judge(&nm_recorded, &outside), Judged::AsDeclared);
+    let nm_other = v(
+        Class::NotModelled,
+        "not-modelled (syscall fstat has no model task)",
+    );
+    assert!(
+        matches!(judge(&nm_other, &outside), Judged::Difference(w) if w.contains("another reason"))
+    );
+    let ok = v(Class::Conforms, "conforms");
+    assert!(matches!(judge(&ok, &outside), Judged::Difference(w) if w.contains("but it conforms")));
+    assert!(
+        matches!(judge(&nm_other, &conforming), Judged::Difference(w) if w.contains("declared conforming, but not modelled"))
+    );
+    assert_eq!(judge(&ok, &conforming), Judged::AsDeclared);
+    assert_eq!(judge(&nm_other, &Declared::Nothing), Judged::NotModelled);
+    let viol = v(Class::DoesNotConform, "VIOLATION at event 3");
+    for d in [outside, conforming, Declared::Nothing] {
+        assert!(matches!(judge(&viol, &d), Judged::Difference(_)));
+    }
+}
+
+/// `conform --help` prints the runner's real options (each is accepted by
+/// the parser) and every scenario of the table with its declaration.
+#[test]
+fn help_lists_the_real_options_and_every_scenario() {
+    let o = conform(&["--help"]);
+    assert_eq!(code(&o), exit::CONFORMS);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    for sc in wbspec_harness::scenarios::all() {
+        let line = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(sc.name))
+            .unwrap_or_else(|| panic!("{} not in --help", sc.name));
+        match sc.outside {
+            None => assert!(line.ends_with(" conforms"), "{line}"),
+            Some(d) => assert!(
+                line.contains(&format!("outside the model: {}", d.reason)),
+                "{line}"
+            ),
+        }
+    }
+    let opts: Vec<&str> = out
+        .split_whitespace()
+        .filter(|w| w.starts_with("--"))
+        .map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric() && c != '-'))
+        .collect();
+    assert!(opts.len() >= 9, "{opts:?}");
+    for opt in opts {
+        if let Err(e) = parse_args(&[opt.to_string()]) {
+            assert!(!e.contains("unknown option"), "--help lists {opt}: {e}");
+        }
+    }
+}
+
+// ------------------------------------------------------------ SIGINT
+
+fn mine(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("wbspec-"))
+        .collect()
+}
+
+fn mounted_under(tmp: &Path) -> bool {
+    let t = tmp.to_string_lossy().to_string();
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.split(' ').nth(4).is_some_and(|m| m.starts_with(&t)))
+}
+
+/// SIGINT while a scenario's mount exists: `conform` unmounts it, removes
+/// its temporary directory and exits 130. Needs root and /dev/fuse.
+#[test]
+fn sigint_during_conform_leaves_nothing_behind() {
+    use wbspec_harness::require::{may_run, KERNEL};
+    if !may_run(
+        KERNEL,
+        "the conform SIGINT test",
+        wbspec_harness::runner::cannot_run(),
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["conform", "b_ftrunc"])
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let bounded = |what: &str, t0: Instant, child: &mut std::process::Child| {
+        if t0.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} within 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    while !mounted_under(tmp.path()) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "conform ended before its mount was seen"
+        );
+        bounded("no mount", t0, &mut child);
+    }
+    assert_eq!(mine(tmp.path()).len(), 1, "{:?}", mine(tmp.path()));
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let t1 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        bounded("conform did not end after SIGINT", t1, &mut child);
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(!mounted_under(tmp.path()), "a mount left behind");
+    assert_eq!(
+        mine(tmp.path()),
+        Vec::<String>::new(),
+        "directories left behind"
+    );
+}
