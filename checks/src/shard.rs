@@ -132,6 +132,8 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
             name: d.name,
             description: d.description,
             expected: verdict_of(p, "expected", &what)?,
+            intended: e.is_intended(d.name),
+            stricter_than: d.stricter.map(|x| x.contract),
             observed: verdict_of(p, "observed", &what)?,
             count: u64_of(p, "violating_states", &what)?,
             trace,
