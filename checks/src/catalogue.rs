@@ -70,6 +70,10 @@ pub struct Entry {
     pub model: String,
     /// Expected verdict per always-property (the others: holds).
     pub expect: Vec<(String, Verdict)>,
+    /// Properties stricter than the kernel's contract whose violation is
+    /// expected as the kernel's intended behaviour (`expect = { p =
+    /// "intended" }`; in `expect` too, as violated).
+    pub intended: Vec<String>,
     pub witnesses: Witnesses,
     /// Pinned unique state count.
     pub states: Option<u64>,
@@ -93,6 +97,12 @@ impl std::fmt::Debug for Entry {
 }
 
 impl Entry {
+    /// Is the expected violation of `prop` the kernel's intended
+    /// behaviour (a property stricter than its contract)?
+    pub fn is_intended(&self, prop: &str) -> bool {
+        self.intended.iter().any(|n| n == prop)
+    }
+
     pub fn expected(&self, prop: &str) -> Verdict {
         self.expect
             .iter()
@@ -280,9 +290,10 @@ fn unobservable(v: &toml::Value) -> Result<Unobservable, String> {
     })
 }
 
-/// The verdict expectations, witnesses and state pin of a table (a
-/// check, or its `congested` table).
-type Pins = (Vec<(String, Verdict)>, Witnesses, Option<u64>);
+/// The verdict expectations, the properties among them expected
+/// `intended`, witnesses and state pin of a table (a check, or its
+/// `congested` table).
+type Pins = (Vec<(String, Verdict)>, Vec<String>, Witnesses, Option<u64>);
 
 fn pins_of_table(
     t: &toml::Table,
@@ -311,16 +322,32 @@ fn pins_of_table(
         }
     };
     let mut expect = Vec::new();
+    let mut intended = Vec::new();
     if let Some(v) = t.get("expect") {
         let tab = v.as_table().ok_or_else(|| {
-            ctx("`expect` must be a table of property = \"holds\"|\"violated\"".into())
+            ctx("`expect` must be a table of property = \"holds\"|\"violated\"|\"intended\"".into())
         })?;
         for (k, v) in tab {
             lookup(k, &always, "property")?;
             let v = match v.as_str() {
                 Some("holds") => Verdict::Holds,
                 Some("violated") => Verdict::Violated,
-                _ => return Err(ctx(format!("expect.{k} must be \"holds\" or \"violated\""))),
+                Some("intended") => {
+                    // only a property that asks more than the kernel
+                    // promises can be violated by intended behaviour
+                    if defs.iter().any(|d| d.name == k && d.stricter.is_none()) {
+                        return Err(ctx(format!(
+                            "expect.{k} = \"intended\": {k} is a kernel contract, not a property stricter than one (a violation of it is \"violated\")"
+                        )));
+                    }
+                    intended.push(k.clone());
+                    Verdict::Violated
+                }
+                _ => {
+                    return Err(ctx(format!(
+                        "expect.{k} must be \"holds\", \"violated\" or \"intended\""
+                    )))
+                }
             };
             expect.push((k.clone(), v));
         }
@@ -364,7 +391,7 @@ fn pins_of_table(
                 .ok_or_else(|| ctx("`states` must be a positive count".into()))? as u64,
         ),
     };
-    Ok((expect, witnesses, states))
+    Ok((expect, intended, witnesses, states))
 }
 
 /// One `[[check]]` table: the check, and its derived `-bg1` twin when the
@@ -394,7 +421,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
         }
     }
     let check = check::from_table(&model, &own).map_err(ctx)?;
-    let (expect, witnesses, states) = pins_of_table(t, &check, &ctx)?;
+    let (expect, intended, witnesses, states) = pins_of_table(t, &check, &ctx)?;
     let tags = match t.get("tags") {
         None => vec![],
         Some(toml::Value::Array(a)) => a
@@ -444,12 +471,15 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             }
         }
         let cctx = |e: String| format!("check '{name}' congested: {e}");
-        let (cexp, cwit, cstates) = pins_of_table(ct, &cc, &cctx)?;
+        let (cexp, cint, cwit, cstates) = pins_of_table(ct, &cc, &cctx)?;
         let mut exp = expect.clone();
+        let mut int = intended.clone();
         for (k, v) in cexp {
             exp.retain(|(n, _)| *n != k);
+            int.retain(|n| *n != k);
             exp.push((k, v));
         }
+        int.extend(cint);
         let mut ctags: Vec<String> = tags
             .iter()
             .filter(|x| *x != "mutant" && *x != "equivalent")
@@ -462,6 +492,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             file: file.to_path_buf(),
             model: model.clone(),
             expect: exp,
+            intended: int,
             witnesses: cwit,
             states: cstates,
             tags: ctags,
@@ -478,6 +509,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             file: file.to_path_buf(),
             model,
             expect,
+            intended,
             witnesses,
             states,
             tags,

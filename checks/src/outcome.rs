@@ -26,6 +26,12 @@ pub struct PropResult {
     pub name: &'static str,
     pub description: &'static str,
     pub expected: Verdict,
+    /// The expected violation is the kernel's intended behaviour: the
+    /// property is stricter than the kernel's contract (the catalogue's
+    /// `"intended"`).
+    pub intended: bool,
+    /// The contract property this one is stricter than, if it is.
+    pub stricter_than: Option<&'static str>,
     pub observed: Verdict,
     /// Visited states that violate the property.
     pub count: u64,
@@ -165,6 +171,8 @@ pub fn run(e: &Entry, set: &Settings, progress: bool) -> Result<CheckResult, Str
                 name: d.name,
                 description: d.description,
                 expected: e.expected(d.name),
+                intended: e.is_intended(d.name),
+                stricter_than: d.stricter.map(|x| x.contract),
                 observed: if count > 0 {
                     Verdict::Violated
                 } else {

@@ -23,8 +23,17 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
         };
         let status = if p.observed == Verdict::Holds && !r.complete {
             "incomplete".to_string()
+        } else if p.expected == p.observed && p.intended {
+            // expected, and not a bug: the property asks more than the
+            // kernel promises
+            format!(
+                "ok intended (stricter than the kernel's contract, {})",
+                p.stricter_than.unwrap_or("?")
+            )
         } else if p.expected == p.observed {
             "ok".to_string()
+        } else if p.intended {
+            "MISMATCH expected intended (violated)".to_string()
         } else {
             format!("MISMATCH expected {}", p.expected.as_str())
         };
@@ -94,6 +103,15 @@ pub fn summary_lines(results: &[CheckResult], t: Duration) -> Vec<String> {
         .map(|r| r.name.as_str())
         .collect();
     let incomplete = results.iter().filter(|r| !r.complete).count();
+    let intended: Vec<String> = results
+        .iter()
+        .flat_map(|r| {
+            r.props
+                .iter()
+                .filter(|p| p.intended && p.observed == Verdict::Violated)
+                .map(move |p| format!("{}:{}", r.name, p.name))
+        })
+        .collect();
     let mut out = vec![format!(
         "Summary: {} checks, {} verdicts, {} verdict mismatches, {} checks not as expected, {:.1}s",
         results.len(),
@@ -102,6 +120,13 @@ pub fn summary_lines(results: &[CheckResult], t: Duration) -> Vec<String> {
         bad.len(),
         t.as_secs_f64()
     )];
+    if !intended.is_empty() {
+        out.push(format!(
+            "Intended: {} expected violations of properties stricter than the kernel's contract (not bugs): {}",
+            intended.len(),
+            intended.join(" ")
+        ));
+    }
     if incomplete > 0 {
         out.push(format!(
             "Incomplete: {incomplete} checks stopped at a bound: their \"holds\" verdicts are not a proof"
@@ -171,6 +196,8 @@ pub fn check_json(e: &Entry, r: &CheckResult) -> Value {
         "properties": r.props.iter().map(|p| json!({
             "name": p.name,
             "expected": p.expected.as_str(),
+            "intended": p.intended,
+            "stricter_than": p.stricter_than,
             "observed": p.observed.as_str(),
             "violating_states": p.count,
             "counterexample": p.trace.as_ref().map(|cx| json!({

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use wbspec_models::spec::SwitchKind;
 
 /// Mutation score: a mutant check is killed when some always-property is
-/// violated. Checks tagged `equivalent` are mutants shown (by the model)
+/// violated (an expected `intended` violation, the kernel's own
+/// behaviour, kills nothing). Checks tagged `equivalent` are mutants shown (by the model)
 /// to change no property; they are reported, not counted.
 pub struct MutationScore {
     pub killed: Vec<String>,
@@ -59,7 +60,10 @@ pub fn mutation_score(entries: &[&Entry], results: &[CheckResult]) -> Option<Mut
         if !e.has_tag("mutant") {
             continue;
         }
-        let killed = r.props.iter().any(|p| p.observed == Verdict::Violated);
+        let killed = r
+            .props
+            .iter()
+            .any(|p| p.observed == Verdict::Violated && !p.intended);
         if e.has_tag("equivalent") && !killed {
             m.equivalent.push(e.name.clone());
         } else if killed {
@@ -230,7 +234,10 @@ pub fn markdown(
          catalogue check (checks/catalogue/), explored exhaustively. \
          \u{2713} = the property holds in every reachable state; \
          \u{2717} = violated, linked to its shortest counterexample in traces/ \
-         (`wbspec explain FILE` narrates it). `states` is the pinned unique \
+         (`wbspec explain FILE` narrates it); \u{2717} intended = violated, \
+         as expected, by the kernel's intended behaviour: the property asks \
+         more than the kernel's contract (its meaning names the contract), \
+         so the violation is no bug. `states` is the pinned unique \
          state count. Every check also runs under the model's small queue \
          bound (its `-bg1` twin, e.g. `max_background 1`); a cell reads \
          `\u{2713} / \u{2717} bg1` when the verdict there differs, i.e. \
@@ -261,8 +268,21 @@ pub fn markdown(
             .map(|p| (p.name, p.description))
             .collect();
         s.push_str("\n| property | meaning |\n|---|---|\n");
-        for (n, d) in &props {
-            s.push_str(&format!("| {n} | {d} |\n"));
+        for p in c
+            .property_defs()
+            .iter()
+            .filter(|p| p.expectation == Expectation::Always)
+        {
+            match p.stricter {
+                None => s.push_str(&format!("| {} | {} |\n", p.name, p.description)),
+                Some(x) => s.push_str(&format!(
+                    "| {} | {} — stricter than the kernel's contract ({}): {} |\n",
+                    p.name,
+                    p.description,
+                    x.contract,
+                    x.promise.replace('|', "/")
+                )),
+            }
         }
         let mut header = String::from("\n| check | kernel | switches | settings |");
         let mut rule = String::from("|---|---|---|---|");
@@ -304,11 +324,14 @@ pub fn markdown(
                 .props
                 .iter()
                 .find(|x| x.name == p)
-                .map(|x| x.observed)
+                .map(|x| (x.observed, x.intended))
             {
-                Some(Verdict::Holds) => "\u{2713}".to_string(),
-                Some(Verdict::Violated) => {
+                Some((Verdict::Holds, _)) => "\u{2713}".to_string(),
+                Some((Verdict::Violated, false)) => {
                     format!("[\u{2717}](../traces/{})", trace_file(name, p))
+                }
+                Some((Verdict::Violated, true)) => {
+                    format!("[\u{2717} intended](../traces/{})", trace_file(name, p))
                 }
                 None => "?".into(),
             };

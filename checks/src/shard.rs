@@ -133,6 +133,8 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
             description: d.description,
             // the catalogue's expectation, not the shard's
             expected: e.expected(d.name),
+            intended: e.is_intended(d.name),
+            stricter_than: d.stricter.map(|x| x.contract),
             observed: verdict_of(p, "observed", &what)?,
             count: u64_of(p, "violating_states", &what)?,
             trace,

@@ -198,6 +198,58 @@ tags = ["mutant"]
     assert!(stdout(&out).contains("SURVIVED: m"), "{}", stdout(&out));
 }
 
+/// A failed writeback WRITE, then fsync on one fd and close on another:
+/// the kernel's contract (f1) holds, the stricter f1-close does not.
+const CLOSE_EIO: &str = r#"[[check]]
+name = "x"
+question = "fsync then close on two fds after a failed writeback WRITE"
+kernel = "T2"
+pages = 1
+init_size = 1
+cached = [0]
+dirty = [0]
+daemon_threads = 2
+errors = ["WRITE"]
+tasks = ["wb none", "fsync", "close"]
+expect = { f1-close = "intended" }
+"#;
+
+/// `expect = { p = "intended" }` is accepted only for a property stricter
+/// than the kernel's contract, is printed as intended (not a plain `ok`),
+/// and an intended violation kills no mutant.
+#[test]
+fn intended_is_only_for_properties_stricter_than_the_contract() {
+    let d = pinned_checkout(CLOSE_EIO);
+    let out = wbspec_in(d.path(), &["check", "x"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("Check x f1-close Sometimes ")
+                && l.ends_with(" ok intended (stricter than the kernel's contract, f1)")),
+        "{text}"
+    );
+    assert!(text.contains("Check x f1 Never "), "{text}");
+    assert!(text.contains("Intended: 1 expected violations"), "{text}");
+    let f = d.path().join("checks/catalogue/c.toml");
+    // a contract cannot be violated "as intended"
+    std::fs::write(
+        &f,
+        CLOSE_EIO.replace("f1-close = \"intended\"", "f1 = \"intended\""),
+    )
+    .unwrap();
+    one_line_error(
+        &wbspec_in(d.path(), &["check", "x"]),
+        "f1 is a kernel contract",
+    );
+    // a mutant whose only violation is the intended one survives
+    let m = CLOSE_EIO.replace("expect =", "tags = [\"mutant\"]\nexpect =");
+    let d = pinned_checkout_allowing(&m);
+    let out = wbspec_in(d.path(), &["check", "x"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("SURVIVED: x"), "{}", stdout(&out));
+}
+
 /// Pins a checkout without requiring the run to pass afterwards.
 fn pinned_checkout_allowing(text: &str) -> tempfile::TempDir {
     let d = fake_checkout(text);

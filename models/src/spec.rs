@@ -20,7 +20,21 @@ use std::hash::Hash;
 pub struct PropertyDef {
     pub name: &'static str,
     pub expectation: Expectation,
+    /// `Some`: the property asks more than the kernel promises. Its
+    /// violation is the kernel's intended behaviour, which a catalogue
+    /// entry may expect as `"intended"`; `None`: the property is the
+    /// kernel's contract (or a witness).
+    pub stricter: Option<Stricter>,
     pub description: &'static str,
+}
+
+/// What a property stricter than the kernel's contract goes beyond.
+#[derive(Clone, Copy, Debug)]
+pub struct Stricter {
+    /// The model's property that checks the contract itself.
+    pub contract: &'static str,
+    /// What the kernel promises instead, and where it says so (one line).
+    pub promise: &'static str,
 }
 
 /// One kernel state of a model, for the legend of docs/results.md: what

@@ -61,11 +61,27 @@ impl FuseModel {
         }
     }
 
-    /// a4 when a GETATTR or short READ writes i_size = `v`.
-    fn apply_attr_size(s: &mut State, t: usize, v: u8) {
+    /// a4 and a4-exact when a GETATTR (`short_of: None`) or a short READ
+    /// (`Some(rsize)`: the server's size when it answered) writes i_size
+    /// = `v`. The kernel's contract (a4): a GETATTR size is one the
+    /// server had; a short READ's `pos + num_read` is an upper bound of
+    /// it (fuse_read_update_size; the short READ says only that EOF is at
+    /// or before it); neither undoes a later local size change
+    /// (attr_version, 484ce65715b0). a4-exact also asks the short READ's
+    /// size to be one the server had: stricter than the contract.
+    fn apply_attr_size(s: &mut State, t: usize, v: u8, short_of: Option<u8>) {
         let task = s.tasks[t];
-        if s.sizes & (1 << v) == 0 || (task.moved && v != s.i_size) {
+        let undoes = task.moved && v != s.i_size;
+        let unproduced = s.sizes & (1 << v) == 0;
+        let out_of_contract = match short_of {
+            None => unproduced,
+            Some(rsize) => rsize == NONE || v < rsize,
+        };
+        if undoes || out_of_contract {
             s.viol2 |= VIOL2_A4;
+        }
+        if undoes || unproduced {
+            s.viol2 |= VIOL2_A4_EXACT;
         }
         s.i_size = v;
     }
@@ -88,7 +104,7 @@ impl FuseModel {
         }
         Self::bump_attr(s);
         if !self.cfg.writeback_cache && size != s.i_size {
-            Self::apply_attr_size(s, t, size);
+            Self::apply_attr_size(s, t, size, None);
             s.ev = Event::AttrSize;
         }
         Step::GetattrReply
@@ -115,7 +131,7 @@ impl FuseModel {
             return false;
         }
         Self::bump_attr(s);
-        Self::apply_attr_size(s, t, q);
+        Self::apply_attr_size(s, t, q, Some(task.rsize));
         s.ev = Event::ShortRead;
         true
     }

@@ -132,10 +132,17 @@ impl FuseModel {
             s.as_eio = false;
             seen != s.wb_err
         };
-        // f1: every writeback WRITE that failed while this fd was open
-        // (all fds are opened before the workload) is reported by it
+        // every writeback WRITE that failed while this fd was open (all
+        // fds are opened before the workload, and each task checks once)
+        // is reported by it: by fsync, the kernel's contract (f1:
+        // errseq, Documentation/filesystems/vfs.rst); by close, stricter
+        // than it (f1-close: fuse_flush reports AS_EIO once)
         if !reported && s.losses > 0 {
-            s.viol |= VIOL_F1;
+            if close {
+                s.viol2 |= VIOL2_F1_CLOSE;
+            } else {
+                s.viol |= VIOL_F1;
+            }
         }
         if reported {
             s.ev = Event::ErrReported;

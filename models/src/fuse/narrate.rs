@@ -337,20 +337,33 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
             if s.cache_io_mode { "set" } else { "clear" }
         )),
         "f1" => out.push(format!(
+            "{} writeback WRITE(s) failed while every fd was open, but this {} found no error in its fd's errseq cursor",
+            s.losses,
+            actions
+                .last()
+                .map(|a| m.actor_label(a.actor))
+                .unwrap_or_default(),
+        )),
+        "f1-close" => out.push(format!(
             "{} writeback WRITE(s) failed while every fd was open, but this {} found no error: {}",
             s.losses,
             actions
                 .last()
                 .map(|a| m.actor_label(a.actor))
                 .unwrap_or_default(),
-            "AS_EIO was already test-and-cleared by another fd's fsync/close (filemap_check_errors does not use the fd's errseq cursor)"
+            "AS_EIO was already test-and-cleared by another fd's fsync/close (filemap_check_errors does not use the fd's errseq cursor; stricter than the kernel's contract, which is f1's)"
         )),
         "a5" => out.push(format!(
             "after the failed SETATTR i_size is {}p, the server's size {}p",
             s.i_size, s.srv_size
         )),
         "a4" => out.push(format!(
-            "i_size became {}p: a size no operation produced (sizes produced: {:?}) or one a later local size change had replaced",
+            "i_size became {}p: a GETATTR size no operation produced (sizes produced: {:?}), a short READ's size below the server's, or one a later local size change had replaced",
+            s.i_size,
+            (0..=m.cfg.pages).filter(|v| s.sizes & (1 << v) != 0).collect::<Vec<_>>()
+        )),
+        "a4-exact" => out.push(format!(
+            "i_size became {}p: a size no operation produced (sizes produced: {:?}) or one a later local size change had replaced (a short READ's pos + num_read is only an upper bound of the server's size: stricter than the kernel's contract, which is a4's)",
             s.i_size,
             (0..=m.cfg.pages).filter(|v| s.sizes & (1 << v) != 0).collect::<Vec<_>>()
         )),

@@ -7,7 +7,7 @@ use super::program::Op;
 use super::reclaim;
 use super::state::*;
 use super::wbslots;
-use crate::spec::PropertyDef;
+use crate::spec::{PropertyDef, Stricter};
 use stateright::Expectation;
 
 /// Every property, in `CONDITIONS` order.
@@ -15,278 +15,354 @@ pub const PROPERTIES: &[PropertyDef] = &[
     PropertyDef {
         name: "a1",
         expectation: Expectation::Always,
+        stricter: None,
         description: "no writeback WRITE outstanding with SETATTR(size)/OPEN(O_TRUNC)",
     },
     PropertyDef {
         name: "a2",
         expectation: Expectation::Always,
+        stricter: None,
         description: "no WRITE of data older than an applied truncation",
     },
     PropertyDef {
         name: "a3",
         expectation: Expectation::Always,
+        stricter: None,
         description: "quiescent: server size == i_size, content == last data",
     },
     PropertyDef {
         name: "b1",
         expectation: Expectation::Always,
+        stricter: None,
         description: "direct read sees every write(2) returned before it",
     },
     PropertyDef {
         name: "b2",
         expectation: Expectation::Always,
+        stricter: None,
         description: "no older page-cache WRITE applied after a direct WRITE",
     },
     PropertyDef {
         name: "b3",
         expectation: Expectation::Always,
+        stricter: None,
         description: "page-cache read sees every write returned before it",
     },
     PropertyDef {
         name: "c1",
         expectation: Expectation::Always,
+        stricter: None,
         description: "at most one page-cache WRITE in flight per page",
     },
     PropertyDef {
         name: "d",
         expectation: Expectation::Always,
+        stricter: None,
         description: "FSYNC/FLUSH sent only after the data they cover",
     },
     PropertyDef {
         name: "e",
         expectation: Expectation::Always,
+        stricter: None,
         description: "no deadlock: all done or a step enabled",
     },
     PropertyDef {
         name: "g-bugon",
         expectation: Expectation::Always,
+        stricter: None,
         description: "no BUG_ON on writectr (nested fuse_set_nowrite)",
     },
     PropertyDef {
         name: "i1",
         expectation: Expectation::Always,
+        stricter: None,
         description: "no page-cache store while a parallel direct write holds i_rwsem",
     },
     PropertyDef {
         name: "f1",
         expectation: Expectation::Always,
-        description: "a failed writeback WRITE is reported by every later fsync/close",
+        stricter: None,
+        description: "a failed writeback WRITE is reported by every later fsync (errseq)",
+    },
+    PropertyDef {
+        name: "f1-close",
+        expectation: Expectation::Always,
+        stricter: Some(Stricter {
+            contract: "f1",
+            promise: "errseq reports a writeback error to fsync on every fd \
+                      (vfs.rst); close's fuse_flush reports AS_EIO once \
+                      (filemap_check_errors, test-and-clear)",
+        }),
+        description: "a failed writeback WRITE is reported by every later close() too",
     },
     PropertyDef {
         name: "a5",
         expectation: Expectation::Always,
+        stricter: None,
         description: "a failed SETATTR leaves i_size and the queued WRITEs' crop alone",
     },
     PropertyDef {
         name: "a4",
         expectation: Expectation::Always,
-        description:
-            "i_size only takes sizes operations produced; no stale GETATTR/READ undoes one",
+        stricter: None,
+        description: "i_size: sizes produced or a short READ's bound; no stale reply undoes one",
+    },
+    PropertyDef {
+        name: "a4-exact",
+        expectation: Expectation::Always,
+        stricter: Some(Stricter {
+            contract: "a4",
+            promise: "\"Short read means EOF. If file size is larger, \
+                      truncate it\" (fuse_do_readfolio): i_size = pos + \
+                      num_read, an upper bound of the server's size",
+        }),
+        description: "i_size only takes sizes operations produced, a short READ's too",
     },
     PropertyDef {
         name: "w-nowrite-queued",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "writeback WRITE queued under FUSE_NOWRITE",
     },
     PropertyDef {
         name: "w-crop",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "queued WRITE cropped at i_size",
     },
     PropertyDef {
         name: "w-drop",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "queued WRITE dropped (wholly beyond i_size)",
     },
     PropertyDef {
         name: "w-trunc-waits-write",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "truncate waits for an in-flight WRITE",
     },
     PropertyDef {
         name: "w-mkwrite-blocked",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "mmap store blocked on PG_writeback",
     },
     PropertyDef {
         name: "w-dio-waits-wb",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "direct I/O waits for writeback",
     },
     PropertyDef {
         name: "w-redirty-under-wb",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "folio dirty again while under writeback",
     },
     PropertyDef {
         name: "w-second-write",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "second WRITE of a page after the first completed",
     },
     PropertyDef {
         name: "w-cache-after-direct",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "page-cache WRITE applied after a direct WRITE",
     },
     PropertyDef {
         name: "w-dio-read-checked",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "direct read of data a returned write(2) wrote",
     },
     PropertyDef {
         name: "w-sync-checked",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "FSYNC/FLUSH sent with data to cover",
     },
     PropertyDef {
         name: "w-quiescent",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "all done, nothing dirty or in flight",
     },
     PropertyDef {
         name: "w-secondary",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "state L: a redirtied page became a secondary request",
     },
     PropertyDef {
         name: "w-split",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "state C: one folio's blocks in two WRITEs in flight at once",
     },
     // ---- issue 11 (reclaim.rs, lfolio.rs, wbslots.rs)
     PropertyDef {
         name: "r-flag",
         expectation: Expectation::Always,
+        stricter: None,
         description: "no reclaim wait on the writeback of a flagged mapping",
     },
     PropertyDef {
         name: "lf-limits",
         expectation: Expectation::Always,
+        stricter: None,
         description: "page-cache READs/WRITEs within max_read/max_write/max_pages",
     },
     PropertyDef {
         name: "lf-progress",
         expectation: Expectation::Always,
+        stricter: None,
         description: "readahead never sends a READ with no folio",
     },
     PropertyDef {
         name: "lf-crop",
         expectation: Expectation::Always,
+        stricter: None,
         description: "a writeback WRITE carries its dirty bytes below i_size, none above",
     },
     PropertyDef {
         name: "lf-slots",
         expectation: Expectation::Always,
+        stricter: None,
         description: "descriptors in a writeback batch never exceed its slots",
     },
     PropertyDef {
         name: "w-reclaim-wait",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "a daemon worker sleeps in reclaim's folio_wait_writeback",
     },
     PropertyDef {
         name: "w-reclaim-mark",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "reclaim marks a folio under writeback PG_reclaim",
     },
     PropertyDef {
         name: "w-batch-cut",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "writeback batch sent: the next folio/range exceeds max_pages/max_write",
     },
     PropertyDef {
         name: "w-ra-nofit",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "readahead keeps a folio that does not fit the round's READ",
     },
     PropertyDef {
         name: "w-crop-in-folio",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "a writeback WRITE cropped inside a large folio",
     },
     PropertyDef {
         name: "w-slots-grow",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "fuse_pages_realloc runs on a full writeback batch",
     },
     PropertyDef {
         name: "w-iomode-wait",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "a caching open waits for parallel direct writes (direct_io_waitq)",
     },
     PropertyDef {
         name: "w-pdio-shared",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "two direct writers hold i_rwsem shared at once",
     },
     PropertyDef {
         name: "w-wb-error",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "the server failed a writeback WRITE",
     },
     PropertyDef {
         name: "w-error-reported",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "an fsync or close returned a writeback error",
     },
     PropertyDef {
         name: "w-setattr-error",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "a failed SETATTR's error path flushed queued WRITEs",
     },
     PropertyDef {
         name: "w-stale-attr",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "a GETATTR reply or short READ ignored as stale",
     },
     PropertyDef {
         name: "w-attr-size",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "a GETATTR reply changed i_size",
     },
     PropertyDef {
         name: "w-short-read",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "a short READ shrank i_size",
     },
     PropertyDef {
         name: "w-short-io",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "a split direct request answered short ends fuse_direct_io's loop",
     },
     PropertyDef {
         name: "w-through-gap",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "a task ran between two chunks of a split write-through write(2)",
     },
     PropertyDef {
         name: "w-read-checked",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "page-cache read of data a returned write wrote",
     },
     PropertyDef {
         name: "w-stale-cached",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "clean cached page older than the server's data",
     },
     PropertyDef {
         name: "w-bg-queued",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "background request waits on fc->bg_queue",
     },
     PropertyDef {
         name: "w-bg-overtaken",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "foreground request sent ahead of a waiting background one",
     },
     PropertyDef {
         name: "w-ra-blocked",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "readahead waits in fuse_get_req (fc->blocked)",
     },
     PropertyDef {
         name: "w-wb-congested",
         expectation: Expectation::Sometimes,
+        stricter: None,
         description: "WB_SYNC_NONE writeback skipped: congested",
     },
 ];
@@ -462,8 +538,10 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.viol & VIOL_BUG == 0,
     |_, s| s.viol & VIOL_IOMODE == 0,
     |_, s| s.viol & VIOL_F1 == 0,
+    |_, s| s.viol2 & VIOL2_F1_CLOSE == 0,
     |_, s| s.viol & VIOL_A5 == 0,
     |_, s| s.viol2 & VIOL2_A4 == 0,
+    |_, s| s.viol2 & VIOL2_A4_EXACT == 0,
     |_, s| s.writectr < 0 && !s.queued.is_empty(),
     |_, s| cache_writes(s).any(|(_, n, sent, _)| sent < n),
     |_, s| s.ev == Event::Drop,

@@ -348,20 +348,30 @@ pub const VIOL_NAMES: &[(u8, &str)] = &[
 /// i1: a page-cache store while a parallel direct write holds i_rwsem
 /// shared.
 pub const VIOL_IOMODE: u8 = 32;
-/// f1: an fsync or close returned success although a writeback WRITE
-/// failed while its fd was open.
+/// f1: an fsync returned success although a writeback WRITE failed while
+/// its fd was open (the errseq contract).
 pub const VIOL_F1: u8 = 64;
 /// a5: a failed SETATTR changed i_size, or its error path cropped queued
 /// WRITEs below the size the server really has.
 pub const VIOL_A5: u8 = 128;
 /// A reply slot value: the request failed (-EIO).
 pub const REPLY_ERR: u8 = 0xFE;
-/// `State::viol2` bit, a4: i_size took a value no size-changing operation
-/// produced, or a GETATTR / short READ undid a later local size change.
+/// `State::viol2` bit, a4: a GETATTR set i_size to a value no
+/// size-changing operation produced, a short READ set it below the
+/// server's size when it answered, or either undid a later local size
+/// change.
 pub const VIOL2_A4: u8 = 1;
 /// `State::viol2` bit, b3: a read served from the page cache returned
 /// data older than a write that had returned before the read began.
 pub const VIOL2_B3: u8 = 2;
+/// `State::viol2` bit, f1-close (stricter than the kernel's contract): a
+/// close() returned success although a writeback WRITE failed while its
+/// fd was open.
+pub const VIOL2_F1_CLOSE: u8 = 4;
+/// `State::viol2` bit, a4-exact (stricter than the kernel's contract): a
+/// GETATTR or short READ set i_size to a size no operation produced (a
+/// short READ's upper bound included).
+pub const VIOL2_A4_EXACT: u8 = 8;
 
 /// What the last transition did that no state field shows afterwards
 /// (used only by `sometimes` witnesses; reset by every step).

@@ -616,6 +616,36 @@ fn failed_writeback_write_is_reported_by_fsync() {
     assert_eq!(s.viol & VIOL_F1, 0);
 }
 
+/// F-close-eio: after one fd's fsync reported a failed writeback WRITE,
+/// close() of another fd finds AS_EIO cleared and returns 0. The kernel's
+/// contract (f1: fsync on every fd, errseq) holds; the stricter f1-close
+/// is violated.
+#[test]
+fn close_after_another_fds_fsync_violates_only_the_stricter_property() {
+    let mut c = cfg(1, &["wb none", "fsync", "close"]);
+    c.errors = parse_errors(&["WRITE".to_string()]).unwrap();
+    let m = model(c);
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbSend);
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReplyError);
+    let s = run(&m, &s, D0, Step::WritepageEnd);
+    let s = run(&m, &s, T1, Step::Entry);
+    let s = run(&m, &s, T1, Step::InodeLock);
+    let s = run(&m, &s, T1, Step::WbBegin);
+    let s = run(&m, &s, T1, Step::WbDone);
+    let s = run(&m, &s, T1, Step::SetNowrite);
+    let s = run(&m, &s, T1, Step::SyncWritesDone);
+    assert!(!s.as_eio && s.viol & VIOL_F1 == 0 && s.viol2 & VIOL2_F1_CLOSE == 0);
+    let s = run(&m, &s, T2, Step::Entry);
+    let s = run(&m, &s, T2, Step::WbBegin);
+    let s = run(&m, &s, T2, Step::WbDone);
+    assert_eq!(s.viol & VIOL_F1, 0, "f1 (fsync, errseq) holds");
+    assert_ne!(s.viol2 & VIOL2_F1_CLOSE, 0, "f1-close is violated");
+}
+
 /// Bad `errors` entries and impossible io-mode combinations are refused.
 #[test]
 fn errors_and_io_modes_are_validated() {
@@ -643,5 +673,50 @@ fn errors_and_io_modes_are_validated() {
     assert_eq!(
         TaskSpec::parse("close release").unwrap(),
         TaskSpec::CloseRelease
+    );
+}
+
+/// Every state reachable from the initial one (breadth-first).
+fn reachable(m: &FuseModel) -> Vec<State> {
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = vec![m.initial()];
+    let mut out = Vec::new();
+    while let Some(s) = todo.pop() {
+        if !seen.insert(s) {
+            continue;
+        }
+        let mut acts = Vec::new();
+        m.enabled(&s, &mut acts);
+        for a in acts {
+            if let Some(n) = m.step(&s, a) {
+                todo.push(n);
+            }
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// F-short-read: another client shrinks the file; a read's short READ at
+/// page 1 sets i_size to its offset, a size the server never had. That is
+/// the upper bound fuse_read_update_size documents ("Short read means EOF.
+/// If file size is larger, truncate it"): a4, the contract, holds in
+/// every reachable state; the stricter a4-exact is violated in some.
+#[test]
+fn a_short_reads_upper_bound_violates_only_the_stricter_property() {
+    let mut c = cfg(2, &["remote-truncate 0", "read 1+1"]);
+    c.kernel = Kernel::T2;
+    c.variant = Variant::base(Kernel::T2);
+    c.writeback_cache = false;
+    c.cached = 0;
+    c.dirty = 0;
+    c.daemon_threads = 2;
+    let states = reachable(&model(c));
+    assert!(states.iter().all(|s| s.viol2 & VIOL2_A4 == 0), "a4 holds");
+    assert!(
+        states
+            .iter()
+            .any(|s| s.viol2 & VIOL2_A4_EXACT != 0 && s.i_size == 1),
+        "a4-exact is violated: i_size 1 page, a size the server never had"
     );
 }
