@@ -4,7 +4,7 @@ use wbspec::catalogue::{self, Catalogue, Entry, Verdict};
 use wbspec::outcome::Settings;
 use wbspec::runner::Engine;
 use wbspec::search::Limits;
-use wbspec::{bench, cite, explore, outcome, paths, pins, report, results, shard, trace};
+use wbspec::{bench, cite, explore, outcome, paths, pins, report, results, shard, show, trace};
 
 use clap::{Parser, Subcommand};
 use std::collections::BTreeMap;
@@ -29,8 +29,30 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// List the catalogue's checks.
-    List,
+    /// List the catalogue's checks (name, model, kernel state, question).
+    List {
+        /// One line per check with its switches, tasks, the properties
+        /// it expects violated, pinned states and tags.
+        #[arg(long)]
+        long: bool,
+        /// Only checks of this kernel state (e.g. T2).
+        #[arg(long, value_name = "STATE")]
+        kernel: Option<String>,
+        /// Only checks with a task of this kind, the task's first word
+        /// (e.g. dio-write).
+        #[arg(long, value_name = "KIND")]
+        task: Option<String>,
+        /// Only checks with this tag (e.g. finding).
+        #[arg(long)]
+        tag: Option<String>,
+    },
+    /// Print what the catalogue says about one check: kernel state,
+    /// switches, tasks, bounds, expected verdicts, pins, tags, pair and
+    /// its file (nothing is run).
+    Show {
+        /// The check (a derived `-bg1` check too).
+        check: String,
+    },
     /// Run checks and print one verdict line per check and property.
     Check {
         /// Checks to run (names or tags).
@@ -398,16 +420,26 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             markdown.as_deref(),
             &mut |l| out.line(l),
         ),
-        Cmd::List => {
-            for e in entries {
-                out.line(&format!(
-                    "{:<28} {:<7} {:<5} {}",
-                    e.name,
-                    e.model,
-                    e.check.kernel(),
-                    e.question
-                ))?;
+        Cmd::List {
+            long,
+            kernel,
+            task,
+            tag,
+        } => {
+            let f = show::Filter { kernel, task, tag };
+            f.validate(&cat)?;
+            for e in entries.iter().filter(|e| f.matches(e)) {
+                out.line(&if long {
+                    show::long_line(e)
+                } else {
+                    show::list_line(e)
+                })?;
             }
+            Ok(0)
+        }
+        Cmd::Show { check } => {
+            let e = find(entries, &check)?;
+            out.lines(&show::show(e, &cat))?;
             Ok(0)
         }
         Cmd::Check {
