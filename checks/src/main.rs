@@ -336,9 +336,20 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
         Cmd::Explore { check, trace, port } => {
             let e = find(entries, &check)?;
             out.flush()?;
-            let (encoded, what) = start_path(e, trace.as_deref(), entries)?;
+            // the page shows the check's verdicts: an exhaustive run first
+            eprintln!("running {} ...", e.name);
+            let r = outcome::run(e, &Settings::default(), true)?;
+            let (encoded, what) = start_path(e, &r, trace.as_deref(), entries)?;
+            let page = explore::page(e, &r, &what);
             let check = e.check.clone();
-            explore::serve_at(port, &encoded, &what, move |p| check.serve(p))
+            explore::serve_at(
+                port,
+                &encoded,
+                &what,
+                &page,
+                move |p| check.serve(p),
+                &mut std::io::stdout(),
+            )
         }
         Cmd::Cite { check } => {
             let e = find(entries, &check)?;
@@ -669,6 +680,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
 /// Where to open the Explorer: the `Path::encode` string and what it is.
 fn start_path(
     e: &Entry,
+    r: &outcome::CheckResult,
     trace_file: Option<&Path>,
     entries: &[Entry],
 ) -> Result<(String, String), String> {
@@ -691,11 +703,19 @@ fn start_path(
         return Ok((r.trace.encoded, what));
     }
     // The first property the catalogue expects to be violated: its
-    // shortest counterexample (a BFS; checks that hold need no search).
+    // shortest counterexample, as the run found it.
     for (prop, v) in &e.expect {
         if *v == Verdict::Violated {
-            if let Some(cx) = e.check.shortest(prop)? {
-                return Ok((cx.encoded, format!("{prop} counterexample of {}", e.name)));
+            if let Some(cx) = r
+                .props
+                .iter()
+                .find(|p| p.name == prop)
+                .and_then(|p| p.trace.as_ref())
+            {
+                return Ok((
+                    cx.encoded.clone(),
+                    format!("{prop} counterexample of {}", e.name),
+                ));
             }
         }
     }
