@@ -84,6 +84,8 @@ pub struct Entry {
     /// The pins are of an exploration reduced by the model's symmetry
     /// (`symmetry = true`; docs/performance.md).
     pub symmetry: bool,
+    /// The model's keys of the entry as written (tasks, pages, ...).
+    pub settings: toml::Table,
     pub check: Arc<dyn Check>,
     /// For a derived `<name>-bg1` check: the check it derives from (its
     /// pins are written into that check's `congested` table).
@@ -498,6 +500,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             tags: ctags,
             pair: None,
             symmetry,
+            settings: own.clone(),
             check: cc,
             parent: Some(name.clone()),
         });
@@ -515,6 +518,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             tags,
             pair: str_key(t, "pair").map_err(ctx)?.map(String::from),
             symmetry,
+            settings: own,
             check,
             name,
             parent: None,

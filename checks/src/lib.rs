@@ -17,5 +17,6 @@ pub mod results;
 pub mod runner;
 pub mod search;
 pub mod shard;
+pub mod show;
 pub mod tally;
 pub mod trace;

@@ -4,7 +4,7 @@ use wbspec::catalogue::{self, Catalogue, Entry, Verdict};
 use wbspec::outcome::Settings;
 use wbspec::runner::Engine;
 use wbspec::search::Limits;
-use wbspec::{bench, cite, explore, outcome, paths, pins, report, results, shard, trace};
+use wbspec::{bench, cite, explore, outcome, paths, pins, report, results, shard, show, trace};
 
 use clap::{Parser, Subcommand};
 use std::collections::BTreeMap;
@@ -29,8 +29,30 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// List the catalogue's checks.
-    List,
+    /// List the catalogue's checks (name, model, kernel state, question).
+    List {
+        /// One line per check with its switches, tasks, the properties
+        /// it expects violated, pinned states and tags.
+        #[arg(long)]
+        long: bool,
+        /// Only checks of this kernel state (e.g. T2).
+        #[arg(long, value_name = "STATE")]
+        kernel: Option<String>,
+        /// Only checks with a task of this kind, the task's first word
+        /// (e.g. dio-write).
+        #[arg(long, value_name = "KIND")]
+        task: Option<String>,
+        /// Only checks with this tag (e.g. finding).
+        #[arg(long)]
+        tag: Option<String>,
+    },
+    /// Print what the catalogue says about one check: kernel state,
+    /// switches, tasks, bounds, expected verdicts, pins, tags, pair and
+    /// its file (nothing is run).
+    Show {
+        /// The check (a derived `-bg1` check too).
+        check: String,
+    },
     /// Run checks and print one verdict line per check and property.
     Check {
         /// Checks to run (names or tags).
@@ -45,8 +67,9 @@ enum Cmd {
         #[arg(long)]
         explain: bool,
         /// Rewrite each run check's pinned `states` and `witnesses` to the
-        /// counts observed; refused unless every verdict is as expected
-        /// (say why in the commit message).
+        /// counts observed, and those of its derived `-bg1` check (its
+        /// `congested` entry), which this option runs too; refused unless
+        /// every verdict is as expected (say why in the commit message).
         #[arg(long)]
         update_pins: bool,
         /// Write the results table (Markdown) here, e.g. docs/results.md.
@@ -319,9 +342,20 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
         Cmd::Explore { check, trace, port } => {
             let e = find(entries, &check)?;
             out.flush()?;
-            let (encoded, what) = start_path(e, trace.as_deref(), entries)?;
+            // the page shows the check's verdicts: an exhaustive run first
+            eprintln!("running {} ...", e.name);
+            let r = outcome::run(e, &Settings::default(), true)?;
+            let (encoded, what) = start_path(e, &r, trace.as_deref(), entries)?;
+            let page = explore::page(e, &r, &what);
             let check = e.check.clone();
-            explore::serve_at(port, &encoded, &what, move |p| check.serve(p))
+            explore::serve_at(
+                port,
+                &encoded,
+                &what,
+                &page,
+                move |p| check.serve(p),
+                &mut std::io::stdout(),
+            )
         }
         Cmd::Cite { check } => {
             let e = find(entries, &check)?;
@@ -412,16 +446,26 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             markdown.as_deref(),
             &mut |l| out.line(l),
         ),
-        Cmd::List => {
-            for e in entries {
-                out.line(&format!(
-                    "{:<28} {:<7} {:<5} {}",
-                    e.name,
-                    e.model,
-                    e.check.kernel(),
-                    e.question
-                ))?;
+        Cmd::List {
+            long,
+            kernel,
+            task,
+            tag,
+        } => {
+            let f = show::Filter { kernel, task, tag };
+            f.validate(&cat)?;
+            for e in entries.iter().filter(|e| f.matches(e)) {
+                out.line(&if long {
+                    show::long_line(e)
+                } else {
+                    show::list_line(e)
+                })?;
             }
+            Ok(0)
+        }
+        Cmd::Show { check } => {
+            let e = find(entries, &check)?;
+            out.lines(&show::show(e, &cat))?;
             Ok(0)
         }
         Cmd::Check {
@@ -485,6 +529,23 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     for h in hits {
                         if !v.iter().any(|x| x.name == h.name) {
                             v.push(h);
+                        }
+                    }
+                }
+                if update_pins {
+                    // a check's derived twins (`-bg1`) are pinned with it:
+                    // `check --all` judges them too
+                    let twins: Vec<&Entry> = entries
+                        .iter()
+                        .filter(|t| {
+                            t.parent
+                                .as_ref()
+                                .is_some_and(|p| v.iter().any(|x| &x.name == p))
+                        })
+                        .collect();
+                    for t in twins {
+                        if !v.iter().any(|x| x.name == t.name) {
+                            v.push(t);
                         }
                     }
                 }
@@ -566,9 +627,17 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     .map(|r| r.name.as_str())
                     .collect();
                 if !refused.is_empty() {
+                    let twin = selected
+                        .iter()
+                        .any(|e| e.parent.is_some() && refused.contains(&e.name.as_str()));
                     return Err(format!(
-                        "--update-pins refused: verdicts not as expected (or incomplete) in {}",
-                        refused.join(" ")
+                        "--update-pins refused: verdicts not as expected (or incomplete) in {}{}",
+                        refused.join(" "),
+                        if twin {
+                            " (a -bg1 check's expectations are its parent's unless its `congested = { expect = {...} }` says otherwise)"
+                        } else {
+                            ""
+                        }
                     ));
                 }
                 let mut by_file: BTreeMap<&Path, BTreeMap<String, _>> = BTreeMap::new();
@@ -588,6 +657,9 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     pins::update_file(f, p)?;
                     eprintln!("pinned {} checks in {}", p.len(), f.display());
                 }
+                // the verdicts were as expected (else refused above) and
+                // the counts are now pinned: only pins differed
+                bad -= results_v.iter().filter(|r| !r.ok()).count();
             }
             if let Some(path) = markdown {
                 let cmd = if all {
@@ -634,6 +706,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
 /// Where to open the Explorer: the `Path::encode` string and what it is.
 fn start_path(
     e: &Entry,
+    r: &outcome::CheckResult,
     trace_file: Option<&Path>,
     entries: &[Entry],
 ) -> Result<(String, String), String> {
@@ -656,11 +729,19 @@ fn start_path(
         return Ok((r.trace.encoded, what));
     }
     // The first property the catalogue expects to be violated: its
-    // shortest counterexample (a BFS; checks that hold need no search).
+    // shortest counterexample, as the run found it.
     for (prop, v) in &e.expect {
         if *v == Verdict::Violated {
-            if let Some(cx) = e.check.shortest(prop)? {
-                return Ok((cx.encoded, format!("{prop} counterexample of {}", e.name)));
+            if let Some(cx) = r
+                .props
+                .iter()
+                .find(|p| p.name == prop)
+                .and_then(|p| p.trace.as_ref())
+            {
+                return Ok((
+                    cx.encoded.clone(),
+                    format!("{prop} counterexample of {}", e.name),
+                ));
             }
         }
     }

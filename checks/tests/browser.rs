@@ -1,6 +1,9 @@
-//! Drives Stateright's Explorer, served by `wbspec explore`, in Debian's
-//! headless Chromium at a counterexample URL, and checks that the
-//! rendered page shows the path's steps and the sequence-diagram SVG.
+//! Drives Stateright's Explorer, served by `wbspec explore` with wbspec's
+//! page, in Debian's headless Chromium at a counterexample URL (the
+//! virtual time budget lets the page's script fetch the path's states),
+//! and checks the rendered DOM: the path of actions first with every
+//! step, the check's own verdicts, the sequence diagram with text of at
+//! least 12 px, no character without a glyph.
 //! Skips (with a line saying so) when Chromium is not installed, unless
 //! WBSPEC_REQUIRE_BROWSER=1 (set by .ci/run) makes that a failure;
 //! .ci/setup installs it. Every process it starts is killed by its PID.
@@ -109,6 +112,45 @@ fn wait_listening(port: u16, deadline: Instant) {
     }
 }
 
+/// The body of GET `path` on 127.0.0.1:`port` (HTTP/1.0, 10 s at most).
+fn http_get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").unwrap();
+    let mut body = String::new();
+    let _ = s.read_to_string(&mut body);
+    body
+}
+
+/// `wbspec explore` on a port another socket holds: a one-line error,
+/// exit 2, and no URL or "serving on" printed.
+#[test]
+fn explore_on_a_busy_port_is_a_one_line_error_before_any_url() {
+    let busy = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_wbspec"))
+        .args(["explore", "t-fopen-dio-read", "--port", &port])
+        .arg("--catalogue")
+        .arg(common::catalogue_dir())
+        .current_dir(std::env::temp_dir())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run wbspec explore");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!err.contains("serving on"), "{err}");
+    let last: Vec<&str> = err.lines().filter(|l| l.starts_with("wbspec: ")).collect();
+    assert_eq!(last.len(), 1, "{err}");
+    assert!(last[0].contains(&format!("127.0.0.1:{port}")), "{err}");
+    drop(busy);
+}
+
 /// Runs Chromium headless on `url` and returns the DOM after the page's
 /// scripts have fetched the path's states (virtual time runs until the
 /// network is idle, then for the budget). Kills Chromium's process group
@@ -210,13 +252,78 @@ fn explorer_shows_the_counterexample_in_chromium() {
     wait_listening(port, Instant::now() + Duration::from_secs(10));
 
     let dom = dump_dom(&chrome, &url, Duration::from_secs(30));
+    let css = http_get(port, "/app.css");
     drop(server); // the server is killed before any assertion can fail
 
-    // the path of actions, every step of the trace
-    assert!(dom.contains("Path of Actions"), "{dom}");
-    for label in &r.trace.counterexample().labels {
-        assert!(dom.contains(label), "step {label:?} not shown");
+    // the path of actions: the page's first section, every step of the
+    // trace in it (the numbers are the diagram's: the hidden Pre-init
+    // is not counted, Init is 0)
+    let first_h2 = &dom[dom.find("<h2").expect("no h2")..];
+    assert!(first_h2.starts_with("<h2>Path of Actions</h2>"), "{dom}");
+    let path = &first_h2[..first_h2.find("</ol>").unwrap()];
+    assert!(
+        path.contains("<ol class=\"path-list\" start=\"0\""),
+        "{path}"
+    );
+    let labels = r.trace.counterexample().labels;
+    for label in &labels {
+        assert!(
+            path.contains(label.as_str()),
+            "step {label:?} not in the path"
+        );
     }
+    assert_eq!(path.matches("<li>").count(), labels.len() + 2, "{path}");
+    // this check's verdicts from an exhaustive run, not the model's
+    // every property "Searching"
+    assert!(!dom.contains("Searching"), "{dom}");
+    let v = &dom[dom
+        .find("<h2>Verdicts of t-fopen-dio-read</h2>")
+        .expect("no verdicts")..];
+    assert!(
+        v.contains("<td class=\"violated\">b1</td><td>violated in ")
+            && v.contains(", as expected; <a href=\"#/steps/"),
+        "{v}"
+    );
+    assert!(
+        v.contains("Hold in all ") && v.contains("a1, a2, a3"),
+        "{v}"
+    );
+    assert!(v.contains("w-dio-read-checked ("), "{v}");
+    assert!(
+        !dom.contains("w-crop"),
+        "a witness this check does not reach"
+    );
+    // no character without a glyph: the page is ASCII but for what the
+    // installed fonts cover (fontconfig says, per character)
+    let mut odd: Vec<char> = dom.chars().filter(|c| !c.is_ascii()).collect();
+    odd.sort();
+    odd.dedup();
+    for c in odd {
+        let fonts = Command::new("fc-list")
+            .arg(format!(":charset={:x}", c as u32))
+            .output()
+            .expect("fc-list (fontconfig) runs");
+        assert!(
+            !fonts.stdout.is_empty(),
+            "{c:?} (U+{:04X}) has no glyph in the installed fonts",
+            c as u32
+        );
+    }
+    // the diagram's text at 12 px or more at 100 % zoom: font size times
+    // the displayed width over the viewBox width, and the page's style
+    // (wbspec's, as served) does not shrink the SVG
+    let svg = &dom[dom.find("<svg").unwrap()..];
+    let attr = |k: &str, i: usize| -> f64 {
+        let v = svg.split(&format!(" {k}=\"")).nth(1).unwrap();
+        let v = &v[..v.find('"').unwrap()];
+        v.split(' ').nth(i).unwrap().parse().unwrap()
+    };
+    let px = attr("font-size", 0) * attr("width", 0) / attr("viewBox", 2);
+    assert!(px >= 12.0, "diagram text {px:.1} px");
+    assert!(
+        css.contains("wbspec's style") && css.contains(".diagram svg { max-width: none;"),
+        "{css}"
+    );
     // the selected (last) state, in the compact rendering
     assert!(dom.contains("server v1"), "state not shown");
     // the sequence diagram, with its lanes and the violation

@@ -265,3 +265,59 @@ fn a_differing_verdict_exits_1() {
     assert!(s.contains("Check w b1 Sometimes"), "{s}");
     assert!(s.contains("MISMATCH expected holds"), "{s}");
 }
+
+/// docs/model.md's recipe for a new check, followed: a check without
+/// pins, `check NAME --update-pins` (which pins its `-bg1` twin too, in
+/// its `congested` entry), then the check and its twin are as expected —
+/// the judgement `check --all` makes of each check (`CheckResult::ok`).
+#[test]
+fn a_new_check_is_green_after_one_update_pins() {
+    let dir = tmpdir();
+    for f in std::fs::read_dir(catalogue_dir()).unwrap() {
+        let p = f.unwrap().path();
+        std::fs::copy(&p, dir.path().join(p.file_name().unwrap())).unwrap();
+    }
+    let new = dir.path().join("99-new.toml");
+    std::fs::write(
+        &new,
+        "[[check]]\nname = \"t2-new-recipe\"\nquestion = \"q\"\nkernel = \"T2\"\npages = 1\ninit_size = 1\ncached = [0]\ntasks = [\"write 0+1\", \"dio-read 0+1\"]\n",
+    )
+    .unwrap();
+    let d = dir.path().to_str().unwrap();
+    // before: both unpinned, exit 1
+    let out = wbspec(&[
+        "--catalogue",
+        d,
+        "check",
+        "t2-new-recipe",
+        "t2-new-recipe-bg1",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("MISMATCH unpinned"));
+    let out = wbspec(&["--catalogue", d, "check", "t2-new-recipe", "--update-pins"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{}\n{err}", stdout(&out));
+    assert!(err.contains("running t2-new-recipe-bg1"), "{err}");
+    assert!(err.contains("pinned 2 checks in"), "{err}");
+    let text = std::fs::read_to_string(&new).unwrap();
+    assert!(text.contains("\nstates = "), "{text}");
+    assert!(text.contains("congested = { states = "), "{text}");
+    let out = wbspec(&[
+        "--catalogue",
+        d,
+        "check",
+        "t2-new-recipe",
+        "t2-new-recipe-bg1",
+    ]);
+    let s = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    assert!(!s.contains("MISMATCH") && !s.contains("unpinned"), "{s}");
+    assert_eq!(s.matches("\nStates ").count(), 2, "{s}");
+    // the same judgement as check --all's, per check
+    let cat = catalogue::load_dir(dir.path()).unwrap();
+    let set = wbspec::outcome::Settings::default();
+    for n in ["t2-new-recipe", "t2-new-recipe-bg1"] {
+        let e = cat.entries.iter().find(|e| e.name == n).unwrap();
+        assert!(wbspec::outcome::run(e, &set, false).unwrap().ok(), "{n}");
+    }
+}

@@ -314,6 +314,17 @@ fn sequence_diagrams_of_the_traces() {
         assert!(svg.ends_with("</svg>"));
         assert!(!svg.contains("<script") && !svg.contains("href"));
         assert!(svg.len() < 20_000, "{} bytes", svg.len());
+        // text of at least 12 CSS px at 100 % zoom: font size times the
+        // scale from the viewBox to the displayed width
+        let attr = |k: &str, i: usize| -> f64 {
+            let v = svg.split(&format!(" {k}=\"")).nth(1).unwrap();
+            let v = &v[..v.find('"').unwrap()];
+            v.split(' ').nth(i).unwrap().parse().unwrap()
+        };
+        // viewBox="0 0 W H"
+        let px = attr("font-size", 0) * attr("width", 0) / attr("viewBox", 2);
+        assert!(px >= 12.0, "{}: text {px:.1} px", f.display());
+        assert!(!svg.contains("font-size=\"8") && !svg.contains("font-size=\"9"));
         assert_eq!(svg.matches("<circle").count(), r.trace.actions.len());
         assert!(
             svg.contains(&format!("violated here: {}", r.trace.property))

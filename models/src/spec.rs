@@ -180,6 +180,13 @@ pub trait Spec:
     /// The configuration with one switch turned the other way, or `None`
     /// when `name` is not a switch of this model.
     fn flip(cfg: &Self::Config, name: &str) -> Option<Self::Config>;
+    /// The catalogue's task syntax, one form per task kind (its first
+    /// word), e.g. `write F+N`; empty for a model whose workload is not a
+    /// task list. Unknown-task errors list it; `wbspec list --task KIND`
+    /// checks a kind against it.
+    fn task_syntax() -> &'static [&'static str] {
+        &[]
+    }
     /// Other settings worth a column in the results table (`2 threads`).
     fn config_notes(cfg: &Self::Config) -> String;
     /// The same configuration under a small bound on the model's request
@@ -265,4 +272,44 @@ pub const EXPLORE_ALL: &str = "_explore-all";
 /// Index of a property by name.
 pub fn property_index<M: Spec>(name: &str) -> Option<usize> {
     M::property_defs().iter().position(|p| p.name == name)
+}
+
+/// Tests: concrete tasks for one form of a `task_syntax()` list, with
+/// every option left out and all given, every alternative of `a|b`
+/// (F+N becomes 0+1, P and N become 1, S becomes 1).
+#[cfg(test)]
+pub(crate) fn task_syntax_instances(form: &str) -> Vec<String> {
+    let fill = |w: &str| match w {
+        "F+N" => "0+1".to_string(),
+        "P" | "N" | "S" => "1".to_string(),
+        w => w.to_string(),
+    };
+    let words: Vec<&str> = form.split_whitespace().collect();
+    let mut out = Vec::new();
+    for with_options in [false, true] {
+        let mut alts: Vec<Vec<String>> = vec![vec![]];
+        for w in &words {
+            let (opt, w) = match w.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
+                Some(inner) => (true, inner),
+                None => (false, *w),
+            };
+            if opt && !with_options {
+                continue;
+            }
+            let choices: Vec<String> = w.split('|').map(fill).collect();
+            alts = alts
+                .iter()
+                .flat_map(|a| {
+                    choices.iter().map(move |c| {
+                        let mut a = a.clone();
+                        a.push(c.clone());
+                        a
+                    })
+                })
+                .collect();
+        }
+        out.extend(alts.into_iter().map(|a| a.join(" ")));
+    }
+    out.dedup();
+    out
 }

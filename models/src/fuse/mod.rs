@@ -240,6 +240,10 @@ impl Spec for FuseModel {
         Some(c)
     }
 
+    fn task_syntax() -> &'static [&'static str] {
+        config::TASK_SYNTAX
+    }
+
     fn config_notes(cfg: &Config) -> String {
         let mut v = vec![format!(
             "{} thread{}",

@@ -41,10 +41,7 @@ pub fn sequence_svg(m: &FuseModel, states: &[State], actions: &[Action]) -> Stri
     let width = LEFT * 2 + lanes * LANE_W;
     let height = row_y(n + 1) + 28;
     let mut o = String::new();
-    let _ = write!(
-        o,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="monospace" font-size="10">"##
-    );
+    o.push_str(&crate::common::svg_open(width, height));
     o.push_str(
         r##"<defs><marker id="wbspec-arrow" markerWidth="8" markerHeight="8" refX="7" refY="3" orient="auto"><path d="M0,0 L7,3 L0,6 z" fill="#333"/></marker></defs>"##,
     );

@@ -719,4 +719,23 @@ fn a_short_reads_upper_bound_violates_only_the_stricter_property() {
             .any(|s| s.viol2 & VIOL2_A4_EXACT != 0 && s.i_size == 1),
         "a4-exact is violated: i_size 1 page, a size the server never had"
     );
+
+/// Every form of the task syntax that unknown-task errors print parses,
+/// one form per kind, and the error lists them all.
+#[test]
+fn the_task_syntax_is_what_the_parser_accepts() {
+    let mut kinds = std::collections::BTreeSet::new();
+    for form in TASK_SYNTAX {
+        assert!(
+            kinds.insert(form.split_whitespace().next().unwrap()),
+            "{form}"
+        );
+        for t in crate::spec::task_syntax_instances(form) {
+            assert!(TaskSpec::parse(&t).is_ok(), "{form}: {t:?} does not parse");
+        }
+    }
+    let e = TaskSpec::parse("dio-wrote 0+1").unwrap_err();
+    for form in TASK_SYNTAX {
+        assert!(e.contains(form), "{e}");
+    }
 }

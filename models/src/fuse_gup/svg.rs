@@ -32,10 +32,7 @@ pub fn sequence_svg(m: &GupModel, states: &[State], actions: &[Action]) -> Strin
     let width = text_x + 560;
     let height = row_y(n + 1) + 10;
     let mut o = String::new();
-    let _ = write!(
-        o,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="monospace" font-size="10">"##
-    );
+    o.push_str(&crate::common::svg_open(width, height));
     if let Some(s0) = states.first() {
         let _ = write!(
             o,

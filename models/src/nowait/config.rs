@@ -225,6 +225,20 @@ pub enum TaskSpec {
     Flusher,
 }
 
+/// The catalogue's task syntax, one form per task kind (N: folios, F+N:
+/// first folio and count). Unknown-task errors list it; `wbspec list
+/// --task` matches on the kind, the first word.
+pub const SYNTAX: &[&str] = &[
+    "uring-append N",
+    "uring-write F+N",
+    "append N",
+    "write F+N",
+    "chmod-suid",
+    "utimes",
+    "stat",
+    "flusher",
+];
+
 impl TaskSpec {
     /// Parses `uring-append 2`, `uring-write 0+1`, `append 1`,
     /// `write 0+2`, `chmod-suid`, `utimes`, `stat`, `flusher`.
@@ -277,7 +291,7 @@ impl TaskSpec {
             Some("utimes") => TaskSpec::Utimes,
             Some("stat") => TaskSpec::Stat,
             Some("flusher") => TaskSpec::Flusher,
-            _ => return Err(format!("unknown task '{s}'")),
+            _ => return Err(format!("unknown task '{s}' (tasks: {})", SYNTAX.join(", "))),
         };
         let words = match t {
             TaskSpec::Uring { .. } | TaskSpec::Write { .. } => 2,

@@ -165,6 +165,10 @@ impl Spec for NowaitModel {
         Some(c)
     }
 
+    fn task_syntax() -> &'static [&'static str] {
+        config::SYNTAX
+    }
+
     fn config_notes(cfg: &Config) -> String {
         let mut v = Vec::new();
         if cfg.lazytime {

@@ -31,10 +31,7 @@ pub fn sequence_svg(m: &NowaitModel, states: &[State], actions: &[Action]) -> St
     let height = TOP + (n + 1) * ROW_H + 34;
     let x = |i: usize| LEFT + i * LANE_W + 8;
     let mut o = String::new();
-    let _ = write!(
-        o,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="monospace" font-size="10">"##
-    );
+    o.push_str(&crate::common::svg_open(width, height));
     for (i, name) in lanes.iter().enumerate() {
         let _ = write!(
             o,

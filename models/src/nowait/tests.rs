@@ -304,3 +304,23 @@ fn bad_configs_are_one_line_errors() {
         assert!(!e.contains('\n'), "one line: {e:?}");
     }
 }
+
+/// Every form of the task syntax that unknown-task errors print parses,
+/// one form per kind, and the error lists them all.
+#[test]
+fn the_task_syntax_is_what_the_parser_accepts() {
+    let mut kinds = std::collections::BTreeSet::new();
+    for form in SYNTAX {
+        assert!(
+            kinds.insert(form.split_whitespace().next().unwrap()),
+            "{form}"
+        );
+        for t in crate::spec::task_syntax_instances(form) {
+            assert!(TaskSpec::parse(&t).is_ok(), "{form}: {t:?} does not parse");
+        }
+    }
+    let e = TaskSpec::parse("frob").unwrap_err();
+    for form in SYNTAX {
+        assert!(e.contains(form), "{e}");
+    }
+}

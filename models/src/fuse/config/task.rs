@@ -88,6 +88,37 @@ pub enum TaskSpec {
     RemoteTruncate { size: u8 },
 }
 
+/// The catalogue's task syntax, one form per task kind (F+N: first page
+/// and page count, P: a page, S: a size in pages; `a|b`: one of them,
+/// `[x]`: optional). Unknown-task errors list it; `wbspec list --task`
+/// matches on the kind, the first word.
+pub const SYNTAX: &[&str] = &[
+    "write F+N",
+    "sendfile F+N",
+    "mmap P",
+    "open [trunc] [keep] [direct]",
+    "close [release]",
+    "punch F+N",
+    "fault P",
+    "gup P",
+    "wb none|all",
+    "truncate S",
+    "fsync",
+    "fdatasync",
+    "dio-write F+N",
+    "dio-read F+N",
+    "odirect-write F+N",
+    "odirect-read F+N",
+    "read F+N",
+    "munmap",
+    "msync F+N",
+    "sync_file_range F+N",
+    "readahead F+N",
+    "dio-mmap P",
+    "stat",
+    "remote-truncate S",
+];
+
 impl TaskSpec {
     /// Parses the catalogue's compact syntax, e.g. `write 0+2`, `mmap 1`,
     /// `wb none`, `wb all`, `truncate 1`, `fsync`, `close`,
@@ -216,7 +247,7 @@ impl TaskSpec {
             Some("remote-truncate") => TaskSpec::RemoteTruncate {
                 size: num(words.get(1))?,
             },
-            _ => return Err(format!("unknown task '{s}'")),
+            _ => return Err(format!("unknown task '{s}' (tasks: {})", SYNTAX.join(", "))),
         };
         let max_words = match t {
             TaskSpec::Fsync | TaskSpec::Close | TaskSpec::Stat | TaskSpec::Munmap => 1,
