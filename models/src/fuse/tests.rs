@@ -719,6 +719,7 @@ fn a_short_reads_upper_bound_violates_only_the_stricter_property() {
             .any(|s| s.viol2 & VIOL2_A4_EXACT != 0 && s.i_size == 1),
         "a4-exact is violated: i_size 1 page, a size the server never had"
     );
+}
 
 /// Every form of the task syntax that unknown-task errors print parses,
 /// one form per kind, and the error lists them all.
