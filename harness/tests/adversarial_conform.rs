@@ -447,8 +447,9 @@ fn mounted_under(tmp: &Path) -> bool {
         .any(|l| l.split(' ').nth(4).is_some_and(|m| m.starts_with(&t)))
 }
 
-/// SIGINT while a scenario's mount exists: `conform` unmounts it, removes
-/// its temporary directory and exits 130. Needs root and /dev/fuse.
+/// SIGINT (or SIGTERM) while a scenario's mount exists: `conform`
+/// unmounts it, removes its temporary directory and exits 128 + the
+/// signal. Needs root and /dev/fuse.
 #[test]
 fn sigint_during_conform_leaves_nothing_behind() {
     use wbspec_harness::require::{may_run, KERNEL};
@@ -459,6 +460,14 @@ fn sigint_during_conform_leaves_nothing_behind() {
     ) {
         return;
     }
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        interrupted_run_leaves_nothing(sig);
+    }
+}
+
+/// Every wait here is bounded (20 s), and only our own child is signalled
+/// or killed, by its PID.
+fn interrupted_run_leaves_nothing(sig: libc::c_int) {
     let tmp = tempfile::tempdir().unwrap();
     let mut child = Command::new(BIN)
         .args(["conform", "b_ftrunc"])
@@ -472,7 +481,7 @@ fn sigint_during_conform_leaves_nothing_behind() {
         if t0.elapsed() > Duration::from_secs(20) {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{what} within 20 s");
+            panic!("{what} within 20 s (signal {sig})");
         }
         std::thread::sleep(Duration::from_millis(5));
     };
@@ -484,14 +493,14 @@ fn sigint_during_conform_leaves_nothing_behind() {
         bounded("no mount", t0, &mut child);
     }
     assert_eq!(mine(tmp.path()).len(), 1, "{:?}", mine(tmp.path()));
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as libc::pid_t, sig) };
     let t1 = Instant::now();
     while child.try_wait().unwrap().is_none() {
-        bounded("conform did not end after SIGINT", t1, &mut child);
+        bounded("conform did not end after the signal", t1, &mut child);
     }
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert_eq!(o.status.code(), Some(128 + sig), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     assert!(!mounted_under(tmp.path()), "a mount left behind");
     assert_eq!(
