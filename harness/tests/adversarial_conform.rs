@@ -126,6 +126,23 @@ fn direct_read_returning_other_data_than_its_reply() {
     violation(&p, "reply READ");
 }
 
+/// Data past EOF: a direct read across EOF whose READ reply was short
+/// returning the whole range, and a buffered read past i_size (a_nowbc_gap:
+/// the write-through pwrite has not extended it yet) returning the
+/// server's data.
+#[test]
+fn reads_returning_data_past_eof() {
+    let d = tempfile::tempdir().unwrap();
+    let p = altered(d.path(), "e_odirect_eof", |ev| {
+        set_ret(pread_ret(ev, "T0", 1), 8192, "AA")
+    });
+    violation(&p, "the model's direct read returns [4096] bytes");
+    let p = altered(d.path(), "a_nowbc_gap", |ev| {
+        set_ret(pread_ret(ev, "T1", 0), 1 << 20, &"F".repeat(256))
+    });
+    violation(&p, "the model's read returns 0");
+}
+
 /// A buffered read whose data tags disagree with its byte count, or a
 /// mapped read returning bytes without the data it read, is bad input.
 #[test]
