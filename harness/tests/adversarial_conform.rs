@@ -126,6 +126,23 @@ fn direct_read_returning_other_data_than_its_reply() {
     violation(&p, "reply READ");
 }
 
+/// Data past EOF: a direct read across EOF whose READ reply was short
+/// returning the whole range, and a buffered read past i_size (a_nowbc_gap:
+/// the write-through pwrite has not extended it yet) returning the
+/// server's data.
+#[test]
+fn reads_returning_data_past_eof() {
+    let d = tempfile::tempdir().unwrap();
+    let p = altered(d.path(), "e_odirect_eof", |ev| {
+        set_ret(pread_ret(ev, "T0", 1), 8192, "AA")
+    });
+    violation(&p, "the model's direct read returns [4096] bytes");
+    let p = altered(d.path(), "a_nowbc_gap", |ev| {
+        set_ret(pread_ret(ev, "T1", 0), 1 << 20, &"F".repeat(256))
+    });
+    violation(&p, "the model's read returns 0");
+}
+
 /// A buffered read whose data tags disagree with its byte count, or a
 /// mapped read returning bytes without the data it read, is bad input.
 #[test]
@@ -447,8 +464,9 @@ fn mounted_under(tmp: &Path) -> bool {
         .any(|l| l.split(' ').nth(4).is_some_and(|m| m.starts_with(&t)))
 }
 
-/// SIGINT while a scenario's mount exists: `conform` unmounts it, removes
-/// its temporary directory and exits 130. Needs root and /dev/fuse.
+/// SIGINT (or SIGTERM) while a scenario's mount exists: `conform`
+/// unmounts it, removes its temporary directory and exits 128 + the
+/// signal. Needs root and /dev/fuse.
 #[test]
 fn sigint_during_conform_leaves_nothing_behind() {
     use wbspec_harness::require::{may_run, KERNEL};
@@ -459,6 +477,14 @@ fn sigint_during_conform_leaves_nothing_behind() {
     ) {
         return;
     }
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        interrupted_run_leaves_nothing(sig);
+    }
+}
+
+/// Every wait here is bounded (20 s), and only our own child is signalled
+/// or killed, by its PID.
+fn interrupted_run_leaves_nothing(sig: libc::c_int) {
     let tmp = tempfile::tempdir().unwrap();
     let mut child = Command::new(BIN)
         .args(["conform", "b_ftrunc"])
@@ -472,7 +498,7 @@ fn sigint_during_conform_leaves_nothing_behind() {
         if t0.elapsed() > Duration::from_secs(20) {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{what} within 20 s");
+            panic!("{what} within 20 s (signal {sig})");
         }
         std::thread::sleep(Duration::from_millis(5));
     };
@@ -484,14 +510,14 @@ fn sigint_during_conform_leaves_nothing_behind() {
         bounded("no mount", t0, &mut child);
     }
     assert_eq!(mine(tmp.path()).len(), 1, "{:?}", mine(tmp.path()));
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as libc::pid_t, sig) };
     let t1 = Instant::now();
     while child.try_wait().unwrap().is_none() {
-        bounded("conform did not end after SIGINT", t1, &mut child);
+        bounded("conform did not end after the signal", t1, &mut child);
     }
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert_eq!(o.status.code(), Some(128 + sig), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     assert!(!mounted_under(tmp.path()), "a mount left behind");
     assert_eq!(

@@ -244,9 +244,14 @@ struct Tally {
 }
 
 impl Tally {
-    /// Print the Conform line of one trace and count it.
+    /// Print the Conform line of one trace and count it (`kernel`:
+    /// `pass`, `n/a`, or `FAIL(check)`: a scenario counts as failed once,
+    /// for its kernel check or its trace).
     fn add(&mut self, name: &str, kernel: &str, c: Conformance, d: &Declared, verbose: bool) {
         let j = judge(&c, d);
+        if kernel.starts_with("FAIL") && !matches!(j, Judged::Difference(_)) {
+            self.failed += 1;
+        }
         let tail = match (&j, c.class) {
             (Judged::AsDeclared, Class::Conforms) => {
                 self.conform += 1;
@@ -355,7 +360,6 @@ pub fn conform_main(args: &[String]) -> i32 {
         let kernel = if r.outcome == "pass" {
             "pass".to_string()
         } else {
-            t.failed += 1;
             format!("FAIL({})", r.failed_check.as_deref().unwrap_or("?"))
         };
         let c = conform_trace(&r.trace, Some(&r.name)).unwrap_or_else(|e| Conformance {

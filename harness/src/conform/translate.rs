@@ -15,6 +15,10 @@ use wbspec_models::fuse::{Config, Kernel, TaskSpec, Variant};
 
 use crate::trace::Event;
 
+/// What a read returned, per model page: the versions its data may be
+/// (`None`: past the bytes returned).
+type PagesRead = Vec<(u8, Option<Vec<u8>>)>;
+
 fn kernel_of(release: &str) -> Option<Kernel> {
     match crate::runner::kernel_state(release) {
         Some("T''") => Some(Kernel::T2),
@@ -338,7 +342,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                     data: Option<&str>,
                     (mf, mn): (u8, u8),
                     whole: bool|
-     -> Result<Vec<(u8, Option<Vec<u8>>)>, String> {
+     -> Result<PagesRead, String> {
         let end = first + bytes.div_ceil(PG);
         let mut chk = vec![];
         for p in mf..mf + mn {

@@ -605,6 +605,42 @@ mod tests {
     use super::super::translate;
     use serde_json::json;
 
+    /// A pending call's pid is learned also while another call is pending
+    /// (a request only a syscall sends, from a pid no call had): a third
+    /// pid is then no pending call's, across both calls.
+    #[test]
+    fn pids_are_learned_among_several_pending_calls() {
+        let run = |third: &str| {
+            let mut l: Vec<String> = OPEN.iter().map(|x| x.to_string()).collect();
+            l.extend(
+                [
+                    "call T0 fsync fd=6",
+                    "req 8 FSYNC",
+                    "call T1 ftruncate fd=6 0",
+                    "req 10 SETATTR size=0 pid=9",
+                    &format!("req 12 FSYNC pid={third}"),
+                    "reply 8 FSYNC",
+                    "reply 10 SETATTR",
+                    "reply 12 FSYNC",
+                    "ret T0 fsync 0",
+                    "ret T1 ftruncate 0",
+                ]
+                .map(String::from),
+            );
+            let l: Vec<&str> = l.iter().map(String::as_str).collect();
+            super::validate(&tr(json!({}), &l))
+        };
+        assert_eq!(run("9"), Ok(()));
+        assert_eq!(run("7"), Ok(()));
+        match run("11") {
+            Err(super::Invalid::Bad(e)) => assert!(
+                e.contains("FSYNC u=12 from pid 11, which is not the pid of a pending call"),
+                "{e}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
     /// Structural rules (validate.rs) that the altered fixtures do not cover.
     #[test]
     fn structurally_invalid_traces_are_input_errors() {
