@@ -431,6 +431,20 @@ fn scenario_table() -> String {
     s
 }
 
+/// The line `conform --trace FILE` prints for a committed trace (its
+/// first line; the detail follows only with --verbose or a violation).
+fn conform_line(path: &Path) -> Result<String, String> {
+    let text = crate::paths::read_input(path)?;
+    let ev = wbspec_harness::trace::parse_trace(&text)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let name = ev
+        .first()
+        .and_then(|h| h.scenario.clone())
+        .unwrap_or_else(|| path.display().to_string());
+    let c = conform_trace(&ev, None).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(format!("Conform {name} kernel=n/a model={}", c.word))
+}
+
 pub fn harness_readme(inp: &Inputs) -> Result<Blocks, String> {
     let n = wbspec_harness::scenarios::all().len();
     let t = inp.root.join("harness/tests/traces");
@@ -448,6 +462,24 @@ pub fn harness_readme(inp: &Inputs) -> Result<Blocks, String> {
     b.insert("n-rerun", count("6.18.44-rerun")?);
     b.insert("n-altered", count("altered")?);
     b.insert("scenario-table", scenario_table());
+    b.insert(
+        "settle-ms",
+        wbspec_harness::scenario_kit::SETTLE_MS.to_string(),
+    );
+    let hold = wbspec_harness::server::ServerConfig::default().hold_timeout_ms;
+    b.insert("hold-timeout-s", format!("{}", hold as f64 / 1000.0));
+    let mut lines = Vec::new();
+    for f in [
+        "6.18.44/b_ftrunc.jsonl",
+        "6.18.44/n_copy_range.jsonl",
+        "altered/b_ftrunc_setattr_early.jsonl",
+    ] {
+        lines.push(conform_line(&t.join(f))?);
+    }
+    b.insert(
+        "conform-output",
+        format!("\n\n```\n{}\n```\n\n", lines.join("\n")),
+    );
     Ok(b)
 }
 

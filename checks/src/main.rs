@@ -56,7 +56,8 @@ enum Cmd {
         markdown: Option<PathBuf>,
         /// With --all: regenerate docs/results.md and every generated
         /// block of README.md, harness/README.md, docs/citing.md and
-        /// docs/performance.md from this run (docs/reliability.md).
+        /// docs/performance.md from this run (refused unless every
+        /// verdict, pin and switch is as expected).
         #[arg(long)]
         update_docs: bool,
         /// Write a trace file, <traces-dir>/<check>--<property>.json, for
