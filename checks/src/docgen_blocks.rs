@@ -532,5 +532,22 @@ pub fn performance(inp: &Inputs) -> Result<Blocks, String> {
     s.push('\n');
     let mut b = Blocks::new();
     b.insert("bench-set", s);
+    let sym: Vec<&str> = inp
+        .entries
+        .iter()
+        .filter(|e| e.symmetry && e.parent.is_none())
+        .map(|e| e.name.as_str())
+        .collect();
+    b.insert(
+        "symmetry-opt-in",
+        match sym.len() {
+            0 => "No catalogue check opts in".to_string(),
+            n => format!(
+                "{} opt in ({})",
+                plural(n as u64, "catalogue check"),
+                sym.join(", ")
+            ),
+        },
+    );
     Ok(b)
 }

@@ -8,9 +8,6 @@ use crate::catalogue::Catalogue;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-/// Where the findings file lives, relative to the checkout.
-pub const FILE: &str = "checks/facts/findings.toml";
-
 /// What a finding is, judged against what the kernel promises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Class {
