@@ -4,7 +4,10 @@ use wbspec::catalogue::{self, Catalogue, Entry, Verdict};
 use wbspec::outcome::Settings;
 use wbspec::runner::Engine;
 use wbspec::search::Limits;
-use wbspec::{bench, cite, explore, outcome, paths, pins, report, results, shard, show, trace};
+use wbspec::{
+    bench, cite, docgen, explore, findings, outcome, paths, pins, report, results, shard, show,
+    trace,
+};
 
 use clap::{Parser, Subcommand};
 use std::collections::BTreeMap;
@@ -75,6 +78,12 @@ enum Cmd {
         /// Write the results table (Markdown) here, e.g. docs/results.md.
         #[arg(long)]
         markdown: Option<PathBuf>,
+        /// With --all: regenerate docs/results.md and every generated
+        /// block of README.md, harness/README.md, docs/citing.md and
+        /// docs/performance.md from this run (refused unless every
+        /// verdict, pin and switch is as expected).
+        #[arg(long)]
+        update_docs: bool,
         /// Write a trace file, <traces-dir>/<check>--<property>.json, for
         /// every violated property. With --all on the repository's own
         /// catalogue, trace files of the catalogue's checks whose
@@ -148,6 +157,17 @@ enum Cmd {
         /// Write the results table (Markdown) here.
         #[arg(long)]
         markdown: Option<PathBuf>,
+    },
+    /// Regenerate (or, with --check, compare) docs/results.md and every
+    /// generated block of the docs from a saved `check --all --json`
+    /// report, without running the catalogue.
+    Docs {
+        /// The JSON report of a `check --all` run of this catalogue.
+        #[arg(long, value_name = "FILE")]
+        report: PathBuf,
+        /// Write nothing; exit 1 naming every stale file and block.
+        #[arg(long)]
+        check: bool,
     },
     /// Re-execute a trace file, confirm its property fails at its last
     /// step, and that the file is what its catalogue check records.
@@ -446,6 +466,55 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             markdown.as_deref(),
             &mut |l| out.line(l),
         ),
+        Cmd::Docs { report, check } => {
+            if !own {
+                return Err(
+                    "docs: the generated docs are the checkout's: give no --catalogue".into(),
+                );
+            }
+            let findings_v = findings::load(&findings::path_for(&cat.dir), &cat)?;
+            let f = report.display().to_string();
+            let text = paths::read_bounded(&report, paths::MAX_REPORT_BYTES)?;
+            let doc: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| format!("{f}: not a JSON report: {e}"))?;
+            let results_v = docgen::results_from_report(&cat, &doc, &f)?;
+            let bad: Vec<&str> = results_v
+                .iter()
+                .filter(|r| !r.ok())
+                .map(|r| r.name.as_str())
+                .collect();
+            if let Some(b) = bad.first() {
+                return Err(format!(
+                    "{f}: check '{b}' is not as expected in the report ({} such); the docs need a green check --all",
+                    bad.len()
+                ));
+            }
+            let switches = results::switches(&cat, &results_v);
+            let selected: Vec<&Entry> = entries.iter().collect();
+            let inp = docgen::Inputs {
+                cat: &cat,
+                entries: &selected,
+                results: &results_v,
+                switches: &switches,
+                findings: &findings_v,
+                root: &paths::workspace_root()?,
+            };
+            let stale = docgen::update(&inp, !check)?;
+            if check {
+                if stale.is_empty() {
+                    out.line("docs: every generated file and block is up to date")?;
+                    Ok(0)
+                } else {
+                    out.line(&format!("docs: {}", docgen::stale_message(&stale)))?;
+                    Ok(1)
+                }
+            } else {
+                for s in &stale {
+                    out.line(&s.updated())?;
+                }
+                Ok(0)
+            }
+        }
         Cmd::List {
             long,
             kernel,
@@ -475,12 +544,29 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             explain,
             update_pins,
             markdown,
+            update_docs,
             write_traces,
             traces_dir,
             shard,
             run,
         } => {
             let set = run.settings()?;
+            if update_docs && (!all || shard.is_some() || !own) {
+                return Err(
+                    "--update-docs needs --all, no --shard, and the checkout's own catalogue"
+                        .into(),
+                );
+            }
+            if update_docs && set.limits != Limits::default() {
+                return Err("--update-docs refused with --max-states/--max-seconds: the docs need complete runs".into());
+            }
+            // the findings file is read before the run, so a bad one
+            // costs no catalogue run
+            let findings_v = if update_docs {
+                findings::load(&findings::path_for(&cat.dir), &cat)?
+            } else {
+                Vec::new()
+            };
             let shard = match shard {
                 Some(_) if !all => return Err("--shard needs --all".into()),
                 Some(_) if markdown.is_some() => {
@@ -663,7 +749,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             }
             if let Some(path) = markdown {
                 let cmd = if all {
-                    "cargo run --release -- check --all --markdown docs/results.md".to_string()
+                    docgen::COMMAND.to_string()
                 } else {
                     format!(
                         "wbspec check {} --markdown {}",
@@ -697,6 +783,25 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 let doc = report::json_report(checks, serde_json::Value::Object(extra));
                 let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
                 paths::write_atomic(&path, (text + "\n").as_bytes())?;
+            }
+            if update_docs {
+                if bad != 0 {
+                    return Err(
+                        "--update-docs refused: some verdict, pin or switch is not as expected (see above)"
+                            .into(),
+                    );
+                }
+                let inp = docgen::Inputs {
+                    cat: &cat,
+                    entries: &selected,
+                    results: &results_v,
+                    switches: switches.as_deref().unwrap_or(&[]),
+                    findings: &findings_v,
+                    root: &paths::workspace_root()?,
+                };
+                for s in docgen::update(&inp, true)? {
+                    eprintln!("{}", s.updated());
+                }
             }
             Ok(if bad == 0 { 0 } else { 1 })
         }

@@ -39,8 +39,19 @@ fn whole_catalogue_matches_expectations() {
     assert_eq!(
         std::fs::read_to_string(&md).unwrap(),
         committed,
-        "docs/results.md is stale: run cargo run --release -- check --all --markdown docs/results.md"
+        "docs/results.md is stale: run cargo run --release -- check --all --update-docs"
     );
+    // Every generated block of README.md, harness/README.md, docs/citing.md
+    // and docs/performance.md is what this run would write (no second run
+    // of the catalogue: the blocks are rendered from the report).
+    let docs = wbspec(&["docs", "--report", json.to_str().unwrap(), "--check"]);
+    assert!(
+        docs.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&docs.stdout),
+        String::from_utf8_lossy(&docs.stderr)
+    );
+    stale_docs_are_named_and_regenerated(&json);
     assert!(stdout.contains("Mutation score: "), "{stdout}");
     assert!(!stdout.contains("SURVIVED"), "{stdout}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -150,6 +161,111 @@ fn whole_catalogue_matches_expectations() {
 
 /// Counterexamples replay, end at their first violating state, and no
 /// shorter path exists (checked against a plain BFS depth bound).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), &t).unwrap();
+        }
+    }
+}
+
+/// On a copy of the checkout's docs: a hand-edited number in a generated
+/// block makes `docs --check` exit 1 naming the block and the command to
+/// run; `docs` (writing) restores it, and then `--check` passes. Uses the
+/// report of the one `check --all` run above.
+fn stale_docs_are_named_and_regenerated(report: &std::path::Path) {
+    let root = repo_root();
+    let dir = tmpdir();
+    let d = dir.path();
+    for f in [
+        "Cargo.toml",
+        "README.md",
+        "harness/README.md",
+        "docs/results.md",
+        "docs/citing.md",
+        "docs/performance.md",
+    ] {
+        std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
+        std::fs::copy(root.join(f), d.join(f)).unwrap();
+    }
+    for t in [
+        "checks/catalogue",
+        "checks/facts",
+        "harness/tests/traces/6.18.44",
+        "harness/tests/traces/6.18.44-gup",
+        "harness/tests/traces/6.18.44-rerun",
+        "harness/tests/traces/altered",
+    ] {
+        copy_tree(&root.join(t), &d.join(t));
+    }
+    let readme = std::fs::read_to_string(d.join("README.md")).unwrap();
+    let n = wbspec_harness::scenarios::all().len();
+    let tampered = readme.replacen(
+        &format!("<!-- wbspec:gen n-scenarios -->{n}<"),
+        "<!-- wbspec:gen n-scenarios -->58<",
+        1,
+    );
+    assert_ne!(tampered, readme, "README.md has no n-scenarios block");
+    std::fs::write(d.join("README.md"), &tampered).unwrap();
+    let r = report.to_str().unwrap();
+    let check = wbspec_in(d, &["docs", "--report", r, "--check"]);
+    let out = stdout(&check);
+    assert_eq!(check.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("README.md: generated block 'n-scenarios' is stale")
+            && out.contains("cargo run --release -- check --all --update-docs"),
+        "{out}"
+    );
+    assert!(!out.contains("harness/README.md"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("README.md")).unwrap(),
+        tampered
+    );
+    let fix = wbspec_in(d, &["docs", "--report", r]);
+    assert!(
+        fix.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fix.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("README.md")).unwrap(),
+        readme
+    );
+    let again = wbspec_in(d, &["docs", "--report", r, "--check"]);
+    assert!(again.status.success(), "{}", stdout(&again));
+}
+
+/// `docs` and `--update-docs` refuse bad input with a one-line error
+/// before running anything.
+#[test]
+fn docs_bad_input_is_a_usage_error() {
+    let dir = tmpdir();
+    let bad = dir.path().join("r.json");
+    std::fs::write(&bad, "{\"checks\": []}").unwrap();
+    one_line_error(
+        &wbspec(&["docs", "--report", bad.to_str().unwrap(), "--check"]),
+        "is not in the report",
+    );
+    std::fs::write(&bad, "not json").unwrap();
+    one_line_error(
+        &wbspec(&["docs", "--report", bad.to_str().unwrap()]),
+        "not a JSON report",
+    );
+    one_line_error(
+        &wbspec(&["check", "t-trunc-vs-wb-2p", "--update-docs"]),
+        "--update-docs needs --all",
+    );
+    one_line_error(
+        &wbspec(&["check", "--all", "--update-docs", "--max-states", "10"]),
+        "--update-docs refused with --max-states",
+    );
+}
+
 #[test]
 fn counterexamples_are_shortest_and_replay() {
     use wbspec::check::Typed;

@@ -1,0 +1,250 @@
+//! checks/facts/findings.toml: every finding the README and docs present,
+//! with its class against the kernel's contract (a bug, intended
+//! behaviour, ...), the checks that show it and the kernel states it
+//! concerns. Read by the doc generator (docgen.rs); every error is one
+//! line naming the finding.
+
+use crate::catalogue::Catalogue;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// What a finding is, judged against what the kernel promises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    /// A bug no upstream report or fix is known for.
+    BugNotReported,
+    /// A bug with an upstream reference (commit, release or thread).
+    BugKnown,
+    /// What the kernel does on purpose; a property stricter than its
+    /// contract flags it.
+    Intended,
+    /// A composition no released tree contains.
+    Hypothetical,
+    /// A statement about the code, not a bug.
+    KernelFact,
+}
+
+impl Class {
+    pub const ALL: [Class; 5] = [
+        Class::BugNotReported,
+        Class::BugKnown,
+        Class::Intended,
+        Class::Hypothetical,
+        Class::KernelFact,
+    ];
+
+    /// The word in the file.
+    pub fn key(self) -> &'static str {
+        match self {
+            Class::BugNotReported => "bug-not-reported",
+            Class::BugKnown => "bug-known",
+            Class::Intended => "intended",
+            Class::Hypothetical => "hypothetical",
+            Class::KernelFact => "kernel-fact",
+        }
+    }
+
+    /// How the docs name the class.
+    pub fn heading(self) -> &'static str {
+        match self {
+            Class::BugNotReported => "Bugs, not reported upstream",
+            Class::BugKnown => "Bugs, known upstream",
+            Class::Intended => {
+                "Intended behaviour (a property stricter than the kernel's contract)"
+            }
+            Class::Hypothetical => "Hypothetical (a composition no released tree contains)",
+            Class::KernelFact => "Kernel facts (statements about the code, not bugs)",
+        }
+    }
+
+    pub fn is_bug(self) -> bool {
+        matches!(self, Class::BugNotReported | Class::BugKnown)
+    }
+
+    fn parse(s: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.key() == s)
+    }
+}
+
+/// One `[[finding]]`.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub id: String,
+    pub title: String,
+    pub class: Class,
+    pub reference: String,
+    pub checks: Vec<String>,
+    pub kernels: Vec<String>,
+    /// The kernel release it was reproduced on, or empty.
+    pub reproduced: String,
+    /// When the finding was last checked against the sources.
+    pub checked: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFinding {
+    id: String,
+    title: String,
+    class: String,
+    reference: String,
+    checks: Vec<String>,
+    kernels: Vec<String>,
+    reproduced: String,
+    checked: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    finding: Vec<RawFinding>,
+}
+
+/// The findings file of the checkout that holds `catalogue_dir`
+/// (`checks/catalogue` → `checks/facts/findings.toml`).
+pub fn path_for(catalogue_dir: &Path) -> PathBuf {
+    catalogue_dir
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("facts/findings.toml")
+}
+
+/// Reads and validates `path` against the catalogue: every class known,
+/// every check a catalogue check, every kernel a kernel state of a model
+/// in the catalogue, ids unique, titles one line of at most 72 columns, a
+/// known bug with its reference.
+pub fn load(path: &Path, cat: &Catalogue) -> Result<Vec<Finding>, String> {
+    let text = crate::paths::read_input(path)?;
+    parse(&text, &path.display().to_string(), cat)
+}
+
+/// `load` on text already read (`what` names it in errors).
+pub fn parse(text: &str, what: &str, cat: &Catalogue) -> Result<Vec<Finding>, String> {
+    let raw: RawFile = toml::from_str(text)
+        .map_err(|e| format!("{what}: {}", crate::paths::one_line(&e.to_string())))?;
+    let mut out: Vec<Finding> = Vec::new();
+    for r in raw.finding {
+        let at = format!("{what}: finding '{}'", r.id);
+        if r.id.trim().is_empty() {
+            return Err(format!("{what}: a finding with an empty id"));
+        }
+        if out.iter().any(|f| f.id == r.id) {
+            return Err(format!("{at}: duplicate id"));
+        }
+        let class = Class::parse(&r.class).ok_or_else(|| {
+            let known: Vec<&str> = Class::ALL.iter().map(|c| c.key()).collect();
+            format!(
+                "{at}: unknown class '{}' (one of {})",
+                r.class,
+                known.join(", ")
+            )
+        })?;
+        if r.title.contains('\n') || r.title.chars().count() > 72 || r.title.trim().is_empty() {
+            return Err(format!("{at}: the title must be one line of 1-72 columns"));
+        }
+        if class == Class::BugKnown && r.reference.trim().is_empty() {
+            return Err(format!(
+                "{at}: a bug-known finding needs its upstream reference"
+            ));
+        }
+        for c in &r.checks {
+            if !cat.entries.iter().any(|e| &e.name == c) {
+                return Err(format!("{at}: unknown check '{c}' (see `wbspec list`)"));
+            }
+        }
+        for k in &r.kernels {
+            let known = cat
+                .entries
+                .iter()
+                .any(|e| e.check.kernel_states().iter().any(|s| s.name == k));
+            if !known {
+                return Err(format!("{at}: unknown kernel state '{k}'"));
+            }
+        }
+        out.push(Finding {
+            id: r.id,
+            title: r.title,
+            class,
+            reference: r.reference,
+            checks: r.checks,
+            kernels: r.kernels,
+            reproduced: r.reproduced,
+            checked: r.checked,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue;
+
+    fn cat() -> Catalogue {
+        catalogue::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogue")).unwrap()
+    }
+
+    const GOOD: &str = r#"
+[[finding]]
+id = "F-x"
+title = "a title"
+class = "bug-not-reported"
+reference = ""
+checks = ["t2-otrunc-atomic-race"]
+kernels = ["T2", "C"]
+reproduced = "6.18.44"
+checked = "2026-12-01"
+"#;
+
+    #[test]
+    fn the_committed_file_loads_against_the_catalogue() {
+        let c = cat();
+        let f = load(&path_for(&c.dir), &c).unwrap();
+        assert!(f.iter().any(|x| x.id == "F-otrunc" && x.class.is_bug()));
+        // intended behaviour is never presented as a bug
+        for id in ["F-close-eio", "F-short-read"] {
+            let x = f.iter().find(|x| x.id == id).expect(id);
+            assert!(!x.class.is_bug(), "{id} is classed as a bug");
+        }
+    }
+
+    #[test]
+    fn bad_findings_are_one_line_errors() {
+        let c = cat();
+        let f = parse(GOOD, "f.toml", &c).unwrap();
+        assert_eq!(f[0].class, Class::BugNotReported);
+        let twice = format!("{GOOD}{GOOD}");
+        for (text, want) in [
+            (
+                GOOD.replace("bug-not-reported", "bug"),
+                "f.toml: finding 'F-x': unknown class 'bug' (one of bug-not-reported,",
+            ),
+            (
+                GOOD.replace("t2-otrunc-atomic-race", "no-such-check"),
+                "f.toml: finding 'F-x': unknown check 'no-such-check'",
+            ),
+            (twice, "f.toml: finding 'F-x': duplicate id"),
+            (GOOD.replace("\"C\"", "\"T9\""), "unknown kernel state 'T9'"),
+            (
+                GOOD.replace("bug-not-reported", "bug-known"),
+                "a bug-known finding needs its upstream reference",
+            ),
+            (
+                GOOD.replace("a title", &"x".repeat(73)),
+                "one line of 1-72 columns",
+            ),
+            (
+                GOOD.replace("checked =", "severity = 1\nchecked ="),
+                "unknown field `severity`",
+            ),
+            (
+                GOOD.replace("checked = \"2026-12-01\"", ""),
+                "missing field `checked`",
+            ),
+        ] {
+            let e = parse(&text, "f.toml", &c).unwrap_err();
+            assert!(e.contains(want) && !e.contains('\n'), "{want}: got {e}");
+        }
+    }
+}
