@@ -42,26 +42,44 @@ fn io_uring_appends_land_exactly_once_on_xfs() {
     if !may_run(KERNEL, "the io_uring append test", unavailable()) {
         return;
     }
-    let tracer = match Throttles::start() {
-        Ok(t) => t,
-        Err(why) => {
-            may_run(KERNEL, "the io_uring append test", Some(why));
-            return;
-        }
-    };
+    // The throttle is the precondition, not a promise: under other
+    // memory load the inline attempts may stop earlier (or not reach the
+    // pause). Up to ATTEMPTS runs, each checked for exactly-once, until
+    // one shows the throttle.
+    const ATTEMPTS: usize = 3;
     let cfg = Config::default();
-    let r = run(&cfg);
-    let throttled = tracer.finish();
-    let r = r.expect("scenario runs and cleans up");
-    let throttled = throttled.expect("read the balance_dirty_pages trace");
-    eprintln!(
-        "{}: {} records x {} blocks, torn {} (by write(2): {}), {} ms, {} inline throttles",
-        r.kernel, r.records, r.blocks, r.torn, r.torn_by_plain, r.elapsed_ms, throttled
-    );
+    let mut throttled = 0;
+    let mut r = None;
+    for attempt in 1..=ATTEMPTS {
+        let tracer = match Throttles::start() {
+            Ok(t) => t,
+            Err(why) => {
+                may_run(KERNEL, "the io_uring append test", Some(why));
+                return;
+            }
+        };
+        let run_r = run(&cfg);
+        let t = tracer.finish();
+        let one = run_r.expect("scenario runs and cleans up");
+        throttled = t.expect("read the balance_dirty_pages trace");
+        eprintln!(
+            "attempt {attempt}: {}: {} records x {} blocks, torn {} (by write(2): {}), {} ms, {} inline throttles",
+            one.kernel, one.records, one.blocks, one.torn, one.torn_by_plain, one.elapsed_ms, throttled
+        );
+        assert_exactly_once(&cfg, &one);
+        r = Some(one);
+        if throttled > 0 {
+            break;
+        }
+    }
     assert!(
         throttled > 0,
-        "no inline (IOCB_NOWAIT) write reached balance_dirty_pages' pause: exactly-once was not put to the test"
+        "in {ATTEMPTS} runs no inline (IOCB_NOWAIT) write reached balance_dirty_pages' pause: exactly-once was not put to the test ({:?})",
+        r
     );
+}
+
+fn assert_exactly_once(cfg: &Config, r: &wbspec_harness::nowait_rk::Report) {
     assert!(
         r.bad_cqes.is_empty(),
         "short or failed CQEs: {:?}",
