@@ -437,7 +437,8 @@ fn merge_reports_verifies_the_shards() {
     };
     clean(&merge_in(root, &files, &[]));
 
-    let refusals: Vec<(&str, Box<dyn Fn(&mut serde_json::Value, usize)>)> = vec![
+    type Edit = Box<dyn Fn(&mut serde_json::Value, usize)>;
+    let refusals: Vec<(&str, Edit)> = vec![
         (
             "configuration",
             Box::new(|v, i| v["checks"][i]["config"]["pages"] = 7.into()),
