@@ -14,7 +14,7 @@ use crate::runner::Engine;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -22,11 +22,14 @@ use std::time::{Duration, Instant};
 static CHILD: AtomicI32 = AtomicI32::new(0);
 /// The `--against` run's temporary directory now, removed on a signal.
 static TEMP: Mutex<Option<PathBuf>> = Mutex::new(None);
+/// A signal is ending the process: a child that died of it is no error.
+static STOPPING: AtomicBool = AtomicBool::new(false);
 
 /// On SIGINT, SIGTERM or SIGHUP: kills the measured child, removes the
 /// temporary directory, exits 128 + the signal.
 fn clean_up_on_signal() {
     crate::explore::on_termination(|sig| {
+        STOPPING.store(true, Ordering::SeqCst);
         let pid = CHILD.load(Ordering::SeqCst);
         if pid > 0 {
             unsafe {
@@ -101,6 +104,14 @@ struct Usage {
     code: i32,
 }
 
+/// While a signal ends the process, the measuring thread waits for the
+/// signal thread's exit instead of reporting the killed child as an error.
+fn park_if_stopping() {
+    while STOPPING.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Runs `cmd` to the end, or kills it after `timeout`; its standard
 /// output and resource usage. The child dies with this process
 /// (PR_SET_PDEATHSIG) and is killed on SIGINT/SIGTERM (`CHILD`).
@@ -136,8 +147,11 @@ fn run_measured(mut cmd: Command, timeout: Duration) -> Result<(String, Usage), 
             break;
         }
         if r != 0 {
+            let e = std::io::Error::last_os_error();
+            // (the signal thread may have reaped the child)
+            park_if_stopping();
             CHILD.store(0, Ordering::SeqCst);
-            return Err(format!("bench: wait4: {}", std::io::Error::last_os_error()));
+            return Err(format!("bench: wait4: {e}"));
         }
         if t0.elapsed() > timeout && !timed_out {
             timed_out = true;
@@ -148,6 +162,7 @@ fn run_measured(mut cmd: Command, timeout: Duration) -> Result<(String, Usage), 
         std::thread::sleep(Duration::from_millis(20));
     }
     CHILD.store(0, Ordering::SeqCst);
+    park_if_stopping();
     if timed_out {
         return Err(format!(
             "bench: {} {} did not finish within --timeout {} s (killed)",

@@ -202,6 +202,17 @@ fn a_full_disk_leaves_every_old_file_intact() {
     }
 }
 
+/// Without the right to mount (as nobody), the full-disk test skips,
+/// saying so, and fails when WBSPEC_REQUIRE_KERNEL=1 requires it.
+#[test]
+fn the_full_disk_test_skips_or_fails_without_mount_rights() {
+    let name = "a_full_disk_leaves_every_old_file_intact";
+    let (passed, out) = require::rerun_test(name, require::KERNEL, false, &[], true);
+    assert!(passed && out.contains("skipping"), "{out}");
+    let (passed, out) = require::rerun_test(name, require::KERNEL, true, &[], true);
+    assert!(!passed && out.contains("cannot mount a tmpfs"), "{out}");
+}
+
 /// Defect: `--json /nonexistent/r.json` (and a directory given as the
 /// file, or an unwritable directory) failed only after the whole run.
 /// Every output path is refused before the first check runs.
@@ -437,7 +448,8 @@ fn merge_reports_verifies_the_shards() {
     };
     clean(&merge_in(root, &files, &[]));
 
-    let refusals: Vec<(&str, Box<dyn Fn(&mut serde_json::Value, usize)>)> = vec![
+    type Edit = Box<dyn Fn(&mut serde_json::Value, usize)>;
+    let refusals: Vec<(&str, Edit)> = vec![
         (
             "configuration",
             Box::new(|v, i| v["checks"][i]["config"]["pages"] = 7.into()),
@@ -666,7 +678,9 @@ fn bench_interrupted_kills_its_child_and_removes_its_directory() {
             libc::kill(child.id() as i32, sig);
         }
         wait_for("the bench to end", || child.try_wait().unwrap().is_some());
-        assert_eq!(child.wait().unwrap().code(), Some(128 + sig));
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(128 + sig), "{err}");
         assert!(
             gone(pid),
             "signal {sig}: the measured child is still running"
