@@ -589,11 +589,11 @@ fn dio_lock_mode_follows_the_io_mode() {
     assert_eq!(s.rwsem.owner, 1, "FUSE_I_CACHE_IO_MODE: exclusive");
 }
 
-/// A failed writeback WRITE sets the mapping error; fsync reports it
-/// through the fd's errseq cursor and sends no FSYNC.
-#[test]
-fn failed_writeback_write_is_reported_by_fsync() {
-    let mut c = cfg(1, &["wb none", "fsync"]);
+/// `tasks` (task 0 `wb none`, task 1 `fsync`) with the server failing
+/// writeback WRITEs: task 0's WRITE of page 0 fails (mapping_set_error:
+/// errseq and AS_EIO), then task 1's fsync runs to its error check.
+fn failed_writeback_then_fsync(tasks: &[&str]) -> (FuseModel, State) {
+    let mut c = cfg(1, tasks);
     c.errors = parse_errors(&["WRITE".to_string()]).unwrap();
     let m = model(c);
     let s = m.initial();
@@ -610,6 +610,14 @@ fn failed_writeback_write_is_reported_by_fsync() {
     let s = run(&m, &s, T1, Step::WbDone);
     let s = run(&m, &s, T1, Step::SetNowrite);
     let s = run(&m, &s, T1, Step::SyncWritesDone);
+    (m, s)
+}
+
+/// A failed writeback WRITE sets the mapping error; fsync reports it
+/// through the fd's errseq cursor and sends no FSYNC.
+#[test]
+fn failed_writeback_write_is_reported_by_fsync() {
+    let (_, s) = failed_writeback_then_fsync(&["wb none", "fsync"]);
     // the check ran inline: error reported, FSYNC skipped
     assert!(s.fuse_q.is_empty() && !s.as_eio && s.tasks[1].wb_seen == 1);
     assert_eq!(s.ev, Event::ErrReported);
@@ -622,22 +630,7 @@ fn failed_writeback_write_is_reported_by_fsync() {
 /// is violated.
 #[test]
 fn close_after_another_fds_fsync_violates_only_the_stricter_property() {
-    let mut c = cfg(1, &["wb none", "fsync", "close"]);
-    c.errors = parse_errors(&["WRITE".to_string()]).unwrap();
-    let m = model(c);
-    let s = m.initial();
-    let s = run(&m, &s, T0, Step::WbBegin);
-    let s = run(&m, &s, T0, Step::WbFolio);
-    let s = run(&m, &s, T0, Step::WbSend);
-    let s = run(&m, &s, D0, Step::DaemonRead);
-    let s = run(&m, &s, D0, Step::DaemonReplyError);
-    let s = run(&m, &s, D0, Step::WritepageEnd);
-    let s = run(&m, &s, T1, Step::Entry);
-    let s = run(&m, &s, T1, Step::InodeLock);
-    let s = run(&m, &s, T1, Step::WbBegin);
-    let s = run(&m, &s, T1, Step::WbDone);
-    let s = run(&m, &s, T1, Step::SetNowrite);
-    let s = run(&m, &s, T1, Step::SyncWritesDone);
+    let (m, s) = failed_writeback_then_fsync(&["wb none", "fsync", "close"]);
     assert!(!s.as_eio && s.viol & VIOL_F1 == 0 && s.viol2 & VIOL2_F1_CLOSE == 0);
     let s = run(&m, &s, T2, Step::Entry);
     let s = run(&m, &s, T2, Step::WbBegin);
@@ -704,13 +697,10 @@ fn reachable(m: &FuseModel) -> Vec<State> {
 /// every reachable state; the stricter a4-exact is violated in some.
 #[test]
 fn a_short_reads_upper_bound_violates_only_the_stricter_property() {
-    let mut c = cfg(2, &["remote-truncate 0", "read 1+1"]);
+    let mut c = cold(2, &["remote-truncate 0", "read 1+1"]);
     c.kernel = Kernel::T2;
     c.variant = Variant::base(Kernel::T2);
     c.writeback_cache = false;
-    c.cached = 0;
-    c.dirty = 0;
-    c.daemon_threads = 2;
     let states = reachable(&model(c));
     assert!(states.iter().all(|s| s.viol2 & VIOL2_A4 == 0), "a4 holds");
     assert!(
