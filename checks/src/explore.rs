@@ -40,15 +40,10 @@ pub fn serve_at(
     serve: impl FnOnce(u16) -> Result<(), String> + Send + 'static,
     out: &mut dyn Write,
 ) -> Result<u8, String> {
-    // Port 0: ask the kernel for a free port. A busy port is refused here;
-    // if another process takes the port between this probe and
+    // If another process takes the port between this probe and
     // Stateright's bind, that bind fails and is reported below, before
     // anything is printed.
-    let port = {
-        let l = TcpListener::bind(("127.0.0.1", port))
-            .map_err(|err| format!("127.0.0.1:{port}: {err}"))?;
-        l.local_addr().map_err(|err| err.to_string())?.port()
-    };
+    let port = probe_port(port)?;
     let dir = tempfile::Builder::new()
         .prefix("wbspec-explore-")
         .tempdir()
@@ -87,6 +82,14 @@ pub fn serve_at(
         .unwrap_or_else(|_| Err("the Explorer's server thread panicked".into()));
     drop(dir);
     r.map(|()| 0)
+}
+
+/// Binds 127.0.0.1:`port` and lets it go: a busy port is a one-line
+/// error; port 0 becomes a free port the kernel picked.
+pub fn probe_port(port: u16) -> Result<u16, String> {
+    let l =
+        TcpListener::bind(("127.0.0.1", port)).map_err(|err| format!("127.0.0.1:{port}: {err}"))?;
+    Ok(l.local_addr().map_err(|err| err.to_string())?.port())
 }
 
 /// Waits until this process holds a socket listening on 127.0.0.1:`port`

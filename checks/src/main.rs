@@ -362,10 +362,16 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
         Cmd::Explore { check, trace, port } => {
             let e = find(entries, &check)?;
             out.flush()?;
+            // bad input (a busy port, a foreign trace) before the run
+            let port = explore::probe_port(port)?;
+            let given = match &trace {
+                Some(f) => Some(trace_start(e, f, entries)?),
+                None => None,
+            };
             // the page shows the check's verdicts: an exhaustive run first
             eprintln!("running {} ...", e.name);
             let r = outcome::run(e, &Settings::default(), true)?;
-            let (encoded, what) = start_path(e, &r, trace.as_deref(), entries)?;
+            let (encoded, what) = given.unwrap_or_else(|| default_start(e, &r));
             let page = explore::page(e, &r, &what);
             let check = e.check.clone();
             explore::serve_at(
@@ -808,33 +814,31 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
     }
 }
 
-/// Where to open the Explorer: the `Path::encode` string and what it is.
-fn start_path(
-    e: &Entry,
-    r: &outcome::CheckResult,
-    trace_file: Option<&Path>,
-    entries: &[Entry],
-) -> Result<(String, String), String> {
-    if let Some(f) = trace_file {
-        let r = trace::replay_file(f, entries)?;
-        if r.trace.model != e.model || r.trace.config != e.check.config_json() {
-            return Err(format!(
-                "{}: the trace is of check '{}' with another configuration than '{}'",
-                f.display(),
-                r.trace.check,
-                e.name
-            ));
-        }
-        let what = format!(
-            "{} counterexample of {} from {}",
-            r.trace.property,
-            e.name,
-            f.display()
-        );
-        return Ok((r.trace.encoded, what));
+/// Where to open the Explorer with `--trace`: the `Path::encode` string
+/// and what it is.
+fn trace_start(e: &Entry, f: &Path, entries: &[Entry]) -> Result<(String, String), String> {
+    let r = trace::replay_file(f, entries)?;
+    if r.trace.model != e.model || r.trace.config != e.check.config_json() {
+        return Err(format!(
+            "{}: the trace is of check '{}' with another configuration than '{}'",
+            f.display(),
+            r.trace.check,
+            e.name
+        ));
     }
-    // The first property the catalogue expects to be violated: its
-    // shortest counterexample, as the run found it.
+    let what = format!(
+        "{} counterexample of {} from {}",
+        r.trace.property,
+        e.name,
+        f.display()
+    );
+    Ok((r.trace.encoded, what))
+}
+
+/// Where to open the Explorer without `--trace`: the shortest
+/// counterexample (as the run `r` found it) of the first property the
+/// catalogue expects to be violated, else the initial state.
+fn default_start(e: &Entry, r: &outcome::CheckResult) -> (String, String) {
     for (prop, v) in &e.expect {
         if *v == Verdict::Violated {
             if let Some(cx) = r
@@ -843,14 +847,14 @@ fn start_path(
                 .find(|p| p.name == prop)
                 .and_then(|p| p.trace.as_ref())
             {
-                return Ok((
+                return (
                     cx.encoded.clone(),
                     format!("{prop} counterexample of {}", e.name),
-                ));
+                );
             }
         }
     }
-    Ok(("0".into(), format!("initial state of {}", e.name)))
+    ("0".into(), format!("initial state of {}", e.name))
 }
 
 /// After `check --all --write-traces` on the checkout's own catalogue:
