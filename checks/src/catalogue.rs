@@ -36,11 +36,14 @@ const GENERIC_KEYS: &[&str] = &[
 /// Suffix of a derived check run under the model's queue bound.
 pub const CONGESTED_SUFFIX: &str = "-bg1";
 
-/// Expected or observed verdict of an `always` property.
+/// Expected or observed verdict of an `always` property. `Unknown` is
+/// only ever observed: a run stopped at a bound before any violating
+/// state proves nothing (a catalogue cannot expect it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Holds,
     Violated,
+    Unknown,
 }
 
 impl Verdict {
@@ -48,6 +51,7 @@ impl Verdict {
         match self {
             Verdict::Holds => "holds",
             Verdict::Violated => "violated",
+            Verdict::Unknown => "unknown",
         }
     }
 }

@@ -512,7 +512,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 results_v.push(r);
             }
             if let (true, true, None, Some(d)) = (all, own, shard, &trace_dir) {
-                remove_stale_traces(d, &selected, &written)?;
+                remove_stale_traces(d, &selected, &results_v, &written)?;
             }
             let mut bad = results_v.iter().filter(|r| !r.ok()).count();
             out.lines(&report::summary_lines(&results_v, t0.elapsed()))?;
@@ -524,7 +524,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             };
             if let Some(ms) = &ms {
                 out.line(&ms.line())?;
-                bad += ms.survived.len();
+                bad += ms.failed();
             }
             let switches = (all && shard.is_none()).then(|| results::switches(&cat, &results_v));
             if let Some(sw) = &switches {
@@ -643,13 +643,28 @@ fn start_path(
 
 /// After `check --all --write-traces` on the checkout's own catalogue:
 /// removes trace files `<check>--<property>.json` of this catalogue's
-/// checks and their models' properties that this run did not write (their
-/// violations are gone). Nothing else in the directory is touched.
-fn remove_stale_traces(dir: &Path, entries: &[&Entry], written: &[PathBuf]) -> Result<(), String> {
-    for e in entries {
+/// checks and their models' properties that this run did not write and
+/// whose violation it disproved: only a complete exploration that saw no
+/// violating state disproves one (a run stopped at a bound, or a
+/// violation whose counterexample search stopped, removes nothing).
+/// Nothing else in the directory is touched.
+fn remove_stale_traces(
+    dir: &Path,
+    entries: &[&Entry],
+    results: &[outcome::CheckResult],
+    written: &[PathBuf],
+) -> Result<(), String> {
+    for (e, r) in entries.iter().zip(results) {
+        if !r.complete {
+            continue;
+        }
         for p in e.check.property_defs() {
+            let seen = r
+                .props
+                .iter()
+                .any(|x| x.name == p.name && x.observed != Verdict::Holds);
             let f = dir.join(trace::file_name(&e.name, p.name));
-            if !written.contains(&f) && f.is_file() {
+            if !seen && !written.contains(&f) && f.is_file() {
                 std::fs::remove_file(&f).map_err(|err| format!("{}: {err}", f.display()))?;
                 eprintln!("removed stale {}", f.display());
             }

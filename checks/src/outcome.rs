@@ -26,11 +26,23 @@ pub struct PropResult {
     pub name: &'static str,
     pub description: &'static str,
     pub expected: Verdict,
+    /// `Unknown` when the run stopped at a bound before any violating
+    /// state: no proof either way.
     pub observed: Verdict,
     /// Visited states that violate the property.
     pub count: u64,
     /// Shortest counterexample, if violated.
     pub trace: Option<Counterexample>,
+    /// The counterexample search of a violation stopped at this bound
+    /// (no trace).
+    pub search_stopped: Option<Stop>,
+}
+
+impl PropResult {
+    /// A violation without its counterexample (its search was cut).
+    pub fn trace_missing(&self) -> bool {
+        self.observed == Verdict::Violated && self.trace.is_none()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -107,8 +119,21 @@ impl CheckResult {
                 .iter()
                 .all(|w| w.status(self.witnesses_pinned).is_ok())
     }
+    /// Every verdict is proven: the exploration is complete and every
+    /// violation has its counterexample.
+    pub fn proven(&self) -> bool {
+        self.complete && self.traces_ok()
+    }
+    /// Every violation has its counterexample.
+    pub fn traces_ok(&self) -> bool {
+        !self.props.iter().any(PropResult::trace_missing)
+    }
     pub fn ok(&self) -> bool {
-        self.complete && self.states_ok() && self.verdicts_ok() && self.witnesses_ok()
+        self.complete
+            && self.traces_ok()
+            && self.states_ok()
+            && self.verdicts_ok()
+            && self.witnesses_ok()
     }
 }
 
@@ -167,25 +192,31 @@ pub fn run(e: &Entry, set: &Settings, progress: bool) -> Result<CheckResult, Str
                 expected: e.expected(d.name),
                 observed: if count > 0 {
                     Verdict::Violated
-                } else {
+                } else if x.complete {
                     Verdict::Holds
+                } else {
+                    Verdict::Unknown
                 },
                 count,
                 trace: None,
+                search_stopped: None,
             }),
         }
     }
     for p in props.iter_mut().filter(|p| p.observed == Verdict::Violated) {
-        // An incomplete run's counterexample search has the same bounds;
-        // it may give up (the violation stands, without a trace).
-        let cx = e.check.shortest_within(p.name, &set.limits)?;
-        if cx.is_none() && x.complete && set.limits == Limits::default() {
-            return Err(format!(
-                "check '{}': the exploration saw {} violated, but the breadth-first search found no path (model not deterministic?)",
-                e.name, p.name
-            ));
+        // The counterexample search has the run's bounds; when it gives
+        // up, the violation stands without a trace and the check is not
+        // as expected (search_stopped says which bound).
+        match e.check.shortest_within(p.name, &set.limits)? {
+            Ok(Some(cx)) => p.trace = Some(cx),
+            Ok(None) => {
+                return Err(format!(
+                    "check '{}': the exploration saw {} violated, but the breadth-first search found no path (model not deterministic?)",
+                    e.name, p.name
+                ))
+            }
+            Err(stop) => p.search_stopped = Some(stop),
         }
-        p.trace = cx;
     }
     Ok(CheckResult {
         name: e.name.clone(),

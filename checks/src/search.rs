@@ -57,6 +57,36 @@ impl Stop {
             Stop::MaxTime(d) => format!("stopped at --max-seconds {}", d.as_secs_f64()),
         }
     }
+    /// The command-line flag of the bound.
+    pub fn flag(&self) -> &'static str {
+        match self {
+            Stop::MaxStates(_) => "--max-states",
+            Stop::MaxTime(_) => "--max-seconds",
+        }
+    }
+    /// The bound's value as given on the command line.
+    pub fn limit(&self) -> serde_json::Value {
+        match self {
+            Stop::MaxStates(n) => (*n).into(),
+            Stop::MaxTime(d) => d.as_secs_f64().into(),
+        }
+    }
+    /// `{"bound": "--max-seconds", "limit": 0.5}` for the JSON report.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({"bound": self.flag(), "limit": self.limit()})
+    }
+    /// The inverse of `json` (`None` for anything else).
+    pub fn from_json(v: &serde_json::Value) -> Option<Stop> {
+        let limit = v.get("limit")?;
+        match v.get("bound")?.as_str()? {
+            "--max-states" => limit.as_u64().map(Stop::MaxStates),
+            "--max-seconds" => limit
+                .as_f64()
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .map(Stop::MaxTime),
+            _ => None,
+        }
+    }
 }
 
 /// What an exhaustive exploration saw.

@@ -10,6 +10,7 @@
 use crate::catalogue::{Catalogue, Entry, Verdict};
 use crate::outcome::{CheckResult, PropResult, WitnessResult};
 use crate::runner::{Counterexample, Engine};
+use crate::search::Stop;
 use crate::{paths, report, results};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -86,6 +87,7 @@ fn verdict_of(v: &Value, k: &str, what: &str) -> Result<Verdict, String> {
     match field(v, k, what)?.as_str() {
         Some("holds") => Ok(Verdict::Holds),
         Some("violated") => Ok(Verdict::Violated),
+        Some("unknown") if k == "observed" => Ok(Verdict::Unknown),
         _ => Err(format!("{what}: field `{k}` is not holds/violated")),
     }
 }
@@ -100,6 +102,9 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
             .find(|d| d.name == n)
             .ok_or_else(|| format!("{what}: model {} has no property '{n}'", e.model))
     };
+    // a shard that stopped at a bound stays incomplete, and none of its
+    // unviolated properties is read as proven (whatever the shard says)
+    let complete = field(v, "complete", &what)?.as_bool().unwrap_or(false);
     let mut props = Vec::new();
     for p in field(v, "properties", &what)?
         .as_array()
@@ -128,13 +133,20 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
                     .unwrap_or_default(),
             }),
         };
+        let observed = match verdict_of(p, "observed", &what)? {
+            Verdict::Holds if !complete => Verdict::Unknown,
+            o => o,
+        };
         props.push(PropResult {
             name: d.name,
             description: d.description,
             expected: verdict_of(p, "expected", &what)?,
-            observed: verdict_of(p, "observed", &what)?,
+            observed,
             count: u64_of(p, "violating_states", &what)?,
             trace,
+            search_stopped: p
+                .get("counterexample_search_stopped")
+                .and_then(Stop::from_json),
         });
     }
     let symmetry = v.get("symmetry").and_then(Value::as_bool).unwrap_or(false);
@@ -157,8 +169,8 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
         name: e.name.clone(),
         model: e.check.model(),
         model_version: e.check.model_version(),
-        complete: field(v, "complete", &what)?.as_bool().unwrap_or(false),
-        stopped: None,
+        complete,
+        stopped: v.get("bound").and_then(Stop::from_json),
         symmetry,
         pins_apply,
         engine: Engine::Fast,
@@ -289,7 +301,7 @@ pub fn run_merge(
     let ms = results::mutation_score(&selected, &results_v);
     if let Some(ms) = &ms {
         out(&ms.line())?;
-        bad += ms.survived.len();
+        bad += ms.failed();
     }
     let sw = results::switches(cat, &results_v);
     for s in &sw {
