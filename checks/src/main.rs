@@ -185,22 +185,9 @@ struct RunArgs {
 
 impl RunArgs {
     fn settings(&self) -> Result<Settings, String> {
-        let max_time = match self.max_seconds {
-            None => None,
-            Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => {
-                Some(std::time::Duration::from_secs_f64(s))
-            }
-            Some(s) => return Err(format!("--max-seconds {s}: give a positive number")),
-        };
-        if self.max_states == Some(0) {
-            return Err("--max-states 0: give a positive count".into());
-        }
         Ok(Settings {
             engine: Engine::parse(&self.engine)?,
-            limits: Limits {
-                max_states: self.max_states,
-                max_time,
-            },
+            limits: Limits::from_flags(self.max_states, self.max_seconds)?,
             symmetry: if self.symmetry {
                 Some(true)
             } else if self.no_symmetry {
@@ -246,11 +233,7 @@ fn main() -> ExitCode {
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+        Err(e) => return parse_error(e),
     };
     let mut out = Out(std::io::BufWriter::new(std::io::stdout()));
     let r = run(cli, &mut out);
@@ -261,6 +244,28 @@ fn main() -> ExitCode {
             // one line, whatever the parser said
             let one: Vec<&str> = msg.split_whitespace().collect();
             eprintln!("wbspec: {}", one.join(" "));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A command line clap did not run: a usage error is one line on stderr
+/// (its first, without clap's tips) and exit 2; `--help` and `--version`
+/// go to standard output, and a failed write there is an error too
+/// (`wbspec --help > /dev/full`).
+fn parse_error(e: clap::Error) -> ExitCode {
+    let text = e.render().to_string();
+    if e.use_stderr() {
+        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let first = first.trim().trim_start_matches("error: ");
+        eprintln!("wbspec: {first}");
+        return ExitCode::from(2);
+    }
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::from(0),
+        Err(err) => {
+            eprintln!("wbspec: standard output: {err}");
             ExitCode::from(2)
         }
     }

@@ -31,6 +31,35 @@ pub struct Limits {
     pub max_time: Option<Duration>,
 }
 
+/// Largest `--max-seconds` (about 31 years: anything longer is a typo).
+pub const MAX_SECONDS: f64 = 1e9;
+
+impl Limits {
+    /// The bounds given by `--max-states` and `--max-seconds`, range
+    /// checked: a positive count, a finite positive number of seconds
+    /// (not NaN, not infinite) of at most `MAX_SECONDS`.
+    pub fn from_flags(max_states: Option<u64>, max_seconds: Option<f64>) -> Result<Limits, String> {
+        let max_time = match max_seconds {
+            None => None,
+            Some(s) if s.is_finite() && s > 0.0 && s <= MAX_SECONDS => {
+                Some(Duration::from_secs_f64(s))
+            }
+            Some(s) => {
+                return Err(format!(
+                "--max-seconds {s}: give a number of seconds above 0 and at most {MAX_SECONDS:e}"
+            ))
+            }
+        };
+        if max_states == Some(0) {
+            return Err("--max-states 0: give a positive count".into());
+        }
+        Ok(Limits {
+            max_states,
+            max_time,
+        })
+    }
+}
+
 /// How to search.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Options {

@@ -20,7 +20,10 @@ use std::time::Duration;
 /// searches), in states: keeps many tiny checks from piling on one shard.
 const CHECK_OVERHEAD: u64 = 2_000;
 
-/// `I/N` with 1 <= I <= N.
+/// Most shards a run may be split into (a split is sized in memory).
+pub const MAX_SHARDS: u64 = 4096;
+
+/// `I/N` with 1 <= I <= N <= `MAX_SHARDS`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
     pub index: usize,
@@ -29,14 +32,25 @@ pub struct Shard {
 
 impl Shard {
     pub fn parse(s: &str) -> Result<Shard, String> {
-        let bad = || format!("--shard '{s}': expected I/N with 1 <= I <= N, e.g. 2/4");
+        let bad =
+            || format!("--shard '{s}': expected I/N with 1 <= I <= N <= {MAX_SHARDS}, e.g. 2/4");
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
-        let index: usize = i.trim().parse().map_err(|_| bad())?;
-        let count: usize = n.trim().parse().map_err(|_| bad())?;
-        if count == 0 || index == 0 || index > count {
-            return Err(bad());
+        let index: u64 = i.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        Shard::new(index, count).map_err(|_| bad())
+    }
+
+    /// Shard `index` of `count`, range checked.
+    pub fn new(index: u64, count: u64) -> Result<Shard, String> {
+        if count == 0 || count > MAX_SHARDS || index == 0 || index > count {
+            return Err(format!(
+                "shard {index}/{count}: expected 1 <= I <= N <= {MAX_SHARDS}"
+            ));
         }
-        Ok(Shard { index, count })
+        Ok(Shard {
+            index: index as usize,
+            count: count as usize,
+        })
     }
 }
 
@@ -90,6 +104,16 @@ fn verdict_of(v: &Value, k: &str, what: &str) -> Result<Verdict, String> {
         Some("unknown") if k == "observed" => Ok(Verdict::Unknown),
         _ => Err(format!("{what}: field `{k}` is not holds/violated")),
     }
+}
+
+/// A check's `seconds`: a finite time of at most a year (a report's
+/// number is input, not trusted).
+fn seconds_of(v: &Value, what: &str) -> Result<Duration, String> {
+    let s = v.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
+    if !(0.0..=3.2e7).contains(&s) {
+        return Err(format!("{what}: field `seconds` is {s}, not a time"));
+    }
+    Ok(Duration::from_secs_f64(s))
 }
 
 /// A check's result as its JSON report records it (`report::check_json`),
@@ -181,7 +205,7 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
         props,
         witnesses,
         witnesses_pinned: e.witnesses_pinned(),
-        elapsed: Duration::from_secs_f64(v.get("seconds").and_then(Value::as_f64).unwrap_or(0.0)),
+        elapsed: seconds_of(v, &what)?,
         table_bytes: 0,
     })
 }
@@ -202,8 +226,9 @@ pub fn merge<'a>(
         let sh = doc.get("shard").ok_or_else(|| {
             format!("{file}: not a sharded report (no `shard`; run check --all --shard I/N --json)")
         })?;
-        let i = u64_of(sh, "index", file)? as usize;
-        let n = u64_of(sh, "count", file)? as usize;
+        let Shard { index: i, count: n } =
+            Shard::new(u64_of(sh, "index", file)?, u64_of(sh, "count", file)?)
+                .map_err(|e| format!("{file}: {e}"))?;
         if *count.get_or_insert(n) != n {
             return Err(format!(
                 "{file}: shard {i}/{n} of another split than {}",
@@ -296,7 +321,10 @@ pub fn run_merge(
     let mut bad = results_v.iter().filter(|r| !r.ok()).count();
     emit_all(
         out,
-        &report::summary_lines(&results_v, std::time::Duration::from_secs_f64(elapsed)),
+        &report::summary_lines(
+            &results_v,
+            Duration::try_from_secs_f64(elapsed).unwrap_or(Duration::MAX),
+        ),
     )?;
     let ms = results::mutation_score(&selected, &results_v);
     if let Some(ms) = &ms {
@@ -343,7 +371,18 @@ mod tests {
     #[test]
     fn shard_syntax() {
         assert_eq!(Shard::parse("2/4"), Ok(Shard { index: 2, count: 4 }));
-        for bad in ["0/4", "5/4", "1/0", "x", "1/", "/2", "1/2/3"] {
+        for bad in [
+            "0/4",
+            "5/4",
+            "1/0",
+            "x",
+            "1/",
+            "/2",
+            "1/2/3",
+            "1/18446744073709551615",
+            "1/4097",
+            "-1/2",
+        ] {
             assert!(Shard::parse(bad).is_err(), "{bad}");
         }
     }

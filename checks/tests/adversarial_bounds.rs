@@ -284,3 +284,149 @@ fn the_stateright_engine_honours_the_time_bound() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).contains("stopped at --max-states 2000"));
 }
+
+// ---- item 5: every numeric input is range checked -------------------
+
+use proptest::prelude::*;
+use wbspec::search::{Limits, MAX_SECONDS};
+use wbspec::shard::{Shard, MAX_SHARDS};
+
+/// Runs wbspec in a scratch checkout that no check of which can run long.
+fn quick(args: &[&str]) -> std::process::Output {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let d = DIR.get_or_init(|| fake_checkout(ONE));
+    wbspec_in(d.path(), args)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Defect: `--shard 1/18446744073709551615` panicked (exit 101)
+    /// sizing the split. Any text parses or is refused, never panics.
+    #[test]
+    fn shard_syntax_is_range_checked(i in any::<u64>(), n in any::<u64>(), junk in ".{0,12}") {
+        let ok = n >= 1 && n <= MAX_SHARDS && i >= 1 && i <= n;
+        prop_assert_eq!(Shard::parse(&format!("{i}/{n}")).is_ok(), ok);
+        prop_assert_eq!(Shard::new(i, n).is_ok(), ok);
+        let _ = Shard::parse(&junk);
+        let _ = Shard::parse(&format!("{i}/{junk}"));
+    }
+
+    /// Any f64 (NaN, infinities, negatives, subnormals, huge) and any
+    /// state count: accepted exactly when in range, never a panic
+    /// (Duration::from_secs_f64 panics on the rest).
+    #[test]
+    fn run_bounds_are_range_checked(bits in any::<u64>(), states in any::<u64>()) {
+        let s = f64::from_bits(bits);
+        let ok = s.is_finite() && s > 0.0 && s <= MAX_SECONDS;
+        prop_assert_eq!(Limits::from_flags(None, Some(s)).is_ok(), ok, "{}", s);
+        prop_assert_eq!(Limits::from_flags(Some(states), None).is_ok(), states > 0);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The command line refuses every out-of-range number with one line
+    /// and exit 2, before running anything.
+    #[test]
+    fn out_of_range_numbers_are_one_line_errors(
+        n in (MAX_SHARDS + 1)..=u64::MAX,
+        big in 1_000_001u64..=u64::MAX,
+        secs in prop_oneof![
+            Just(f64::NAN), Just(f64::INFINITY), Just(f64::NEG_INFINITY),
+            Just(0.0), Just(-0.0), (-1e300f64..-1e-300), (1.0000001e9f64..1e300)
+        ],
+    ) {
+        let s = secs.to_string();
+        let sh = format!("1/{n}");
+        let j = format!("{n}/{n}");
+        let ms = format!("--max-seconds={s}");
+        let rep = big.to_string();
+        let cases: Vec<(Vec<&str>, &str)> = vec![
+            (vec!["check", "--all", "--shard", &sh], "--shard"),
+            (vec!["check", "--all", "--shard", &j], "--shard"),
+            (vec!["check", "x", &ms], "--max-seconds"),
+            (vec!["bench", "x", &ms], "--max-seconds"),
+            (vec!["check", "x", "--max-states", "0"], "--max-states"),
+            (vec!["bench", "x", "--repeat", &rep], "--repeat"),
+            (vec!["bench", "x", "--repeat", "0"], "--repeat"),
+        ];
+        for (args, needle) in cases {
+            let out = quick(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            prop_assert_eq!(out.status.code(), Some(2), "{:?}: {}", args, err);
+            prop_assert_eq!(err.trim().lines().count(), 1, "{:?}: {}", args, err);
+            prop_assert!(err.starts_with("wbspec: "), "{}", err);
+            // (clap names the flag for values it cannot parse: '-0' is
+            // taken for a flag)
+            prop_assert!(err.contains(needle) || err.contains("unexpected argument"), "{:?}: {}", args, err);
+        }
+    }
+}
+
+/// Defect: a huge shard count in a report made `merge-reports` abort on
+/// memory; a negative `seconds` panicked in Duration::from_secs_f64.
+#[test]
+fn merge_reports_range_checks_the_shard_header() {
+    let d = fake_checkout(ONE);
+    let j = d.path().join("s.json");
+    let out = wbspec_in(
+        d.path(),
+        &[
+            "check",
+            "--all",
+            "--shard",
+            "1/1",
+            "--json",
+            j.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let good = json_of(&j);
+    let merge = |doc: &Value, needle: &str| {
+        std::fs::write(&j, doc.to_string()).unwrap();
+        one_line_error(
+            &wbspec_in(d.path(), &["merge-reports", j.to_str().unwrap()]),
+            needle,
+        );
+    };
+    for (i, n) in [
+        (1u64, u64::MAX),
+        (1, 1 << 40),
+        (u64::MAX, u64::MAX),
+        (0, 1),
+        (2, 1),
+    ] {
+        let mut doc = good.clone();
+        doc["shard"] = serde_json::json!({"index": i, "count": n});
+        merge(&doc, "shard");
+    }
+    for secs in [-1.0, 1e300] {
+        let mut doc = good.clone();
+        doc["checks"][0]["seconds"] = secs.into();
+        merge(&doc, "seconds");
+    }
+}
+
+/// Defect: `wbspec --help > /dev/full` exited 0; clap's usage errors
+/// were several lines.
+#[test]
+fn help_to_a_full_device_and_usage_errors_are_one_line() {
+    for flag in ["--help", "--version"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_wbspec"))
+            .arg(flag)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        one_line_error(&out, "standard output");
+    }
+    one_line_error(
+        &quick(&["check", "x", "--max-states", "abc"]),
+        "--max-states",
+    );
+    one_line_error(&quick(&["no-such-command"]), "no-such-command");
+    let ok = quick(&["--help"]);
+    assert_eq!(ok.status.code(), Some(0));
+    assert!(stdout(&ok).contains("Usage"), "{}", stdout(&ok));
+}
