@@ -1,16 +1,21 @@
 //! The catalogue of named checks: TOML files in checks/catalogue/, each a
 //! list of `[[check]]` tables. The checker reads the generic keys (name,
-//! question, model, expect, witnesses, states, tags, pair); every other
-//! key belongs to the model named by `model` (default "fuse"), which
+//! question, model, expect, witnesses, states, violations, tags, pair,
+//! congested, symmetry); every other key belongs to the model named by `model` (default "fuse"), which
 //! parses it (`Spec::parse_config`). `[[unobservable]]` tables name the
 //! switches no workload can tell apart, with the reason.
 //!
 //! When the model can bound its request queue (`Spec::congested`), every
 //! check has a derived twin `<name>-bg1` run under that bound. Its
 //! expectations and pins live in the check's `congested` table
-//! (`congested = { expect = {...}, states = N, witnesses = {...} }`); an
-//! expectation it does not list is the check's own, so a verdict that
-//! depends on an uncongested queue is always written down.
+//! (`congested = { expect = {...}, states = N, witnesses = {...},
+//! violations = {...} }`); an expectation it does not list is the check's
+//! own, so a verdict that depends on an uncongested queue is always
+//! written down.
+//!
+//! `violations = { c1 = 123 }` pins, per always-property, the number of
+//! reachable states that violate it (a property not listed: none), so a
+//! weakened property or mutant that changes how often it fails shows.
 
 use crate::check::{self, Check};
 use crate::paths;
@@ -31,6 +36,7 @@ const GENERIC_KEYS: &[&str] = &[
     "pair",
     "congested",
     "symmetry",
+    "violations",
 ];
 
 /// Suffix of a derived check run under the model's queue bound.
@@ -77,6 +83,9 @@ pub struct Entry {
     pub witnesses: Witnesses,
     /// Pinned unique state count.
     pub states: Option<u64>,
+    /// Pinned number of violating states per always-property
+    /// (`violations = { c1 = 123 }`); a property not listed has none.
+    pub violations: BTreeMap<String, u64>,
     pub tags: Vec<String>,
     /// The other half of a good/bad pair (e.g. the same workload on the
     /// kernel state that fixed it).
@@ -119,6 +128,29 @@ impl Entry {
 
     pub fn has_tag(&self, t: &str) -> bool {
         self.tags.iter().any(|x| x == t)
+    }
+
+    /// The pinned number of states that violate `prop` (0 when not
+    /// listed).
+    pub fn violation_pin(&self, prop: &str) -> u64 {
+        self.violations.get(prop).copied().unwrap_or(0)
+    }
+
+    /// Is the check a mutant, judged by the mutation score? Tagged
+    /// `mutant`, or running a switch its model classes as a mutant,
+    /// tagged or not. A derived `-bg1` twin is not one: its mutant's
+    /// violation may need an uncongested queue.
+    pub fn is_mutant(&self) -> bool {
+        if self.parent.is_some() {
+            return false;
+        }
+        let defs = self.check.switch_defs();
+        self.has_tag("mutant")
+            || self.check.switches_changed().iter().any(|s| {
+                defs.iter().any(|d| {
+                    d.name == s.as_str() && d.kind == wbspec_models::spec::SwitchKind::Mutant
+                })
+            })
     }
 }
 
@@ -272,9 +304,14 @@ fn unobservable(v: &toml::Value) -> Result<Unobservable, String> {
     })
 }
 
-/// The verdict expectations, witnesses and state pin of a table (a
-/// check, or its `congested` table).
-type Pins = (Vec<(String, Verdict)>, Witnesses, Option<u64>);
+/// The verdict expectations, witnesses, state pin and violation pins of
+/// a table (a check, or its `congested` table).
+type Pins = (
+    Vec<(String, Verdict)>,
+    Witnesses,
+    Option<u64>,
+    BTreeMap<String, u64>,
+);
 
 fn pins_of_table(
     t: &toml::Table,
@@ -356,7 +393,46 @@ fn pins_of_table(
                 .ok_or_else(|| ctx("`states` must be a positive count".into()))? as u64,
         ),
     };
-    Ok((expect, witnesses, states))
+    let mut violations = BTreeMap::new();
+    match t.get("violations") {
+        None => {}
+        Some(toml::Value::Table(tab)) => {
+            for (p, c) in tab {
+                lookup(p, &always, "property")?;
+                let c = c
+                    .as_integer()
+                    .filter(|c| *c > 0)
+                    .ok_or_else(|| ctx(format!("violations.{p} must be a positive count")))?;
+                violations.insert(p.clone(), c as u64);
+            }
+        }
+        Some(_) => {
+            return Err(ctx(
+                "`violations` is a table of property = pinned violating states".into(),
+            ))
+        }
+    }
+    Ok((expect, witnesses, states, violations))
+}
+
+/// A violation pin on a property expected to hold contradicts the
+/// expectation.
+fn violations_agree(
+    expect: &[(String, Verdict)],
+    violations: &BTreeMap<String, u64>,
+    ctx: &dyn Fn(String) -> String,
+) -> Result<(), String> {
+    for p in violations.keys() {
+        if !expect
+            .iter()
+            .any(|(n, v)| n == p && *v == Verdict::Violated)
+        {
+            return Err(ctx(format!(
+                "violations.{p} is pinned, but {p} is expected to hold"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// One `[[check]]` table: the check, and its derived `-bg1` twin when the
@@ -386,7 +462,8 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
         }
     }
     let check = check::from_table(&model, &own).map_err(ctx)?;
-    let (expect, witnesses, states) = pins_of_table(t, &check, &ctx)?;
+    let (expect, witnesses, states, violations) = pins_of_table(t, &check, &ctx)?;
+    violations_agree(&expect, &violations, &ctx)?;
     let tags = match t.get("tags") {
         None => vec![],
         Some(toml::Value::Array(a)) => a
@@ -429,19 +506,20 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             .and_then(|v| v.as_table())
             .unwrap_or(&empty);
         for k in ct.keys() {
-            if !["expect", "witnesses", "states"].contains(&k.as_str()) {
+            if !["expect", "witnesses", "states", "violations"].contains(&k.as_str()) {
                 return Err(ctx(format!(
-                    "congested: unknown key `{k}` (expect, witnesses, states)"
+                    "congested: unknown key `{k}` (expect, witnesses, states, violations)"
                 )));
             }
         }
         let cctx = |e: String| format!("check '{name}' congested: {e}");
-        let (cexp, cwit, cstates) = pins_of_table(ct, &cc, &cctx)?;
+        let (cexp, cwit, cstates, cviol) = pins_of_table(ct, &cc, &cctx)?;
         let mut exp = expect.clone();
         for (k, v) in cexp {
             exp.retain(|(n, _)| *n != k);
             exp.push((k, v));
         }
+        violations_agree(&exp, &cviol, &cctx)?;
         let mut ctags: Vec<String> = tags
             .iter()
             .filter(|x| *x != "mutant" && *x != "equivalent")
@@ -456,6 +534,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             expect: exp,
             witnesses: cwit,
             states: cstates,
+            violations: cviol,
             tags: ctags,
             pair: None,
             symmetry,
@@ -472,6 +551,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             expect,
             witnesses,
             states,
+            violations,
             tags,
             pair: str_key(t, "pair").map_err(ctx)?.map(String::from),
             symmetry,

@@ -36,9 +36,22 @@ pub struct PropResult {
     /// The counterexample search of a violation stopped at this bound
     /// (no trace).
     pub search_stopped: Option<Stop>,
+    /// The catalogue's pinned number of violating states (0: none).
+    pub pinned: u64,
+    /// The pin applies to this run (complete, and explored with the
+    /// catalogue's symmetry choice).
+    pub compare: bool,
 }
 
 impl PropResult {
+    /// The violating-state count against its pin.
+    pub fn count_status(&self) -> Result<(), String> {
+        if self.compare && self.count != self.pinned {
+            Err(format!("MISMATCH pinned {} violating states", self.pinned))
+        } else {
+            Ok(())
+        }
+    }
     /// A violation without its counterexample (its search was cut).
     pub fn trace_missing(&self) -> bool {
         self.observed == Verdict::Violated && self.trace.is_none()
@@ -112,6 +125,10 @@ impl CheckResult {
     pub fn verdicts_ok(&self) -> bool {
         self.props.iter().all(|p| p.expected == p.observed)
     }
+    /// Every violating-state count is as pinned.
+    pub fn violations_ok(&self) -> bool {
+        self.props.iter().all(|p| p.count_status().is_ok())
+    }
     pub fn witnesses_ok(&self) -> bool {
         self.witnesses_pinned
             && self
@@ -133,6 +150,7 @@ impl CheckResult {
             && self.traces_ok()
             && self.states_ok()
             && self.verdicts_ok()
+            && self.violations_ok()
             && self.witnesses_ok()
     }
 }
@@ -200,6 +218,8 @@ pub fn run(e: &Entry, set: &Settings, progress: bool) -> Result<CheckResult, Str
                 count,
                 trace: None,
                 search_stopped: None,
+                pinned: e.violation_pin(d.name),
+                compare: pins_apply && x.complete,
             }),
         }
     }

@@ -1,9 +1,9 @@
 //! `check --update-pins`: rewrites the pinned counts of checks in their
 //! catalogue files through a TOML document editor (toml_edit), so every
 //! layout the TOML grammar allows keeps its shape: comments, key order,
-//! multi-line arrays, `[[ check ]]` headers. Only `states` and `witnesses`
-//! of the named checks change (for a derived `-bg1` check, `states` and
-//! `witnesses` of its parent's `congested` table).
+//! multi-line arrays, `[[ check ]]` headers. Only `states`, `witnesses`
+//! and `violations` of the named checks change (for a derived `-bg1`
+//! check, those of its parent's `congested` table).
 
 use crate::outcome::CheckResult;
 use std::collections::BTreeMap;
@@ -13,25 +13,46 @@ use toml_edit::{value, DocumentMut, InlineTable, Item, Value};
 /// Suffix of a pin key naming a check's `congested` table.
 pub const CONGESTED_KEY: &str = "@congested";
 
-/// The pins of one check: its unique state count and the witnesses it
-/// reaches, with their counts.
-pub fn pins_of(r: &CheckResult) -> (u64, BTreeMap<String, u64>) {
-    let w = r
-        .witnesses
-        .iter()
-        .filter(|w| w.count > 0)
-        .map(|w| (w.name.to_string(), w.count))
-        .collect();
-    (r.unique_states, w)
+/// The pins of one check: its unique state count, the witnesses it
+/// reaches and the always-properties it violates, with their counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pins {
+    pub states: u64,
+    pub witnesses: BTreeMap<String, u64>,
+    /// Written as `violations = {...}`, left out when empty.
+    pub violations: BTreeMap<String, u64>,
+}
+
+pub fn pins_of(r: &CheckResult) -> Pins {
+    Pins {
+        states: r.unique_states,
+        witnesses: r
+            .witnesses
+            .iter()
+            .filter(|w| w.count > 0)
+            .map(|w| (w.name.to_string(), w.count))
+            .collect(),
+        violations: r
+            .props
+            .iter()
+            .filter(|p| p.count > 0)
+            .map(|p| (p.name.to_string(), p.count))
+            .collect(),
+    }
+}
+
+fn counts(m: &BTreeMap<String, u64>) -> InlineTable {
+    let mut it = InlineTable::new();
+    for (k, c) in m {
+        it.insert(k, Value::from(*c as i64));
+    }
+    it
 }
 
 /// Rewrites the pins of the checks named in `pins` in the catalogue text
 /// `text`; returns the new text. Fails when a named check is not in the
 /// file exactly once.
-pub fn update_text(
-    text: &str,
-    pins: &BTreeMap<String, (u64, BTreeMap<String, u64>)>,
-) -> Result<String, String> {
+pub fn update_text(text: &str, pins: &BTreeMap<String, Pins>) -> Result<String, String> {
     let mut doc: DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
     let arr = match doc.get_mut("check") {
         Some(Item::ArrayOfTables(a)) => a,
@@ -43,28 +64,30 @@ pub fn update_text(
             Some(n) => n.to_string(),
             None => continue,
         };
-        if let Some((k, (states, witnesses))) = pins.get_key_value(name.as_str()) {
+        if let Some((k, p)) = pins.get_key_value(name.as_str()) {
             *found.entry(k.as_str()).or_default() += 1;
-            t["states"] = value(*states as i64);
-            let mut it = InlineTable::new();
-            for (w, c) in witnesses {
-                it.insert(w, Value::from(*c as i64));
+            t["states"] = value(p.states as i64);
+            t["witnesses"] = value(counts(&p.witnesses));
+            if p.violations.is_empty() {
+                t.remove("violations");
+            } else {
+                t["violations"] = value(counts(&p.violations));
             }
-            t["witnesses"] = value(it);
         }
         let ckey = format!("{name}{CONGESTED_KEY}");
-        if let Some((k, (states, witnesses))) = pins.get_key_value(ckey.as_str()) {
+        if let Some((k, p)) = pins.get_key_value(ckey.as_str()) {
             *found.entry(k.as_str()).or_default() += 1;
             let mut ct = match t.get("congested").and_then(Item::as_inline_table) {
                 Some(x) => x.clone(),
                 None => InlineTable::new(),
             };
-            let mut it = InlineTable::new();
-            for (w, c) in witnesses {
-                it.insert(w, Value::from(*c as i64));
+            ct.insert("states", Value::from(p.states as i64));
+            ct.insert("witnesses", Value::InlineTable(counts(&p.witnesses)));
+            if p.violations.is_empty() {
+                ct.remove("violations");
+            } else {
+                ct.insert("violations", Value::InlineTable(counts(&p.violations)));
             }
-            ct.insert("states", Value::from(*states as i64));
-            ct.insert("witnesses", Value::InlineTable(it));
             ct.fmt();
             t["congested"] = value(ct);
         }
@@ -80,10 +103,7 @@ pub fn update_text(
 }
 
 /// Rewrites the pins of the checks named in `pins` in file `file`.
-pub fn update_file(
-    file: &Path,
-    pins: &BTreeMap<String, (u64, BTreeMap<String, u64>)>,
-) -> Result<(), String> {
+pub fn update_file(file: &Path, pins: &BTreeMap<String, Pins>) -> Result<(), String> {
     let text = crate::paths::read_input(file)?;
     let new = update_text(&text, pins).map_err(|e| format!("{}: {e}", file.display()))?;
     // re-read check: the new text must still parse as a catalogue
@@ -95,15 +115,15 @@ pub fn update_file(
 mod tests {
     use super::*;
 
-    fn pin(
-        name: &str,
-        s: u64,
-        w: &[(&str, u64)],
-    ) -> BTreeMap<String, (u64, BTreeMap<String, u64>)> {
+    fn pin(name: &str, s: u64, w: &[(&str, u64)]) -> BTreeMap<String, Pins> {
         let mut m = BTreeMap::new();
         m.insert(
             name.to_string(),
-            (s, w.iter().map(|(a, b)| (a.to_string(), *b)).collect()),
+            Pins {
+                states: s,
+                witnesses: w.iter().map(|(a, b)| (a.to_string(), *b)).collect(),
+                violations: BTreeMap::new(),
+            },
         );
         m
     }
@@ -192,6 +212,26 @@ states = 7
         assert_eq!(
             states_of(&out),
             vec![("a".into(), Some(100)), ("b".into(), Some(7))]
+        );
+    }
+
+    #[test]
+    fn violation_counts_are_written_and_removed_when_none() {
+        let mut p = pin("a", 101, &[]);
+        p.get_mut("a").unwrap().violations.insert("c1".into(), 12);
+        let out = update_text(TWO, &p).unwrap();
+        assert!(out.contains("violations = { c1 = 12 }"), "{out}");
+        let out = update_text(&out, &pin("a", 101, &[])).unwrap();
+        assert!(!out.contains("violations"), "{out}");
+        let mut c = pin("b@congested", 8, &[]);
+        c.get_mut("b@congested")
+            .unwrap()
+            .violations
+            .insert("a3".into(), 4);
+        let out = update_text(TWO, &c).unwrap();
+        assert!(
+            out.contains("congested = { states = 8, witnesses = {}, violations = { a3 = 4 } }"),
+            "{out}"
         );
     }
 

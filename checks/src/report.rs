@@ -79,6 +79,7 @@ pub fn prop_status(r: &CheckResult, p: &PropResult) -> String {
     match p.observed {
         Verdict::Unknown => format!("incomplete ({}, not a proof)", cut(r.stopped)),
         v if v != p.expected => format!("MISMATCH expected {}", p.expected.as_str()),
+        _ if p.count_status().is_err() => p.count_status().unwrap_err(),
         _ if p.trace_missing() => format!(
             "NO-COUNTEREXAMPLE (its search {}, not a proof)",
             cut(p.search_stopped)
@@ -186,11 +187,13 @@ pub fn check_json(e: &Entry, r: &CheckResult) -> Value {
         "pinned_states": r.expected_states,
         "seconds": r.elapsed.as_secs_f64(),
         "as_expected": r.ok(),
+        "mutant": e.is_mutant(),
         "properties": r.props.iter().map(|p| json!({
             "name": p.name,
             "expected": p.expected.as_str(),
             "observed": p.observed.as_str(),
             "violating_states": p.count,
+            "pinned_violating_states": p.pinned,
             "counterexample": p.trace.as_ref().map(|cx| json!({
                 "encoded": cx.encoded,
                 "actions": cx.actions,

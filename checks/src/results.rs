@@ -9,7 +9,8 @@ use stateright::Expectation;
 use std::collections::HashMap;
 use wbspec_models::spec::SwitchKind;
 
-/// Mutation score: a mutant check is killed when some always-property is
+/// Mutation score: a mutant check (tagged `mutant`, or running a mutant
+/// switch: `Entry::is_mutant`) is killed when some always-property is
 /// violated. Checks tagged `equivalent` are mutants shown (by the model)
 /// to change no property; they are reported, not counted.
 pub struct MutationScore {
@@ -71,7 +72,7 @@ pub fn mutation_score(entries: &[&Entry], results: &[CheckResult]) -> Option<Mut
         undecided: vec![],
     };
     for (e, r) in entries.iter().zip(results) {
-        if !e.has_tag("mutant") {
+        if !e.is_mutant() {
             continue;
         }
         // a violation seen before a bound is real; no violation proves

@@ -129,6 +129,8 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
     // a shard that stopped at a bound stays incomplete, and none of its
     // unviolated properties is read as proven (whatever the shard says)
     let complete = field(v, "complete", &what)?.as_bool().unwrap_or(false);
+    let symmetry = v.get("symmetry").and_then(Value::as_bool).unwrap_or(false);
+    let pins_apply = symmetry == e.symmetry;
     let mut props = Vec::new();
     for p in field(v, "properties", &what)?
         .as_array()
@@ -171,10 +173,11 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
             search_stopped: p
                 .get("counterexample_search_stopped")
                 .and_then(Stop::from_json),
+            // the catalogue's pin, not the shard's
+            pinned: e.violation_pin(d.name),
+            compare: pins_apply && complete,
         });
     }
-    let symmetry = v.get("symmetry").and_then(Value::as_bool).unwrap_or(false);
-    let pins_apply = symmetry == e.symmetry;
     let mut witnesses = Vec::new();
     for w in field(v, "witnesses", &what)?
         .as_array()

@@ -430,3 +430,138 @@ fn help_to_a_full_device_and_usage_errors_are_one_line() {
     assert_eq!(ok.status.code(), Some(0));
     assert!(stdout(&ok).contains("Usage"), "{}", stdout(&ok));
 }
+
+// ---- item 6: mutants with teeth --------------------------------------
+
+/// Defect: a mutant that weakened c1 to page 0 survived `check --all`:
+/// the number of violating states was not pinned. It now is, per check
+/// and property (the `-bg1` twin in its `congested` table), written by
+/// `--update-pins` and compared on every run.
+#[test]
+fn violating_state_counts_are_pinned_and_compared() {
+    let d = fake_checkout(ONE);
+    let run = |args: &[&str]| wbspec_in(d.path(), args);
+    let file = d.path().join("checks/catalogue/c.toml");
+    // unpinned: an expected violation with no pinned count is a difference
+    let out = run(&["check", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("b1 Sometimes")
+            && stdout(&out).contains("MISMATCH pinned 0 violating states"),
+        "{}",
+        stdout(&out)
+    );
+    run(&["check", "x", "x-bg1", "--update-pins"]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let doc: toml::Table = toml::from_str(&text).unwrap();
+    let c = &doc["check"].as_array().unwrap()[0];
+    let n = c["violations"]["b1"].as_integer().unwrap();
+    assert!(n > 0, "{text}");
+    assert!(
+        c["congested"]["violations"]["b1"].as_integer().unwrap() > 0,
+        "{text}"
+    );
+    assert_eq!(c["violations"].as_table().unwrap().len(), 1, "{text}");
+    let out = run(&["check", "x", "x-bg1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    // a moved count is reported like a moved state pin
+    std::fs::write(
+        &file,
+        text.replacen(&format!("b1 = {n} }}"), &format!("b1 = {} }}", n + 1), 1),
+    )
+    .unwrap();
+    let out = run(&["check", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    let want = format!("b1 Sometimes {n} ");
+    let line = stdout(&out)
+        .lines()
+        .find(|l| l.contains(&want))
+        .unwrap()
+        .to_string();
+    assert!(
+        line.ends_with(&format!("MISMATCH pinned {} violating states", n + 1)),
+        "{line}"
+    );
+    // not compared when the run is cut or explored another way
+    let out = run(&["check", "x", "--max-states", "3"]);
+    assert!(
+        !stdout(&out).contains("violating states"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn violation_pins_are_validated() {
+    for (bad, needle) in [
+        (
+            "violations = { a1 = 3 }",
+            "violations.a1 is pinned, but a1 is expected to hold",
+        ),
+        (
+            "violations = { b1 = 0 }",
+            "violations.b1 must be a positive count",
+        ),
+        (
+            "violations = { b1 = -2 }",
+            "violations.b1 must be a positive count",
+        ),
+        ("violations = { zz = 2 }", "unknown property 'zz'"),
+        ("violations = { w-crop = 2 }", "unknown property 'w-crop'"),
+        ("violations = [\"b1\"]", "`violations` is a table"),
+        (
+            "congested = { violations = { a2 = 1 } }",
+            "congested: violations.a2 is pinned, but a2 is expected to hold",
+        ),
+    ] {
+        let d = fake_checkout(&format!("{ONE}{bad}\n"));
+        let out = wbspec_in(d.path(), &["list"]);
+        one_line_error(&out, needle);
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("c.toml"),
+            "{:?}",
+            out
+        );
+    }
+}
+
+/// Defect: mutants were recognised only by their `mutant` tag: an
+/// untagged check running a mutant switch that kills nothing passed with
+/// exit 0.
+#[test]
+fn a_check_running_a_mutant_switch_is_judged_as_a_mutant() {
+    // mut_fsync_no_wait on a workload without fsync: kills nothing
+    let untagged = r#"[[check]]
+name = "m"
+question = "q"
+kernel = "T"
+pages = 1
+init_size = 1
+tasks = ["write 0+1"]
+variant = ["mut_fsync_no_wait"]
+"#;
+    let d = fake_checkout(untagged);
+    let run = |args: &[&str]| wbspec_in(d.path(), args);
+    run(&["check", "m", "m-bg1", "--update-pins"]);
+    let out = run(&["check", "m"]);
+    let s = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{s}");
+    assert!(
+        s.contains("Mutation score: 0/1 mutants killed; SURVIVED: m"),
+        "{s}"
+    );
+    // its -bg1 twin is not judged
+    let out = run(&["check", "m-bg1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    // an untagged killing mutant counts as killed
+    let d = fake_checkout(&ONE.replace(
+        "expect = { b1 = \"violated\" }",
+        "variant = [\"mut_dio_write_no_flush\"]\nexpect = { b1 = \"violated\" }",
+    ));
+    let out = wbspec_in(d.path(), &["check", "x"]);
+    assert!(
+        stdout(&out).contains("Mutation score: 1/1 mutants killed"),
+        "{}",
+        stdout(&out)
+    );
+}
