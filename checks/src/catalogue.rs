@@ -229,6 +229,31 @@ fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     }
 }
 
+/// The 1-based line of the `i`-th `[[check]]` header of a catalogue
+/// text (`None` when the checks are not written as headers).
+fn header_line(text: &str, i: usize) -> Option<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t: String = l.chars().filter(|c| !c.is_whitespace()).collect();
+            t.starts_with("[[check]]")
+        })
+        .nth(i)
+        .map(|(n, _)| n + 1)
+}
+
+/// Text the terminal will print must not carry control characters (an
+/// escape sequence in a `question` would reach the reader's terminal).
+fn printable<'a>(what: &str, s: &'a str) -> Result<&'a str, String> {
+    match s.chars().find(|c| c.is_control()) {
+        Some(c) => Err(format!(
+            "`{what}` contains the control character {:?}; write plain text",
+            c
+        )),
+        None => Ok(s),
+    }
+}
+
 /// Parses one catalogue file.
 pub fn parse(text: &str, f: &Path) -> Result<(Vec<Entry>, Vec<Unobservable>), String> {
     let doc: toml::Table = toml::from_str(text).map_err(|e| {
@@ -249,11 +274,14 @@ pub fn parse(text: &str, f: &Path) -> Result<(Vec<Entry>, Vec<Unobservable>), St
                     format!("{fd}: `check` must be an array of tables ([[check]])")
                 })?;
                 for (i, c) in arr.iter().enumerate() {
+                    // semantic errors name the file and the line of the
+                    // check's [[check]] header
+                    let at = header_line(text, i).map_or(String::new(), |l| format!(":{l}"));
                     let t = c
                         .as_table()
-                        .ok_or_else(|| format!("{fd}: check #{} is not a table", i + 1))?;
+                        .ok_or_else(|| format!("{fd}{at}: check #{} is not a table", i + 1))?;
                     entries.extend(
-                        convert(t, f).map_err(|e| format!("{fd}: {}", paths::one_line(&e)))?,
+                        convert(t, f).map_err(|e| format!("{fd}{at}: {}", paths::one_line(&e)))?,
                     );
                 }
             }
@@ -293,7 +321,10 @@ fn unobservable(v: &toml::Value) -> Result<Unobservable, String> {
         }
     }
     let switch = str_key(t, "switch")?.ok_or("[[unobservable]]: missing field `switch`")?;
-    let why = str_key(t, "why")?.ok_or("[[unobservable]]: missing field `why`")?;
+    let why = printable(
+        "why",
+        str_key(t, "why")?.ok_or("[[unobservable]]: missing field `why`")?,
+    )?;
     if why.trim().is_empty() {
         return Err(format!("[[unobservable]] {switch}: `why` is empty"));
     }
@@ -449,8 +480,8 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
     let ctx = |e: String| format!("check '{name}': {e}");
     let question = str_key(t, "question")
         .map_err(ctx)?
-        .ok_or_else(|| ctx("missing field `question`".into()))?
-        .to_string();
+        .ok_or_else(|| ctx("missing field `question`".into()))?;
+    let question = printable("question", question).map_err(ctx)?.to_string();
     let model = str_key(t, "model")
         .map_err(ctx)?
         .unwrap_or("fuse")
@@ -473,6 +504,9 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             .ok_or_else(|| ctx("`tags` lists strings".into()))?,
         Some(_) => return Err(ctx("`tags` lists strings".into())),
     };
+    for tag in &tags {
+        printable("tags", tag).map_err(ctx)?;
+    }
     let symmetry = match t.get("symmetry") {
         None => false,
         Some(toml::Value::Boolean(b)) => *b,

@@ -153,6 +153,9 @@ pub fn parse(text: &str) -> Result<TraceFile, String> {
                 "field model_version: trace was made by model {mv}, this is {version}; regenerate it with `wbspec check --write-traces`"
             ))
         }
+        None if v.get("model_version").is_some() => {
+            return Err("field model_version: not a string".into())
+        }
         None => return Err("field model_version: missing".into()),
     }
     serde_json::from_value(v).map_err(|e| e.to_string())

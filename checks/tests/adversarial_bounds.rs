@@ -565,3 +565,97 @@ variant = ["mut_fsync_no_wait"]
         stdout(&out)
     );
 }
+
+// ---- the lows of issue 17 --------------------------------------------
+
+/// Defects: `variant = ["temp_pages", "!temp_pages"]` was accepted (the
+/// last won); control characters in `question` reached the terminal raw;
+/// semantic catalogue errors carried no line.
+#[test]
+fn catalogue_lows_are_refused_with_file_and_line() {
+    let second = |extra: &str| {
+        format!(
+            "{ONE}\n[[check]]\nname = \"y\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n{extra}\n"
+        )
+    };
+    for (extra, needle) in [
+        (
+            "variant = [\"temp_pages\", \"!temp_pages\"]",
+            "'temp_pages' and '!temp_pages' contradict each other",
+        ),
+        (
+            "variant = [\"!dio_flush_always\", \"dio_flush_always\"]",
+            "contradict each other",
+        ),
+        (
+            "variant = [\"p_syncwrites\", \"p_syncwrites\"]",
+            "given twice",
+        ),
+        ("expect = { zz = \"holds\" }", "unknown property 'zz'"),
+        ("tags = [\"a\\u001b[2J\"]", "control character"),
+    ] {
+        let d = fake_checkout(&second(extra));
+        let out = wbspec_in(d.path(), &["list"]);
+        // the second check's header is on line 11 of the file
+        one_line_error(&out, needle);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("c.toml:11: check 'y'"), "{err}");
+    }
+    for q in [
+        "\\u001b]0;pwned\\u0007",
+        "a\\nb",
+        "tab\\there",
+        "\\u009b31m",
+    ] {
+        let d = fake_checkout(&ONE.replace("question = \"q\"", &format!("question = \"{q}\"")));
+        let out = wbspec_in(d.path(), &["list"]);
+        one_line_error(&out, "`question` contains the control character");
+        assert!(!String::from_utf8_lossy(&out.stderr).contains('\u{1b}'));
+    }
+    // the other models refuse contradictions too
+    for (model, keys, flag) in [
+        (
+            "fuse-gup",
+            "kernel = \"M\"\nfolios = [2, 0]",
+            "mut_no_start_reset",
+        ),
+        (
+            "nowait",
+            "kernel = \"M615\"\ninit_size = 1\nlimit = 1\ndirtier = 1\ntasks = [\"flusher\"]",
+            "mut_cqe_ignores_bytes_done",
+        ),
+    ] {
+        let text = format!(
+            "[[check]]\nname = \"g\"\nquestion = \"q\"\nmodel = \"{model}\"\n{keys}\nvariant = [\"{flag}\", \"!{flag}\"]\n"
+        );
+        let d = fake_checkout(&text);
+        let out = wbspec_in(d.path(), &["list"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("c.toml:1: check 'g'"), "{err}");
+        assert!(err.contains("contradict each other"), "{err}");
+    }
+}
+
+/// Defect: a numeric `model_version` in a trace file read "missing".
+#[test]
+fn a_numeric_model_version_is_not_a_string() {
+    let src = std::fs::read_to_string(traces_dir().join("t-fopen-dio-read--b1.json")).unwrap();
+    let mut v: Value = serde_json::from_str(&src).unwrap();
+    let d = tmpdir();
+    let f = d.path().join("t.json");
+    for (bad, needle) in [
+        (Value::from(7), "field model_version: not a string"),
+        (Value::Null, "field model_version: not a string"),
+    ] {
+        v["model_version"] = bad;
+        std::fs::write(&f, v.to_string()).unwrap();
+        one_line_error(&wbspec(&["replay", f.to_str().unwrap()]), needle);
+    }
+    v.as_object_mut().unwrap().remove("model_version");
+    std::fs::write(&f, v.to_string()).unwrap();
+    one_line_error(
+        &wbspec(&["replay", f.to_str().unwrap()]),
+        "field model_version: missing",
+    );
+}
