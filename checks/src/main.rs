@@ -250,15 +250,24 @@ fn main() -> ExitCode {
 }
 
 /// A command line clap did not run: a usage error is one line on stderr
-/// (its first, without clap's tips) and exit 2; `--help` and `--version`
+/// (its message, without clap's tips and usage) and exit 2; `--help` and `--version`
 /// go to standard output, and a failed write there is an error too
 /// (`wbspec --help > /dev/full`).
 fn parse_error(e: clap::Error) -> ExitCode {
     let text = e.render().to_string();
     if e.use_stderr() {
-        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        let first = first.trim().trim_start_matches("error: ");
-        eprintln!("wbspec: {first}");
+        // the message, up to clap's tips and usage, on one line
+        let msg: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .take_while(|l| {
+                !l.starts_with("Usage:")
+                    && !l.starts_with("tip:")
+                    && !l.starts_with("For more information")
+            })
+            .filter(|l| !l.is_empty())
+            .collect();
+        eprintln!("wbspec: {}", msg.join(" ").trim_start_matches("error: "));
         return ExitCode::from(2);
     }
     let mut out = std::io::stdout().lock();
