@@ -159,13 +159,17 @@ pub fn shortest<M: Spec>(m: &M, prop: usize) -> Option<(Vec<M::Action>, String)>
     shortest_within(m, prop, &Limits::default()).unwrap_or(None)
 }
 
+/// A path's actions and its Explorer encoding (init index, then action
+/// indices).
+pub type ActionPath<A> = (Vec<A>, String);
+
 /// `shortest`, giving up (`Err` with the bound) once the search has
 /// stored `limits.max_states` states or run `limits.max_time`.
 pub fn shortest_within<M: Spec>(
     m: &M,
     prop: usize,
     limits: &Limits,
-) -> Result<Option<(Vec<M::Action>, String)>, Stop> {
+) -> Result<Option<ActionPath<M::Action>>, Stop> {
     let start = Instant::now();
     let over = |n: usize| match (limits.max_states, limits.max_time) {
         (Some(x), _) if n as u64 >= x => Some(Stop::MaxStates(x)),

@@ -305,7 +305,7 @@ proptest! {
     /// sizing the split. Any text parses or is refused, never panics.
     #[test]
     fn shard_syntax_is_range_checked(i in any::<u64>(), n in any::<u64>(), junk in ".{0,12}") {
-        let ok = n >= 1 && n <= MAX_SHARDS && i >= 1 && i <= n;
+        let ok = (1..=MAX_SHARDS).contains(&n) && (1..=n).contains(&i);
         prop_assert_eq!(Shard::parse(&format!("{i}/{n}")).is_ok(), ok);
         prop_assert_eq!(Shard::new(i, n).is_ok(), ok);
         let _ = Shard::parse(&junk);
