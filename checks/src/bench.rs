@@ -197,6 +197,9 @@ fn run_measured(mut cmd: Command, timeout: Duration) -> Result<(String, Usage), 
     ))
 }
 
+/// Most measurements per check and runner `--repeat` asks for.
+pub const MAX_REPEAT: usize = 1000;
+
 /// Extra arguments for `bench-run` (limits).
 #[derive(Clone, Debug, Default)]
 pub struct Bounds {
@@ -436,9 +439,13 @@ pub fn run(
     json: Option<&Path>,
     out: &mut dyn FnMut(&str) -> Result<(), String>,
 ) -> Result<u8, String> {
-    if repeat == 0 {
-        return Err("--repeat 0: give at least 1".into());
+    if repeat == 0 || repeat > MAX_REPEAT {
+        return Err(format!(
+            "--repeat {repeat}: give a count from 1 to {MAX_REPEAT}"
+        ));
     }
+    // the children get the same bounds: refuse bad ones before any run
+    crate::search::Limits::from_flags(bounds.max_states, bounds.max_seconds)?;
     if let Some(p) = json {
         crate::paths::check_output(p)?;
     }

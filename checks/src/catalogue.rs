@@ -1,16 +1,21 @@
 //! The catalogue of named checks: TOML files in checks/catalogue/, each a
 //! list of `[[check]]` tables. The checker reads the generic keys (name,
-//! question, model, expect, witnesses, states, tags, pair); every other
-//! key belongs to the model named by `model` (default "fuse"), which
+//! question, model, expect, witnesses, states, violations, tags, pair,
+//! congested, symmetry); every other key belongs to the model named by `model` (default "fuse"), which
 //! parses it (`Spec::parse_config`). `[[unobservable]]` tables name the
 //! switches no workload can tell apart, with the reason.
 //!
 //! When the model can bound its request queue (`Spec::congested`), every
 //! check has a derived twin `<name>-bg1` run under that bound. Its
 //! expectations and pins live in the check's `congested` table
-//! (`congested = { expect = {...}, states = N, witnesses = {...} }`); an
-//! expectation it does not list is the check's own, so a verdict that
-//! depends on an uncongested queue is always written down.
+//! (`congested = { expect = {...}, states = N, witnesses = {...},
+//! violations = {...} }`); an expectation it does not list is the check's
+//! own, so a verdict that depends on an uncongested queue is always
+//! written down.
+//!
+//! `violations = { c1 = 123 }` pins, per always-property, the number of
+//! reachable states that violate it (a property not listed: none), so a
+//! weakened property or mutant that changes how often it fails shows.
 
 use crate::check::{self, Check};
 use crate::paths;
@@ -31,16 +36,20 @@ const GENERIC_KEYS: &[&str] = &[
     "pair",
     "congested",
     "symmetry",
+    "violations",
 ];
 
 /// Suffix of a derived check run under the model's queue bound.
 pub const CONGESTED_SUFFIX: &str = "-bg1";
 
-/// Expected or observed verdict of an `always` property.
+/// Expected or observed verdict of an `always` property. `Unknown` is
+/// only ever observed: a run stopped at a bound before any violating
+/// state proves nothing (a catalogue cannot expect it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Holds,
     Violated,
+    Unknown,
 }
 
 impl Verdict {
@@ -48,6 +57,7 @@ impl Verdict {
         match self {
             Verdict::Holds => "holds",
             Verdict::Violated => "violated",
+            Verdict::Unknown => "unknown",
         }
     }
 }
@@ -77,6 +87,9 @@ pub struct Entry {
     pub witnesses: Witnesses,
     /// Pinned unique state count.
     pub states: Option<u64>,
+    /// Pinned number of violating states per always-property
+    /// (`violations = { c1 = 123 }`); a property not listed has none.
+    pub violations: BTreeMap<String, u64>,
     pub tags: Vec<String>,
     /// The other half of a good/bad pair (e.g. the same workload on the
     /// kernel state that fixed it).
@@ -127,6 +140,29 @@ impl Entry {
 
     pub fn has_tag(&self, t: &str) -> bool {
         self.tags.iter().any(|x| x == t)
+    }
+
+    /// The pinned number of states that violate `prop` (0 when not
+    /// listed).
+    pub fn violation_pin(&self, prop: &str) -> u64 {
+        self.violations.get(prop).copied().unwrap_or(0)
+    }
+
+    /// Is the check a mutant, judged by the mutation score? Tagged
+    /// `mutant`, or running a switch its model classes as a mutant,
+    /// tagged or not. A derived `-bg1` twin is not one: its mutant's
+    /// violation may need an uncongested queue.
+    pub fn is_mutant(&self) -> bool {
+        if self.parent.is_some() {
+            return false;
+        }
+        let defs = self.check.switch_defs();
+        self.has_tag("mutant")
+            || self.check.switches_changed().iter().any(|s| {
+                defs.iter().any(|d| {
+                    d.name == s.as_str() && d.kind == wbspec_models::spec::SwitchKind::Mutant
+                })
+            })
     }
 }
 
@@ -217,6 +253,31 @@ fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     }
 }
 
+/// The 1-based line of the `i`-th `[[check]]` header of a catalogue
+/// text (`None` when the checks are not written as headers).
+fn header_line(text: &str, i: usize) -> Option<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t: String = l.chars().filter(|c| !c.is_whitespace()).collect();
+            t.starts_with("[[check]]")
+        })
+        .nth(i)
+        .map(|(n, _)| n + 1)
+}
+
+/// Text the terminal will print must not carry control characters (an
+/// escape sequence in a `question` would reach the reader's terminal).
+fn printable<'a>(what: &str, s: &'a str) -> Result<&'a str, String> {
+    match s.chars().find(|c| c.is_control()) {
+        Some(c) => Err(format!(
+            "`{what}` contains the control character {:?}; write plain text",
+            c
+        )),
+        None => Ok(s),
+    }
+}
+
 /// Parses one catalogue file.
 pub fn parse(text: &str, f: &Path) -> Result<(Vec<Entry>, Vec<Unobservable>), String> {
     let doc: toml::Table = toml::from_str(text).map_err(|e| {
@@ -237,11 +298,14 @@ pub fn parse(text: &str, f: &Path) -> Result<(Vec<Entry>, Vec<Unobservable>), St
                     format!("{fd}: `check` must be an array of tables ([[check]])")
                 })?;
                 for (i, c) in arr.iter().enumerate() {
+                    // semantic errors name the file and the line of the
+                    // check's [[check]] header
+                    let at = header_line(text, i).map_or(String::new(), |l| format!(":{l}"));
                     let t = c
                         .as_table()
-                        .ok_or_else(|| format!("{fd}: check #{} is not a table", i + 1))?;
+                        .ok_or_else(|| format!("{fd}{at}: check #{} is not a table", i + 1))?;
                     entries.extend(
-                        convert(t, f).map_err(|e| format!("{fd}: {}", paths::one_line(&e)))?,
+                        convert(t, f).map_err(|e| format!("{fd}{at}: {}", paths::one_line(&e)))?,
                     );
                 }
             }
@@ -281,7 +345,10 @@ fn unobservable(v: &toml::Value) -> Result<Unobservable, String> {
         }
     }
     let switch = str_key(t, "switch")?.ok_or("[[unobservable]]: missing field `switch`")?;
-    let why = str_key(t, "why")?.ok_or("[[unobservable]]: missing field `why`")?;
+    let why = printable(
+        "why",
+        str_key(t, "why")?.ok_or("[[unobservable]]: missing field `why`")?,
+    )?;
     if why.trim().is_empty() {
         return Err(format!("[[unobservable]] {switch}: `why` is empty"));
     }
@@ -293,9 +360,15 @@ fn unobservable(v: &toml::Value) -> Result<Unobservable, String> {
 }
 
 /// The verdict expectations, the properties among them expected
-/// `intended`, witnesses and state pin of a table (a check, or its
-/// `congested` table).
-type Pins = (Vec<(String, Verdict)>, Vec<String>, Witnesses, Option<u64>);
+/// `intended`, witnesses, state pin and violation pins of a table (a
+/// check, or its `congested` table).
+type Pins = (
+    Vec<(String, Verdict)>,
+    Vec<String>,
+    Witnesses,
+    Option<u64>,
+    BTreeMap<String, u64>,
+);
 
 fn pins_of_table(
     t: &toml::Table,
@@ -393,7 +466,46 @@ fn pins_of_table(
                 .ok_or_else(|| ctx("`states` must be a positive count".into()))? as u64,
         ),
     };
-    Ok((expect, intended, witnesses, states))
+    let mut violations = BTreeMap::new();
+    match t.get("violations") {
+        None => {}
+        Some(toml::Value::Table(tab)) => {
+            for (p, c) in tab {
+                lookup(p, &always, "property")?;
+                let c = c
+                    .as_integer()
+                    .filter(|c| *c > 0)
+                    .ok_or_else(|| ctx(format!("violations.{p} must be a positive count")))?;
+                violations.insert(p.clone(), c as u64);
+            }
+        }
+        Some(_) => {
+            return Err(ctx(
+                "`violations` is a table of property = pinned violating states".into(),
+            ))
+        }
+    }
+    Ok((expect, intended, witnesses, states, violations))
+}
+
+/// A violation pin on a property expected to hold contradicts the
+/// expectation.
+fn violations_agree(
+    expect: &[(String, Verdict)],
+    violations: &BTreeMap<String, u64>,
+    ctx: &dyn Fn(String) -> String,
+) -> Result<(), String> {
+    for p in violations.keys() {
+        if !expect
+            .iter()
+            .any(|(n, v)| n == p && *v == Verdict::Violated)
+        {
+            return Err(ctx(format!(
+                "violations.{p} is pinned, but {p} is expected to hold"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// One `[[check]]` table: the check, and its derived `-bg1` twin when the
@@ -410,8 +522,8 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
     let ctx = |e: String| format!("check '{name}': {e}");
     let question = str_key(t, "question")
         .map_err(ctx)?
-        .ok_or_else(|| ctx("missing field `question`".into()))?
-        .to_string();
+        .ok_or_else(|| ctx("missing field `question`".into()))?;
+    let question = printable("question", question).map_err(ctx)?.to_string();
     let model = str_key(t, "model")
         .map_err(ctx)?
         .unwrap_or("fuse")
@@ -423,7 +535,8 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
         }
     }
     let check = check::from_table(&model, &own).map_err(ctx)?;
-    let (expect, intended, witnesses, states) = pins_of_table(t, &check, &ctx)?;
+    let (expect, intended, witnesses, states, violations) = pins_of_table(t, &check, &ctx)?;
+    violations_agree(&expect, &violations, &ctx)?;
     let tags = match t.get("tags") {
         None => vec![],
         Some(toml::Value::Array(a)) => a
@@ -433,6 +546,9 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             .ok_or_else(|| ctx("`tags` lists strings".into()))?,
         Some(_) => return Err(ctx("`tags` lists strings".into())),
     };
+    for tag in &tags {
+        printable("tags", tag).map_err(ctx)?;
+    }
     let symmetry = match t.get("symmetry") {
         None => false,
         Some(toml::Value::Boolean(b)) => *b,
@@ -466,14 +582,14 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             .and_then(|v| v.as_table())
             .unwrap_or(&empty);
         for k in ct.keys() {
-            if !["expect", "witnesses", "states"].contains(&k.as_str()) {
+            if !["expect", "witnesses", "states", "violations"].contains(&k.as_str()) {
                 return Err(ctx(format!(
-                    "congested: unknown key `{k}` (expect, witnesses, states)"
+                    "congested: unknown key `{k}` (expect, witnesses, states, violations)"
                 )));
             }
         }
         let cctx = |e: String| format!("check '{name}' congested: {e}");
-        let (cexp, cint, cwit, cstates) = pins_of_table(ct, &cc, &cctx)?;
+        let (cexp, cint, cwit, cstates, cviol) = pins_of_table(ct, &cc, &cctx)?;
         let mut exp = expect.clone();
         let mut int = intended.clone();
         for (k, v) in cexp {
@@ -482,6 +598,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             exp.push((k, v));
         }
         int.extend(cint);
+        violations_agree(&exp, &cviol, &cctx)?;
         let mut ctags: Vec<String> = tags
             .iter()
             .filter(|x| *x != "mutant" && *x != "equivalent")
@@ -497,6 +614,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             intended: int,
             witnesses: cwit,
             states: cstates,
+            violations: cviol,
             tags: ctags,
             pair: None,
             symmetry,
@@ -515,6 +633,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
             intended,
             witnesses,
             states,
+            violations,
             tags,
             pair: str_key(t, "pair").map_err(ctx)?.map(String::from),
             symmetry,

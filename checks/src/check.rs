@@ -4,7 +4,7 @@
 //! catalogue entry or trace file through the registry.
 
 use crate::explain;
-use crate::runner::{self, Counterexample, RunOptions};
+use crate::runner::{self, Counterexample, RunOptions, Searched};
 use crate::search::Exploration;
 use crate::search::Limits;
 use serde::{Deserialize, Serialize};
@@ -41,14 +41,13 @@ pub trait Check: Send + Sync {
     /// Shortest counterexample of an always-property (an error for a name
     /// the model does not have).
     fn shortest(&self, prop: &str) -> Result<Option<Counterexample>, String> {
-        self.shortest_within(prop, &Limits::default())
+        // an unbounded search is never stopped
+        Ok(self
+            .shortest_within(prop, &Limits::default())?
+            .unwrap_or(None))
     }
-    /// `shortest`, or `None` when the search reaches `limits` first.
-    fn shortest_within(
-        &self,
-        prop: &str,
-        limits: &Limits,
-    ) -> Result<Option<Counterexample>, String>;
+    /// `shortest`, or the bound of `limits` that stopped the search.
+    fn shortest_within(&self, prop: &str, limits: &Limits) -> Result<Searched, String>;
     /// The numbered narrative of a counterexample and why `prop` fails.
     fn explain(&self, prop: &str, cx: &Counterexample) -> Result<Vec<String>, String>;
     /// Per-step records of a trace file (labels, Explorer indices, state
@@ -127,11 +126,7 @@ impl<M: Spec> Check for Typed<M> {
     fn explore(&self, label: &str, opt: &RunOptions, progress: bool) -> Exploration {
         runner::explore(&self.model, opt, label, progress)
     }
-    fn shortest_within(
-        &self,
-        prop: &str,
-        limits: &Limits,
-    ) -> Result<Option<Counterexample>, String> {
+    fn shortest_within(&self, prop: &str, limits: &Limits) -> Result<Searched, String> {
         let i = self.prop(prop)?;
         Ok(runner::counterexample(&self.model, i, limits))
     }

@@ -244,11 +244,19 @@ pub fn verdicts_html(e: &Entry, r: &CheckResult) -> String {
             Verdict::Violated => format!("violated in {} of {states}", plural(p.count, "state")),
             Verdict::Holds if !r.complete => "not violated before the run stopped".into(),
             Verdict::Holds => format!("holds in all {states} states"),
+            Verdict::Unknown => "unknown: the run stopped at a bound, not a proof".into(),
         };
-        let judged = if mism {
+        let judged = if p.observed == Verdict::Unknown {
+            "unproven".into()
+        } else if mism {
             format!(
                 "NOT as expected: the catalogue expects {}",
                 p.expected.as_str()
+            )
+        } else if p.intended {
+            format!(
+                "as expected: intended, stricter than the kernel's contract ({})",
+                p.stricter_than.unwrap_or("?")
             )
         } else {
             "as expected".into()

@@ -234,22 +234,9 @@ struct RunArgs {
 
 impl RunArgs {
     fn settings(&self) -> Result<Settings, String> {
-        let max_time = match self.max_seconds {
-            None => None,
-            Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => {
-                Some(std::time::Duration::from_secs_f64(s))
-            }
-            Some(s) => return Err(format!("--max-seconds {s}: give a positive number")),
-        };
-        if self.max_states == Some(0) {
-            return Err("--max-states 0: give a positive count".into());
-        }
         Ok(Settings {
             engine: Engine::parse(&self.engine)?,
-            limits: Limits {
-                max_states: self.max_states,
-                max_time,
-            },
+            limits: Limits::from_flags(self.max_states, self.max_seconds)?,
             symmetry: if self.symmetry {
                 Some(true)
             } else if self.no_symmetry {
@@ -295,11 +282,7 @@ fn main() -> ExitCode {
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
-        }
+        Err(e) => return parse_error(e),
     };
     let mut out = Out(std::io::BufWriter::new(std::io::stdout()));
     let r = run(cli, &mut out);
@@ -310,6 +293,37 @@ fn main() -> ExitCode {
             // one line, whatever the parser said
             let one: Vec<&str> = msg.split_whitespace().collect();
             eprintln!("wbspec: {}", one.join(" "));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A command line clap did not run: a usage error is one line on stderr
+/// (its message, without clap's tips and usage) and exit 2; `--help` and `--version`
+/// go to standard output, and a failed write there is an error too
+/// (`wbspec --help > /dev/full`).
+fn parse_error(e: clap::Error) -> ExitCode {
+    let text = e.render().to_string();
+    if e.use_stderr() {
+        // the message, up to clap's tips and usage, on one line
+        let msg: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .take_while(|l| {
+                !l.starts_with("Usage:")
+                    && !l.starts_with("tip:")
+                    && !l.starts_with("For more information")
+            })
+            .filter(|l| !l.is_empty())
+            .collect();
+        eprintln!("wbspec: {}", msg.join(" ").trim_start_matches("error: "));
+        return ExitCode::from(2);
+    }
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::from(0),
+        Err(err) => {
+            eprintln!("wbspec: standard output: {err}");
             ExitCode::from(2)
         }
     }
@@ -691,7 +705,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 results_v.push(r);
             }
             if let (true, true, None, Some(d)) = (all, own, shard, &trace_dir) {
-                remove_stale_traces(d, &selected, &written)?;
+                remove_stale_traces(d, &selected, &results_v, &written)?;
             }
             let mut bad = results_v.iter().filter(|r| !r.ok()).count();
             out.lines(&report::summary_lines(&results_v, t0.elapsed()))?;
@@ -703,7 +717,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             };
             if let Some(ms) = &ms {
                 out.line(&ms.line())?;
-                bad += ms.survived.len();
+                bad += ms.failed();
             }
             let switches = (all && shard.is_none()).then(|| results::switches(&cat, &results_v));
             if let Some(sw) = &switches {
@@ -859,13 +873,28 @@ fn default_start(e: &Entry, r: &outcome::CheckResult) -> (String, String) {
 
 /// After `check --all --write-traces` on the checkout's own catalogue:
 /// removes trace files `<check>--<property>.json` of this catalogue's
-/// checks and their models' properties that this run did not write (their
-/// violations are gone). Nothing else in the directory is touched.
-fn remove_stale_traces(dir: &Path, entries: &[&Entry], written: &[PathBuf]) -> Result<(), String> {
-    for e in entries {
+/// checks and their models' properties that this run did not write and
+/// whose violation it disproved: only a complete exploration that saw no
+/// violating state disproves one (a run stopped at a bound, or a
+/// violation whose counterexample search stopped, removes nothing).
+/// Nothing else in the directory is touched.
+fn remove_stale_traces(
+    dir: &Path,
+    entries: &[&Entry],
+    results: &[outcome::CheckResult],
+    written: &[PathBuf],
+) -> Result<(), String> {
+    for (e, r) in entries.iter().zip(results) {
+        if !r.complete {
+            continue;
+        }
         for p in e.check.property_defs() {
+            let seen = r
+                .props
+                .iter()
+                .any(|x| x.name == p.name && x.observed != Verdict::Holds);
             let f = dir.join(trace::file_name(&e.name, p.name));
-            if !written.contains(&f) && f.is_file() {
+            if !seen && !written.contains(&f) && f.is_file() {
                 std::fs::remove_file(&f).map_err(|err| format!("{}: {err}", f.display()))?;
                 eprintln!("removed stale {}", f.display());
             }

@@ -32,11 +32,36 @@ pub struct PropResult {
     pub intended: bool,
     /// The contract property this one is stricter than, if it is.
     pub stricter_than: Option<&'static str>,
+    /// `Unknown` when the run stopped at a bound before any violating
+    /// state: no proof either way.
     pub observed: Verdict,
     /// Visited states that violate the property.
     pub count: u64,
     /// Shortest counterexample, if violated.
     pub trace: Option<Counterexample>,
+    /// The counterexample search of a violation stopped at this bound
+    /// (no trace).
+    pub search_stopped: Option<Stop>,
+    /// The catalogue's pinned number of violating states (0: none).
+    pub pinned: u64,
+    /// The pin applies to this run (complete, and explored with the
+    /// catalogue's symmetry choice).
+    pub compare: bool,
+}
+
+impl PropResult {
+    /// The violating-state count against its pin.
+    pub fn count_status(&self) -> Result<(), String> {
+        if self.compare && self.count != self.pinned {
+            Err(format!("MISMATCH pinned {} violating states", self.pinned))
+        } else {
+            Ok(())
+        }
+    }
+    /// A violation without its counterexample (its search was cut).
+    pub fn trace_missing(&self) -> bool {
+        self.observed == Verdict::Violated && self.trace.is_none()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -106,6 +131,10 @@ impl CheckResult {
     pub fn verdicts_ok(&self) -> bool {
         self.props.iter().all(|p| p.expected == p.observed)
     }
+    /// Every violating-state count is as pinned.
+    pub fn violations_ok(&self) -> bool {
+        self.props.iter().all(|p| p.count_status().is_ok())
+    }
     pub fn witnesses_ok(&self) -> bool {
         self.witnesses_pinned
             && self
@@ -113,8 +142,22 @@ impl CheckResult {
                 .iter()
                 .all(|w| w.status(self.witnesses_pinned).is_ok())
     }
+    /// Every verdict is proven: the exploration is complete and every
+    /// violation has its counterexample.
+    pub fn proven(&self) -> bool {
+        self.complete && self.traces_ok()
+    }
+    /// Every violation has its counterexample.
+    pub fn traces_ok(&self) -> bool {
+        !self.props.iter().any(PropResult::trace_missing)
+    }
     pub fn ok(&self) -> bool {
-        self.complete && self.states_ok() && self.verdicts_ok() && self.witnesses_ok()
+        self.complete
+            && self.traces_ok()
+            && self.states_ok()
+            && self.verdicts_ok()
+            && self.violations_ok()
+            && self.witnesses_ok()
     }
 }
 
@@ -175,25 +218,33 @@ pub fn run(e: &Entry, set: &Settings, progress: bool) -> Result<CheckResult, Str
                 stricter_than: d.stricter.map(|x| x.contract),
                 observed: if count > 0 {
                     Verdict::Violated
-                } else {
+                } else if x.complete {
                     Verdict::Holds
+                } else {
+                    Verdict::Unknown
                 },
                 count,
                 trace: None,
+                search_stopped: None,
+                pinned: e.violation_pin(d.name),
+                compare: pins_apply && x.complete,
             }),
         }
     }
     for p in props.iter_mut().filter(|p| p.observed == Verdict::Violated) {
-        // An incomplete run's counterexample search has the same bounds;
-        // it may give up (the violation stands, without a trace).
-        let cx = e.check.shortest_within(p.name, &set.limits)?;
-        if cx.is_none() && x.complete && set.limits == Limits::default() {
-            return Err(format!(
-                "check '{}': the exploration saw {} violated, but the breadth-first search found no path (model not deterministic?)",
-                e.name, p.name
-            ));
+        // The counterexample search has the run's bounds; when it gives
+        // up, the violation stands without a trace and the check is not
+        // as expected (search_stopped says which bound).
+        match e.check.shortest_within(p.name, &set.limits)? {
+            Ok(Some(cx)) => p.trace = Some(cx),
+            Ok(None) => {
+                return Err(format!(
+                    "check '{}': the exploration saw {} violated, but the breadth-first search found no path (model not deterministic?)",
+                    e.name, p.name
+                ))
+            }
+            Err(stop) => p.search_stopped = Some(stop),
         }
-        p.trace = cx;
     }
     Ok(CheckResult {
         name: e.name.clone(),

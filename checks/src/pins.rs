@@ -1,9 +1,9 @@
 //! `check --update-pins`: rewrites the pinned counts of checks in their
 //! catalogue files through a TOML document editor (toml_edit), so every
 //! layout the TOML grammar allows keeps its shape: comments, key order,
-//! multi-line arrays, `[[ check ]]` headers. Only `states` and `witnesses`
-//! of the named checks change (for a derived `-bg1` check, `states` and
-//! `witnesses` of its parent's `congested` table).
+//! multi-line arrays, `[[ check ]]` headers. Only `states`, `witnesses`
+//! and `violations` of the named checks change (for a derived `-bg1`
+//! check, those of its parent's `congested` table).
 
 use crate::outcome::CheckResult;
 use std::collections::BTreeMap;
@@ -14,16 +14,47 @@ use toml_edit::{ImDocument, InlineTable, Item, Value};
 /// Suffix of a pin key naming a check's `congested` table.
 pub const CONGESTED_KEY: &str = "@congested";
 
-/// The pins of one check: its unique state count and the witnesses it
-/// reaches, with their counts.
-pub fn pins_of(r: &CheckResult) -> (u64, BTreeMap<String, u64>) {
-    let w = r
-        .witnesses
-        .iter()
-        .filter(|w| w.count > 0)
-        .map(|w| (w.name.to_string(), w.count))
-        .collect();
-    (r.unique_states, w)
+/// The pins of one check: its unique state count, the witnesses it
+/// reaches and the always-properties it violates, with their counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pins {
+    pub states: u64,
+    pub witnesses: BTreeMap<String, u64>,
+    /// Written as `violations = {...}`; a check that violates nothing
+    /// gets no key (an existing one becomes `{}`).
+    pub violations: BTreeMap<String, u64>,
+}
+
+pub fn pins_of(r: &CheckResult) -> Pins {
+    Pins {
+        states: r.unique_states,
+        witnesses: r
+            .witnesses
+            .iter()
+            .filter(|w| w.count > 0)
+            .map(|w| (w.name.to_string(), w.count))
+            .collect(),
+        violations: r
+            .props
+            .iter()
+            .filter(|p| p.count > 0)
+            .map(|p| (p.name.to_string(), p.count))
+            .collect(),
+    }
+}
+
+/// The pinned keys of `p` with their rendered values and tables; the
+/// `violations` key only where there are violations or `present` (a key
+/// already in the file, which must then be updated, to `{}` if need be).
+fn keyed(p: &Pins, present: bool) -> Vec<(&'static str, String, Option<&BTreeMap<String, u64>>)> {
+    let mut v = vec![
+        ("states", p.states.to_string(), None),
+        ("witnesses", render(&p.witnesses), Some(&p.witnesses)),
+    ];
+    if present || !p.violations.is_empty() {
+        v.push(("violations", render(&p.violations), Some(&p.violations)));
+    }
+    v
 }
 
 /// Rewrites the pins of the checks named in `pins` in the catalogue text
@@ -35,10 +66,7 @@ pub fn pins_of(r: &CheckResult) -> (u64, BTreeMap<String, u64>) {
 /// missing key is added after the table's last line, or before an inline
 /// table's closing brace). Every other byte stays: comments, spacing,
 /// header decoration (`[[ check ]]` next to `[[check]]`), line ends.
-pub fn update_text(
-    text: &str,
-    pins: &BTreeMap<String, (u64, BTreeMap<String, u64>)>,
-) -> Result<String, String> {
+pub fn update_text(text: &str, pins: &BTreeMap<String, Pins>) -> Result<String, String> {
     let doc = ImDocument::parse(text).map_err(|e| crate::paths::one_line(&e.to_string()))?;
     let arr = match doc.get("check") {
         Some(Item::ArrayOfTables(a)) => a,
@@ -70,18 +98,13 @@ pub fn update_text(
             };
             Ok((at..at, format!("{lead}{line}")))
         };
-        if let Some((k, (states, witnesses))) = pins.get_key_value(name.as_str()) {
+        if let Some((k, p)) = pins.get_key_value(name.as_str()) {
             *found.entry(k.as_str()).or_default() += 1;
             let mut missing = String::new();
-            for (key, v) in [
-                ("states", states.to_string()),
-                ("witnesses", render(witnesses)),
-            ] {
+            for (key, v, table) in keyed(p, t.contains_key("violations")) {
                 match t.get(key) {
                     None => missing.push_str(&format!("{key} = {v}{eol}")),
-                    Some(Item::Value(old)) => {
-                        edit_value(old, key, witnesses, v, &what, &mut edits)?
-                    }
+                    Some(Item::Value(old)) => edit_value(old, table, v, &what, &mut edits)?,
                     Some(_) => {
                         return Err(format!("{what}: `{key}` is not a value; edit it by hand"))
                     }
@@ -92,26 +115,29 @@ pub fn update_text(
             }
         }
         let ckey = format!("{name}{CONGESTED_KEY}");
-        if let Some((k, (states, witnesses))) = pins.get_key_value(ckey.as_str()) {
+        if let Some((k, p)) = pins.get_key_value(ckey.as_str()) {
             *found.entry(k.as_str()).or_default() += 1;
-            let fresh = format!("{{ states = {states}, witnesses = {} }}", render(witnesses));
+            let fresh = |present| {
+                let kv: Vec<String> = keyed(p, present)
+                    .into_iter()
+                    .map(|(key, v, _)| format!("{key} = {v}"))
+                    .collect();
+                format!("{{ {} }}", kv.join(", "))
+            };
             match t.get("congested") {
-                None => edits.push(new_line(&format!("congested = {fresh}{eol}"))?),
+                None => edits.push(new_line(&format!("congested = {}{eol}", fresh(false)))?),
                 Some(Item::Value(Value::InlineTable(ct))) => {
                     let mut add = String::new();
-                    for (key, v) in [
-                        ("states", states.to_string()),
-                        ("witnesses", render(witnesses)),
-                    ] {
+                    for (key, v, table) in keyed(p, ct.contains_key("violations")) {
                         match ct.get(key) {
                             None => add.push_str(&format!(", {key} = {v}")),
-                            Some(old) => edit_value(old, key, witnesses, v, &what, &mut edits)?,
+                            Some(old) => edit_value(old, table, v, &what, &mut edits)?,
                         }
                     }
                     if !add.is_empty() {
                         match ct.iter().filter_map(|(_, v)| v.span()).map(|r| r.end).max() {
                             Some(end) => edits.push((end..end, add)),
-                            None => edits.push((span(ct.span(), &what)?, fresh)),
+                            None => edits.push((span(ct.span(), &what)?, fresh(false))),
                         }
                     }
                 }
@@ -139,9 +165,9 @@ pub fn update_text(
 }
 
 /// `{ w-a = 1, w-b = 2 }`, or `{}`.
-fn render(witnesses: &BTreeMap<String, u64>) -> String {
+fn render(counts: &BTreeMap<String, u64>) -> String {
     let mut it = InlineTable::new();
-    for (w, c) in witnesses {
+    for (w, c) in counts {
         it.insert(w, Value::from(*c as i64));
     }
     it.fmt();
@@ -152,18 +178,17 @@ fn span(s: Option<Range<usize>>, what: &str) -> Result<Range<usize>, String> {
     s.ok_or_else(|| format!("{what}: the parser gave no position"))
 }
 
-/// The edit of one existing pinned value `old` (key `key`) to `new`: a
-/// witness table with the same witnesses keeps its layout and only its
-/// counts change; anything else is replaced whole.
+/// The edit of one existing pinned value `old` to `new`: a table of
+/// counts (`table`: witnesses, violations) with the same keys keeps its
+/// layout and only its counts change; anything else is replaced whole.
 fn edit_value(
     old: &Value,
-    key: &str,
-    witnesses: &BTreeMap<String, u64>,
+    table: Option<&BTreeMap<String, u64>>,
     new: String,
     what: &str,
     edits: &mut Vec<(Range<usize>, String)>,
 ) -> Result<(), String> {
-    if key == "witnesses" {
+    if let Some(witnesses) = table {
         if let Value::InlineTable(w) = old {
             if w.len() == witnesses.len() && witnesses.keys().all(|k| w.contains_key(k)) {
                 for (k, c) in witnesses {
@@ -179,10 +204,7 @@ fn edit_value(
 }
 
 /// Rewrites the pins of the checks named in `pins` in file `file`.
-pub fn update_file(
-    file: &Path,
-    pins: &BTreeMap<String, (u64, BTreeMap<String, u64>)>,
-) -> Result<(), String> {
+pub fn update_file(file: &Path, pins: &BTreeMap<String, Pins>) -> Result<(), String> {
     // read, edit and replace under the directory's lock: a concurrent
     // --update-pins of another check in this file waits, then edits
     // this one's result (no lost update)
@@ -202,17 +224,47 @@ pub fn update_file(
 mod tests {
     use super::*;
 
-    fn pin(
-        name: &str,
-        s: u64,
-        w: &[(&str, u64)],
-    ) -> BTreeMap<String, (u64, BTreeMap<String, u64>)> {
+    fn pin(name: &str, s: u64, w: &[(&str, u64)]) -> BTreeMap<String, Pins> {
         let mut m = BTreeMap::new();
         m.insert(
             name.to_string(),
-            (s, w.iter().map(|(a, b)| (a.to_string(), *b)).collect()),
+            Pins {
+                states: s,
+                witnesses: w.iter().map(|(a, b)| (a.to_string(), *b)).collect(),
+                violations: BTreeMap::new(),
+            },
         );
         m
+    }
+
+    #[test]
+    fn violation_counts_are_written_and_emptied_when_none() {
+        let mut p = pin("a", 101, &[]);
+        p.get_mut("a").unwrap().violations.insert("c1".into(), 12);
+        let out = update_text(TWO, &p).unwrap();
+        assert!(out.contains("violations = { c1 = 12 }"), "{out}");
+        p.get_mut("a").unwrap().violations.insert("c1".into(), 13);
+        let out = update_text(&out, &p).unwrap();
+        assert!(out.contains("violations = { c1 = 13 }"), "{out}");
+        let out = update_text(&out, &pin("a", 101, &[])).unwrap();
+        assert!(out.contains("violations = {}"), "{out}");
+        assert!(!out.contains("c1"), "{out}");
+        let mut c = pin("b@congested", 8, &[]);
+        c.get_mut("b@congested")
+            .unwrap()
+            .violations
+            .insert("a3".into(), 4);
+        let out = update_text(TWO, &c).unwrap();
+        assert!(
+            out.contains("congested = { states = 8, witnesses = {}, violations = { a3 = 4 } }"),
+            "{out}"
+        );
+        // a congested table that has pins already gains the key in place
+        let out = update_text(&out.replace(", violations = { a3 = 4 }", ""), &c).unwrap();
+        assert!(
+            out.contains("congested = { states = 8, witnesses = {}, violations = { a3 = 4 } }"),
+            "{out}"
+        );
     }
 
     fn states_of(text: &str) -> Vec<(String, Option<i64>)> {

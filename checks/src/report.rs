@@ -1,7 +1,8 @@
 //! Verdict lines, counterexample narratives and the JSON report.
 
 use crate::catalogue::{Entry, Verdict};
-use crate::outcome::CheckResult;
+use crate::outcome::{CheckResult, PropResult};
+use crate::search::Stop;
 use serde_json::{json, Value};
 use std::process::Command;
 use std::time::Duration;
@@ -16,27 +17,12 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
     let mut out = Vec::new();
     for p in &r.props {
         let word = match p.observed {
-            // an incomplete search proves no "never"
-            Verdict::Holds if !r.complete => "Unknown",
             Verdict::Holds => "Never",
             Verdict::Violated => "Sometimes",
+            // an incomplete search proves no "never"
+            Verdict::Unknown => "Unknown",
         };
-        let status = if p.observed == Verdict::Holds && !r.complete {
-            "incomplete".to_string()
-        } else if p.expected == p.observed && p.intended {
-            // expected, and not a bug: the property asks more than the
-            // kernel promises
-            format!(
-                "ok intended (stricter than the kernel's contract, {})",
-                p.stricter_than.unwrap_or("?")
-            )
-        } else if p.expected == p.observed {
-            "ok".to_string()
-        } else if p.intended {
-            "MISMATCH expected intended (violated)".to_string()
-        } else {
-            format!("MISMATCH expected {}", p.expected.as_str())
-        };
+        let status = prop_status(r, p);
         out.push(format!(
             "Check {} {} {} {} {} {}",
             r.name, p.name, word, p.count, r.unique_states, status
@@ -48,6 +34,8 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
         }
         let word = if w.count > 0 { "Reached" } else { "Unreached" };
         let status = match w.status(r.witnesses_pinned) {
+            // a partial count is compared with no pin
+            _ if !r.complete => "incomplete".to_string(),
             Err(m) => m,
             Ok(()) if !r.witnesses_pinned => "unpinned".to_string(),
             Ok(()) => "ok".to_string(),
@@ -84,6 +72,33 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
     out
 }
 
+/// The last word of a `Check` line: `ok` only for a verdict that is
+/// proven (complete run, counterexample found) and as expected.
+pub fn prop_status(r: &CheckResult, p: &PropResult) -> String {
+    let cut = |s: Option<Stop>| s.map_or("stopped".into(), |s| s.describe());
+    match p.observed {
+        Verdict::Unknown => format!("incomplete ({}, not a proof)", cut(r.stopped)),
+        v if v != p.expected && p.intended => "MISMATCH expected intended (violated)".to_string(),
+        v if v != p.expected => format!("MISMATCH expected {}", p.expected.as_str()),
+        _ if p.count_status().is_err() => p.count_status().unwrap_err(),
+        _ if p.trace_missing() => format!(
+            "NO-COUNTEREXAMPLE (its search {}, not a proof)",
+            cut(p.search_stopped)
+        ),
+        // a violation seen before the bound: its count is a lower bound
+        Verdict::Violated if !r.complete => {
+            format!("violated-before-bound ({})", cut(r.stopped))
+        }
+        // expected, and not a bug: the property asks more than the
+        // kernel promises
+        Verdict::Violated if p.intended => format!(
+            "ok intended (stricter than the kernel's contract, {})",
+            p.stricter_than.unwrap_or("?")
+        ),
+        _ => "ok".to_string(),
+    }
+}
+
 pub fn summary_lines(results: &[CheckResult], t: Duration) -> Vec<String> {
     let verdicts: usize = results.iter().map(|r| r.props.len()).sum();
     let mism: usize = results
@@ -91,9 +106,7 @@ pub fn summary_lines(results: &[CheckResult], t: Duration) -> Vec<String> {
         .map(|r| {
             r.props
                 .iter()
-                .filter(|p| {
-                    p.expected != p.observed && (r.complete || p.observed == Verdict::Violated)
-                })
+                .filter(|p| p.expected != p.observed && p.observed != Verdict::Unknown)
                 .count()
         })
         .sum();
@@ -129,7 +142,16 @@ pub fn summary_lines(results: &[CheckResult], t: Duration) -> Vec<String> {
     }
     if incomplete > 0 {
         out.push(format!(
-            "Incomplete: {incomplete} checks stopped at a bound: their \"holds\" verdicts are not a proof"
+            "Incomplete: {incomplete} checks stopped at a bound: their verdicts are unknown, not a proof"
+        ));
+    }
+    let no_trace: usize = results
+        .iter()
+        .map(|r| r.props.iter().filter(|p| p.trace_missing()).count())
+        .sum();
+    if no_trace > 0 {
+        out.push(format!(
+            "No counterexample: {no_trace} violations whose counterexample search stopped at a bound"
         ));
     }
     if !bad.is_empty() {
@@ -186,6 +208,7 @@ pub fn check_json(e: &Entry, r: &CheckResult) -> Value {
         "config": e.check.config_json(),
         "complete": r.complete,
         "stopped": r.stopped.map(|s| s.describe()),
+        "bound": r.stopped.map(|s| s.json()),
         "symmetry": r.symmetry,
         "unique_states": r.unique_states,
         "total_states": r.total_states,
@@ -193,6 +216,7 @@ pub fn check_json(e: &Entry, r: &CheckResult) -> Value {
         "pinned_states": r.expected_states,
         "seconds": r.elapsed.as_secs_f64(),
         "as_expected": r.ok(),
+        "mutant": e.is_mutant(),
         "properties": r.props.iter().map(|p| json!({
             "name": p.name,
             "expected": p.expected.as_str(),
@@ -200,11 +224,13 @@ pub fn check_json(e: &Entry, r: &CheckResult) -> Value {
             "stricter_than": p.stricter_than,
             "observed": p.observed.as_str(),
             "violating_states": p.count,
+            "pinned_violating_states": p.pinned,
             "counterexample": p.trace.as_ref().map(|cx| json!({
                 "encoded": cx.encoded,
                 "actions": cx.actions,
                 "steps": cx.labels,
             })),
+            "counterexample_search_stopped": p.search_stopped.map(|s| s.json()),
         })).collect::<Vec<_>>(),
         "witnesses": r.witnesses.iter().map(|w| json!({
             "name": w.name,

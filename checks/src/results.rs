@@ -9,7 +9,8 @@ use stateright::Expectation;
 use std::collections::HashMap;
 use wbspec_models::spec::SwitchKind;
 
-/// Mutation score: a mutant check is killed when some always-property is
+/// Mutation score: a mutant check (tagged `mutant`, or running a mutant
+/// switch: `Entry::is_mutant`) is killed when some always-property is
 /// violated (an expected `intended` violation, the kernel's own
 /// behaviour, kills nothing). Checks tagged `equivalent` are mutants shown (by the model)
 /// to change no property; they are reported, not counted.
@@ -17,11 +18,18 @@ pub struct MutationScore {
     pub killed: Vec<String>,
     pub survived: Vec<String>,
     pub equivalent: Vec<String>,
+    /// Mutants whose run stopped at a bound before a violation: neither
+    /// killed nor shown to survive (counted as not killed).
+    pub undecided: Vec<String>,
 }
 
 impl MutationScore {
     pub fn total(&self) -> usize {
-        self.killed.len() + self.survived.len()
+        self.killed.len() + self.survived.len() + self.undecided.len()
+    }
+    /// Mutants that make the run fail: survivors and undecided ones.
+    pub fn failed(&self) -> usize {
+        self.survived.len() + self.undecided.len()
     }
     pub fn line(&self) -> String {
         let mut s = format!(
@@ -39,6 +47,12 @@ impl MutationScore {
         if !self.survived.is_empty() {
             s.push_str(&format!("; SURVIVED: {}", self.survived.join(" ")));
         }
+        if !self.undecided.is_empty() {
+            s.push_str(&format!(
+                "; UNDECIDED (stopped at a bound): {}",
+                self.undecided.join(" ")
+            ));
+        }
         s
     }
     pub fn json(&self) -> Value {
@@ -46,6 +60,7 @@ impl MutationScore {
             "killed": self.killed,
             "survived": self.survived,
             "equivalent": self.equivalent,
+            "undecided": self.undecided,
         })
     }
 }
@@ -55,19 +70,25 @@ pub fn mutation_score(entries: &[&Entry], results: &[CheckResult]) -> Option<Mut
         killed: vec![],
         survived: vec![],
         equivalent: vec![],
+        undecided: vec![],
     };
     for (e, r) in entries.iter().zip(results) {
-        if !e.has_tag("mutant") {
+        if !e.is_mutant() {
             continue;
         }
+        // a violation seen before a bound is real; no violation proves
+        // survival only after a complete run
         let killed = r
             .props
             .iter()
             .any(|p| p.observed == Verdict::Violated && !p.intended);
-        if e.has_tag("equivalent") && !killed {
-            m.equivalent.push(e.name.clone());
-        } else if killed {
+        let unknown = r.props.iter().any(|p| p.observed == Verdict::Unknown);
+        if killed {
             m.killed.push(e.name.clone());
+        } else if unknown {
+            m.undecided.push(e.name.clone());
+        } else if e.has_tag("equivalent") {
+            m.equivalent.push(e.name.clone());
         } else {
             m.survived.push(e.name.clone());
         }
@@ -114,8 +135,12 @@ impl SwitchResult {
     }
 }
 
-fn verdicts(r: &CheckResult) -> Vec<Verdict> {
-    r.props.iter().map(|p| p.observed).collect()
+/// Do two runs disagree on a verdict both of them proved? (An unknown
+/// verdict differs from nothing.)
+fn differ(a: &CheckResult, b: &CheckResult) -> bool {
+    a.props.iter().zip(&b.props).any(|(p, q)| {
+        p.observed != q.observed && p.observed != Verdict::Unknown && q.observed != Verdict::Unknown
+    })
 }
 
 /// For every switch of every model in the catalogue: a pair of checks
@@ -153,7 +178,7 @@ pub fn switches(cat: &Catalogue, results: &[CheckResult]) -> Vec<SwitchResult> {
                     continue;
                 };
                 for &j in same {
-                    if i != j && verdicts(&results[i]) != verdicts(&results[j]) {
+                    if i != j && differ(&results[i], &results[j]) {
                         let d = &cat.entries[j];
                         status = SwitchStatus::Observed(e.name.clone(), d.name.clone());
                         break 'find;
@@ -244,6 +269,20 @@ pub fn markdown(
          when the verdict depends on an uncongested queue, and the last \
          section lists those verdicts.\n"
     ));
+    let incomplete: Vec<&str> = results
+        .iter()
+        .filter(|r| !r.proven())
+        .map(|r| r.name.as_str())
+        .collect();
+    if !incomplete.is_empty() {
+        s.push_str(&format!(
+            "\n**INCOMPLETE, NOT A PROOF**: {} checks stopped at a bound \
+             (--max-states/--max-seconds): ? = unknown; \u{2717} without a \
+             link = violated, counterexample search stopped. {}\n",
+            incomplete.len(),
+            incomplete.join(" ")
+        ));
+    }
     let mut models: Vec<&str> = Vec::new();
     for e in entries {
         if !models.contains(&e.model.as_str()) {
@@ -320,21 +359,19 @@ pub fn markdown(
                 },
                 e.check.config_notes()
             );
-            let mark = |name: &str, r: &CheckResult, p: &str| match r
-                .props
-                .iter()
-                .find(|x| x.name == p)
-                .map(|x| (x.observed, x.intended))
-            {
-                Some((Verdict::Holds, _)) => "\u{2713}".to_string(),
-                Some((Verdict::Violated, false)) => {
-                    format!("[\u{2717}](../traces/{})", trace_file(name, p))
-                }
-                Some((Verdict::Violated, true)) => {
-                    format!("[\u{2717} intended](../traces/{})", trace_file(name, p))
-                }
-                None => "?".into(),
-            };
+            let mark =
+                |name: &str, r: &CheckResult, p: &str| match r.props.iter().find(|x| x.name == p) {
+                    // a check mark only for a complete run's verdict
+                    Some(x) if x.observed == Verdict::Holds && r.complete => "\u{2713}".to_string(),
+                    Some(x) if x.trace_missing() => "\u{2717}".to_string(),
+                    Some(x) if x.observed == Verdict::Violated && x.intended => {
+                        format!("[\u{2717} intended](../traces/{})", trace_file(name, p))
+                    }
+                    Some(x) if x.observed == Verdict::Violated => {
+                        format!("[\u{2717}](../traces/{})", trace_file(name, p))
+                    }
+                    _ => "?".into(),
+                };
             for (p, _) in &props {
                 let mut cell = mark(&e.name, r, p);
                 if let Some((d, dr)) = twin(&e.name) {
@@ -347,9 +384,10 @@ pub fn markdown(
                 row.push_str(&format!(" {cell} |"));
             }
             row.push_str(&format!(
-                " {}{} | {} |",
+                " {}{}{} | {} |",
                 r.unique_states,
                 if r.symmetry { " (symmetry)" } else { "" },
+                if r.complete { "" } else { " (INCOMPLETE)" },
                 e.question.replace('|', "/")
             ));
             s.push_str(&row);
@@ -369,12 +407,16 @@ pub fn markdown(
             let Some(q) = pr.props.iter().find(|x| x.name == p.name) else {
                 continue;
             };
-            if q.observed != p.observed {
+            if q.observed != p.observed
+                && q.observed != Verdict::Unknown
+                && p.observed != Verdict::Unknown
+            {
                 let link = |name: &str, v: Verdict| match v {
                     Verdict::Holds => "holds".to_string(),
                     Verdict::Violated => {
                         format!("[violated](../traces/{})", trace_file(name, p.name))
                     }
+                    Verdict::Unknown => "unknown (incomplete)".to_string(),
                 };
                 dep.push_str(&format!(
                     "| {pn} | {} | {} | {} | {} |\n",

@@ -96,14 +96,11 @@ pub fn explore_stateright<M: Spec>(
     label: &str,
     progress: bool,
 ) -> Exploration {
-    let model = Tallied::new(m.clone());
     let start = Instant::now();
+    let model = Tallied::new(m.clone(), limits.max_time.map(|t| start + t));
     let mut builder = model.clone().checker();
     if let Some(n) = limits.max_states {
         builder = builder.target_state_count(n as usize);
-    }
-    if let Some(t) = limits.max_time {
-        builder = builder.timeout(t);
     }
     let checker = builder.spawn_dfs();
     let mut last = Instant::now();
@@ -124,11 +121,12 @@ pub fn explore_stateright<M: Spec>(
     let checker = checker.join();
     let unique = checker.unique_state_count() as u64;
     // Stateright's DFS stops at a target state count (checked against
-    // generated states, duplicates included) or a timeout without saying
-    // which; either means the search is not exhaustive.
+    // generated states, duplicates included) without saying so; the time
+    // bound is the tally wrapper's (tally.rs). Either means the search is
+    // not exhaustive.
     let stopped = match (limits.max_states, limits.max_time) {
+        (_, Some(t)) if model.expired() => Some(Stop::MaxTime(t)),
         (Some(n), _) if checker.state_count() as u64 >= n => Some(Stop::MaxStates(n)),
-        (_, Some(t)) if start.elapsed() >= t => Some(Stop::MaxTime(t)),
         _ => None,
     };
     Exploration {
@@ -158,20 +156,25 @@ pub fn enabled<M: Spec>(m: &M, s: &M::State) -> Vec<M::Action> {
 /// own BFS may report a longer path). Returns the actions and the
 /// Explorer path (init index, then action indices).
 pub fn shortest<M: Spec>(m: &M, prop: usize) -> Option<(Vec<M::Action>, String)> {
-    shortest_within(m, prop, &Limits::default())
+    shortest_within(m, prop, &Limits::default()).unwrap_or(None)
 }
 
-/// `shortest`, giving up (`None`) once the search has stored
-/// `limits.max_states` states or run `limits.max_time`.
+/// A path's actions and its Explorer encoding (init index, then action
+/// indices).
+pub type ActionPath<A> = (Vec<A>, String);
+
+/// `shortest`, giving up (`Err` with the bound) once the search has
+/// stored `limits.max_states` states or run `limits.max_time`.
 pub fn shortest_within<M: Spec>(
     m: &M,
     prop: usize,
     limits: &Limits,
-) -> Option<(Vec<M::Action>, String)> {
+) -> Result<Option<ActionPath<M::Action>>, Stop> {
     let start = Instant::now();
-    let over = |n: usize| {
-        limits.max_states.is_some_and(|x| n as u64 >= x)
-            || (n.is_multiple_of(4096) && limits.max_time.is_some_and(|t| start.elapsed() >= t))
+    let over = |n: usize| match (limits.max_states, limits.max_time) {
+        (Some(x), _) if n as u64 >= x => Some(Stop::MaxStates(x)),
+        (_, Some(t)) if n.is_multiple_of(4096) && start.elapsed() >= t => Some(Stop::MaxTime(t)),
+        _ => None,
     };
     let holds = |s: &M::State| m.condition(prop, s);
     let inits = m.init_states();
@@ -181,7 +184,7 @@ pub fn shortest_within<M: Spec>(
     let mut queue = VecDeque::new();
     for (ii, s) in inits.into_iter().enumerate() {
         if !holds(&s) {
-            return Some((vec![], ii.to_string()));
+            return Ok(Some((vec![], ii.to_string())));
         }
         if seen.insert(s.clone(), ()).is_none() {
             nodes.push((s, usize::MAX, ii, None));
@@ -190,8 +193,8 @@ pub fn shortest_within<M: Spec>(
     }
     let mut acts = Vec::new();
     while let Some(i) = queue.pop_front() {
-        if over(nodes.len()) {
-            return None;
+        if let Some(stop) = over(nodes.len()) {
+            return Err(stop);
         }
         let s = nodes[i].0.clone();
         acts.clear();
@@ -218,12 +221,15 @@ pub fn shortest_within<M: Spec>(
                 path.reverse();
                 let mut enc = vec![nodes[k].2.to_string()];
                 enc.extend(path.iter().map(|(ai, _)| ai.to_string()));
-                return Some((path.into_iter().map(|(_, a)| a).collect(), enc.join("/")));
+                return Ok(Some((
+                    path.into_iter().map(|(_, a)| a).collect(),
+                    enc.join("/"),
+                )));
             }
             queue.push_back(j);
         }
     }
-    None
+    Ok(None)
 }
 
 /// Replays an action list from initial state `init`; every action must be
@@ -258,17 +264,23 @@ pub fn label<M: Spec>(m: &M, a: &M::Action) -> String {
     format!("{}: {}", m.actor_label(a), m.step_fn(a))
 }
 
+/// What a bounded counterexample search found: a counterexample, none
+/// (the property holds), or `Err` with the bound that cut the search.
+pub type Searched = Result<Option<Counterexample>, Stop>;
+
 /// A counterexample of `prop` in model-free form.
-pub fn counterexample<M: Spec>(m: &M, prop: usize, limits: &Limits) -> Option<Counterexample> {
-    let (actions, encoded) = shortest_within(m, prop, limits)?;
-    Some(Counterexample {
+pub fn counterexample<M: Spec>(m: &M, prop: usize, limits: &Limits) -> Searched {
+    let Some((actions, encoded)) = shortest_within(m, prop, limits)? else {
+        return Ok(None);
+    };
+    Ok(Some(Counterexample {
         labels: actions.iter().map(|a| label(m, a)).collect(),
         actions: actions
             .iter()
             .map(|a| serde_json::to_value(a).expect("actions serialise"))
             .collect(),
         encoded,
-    })
+    }))
 }
 
 /// The typed actions of a model-free counterexample.

@@ -31,6 +31,35 @@ pub struct Limits {
     pub max_time: Option<Duration>,
 }
 
+/// Largest `--max-seconds` (about 31 years: anything longer is a typo).
+pub const MAX_SECONDS: f64 = 1e9;
+
+impl Limits {
+    /// The bounds given by `--max-states` and `--max-seconds`, range
+    /// checked: a positive count, a finite positive number of seconds
+    /// (not NaN, not infinite) of at most `MAX_SECONDS`.
+    pub fn from_flags(max_states: Option<u64>, max_seconds: Option<f64>) -> Result<Limits, String> {
+        let max_time = match max_seconds {
+            None => None,
+            Some(s) if s.is_finite() && s > 0.0 && s <= MAX_SECONDS => {
+                Some(Duration::from_secs_f64(s))
+            }
+            Some(s) => {
+                return Err(format!(
+                "--max-seconds {s}: give a number of seconds above 0 and at most {MAX_SECONDS:e}"
+            ))
+            }
+        };
+        if max_states == Some(0) {
+            return Err("--max-states 0: give a positive count".into());
+        }
+        Ok(Limits {
+            max_states,
+            max_time,
+        })
+    }
+}
+
 /// How to search.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Options {
@@ -55,6 +84,36 @@ impl Stop {
         match self {
             Stop::MaxStates(n) => format!("stopped at --max-states {n}"),
             Stop::MaxTime(d) => format!("stopped at --max-seconds {}", d.as_secs_f64()),
+        }
+    }
+    /// The command-line flag of the bound.
+    pub fn flag(&self) -> &'static str {
+        match self {
+            Stop::MaxStates(_) => "--max-states",
+            Stop::MaxTime(_) => "--max-seconds",
+        }
+    }
+    /// The bound's value as given on the command line.
+    pub fn limit(&self) -> serde_json::Value {
+        match self {
+            Stop::MaxStates(n) => (*n).into(),
+            Stop::MaxTime(d) => d.as_secs_f64().into(),
+        }
+    }
+    /// `{"bound": "--max-seconds", "limit": 0.5}` for the JSON report.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({"bound": self.flag(), "limit": self.limit()})
+    }
+    /// The inverse of `json` (`None` for anything else).
+    pub fn from_json(v: &serde_json::Value) -> Option<Stop> {
+        let limit = v.get("limit")?;
+        match v.get("bound")?.as_str()? {
+            "--max-states" => limit.as_u64().map(Stop::MaxStates),
+            "--max-seconds" => limit
+                .as_f64()
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .map(Stop::MaxTime),
+            _ => None,
         }
     }
 }

@@ -10,6 +10,7 @@
 use crate::catalogue::{Catalogue, Entry, Verdict};
 use crate::outcome::{CheckResult, PropResult, WitnessResult};
 use crate::runner::{Counterexample, Engine};
+use crate::search::Stop;
 use crate::{paths, report, results};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -19,7 +20,10 @@ use std::time::Duration;
 /// searches), in states: keeps many tiny checks from piling on one shard.
 const CHECK_OVERHEAD: u64 = 2_000;
 
-/// `I/N` with 1 <= I <= N.
+/// Most shards a run may be split into (a split is sized in memory).
+pub const MAX_SHARDS: u64 = 4096;
+
+/// `I/N` with 1 <= I <= N <= `MAX_SHARDS`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
     pub index: usize,
@@ -28,14 +32,25 @@ pub struct Shard {
 
 impl Shard {
     pub fn parse(s: &str) -> Result<Shard, String> {
-        let bad = || format!("--shard '{s}': expected I/N with 1 <= I <= N, e.g. 2/4");
+        let bad =
+            || format!("--shard '{s}': expected I/N with 1 <= I <= N <= {MAX_SHARDS}, e.g. 2/4");
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
-        let index: usize = i.trim().parse().map_err(|_| bad())?;
-        let count: usize = n.trim().parse().map_err(|_| bad())?;
-        if count == 0 || index == 0 || index > count {
-            return Err(bad());
+        let index: u64 = i.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        Shard::new(index, count).map_err(|_| bad())
+    }
+
+    /// Shard `index` of `count`, range checked.
+    pub fn new(index: u64, count: u64) -> Result<Shard, String> {
+        if count == 0 || count > MAX_SHARDS || index == 0 || index > count {
+            return Err(format!(
+                "shard {index}/{count}: expected 1 <= I <= N <= {MAX_SHARDS}"
+            ));
         }
-        Ok(Shard { index, count })
+        Ok(Shard {
+            index: index as usize,
+            count: count as usize,
+        })
     }
 }
 
@@ -86,8 +101,19 @@ fn verdict_of(v: &Value, k: &str, what: &str) -> Result<Verdict, String> {
     match field(v, k, what)?.as_str() {
         Some("holds") => Ok(Verdict::Holds),
         Some("violated") => Ok(Verdict::Violated),
+        Some("unknown") if k == "observed" => Ok(Verdict::Unknown),
         _ => Err(format!("{what}: field `{k}` is not holds/violated")),
     }
+}
+
+/// A check's `seconds`: a finite time of at most a year (a report's
+/// number is input, not trusted).
+fn seconds_of(v: &Value, what: &str) -> Result<Duration, String> {
+    let s = v.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
+    if !(0.0..=3.2e7).contains(&s) {
+        return Err(format!("{what}: field `seconds` is {s}, not a time"));
+    }
+    Ok(Duration::from_secs_f64(s))
 }
 
 /// A check's result as its JSON report records it (`report::check_json`),
@@ -100,6 +126,20 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
             .find(|d| d.name == n)
             .ok_or_else(|| format!("{what}: model {} has no property '{n}'", e.model))
     };
+    // a shard that stopped at a bound stays incomplete, and none of its
+    // unviolated properties is read as proven (whatever the shard says)
+    let complete = field(v, "complete", &what)?.as_bool().unwrap_or(false);
+    let symmetry = field(v, "symmetry", &what)?
+        .as_bool()
+        .ok_or_else(|| format!("{what}: field `symmetry` is not true/false"))?;
+    if symmetry != e.symmetry {
+        return Err(format!(
+            "{what}: explored with symmetry {}, the catalogue's pins are {}: its counts cannot be compared (run the shard without --symmetry/--no-symmetry)",
+            if symmetry { "on" } else { "off" },
+            if e.symmetry { "reduced" } else { "unreduced" }
+        ));
+    }
+    let pins_apply = true;
     let mut props = Vec::new();
     for p in field(v, "properties", &what)?
         .as_array()
@@ -128,6 +168,10 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
                     .unwrap_or_default(),
             }),
         };
+        let observed = match verdict_of(p, "observed", &what)? {
+            Verdict::Holds if !complete => Verdict::Unknown,
+            o => o,
+        };
         props.push(PropResult {
             name: d.name,
             description: d.description,
@@ -135,22 +179,17 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
             expected: e.expected(d.name),
             intended: e.is_intended(d.name),
             stricter_than: d.stricter.map(|x| x.contract),
-            observed: verdict_of(p, "observed", &what)?,
+            observed,
             count: u64_of(p, "violating_states", &what)?,
             trace,
+            search_stopped: p
+                .get("counterexample_search_stopped")
+                .and_then(Stop::from_json),
+            // the catalogue's pin, not the shard's
+            pinned: e.violation_pin(d.name),
+            compare: pins_apply && complete,
         });
     }
-    let symmetry = field(v, "symmetry", &what)?
-        .as_bool()
-        .ok_or_else(|| format!("{what}: field `symmetry` is not true/false"))?;
-    if symmetry != e.symmetry {
-        return Err(format!(
-            "{what}: explored with symmetry {}, the catalogue's pins are {}: its counts cannot be compared (run the shard without --symmetry/--no-symmetry)",
-            if symmetry { "on" } else { "off" },
-            if e.symmetry { "reduced" } else { "unreduced" }
-        ));
-    }
-    let pins_apply = true;
     let mut witnesses = Vec::new();
     for w in field(v, "witnesses", &what)?
         .as_array()
@@ -194,8 +233,8 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
         name: e.name.clone(),
         model: e.check.model(),
         model_version: e.check.model_version(),
-        complete: field(v, "complete", &what)?.as_bool().unwrap_or(false),
-        stopped: None,
+        complete,
+        stopped: v.get("bound").and_then(Stop::from_json),
         symmetry,
         pins_apply,
         engine: Engine::Fast,
@@ -206,7 +245,7 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
         props,
         witnesses,
         witnesses_pinned: e.witnesses_pinned(),
-        elapsed: Duration::from_secs_f64(v.get("seconds").and_then(Value::as_f64).unwrap_or(0.0)),
+        elapsed: seconds_of(v, &what)?,
         table_bytes: 0,
     })
 }
@@ -287,8 +326,9 @@ pub fn merge<'a>(
         let sh = doc.get("shard").ok_or_else(|| {
             format!("{file}: not a sharded report (no `shard`; run check --all --shard I/N --json)")
         })?;
-        let i = u64_of(sh, "index", file)? as usize;
-        let n = u64_of(sh, "count", file)? as usize;
+        let Shard { index: i, count: n } =
+            Shard::new(u64_of(sh, "index", file)?, u64_of(sh, "count", file)?)
+                .map_err(|e| format!("{file}: {e}"))?;
         if *count.get_or_insert(n) != n {
             return Err(format!(
                 "{file}: shard {i}/{n} of another split than {}",
@@ -409,12 +449,15 @@ pub fn run_merge(
     let mut bad = results_v.iter().filter(|r| !r.ok()).count();
     emit_all(
         out,
-        &report::summary_lines(&results_v, std::time::Duration::from_secs_f64(elapsed)),
+        &report::summary_lines(
+            &results_v,
+            Duration::try_from_secs_f64(elapsed).unwrap_or(Duration::MAX),
+        ),
     )?;
     let ms = results::mutation_score(&selected, &results_v);
     if let Some(ms) = &ms {
         out(&ms.line())?;
-        bad += ms.survived.len();
+        bad += ms.failed();
     }
     let sw = results::switches(cat, &results_v);
     for s in &sw {
@@ -461,7 +504,18 @@ mod tests {
     #[test]
     fn shard_syntax() {
         assert_eq!(Shard::parse("2/4"), Ok(Shard { index: 2, count: 4 }));
-        for bad in ["0/4", "5/4", "1/0", "x", "1/", "/2", "1/2/3"] {
+        for bad in [
+            "0/4",
+            "5/4",
+            "1/0",
+            "x",
+            "1/",
+            "/2",
+            "1/2/3",
+            "1/18446744073709551615",
+            "1/4097",
+            "-1/2",
+        ] {
             assert!(Shard::parse(bad).is_err(), "{bad}");
         }
     }

@@ -22,3 +22,41 @@ pub fn svg_open(width: usize, height: usize) -> String {
         height * 13 / 10
     )
 }
+
+/// A catalogue entry's `variant` list: each switch named at most once
+/// (`temp_pages` and `!temp_pages` together contradict each other, and
+/// the last one would silently win). Returns the flags in order.
+pub fn variant_flags(flags: &[String]) -> Result<&[String], String> {
+    for (i, f) in flags.iter().enumerate() {
+        let name = f.strip_prefix('!').unwrap_or(f);
+        if let Some(g) = flags[..i]
+            .iter()
+            .find(|g| g.strip_prefix('!').unwrap_or(g) == name)
+        {
+            return Err(if g == f {
+                format!("variant: '{f}' is given twice")
+            } else {
+                format!("variant: '{g}' and '{f}' contradict each other")
+            });
+        }
+    }
+    Ok(flags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::variant_flags;
+
+    #[test]
+    fn contradictory_or_repeated_switches_are_refused() {
+        let v = |x: &[&str]| {
+            variant_flags(&x.iter().map(|s| s.to_string()).collect::<Vec<_>>()).map(|_| ())
+        };
+        assert!(v(&["temp_pages", "!dio_flush_always"]).is_ok());
+        assert!(v(&["temp_pages", "!temp_pages"])
+            .unwrap_err()
+            .contains("contradict"));
+        assert!(v(&["!x", "x"]).unwrap_err().contains("contradict"));
+        assert!(v(&["x", "x"]).unwrap_err().contains("twice"));
+    }
+}

@@ -730,3 +730,22 @@ fn the_task_syntax_is_what_the_parser_accepts() {
         assert!(e.contains(form), "{e}");
     }
 }
+
+/// Issue 17: `validate` shifted `cached >> p` over `0..pages` (with
+/// folio_blocks > 1) before it range-checked `pages`: a shift overflow in
+/// a debug build. Out-of-range pages are now an error first, whatever
+/// else the configuration says.
+#[test]
+fn pages_are_range_checked_before_any_shift() {
+    for pages in [0u8, 5, 8, 9, 64, 200, 255] {
+        let mut c = cfg(1, &["fsync"]);
+        c.kernel = Kernel::C;
+        c.variant = Variant::base(Kernel::C);
+        c.folio_blocks = 2;
+        c.pages = pages;
+        c.init_size = 0;
+        c.cached = 0xff;
+        let e = c.validate().unwrap_err();
+        assert!(e.contains("pages must be 1..="), "{pages}: {e}");
+    }
+}

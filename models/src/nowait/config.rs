@@ -544,7 +544,7 @@ impl Config {
             )
         })?;
         let mut variant = Variant::base(kernel);
-        for f in &raw.variant {
+        for f in crate::common::variant_flags(&raw.variant)? {
             variant.set(f)?;
         }
         let mut tasks = Vec::new();

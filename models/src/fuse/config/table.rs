@@ -76,7 +76,7 @@ impl Config {
         let kernel = Kernel::parse(&raw.kernel)
             .ok_or_else(|| format!("unknown kernel state '{}' (known: L, T, T2, C)", raw.kernel))?;
         let mut variant = Variant::base(kernel);
-        for f in &raw.variant {
+        for f in crate::common::variant_flags(&raw.variant)? {
             variant.set(f)?;
         }
         let mut tasks = Vec::new();

@@ -7,6 +7,11 @@ use super::{Config, Kernel, TaskSpec, MAX_PAGES, MAX_TASKS, MAX_WORKERS};
 
 impl Config {
     pub fn validate(&self) -> Result<(), String> {
+        // first: the checks below shift page masks by page numbers
+        let p = self.pages;
+        if p == 0 || p as usize > MAX_PAGES {
+            return Err(format!("pages must be 1..={MAX_PAGES}, got {p}"));
+        }
         self.validate_geometry()?;
         if !self.writeback_cache && self.variant.temp_pages {
             return Err("write-through (writeback_cache = false) is modelled for T, T2, C".into());
@@ -41,10 +46,6 @@ impl Config {
                     ));
                 }
             }
-        }
-        let p = self.pages;
-        if p == 0 || p as usize > MAX_PAGES {
-            return Err(format!("pages must be 1..={MAX_PAGES}, got {p}"));
         }
         if self.init_size > p {
             return Err(format!("init_size {} exceeds pages {p}", self.init_size));
