@@ -25,6 +25,8 @@ pub trait Check: Send + Sync {
     /// Switches that differ from the kernel state (`!x` = turned off).
     fn switches_changed(&self) -> Vec<String>;
     fn config_notes(&self) -> String;
+    /// `Spec::scope` of the configuration.
+    fn scope(&self) -> Vec<(&'static str, String)>;
     /// The configuration as saved in trace files.
     fn config_json(&self) -> Value;
     /// The configuration with one switch flipped, or `None` when the model
@@ -103,6 +105,9 @@ impl<M: Spec> Check for Typed<M> {
     }
     fn config_notes(&self) -> String {
         M::config_notes(self.model.config())
+    }
+    fn scope(&self) -> Vec<(&'static str, String)> {
+        M::scope(self.model.config())
     }
     fn config_json(&self) -> Value {
         serde_json::to_value(self.model.config()).expect("configurations serialise")

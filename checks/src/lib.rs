@@ -8,6 +8,7 @@ pub mod check;
 pub mod cite;
 pub mod explain;
 pub mod explore;
+pub mod facts;
 pub mod fingerprint;
 pub mod outcome;
 pub mod paths;

@@ -298,7 +298,7 @@ pub fn run_merge(
     bad += sw.iter().filter(|s| !s.ok()).count();
     if let Some(path) = markdown {
         let cmd = "cargo run --release -- check --all --markdown docs/results.md";
-        let text = results::markdown(&selected, &results_v, Some(&sw), cmd);
+        let text = results::markdown(&selected, &results_v, Some(&sw), cmd)?;
         std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     if let Some(path) = json {

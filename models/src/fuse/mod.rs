@@ -21,6 +21,7 @@ pub mod properties;
 mod read;
 mod reclaim;
 mod request;
+mod scope;
 pub mod state;
 pub mod step;
 pub mod svg;
@@ -76,26 +77,10 @@ impl stateright::Model for FuseModel {
 }
 
 const KERNEL_STATES: &[KernelState] = &[
-    KernelState {
-        name: "L",
-        versions: "<= 6.15",
-        commits: "temp pages, fi->writepages rb-tree, fuse_flush calls fuse_sync_writes",
-    },
-    KernelState {
-        name: "T",
-        versions: "6.16 - 6.18.2",
-        commits: "0c58a97f919c (temp pages removed)",
-    },
-    KernelState {
-        name: "T2",
-        versions: "6.19, 6.18.3+",
-        commits: "T + 1ce120dcefc0 (FOPEN_DIRECT_IO flushes) + b359af8275a9 (invalidate after a direct write)",
-    },
-    KernelState {
-        name: "C",
-        versions: "6.17+ iomap writeback, 2026 trees",
-        commits: "T2 + iomap sub-folio dirty ranges (a folio's ranges as separate WRITEs)",
-    },
+    KernelState { name: "L" },
+    KernelState { name: "T" },
+    KernelState { name: "T2" },
+    KernelState { name: "C" },
 ];
 
 /// The variant flags as switches: kernel mechanisms and fixes, review
@@ -238,6 +223,10 @@ impl Spec for FuseModel {
         };
         c.variant.set(&flag).ok()?;
         Some(c)
+    }
+
+    fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
+        scope::scope(cfg)
     }
 
     fn config_notes(cfg: &Config) -> String {

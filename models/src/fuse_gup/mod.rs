@@ -56,18 +56,7 @@ impl stateright::Model for GupModel {
     }
 }
 
-const KERNEL_STATES: &[KernelState] = &[
-    KernelState {
-        name: "R1",
-        versions: "6.13-rc1 to 6.13-rc6",
-        commits: "3b97c3652d91 (fuse: convert direct io to use folios)",
-    },
-    KernelState {
-        name: "M",
-        versions: "6.13-rc7 to 2026, 6.18.44 included",
-        commits: "R1 + 7a4f54187373 (fuse: fix direct io folio offset and length calculation)",
-    },
-];
+const KERNEL_STATES: &[KernelState] = &[KernelState { name: "R1" }, KernelState { name: "M" }];
 
 const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "fix_folio_offset", kind: SwitchKind::Kernel, description: "7a4f54187373: offset inside the folio, one page's bytes per descriptor" },

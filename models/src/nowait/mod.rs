@@ -53,31 +53,11 @@ impl stateright::Model for NowaitModel {
 }
 
 const KERNEL_STATES: &[KernelState] = &[
-    KernelState {
-        name: "V1",
-        versions: "RFC v1, 26 Apr 2022, seed 004",
-        commits: "not merged: S_PENDING_TIME, need_/do_ remove-privs split, async throttling by task_struct pause",
-    },
-    KernelState {
-        name: "V7",
-        versions: "v7, 1 Jun 2022",
-        commits: "not merged: file_modified_flags, S_PENDING_TIME (11/15), BDP_ASYNC -EAGAIN, progress kept",
-    },
-    KernelState {
-        name: "M60",
-        versions: "6.0 - 6.14; 6.1.y, 6.6.y, 6.12.y until the 2026 stable fix",
-        commits: "66fa3cedf16a, fe6c9c6e3e3e, 18e419f6e80a (iter revert on -EAGAIN)",
-    },
-    KernelState {
-        name: "M615",
-        versions: "6.15 - 6.19, incl. 6.18.44",
-        commits: "M60 + 1a1a3b574b97 (iter advanced per folio, no revert)",
-    },
-    KernelState {
-        name: "N70",
-        versions: "7.0+",
-        commits: "M615 + 85c871a02b03, 08489c4f4133 (non-blocking lazytime timestamp updates)",
-    },
+    KernelState { name: "V1" },
+    KernelState { name: "V7" },
+    KernelState { name: "M60" },
+    KernelState { name: "M615" },
+    KernelState { name: "N70" },
 ];
 
 const SWITCHES: &[SwitchDef] = &[
