@@ -128,3 +128,40 @@ fn the_json_report_names_the_kernel_versions() {
                 .unwrap()
                 .starts_with("fuse: Always flush")));
 }
+
+/// The docs cite kernel sources through docs/kernel-sources.md, not
+/// through "ref §N" of files outside the repository, and every link into
+/// it names a section that exists.
+#[test]
+fn kernel_source_links_resolve() {
+    let root = repo_root();
+    let ks = std::fs::read_to_string(root.join("docs/kernel-sources.md")).unwrap();
+    let mut links = 0;
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().and_then(|x| x.to_str()) != Some("md") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            !text.contains("ref §"),
+            "{} still cites \"ref §\"",
+            p.display()
+        );
+        for (i, _) in text.match_indices("kernel-sources.md#") {
+            let rest = &text[i + "kernel-sources.md#".len()..];
+            let anchor: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-')
+                .collect();
+            let anchor = anchor.trim_end_matches('.');
+            links += 1;
+            assert!(
+                ks.contains(&format!("<a id=\"{anchor}\"></a>")),
+                "{}: no section #{anchor} in docs/kernel-sources.md",
+                p.display()
+            );
+        }
+    }
+    assert!(links > 50, "only {links} links into kernel-sources.md");
+}

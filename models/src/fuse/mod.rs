@@ -1,5 +1,5 @@
 //! The FUSE client model: writeback, truncate and direct I/O on one inode
-//! of a writeback_cache mount (kernel-fuse-protocol.md §2–§10).
+//! of a writeback_cache mount (kernel-sources.md §2–§10).
 
 mod attr;
 pub mod config;

@@ -1,6 +1,6 @@
 //! The io_uring / xfs / iomap model: IOCB_NOWAIT buffered writes (seed 004)
 //! on one xfs inode, from the RFC as posted to 7.0
-//! (shared/reference/seeds-003-004.md §B; docs/model-nowait.md).
+//! (docs/kernel-sources.md, model nowait; docs/model-nowait.md).
 
 pub mod config;
 pub mod model;

@@ -1,5 +1,5 @@
 //! Properties (the reviewers' concerns of seed 004 as invariants,
-//! shared/reference/seeds-003-004.md §B.3) and the `sometimes` witnesses
+//! docs/kernel-sources.md, model nowait) and the `sometimes` witnesses
 //! that prove each racy window is reached.
 
 use super::config::TaskSpec;

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Kernel states of fs/fuse (kernel-fuse-protocol.md §0, §0.1).
+/// Kernel states of fs/fuse (kernel-sources.md §0, §0.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Kernel {
     /// ≤ v6.15: writeback copies each folio into a temp page and ends
@@ -63,7 +63,7 @@ pub struct Variant {
     /// v8 review removed it).
     pub flush_sync_writes: bool,
 
-    // ---- review proposals (seed 000; kernel-fuse-protocol.md §11)
+    // ---- review proposals (seed 000; kernel-sources.md §11)
     /// P-nowritectr (Jingbo): no fi->writectr / fi->queued_writes /
     /// fuse_sync_writes. Writeback WRITEs are sent at once (cropped at the
     /// i_size of that moment); fuse_do_setattr does not wait for them;
