@@ -107,7 +107,7 @@ pub const PROPERTIES: &[PropertyDef] = &[
     PropertyDef {
         name: "w-lazytime-nowait",
         expectation: Expectation::Sometimes,
-        description: "a NOWAIT attempt updated the times in memory (7.0 lazytime)",
+        description: "a NOWAIT attempt updated the times in memory (N70 lazytime)",
     },
     PropertyDef {
         name: "w-suid-removed",
