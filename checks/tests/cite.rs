@@ -263,3 +263,22 @@ fn citing_md_shows_the_actual_output() {
         "docs/citing.md is stale: paste the output of `cargo run --release -- cite t-fopen-dio-read`"
     );
 }
+
+/// Every model's citation has a scope block that says what it leaves
+/// out, and fits 72 columns.
+#[test]
+fn every_model_cites_its_scope() {
+    for (check, kernel) in [
+        ("nw-m60-append-dup", "Kernel:    M60 (6.0 - 6.14)"),
+        ("gup-r1-willy", "Kernel:    R1 (6.13-rc1 - rc6)"),
+        ("c-slots", "Kernel:    C (iomap, 2026 trees)"),
+    ] {
+        let out = wbspec(&["cite", check]);
+        assert!(out.status.success(), "{check}");
+        let s = stdout(&out);
+        assert_width(&s);
+        assert!(s.contains("\nScope:\n"), "{s}");
+        assert!(s.contains("  not modelled   "), "{s}");
+        assert!(s.contains(kernel), "{s}");
+    }
+}

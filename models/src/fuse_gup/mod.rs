@@ -136,6 +136,19 @@ impl Spec for GupModel {
         Some(c)
     }
 
+    fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
+        vec![
+            ("buffers", Self::config_notes(cfg)),
+            (
+                "not modelled",
+                "error paths and async I/O, writev and kernel iterators, the \
+                 read direction, folios and buffers over 4 pages, what GUP \
+                 does to the pages (docs/model-fuse-gup.md, section 7)"
+                    .to_string(),
+            ),
+        ]
+    }
+
     fn config_notes(cfg: &Config) -> String {
         let orders: Vec<String> = cfg
             .folios

@@ -145,6 +145,33 @@ impl Spec for NowaitModel {
         Some(c)
     }
 
+    fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
+        let tasks: Vec<String> = cfg
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("T{i} \"{t}\""))
+            .collect();
+        vec![
+            (
+                "folios",
+                format!(
+                    "{} in the file at the start (cached, uptodate, clean)",
+                    cfg.init_size
+                ),
+            ),
+            ("tasks", tasks.join(", ")),
+            ("settings", Self::config_notes(cfg)),
+            (
+                "not modelled",
+                "partial folios, folio allocation failure, the rate of dirty \
+                 throttling (a threshold only), multigrain ctime, \
+                 RWF_NOWAIT and IOPOLL (docs/model-nowait.md, Abstractions)"
+                    .to_string(),
+            ),
+        ]
+    }
+
     fn config_notes(cfg: &Config) -> String {
         let mut v = Vec::new();
         if cfg.lazytime {
