@@ -243,7 +243,8 @@ pub fn load_dir(dir: &Path) -> Result<Catalogue, String> {
     Ok(cat)
 }
 
-fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+/// `:LINE` of a TOML error span, or nothing.
+pub(crate) fn line_of(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     match span {
         Some(sp) => format!(
             ":{}",

@@ -27,6 +27,8 @@ pub trait Check: Send + Sync {
     fn config_notes(&self) -> String;
     /// The task syntax of the model (`Spec::task_syntax`).
     fn task_syntax(&self) -> &'static [&'static str];
+    /// `Spec::scope` of the configuration.
+    fn scope(&self) -> Vec<(&'static str, String)>;
     /// The configuration as saved in trace files.
     fn config_json(&self) -> Value;
     /// The configuration with one switch flipped, or `None` when the model
@@ -107,6 +109,10 @@ impl<M: Spec> Check for Typed<M> {
     }
     fn task_syntax(&self) -> &'static [&'static str] {
         M::task_syntax()
+    }
+
+    fn scope(&self) -> Vec<(&'static str, String)> {
+        M::scope(self.model.config())
     }
     fn config_json(&self) -> Value {
         serde_json::to_value(self.model.config()).expect("configurations serialise")

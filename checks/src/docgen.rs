@@ -62,7 +62,7 @@ pub enum Doc {
 
 /// Every generated file (relative to the root) and its content.
 pub fn render(inp: &Inputs) -> Result<Vec<(&'static str, Doc)>, String> {
-    let results_md = results::markdown(inp.entries, inp.results, Some(inp.switches), COMMAND);
+    let results_md = results::markdown(inp.entries, inp.results, Some(inp.switches), COMMAND)?;
     Ok(vec![
         ("docs/results.md", Doc::Whole(results_md)),
         ("README.md", Doc::Blocks(crate::docgen_blocks::readme(inp)?)),

@@ -175,7 +175,9 @@ fn summary(inp: &Inputs) -> String {
                 "| {} | {} | {} | {} | {} | {} |\n",
                 m.model,
                 k.name,
-                k.versions,
+                crate::facts::facts()
+                    .map(|f| f.versions(&m.model, k.name))
+                    .unwrap_or_else(|_| k.name.to_string()),
                 rows.len(),
                 rows.len() - bad.len(),
                 if bad.is_empty() {
@@ -499,7 +501,11 @@ pub fn citing(inp: &Inputs) -> Result<Blocks, String> {
         e,
         &timeless(r),
         pair.as_ref().map(|(pe, pr)| (*pe, pr)),
-        "COMMIT",
+        &crate::cite::Context {
+            commit: "COMMIT".into(),
+            catalogue: None,
+            facts: crate::facts::facts()?,
+        },
     )?;
     let mut b = Blocks::new();
     b.insert(

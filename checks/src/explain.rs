@@ -37,13 +37,15 @@ pub fn explain<M: Spec>(
 }
 
 /// Wraps `text` after `head` at `width` columns; continuation lines are
-/// indented under the text. Breaks at spaces.
+/// indented under the text. Breaks at spaces; a word longer than a line
+/// is cut into pieces that fit (at character boundaries), so no line is
+/// ever longer than `width` when `head` leaves at least 20 columns.
 pub fn wrap(head: &str, text: &str, width: usize) -> Vec<String> {
     let indent = " ".repeat(head.chars().count());
     let room = width.saturating_sub(indent.len()).max(20);
     let mut lines = Vec::new();
     let mut cur = String::new();
-    for word in text.split(' ') {
+    for word in text.split(' ').flat_map(|w| split_long(w, room)) {
         let add = if cur.is_empty() {
             word.len()
         } else {
@@ -71,4 +73,46 @@ pub fn wrap(head: &str, text: &str, width: usize) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// `word` in pieces of at most `room` bytes, cut at character boundaries.
+fn split_long(word: &str, room: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = word;
+    while rest.len() > room {
+        let mut cut = room;
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        if cut == 0 {
+            break;
+        }
+        out.push(&rest[..cut]);
+        rest = &rest[cut..];
+    }
+    out.push(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn long_words_are_cut_to_fit() {
+        let long = format!("see {} and ünïcödé{}", "x".repeat(150), "é".repeat(60));
+        for head in ["", "Question:  ", "  "] {
+            let lines = wrap(head, &long, 72);
+            assert!(lines.len() >= 3, "{lines:?}");
+            for l in &lines {
+                assert!(l.chars().count() <= 72, "{l}");
+            }
+            let joined: String = lines.concat().chars().filter(|c| *c != ' ').collect();
+            let want: String = format!("{head}{long}")
+                .chars()
+                .filter(|c| *c != ' ')
+                .collect();
+            assert_eq!(joined, want, "nothing lost");
+        }
+    }
 }

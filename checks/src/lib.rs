@@ -10,6 +10,7 @@ pub mod docgen;
 pub mod docgen_blocks;
 pub mod explain;
 pub mod explore;
+pub mod facts;
 pub mod findings;
 pub mod fingerprint;
 pub mod outcome;

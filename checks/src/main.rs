@@ -411,12 +411,19 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 None => None,
             };
             let ok = r.ok() && pair.as_ref().map_or(true, |(_, pr)| pr.ok());
-            let lines = cite::cite(
-                e,
-                &r,
-                pair.as_ref().map(|(pe, pr)| (*pe, pr)),
-                &report::model_commit(),
-            )?;
+            let catalogue = match (&cli.catalogue, own) {
+                (Some(d), false) => Some(
+                    d.canonicalize()
+                        .map_err(|err| format!("{}: {err}", d.display()))?,
+                ),
+                _ => None,
+            };
+            let ctx = cite::Context {
+                commit: report::model_commit(),
+                catalogue,
+                facts: wbspec::facts::facts()?,
+            };
+            let lines = cite::cite(e, &r, pair.as_ref().map(|(pe, pr)| (*pe, pr)), &ctx)?;
             out.lines(&lines)?;
             Ok(if ok { 0 } else { 1 })
         }
@@ -777,14 +784,15 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                         path.display()
                     )
                 };
-                let text = results::markdown(&selected, &results_v, switches.as_deref(), &cmd);
+                let text = results::markdown(&selected, &results_v, switches.as_deref(), &cmd)?;
                 paths::write_atomic(&path, text.as_bytes())?;
             }
             if let Some(path) = json {
+                let facts = wbspec::facts::facts()?;
                 let checks = selected
                     .iter()
                     .zip(&results_v)
-                    .map(|(e, r)| report::check_json(e, r))
+                    .map(|(e, r)| report::check_json(e, r, facts))
                     .collect();
                 let mut extra = serde_json::Map::new();
                 extra.insert("catalogue".into(), report::catalogue_json(&cat));

@@ -1,6 +1,7 @@
 //! Verdict lines, counterexample narratives and the JSON report.
 
 use crate::catalogue::{Entry, Verdict};
+use crate::facts::Facts;
 use crate::outcome::{CheckResult, PropResult};
 use crate::search::Stop;
 use serde_json::{json, Value};
@@ -196,14 +197,41 @@ pub fn catalogue_json(cat: &crate::catalogue::Catalogue) -> Value {
     json!({ "hash": cat.hash })
 }
 
-pub fn check_json(e: &Entry, r: &CheckResult) -> Value {
+/// The JSON of a check's kernel state: its label and what it stands for
+/// (checks/facts/kernels.toml), and the switches that differ from it.
+pub fn kernel_json(e: &Entry, facts: &Facts) -> Value {
+    let name = e.check.kernel();
+    let commits = |ids: &[String]| {
+        ids.iter()
+            .map(|id| {
+                let c = facts.commit(id);
+                json!({"id": id, "title": c.map(|c| c.title.as_str())})
+            })
+            .collect::<Vec<_>>()
+    };
+    match facts.state(e.check.model(), &name) {
+        Some(s) => json!({
+            "name": name,
+            "label": s.label,
+            "mainline": s.mainline,
+            "stable": s.stable,
+            "includes": commits(&s.includes),
+            "excludes": commits(&s.excludes),
+            "gaps": s.gaps,
+            "checked": s.checked,
+        }),
+        None => json!({"name": name}),
+    }
+}
+
+pub fn check_json(e: &Entry, r: &CheckResult, facts: &Facts) -> Value {
     json!({
         "name": r.name,
         "question": e.question,
         "tags": e.tags,
         "model": r.model,
         "model_version": r.model_version,
-        "kernel": e.check.kernel(),
+        "kernel": kernel_json(e, facts),
         "switches": e.check.switches_changed(),
         "config": e.check.config_json(),
         "complete": r.complete,

@@ -251,7 +251,8 @@ pub fn markdown(
     results: &[CheckResult],
     switches: Option<&[SwitchResult]>,
     command: &str,
-) -> String {
+) -> Result<String, String> {
+    let facts = crate::facts::facts()?;
     let mut s = String::new();
     s.push_str("# Results\n\n");
     s.push_str(&format!(
@@ -293,12 +294,46 @@ pub fn markdown(
         let first = entries.iter().find(|e| e.model == model).expect("a check");
         let c = &first.check;
         s.push_str(&format!("\n## Model `{model}` ({})\n\n", c.model_version()));
-        s.push_str("| kernel state | versions | what it is |\n|---|---|---|\n");
+        s.push_str(
+            "| kernel state | mainline | stable | what it is | includes | excludes |\n\
+             |---|---|---|---|---|---|\n",
+        );
+        let mut gaps = Vec::new();
         for k in c.kernel_states() {
+            let f = facts.state(model, k.name).ok_or_else(|| {
+                format!(
+                    "{}: no [[state]] for kernel state {} of model {model}",
+                    crate::facts::PATH,
+                    k.name
+                )
+            })?;
+            let ids = |v: &[String]| {
+                if v.is_empty() {
+                    "-".to_string()
+                } else {
+                    v.join(", ")
+                }
+            };
             s.push_str(&format!(
-                "| {} | {} | {} |\n",
-                k.name, k.versions, k.commits
+                "| {} | {} | {} | {} | {} | {} |\n",
+                k.name,
+                f.mainline,
+                f.stable,
+                f.summary,
+                ids(&f.includes),
+                ids(&f.excludes)
             ));
+            gaps.extend(f.gaps.iter().map(|g| format!("- {}: {g}\n", k.name)));
+        }
+        s.push_str(&format!(
+            "\nVersions and commits: {} (titles, sources, dates checked).\n",
+            crate::facts::PATH
+        ));
+        if !gaps.is_empty() {
+            s.push_str("\nKnown gaps between the states and the trees they name:\n\n");
+            for g in gaps {
+                s.push_str(&g);
+            }
         }
         let props: Vec<(&str, &str)> = c
             .property_defs()
@@ -455,5 +490,5 @@ pub fn markdown(
             ));
         }
     }
-    s
+    Ok(s)
 }

@@ -466,7 +466,7 @@ pub fn run_merge(
     bad += sw.iter().filter(|s| !s.ok()).count();
     if let Some(path) = markdown {
         let cmd = crate::docgen::COMMAND;
-        let text = results::markdown(&selected, &results_v, Some(&sw), cmd);
+        let text = results::markdown(&selected, &results_v, Some(&sw), cmd)?;
         paths::write_atomic(path, text.as_bytes())?;
     }
     if let Some(path) = json {

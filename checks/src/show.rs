@@ -223,13 +223,12 @@ pub fn show(e: &Entry, cat: &Catalogue) -> Vec<String> {
         &format!("{} (version {})", e.model, e.check.model_version()),
     );
     let k = e.check.kernel();
-    let versions = e
-        .check
-        .kernel_states()
-        .iter()
-        .find(|s| s.name == k)
-        .map(|s| format!("{k} ({})", s.versions))
-        .unwrap_or(k);
+    let versions = match crate::facts::facts() {
+        Ok(f) if f.state(&e.model, &k).is_some() => {
+            format!("{k} ({})", f.versions(&e.model, &k))
+        }
+        _ => k,
+    };
     field("Kernel:", &versions);
     let flags = e.check.switches_changed();
     if flags.is_empty() {

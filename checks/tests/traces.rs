@@ -240,50 +240,6 @@ fn check_writes_traces_on_request() {
 }
 
 #[test]
-fn cite_prints_a_review_block() {
-    let out = wbspec(&["cite", "t-fopen-dio-read"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let s = stdout(&out);
-    assert_width(&s);
-    let head = Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into());
-    assert!(s.contains(&format!("Model:     wbspec {head}")), "{s}");
-    assert!(s.starts_with("Question:  FOPEN_DIRECT_IO read"), "{s}");
-    // one command, split with a shell continuation to fit 72 columns
-    assert!(
-        s.contains(
-            "  cargo run --release -- check \\\n    t-fopen-dio-read t2-fopen-dio-read --explain\n"
-        ),
-        "{s}"
-    );
-    assert!(
-        s.contains("Check t-fopen-dio-read b1 Sometimes 3 44 ok"),
-        "{s}"
-    );
-    assert!(
-        s.contains("Check t2-fopen-dio-read b1 Never 0 1130 ok"),
-        "{s}"
-    );
-    assert!(
-        s.contains("b1: violated in t-fopen-dio-read (T (6.16 - 6.18.2)),"),
-        "{s}"
-    );
-    assert!(s.contains("Counterexample t-fopen-dio-read b1 (10 steps):"));
-    assert!(s.contains("=> b1 fails at step 10"));
-    one_line_error(&wbspec(&["cite", "nope"]), "unknown check 'nope'");
-}
-
-#[test]
 fn a_pair_must_name_another_check() {
     let tmp = tmpdir();
     let dir = tmp.path();

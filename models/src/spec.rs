@@ -37,14 +37,13 @@ pub struct Stricter {
     pub promise: &'static str,
 }
 
-/// One kernel state of a model, for the legend of docs/results.md: what
-/// the short name in a check's `kernel = "..."` means in kernel versions
-/// and commits.
+/// One kernel state of a model: the short name a check's
+/// `kernel = "..."` uses. What it stands for in kernel versions and
+/// commits is data, in checks/facts/kernels.toml (a test holds that every
+/// state of every model has an entry there).
 #[derive(Clone, Copy, Debug)]
 pub struct KernelState {
     pub name: &'static str,
-    pub versions: &'static str,
-    pub commits: &'static str,
 }
 
 /// A behaviour switch of a model: a kernel fix, a review proposal or a
@@ -189,6 +188,13 @@ pub trait Spec:
     }
     /// Other settings worth a column in the results table (`2 threads`).
     fn config_notes(cfg: &Self::Config) -> String;
+    /// What a citation says about the scope of a configuration, as
+    /// (label, value) pairs: sizes, the tasks as the catalogue writes
+    /// them, daemon threads, queue bound, and what the model leaves out
+    /// for this configuration. Default: the results table's settings.
+    fn scope(cfg: &Self::Config) -> Vec<(&'static str, String)> {
+        vec![("settings", Self::config_notes(cfg))]
+    }
     /// The same configuration under a small bound on the model's request
     /// queue, and its label (`max_background 1`), when the model has such
     /// a bound and the configuration leaves it unbounded. The checker runs

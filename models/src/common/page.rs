@@ -13,7 +13,7 @@ pub const PG_TOWRITE: u8 = 32; // PAGECACHE_TAG_TOWRITE (WB_SYNC_ALL tagging)
 pub const PG_RECLAIM: u8 = 64; // PG_reclaim (set by reclaim on a folio under writeback)
 
 /// One page-cache folio (order 0: released kernels use order-0 folios for
-/// FUSE regular files, kernel-fuse-protocol.md §0.1).
+/// FUSE regular files, kernel-sources.md §0.1).
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Page {
     pub flags: u8,

@@ -1,6 +1,6 @@
 //! Attributes: stat → fuse_update_attributes → fuse_do_getattr (GETATTR)
 //! → fuse_change_attributes with fi->attr_version and
-//! FUSE_I_SIZE_UNSTABLE (fs/fuse/inode.c, dir.c; kernel-fuse-protocol.md
+//! FUSE_I_SIZE_UNSTABLE (fs/fuse/inode.c, dir.c; kernel-sources.md
 //! §8); short READs (fuse_read_update_size, 484ce65715b0: shrink only if
 //! attr_ver >= fi->attr_version, the size shrinks and the bit is clear);
 //! server-side size changes by another client (write-through mounts).

@@ -1,5 +1,5 @@
 //! Direct I/O: fuse_dio_lock and fuse_direct_io step (B)'s
-//! filemap_range_has_writeback (kernel-fuse-protocol.md §5).
+//! filemap_range_has_writeback (kernel-sources.md §5).
 
 use super::model::{pages_mask, FuseModel};
 use super::state::*;

@@ -1,4 +1,4 @@
-//! Inode io modes (fs/fuse/iomode.c, kernel-fuse-protocol.md §6):
+//! Inode io modes (fs/fuse/iomode.c, kernel-sources.md §6):
 //! fi->iocachectr counts caching opens (> 0) or parallel direct writes in
 //! progress (< 0); FUSE_I_CACHE_IO_MODE makes new direct writers take
 //! i_rwsem exclusively; a caching open waits on direct_io_waitq until the

@@ -1,5 +1,5 @@
 //! State L (≤ 6.15): the fi->writepages rb-tree, temp pages and
-//! secondary requests (kernel-fuse-protocol.md §3.5).
+//! secondary requests (kernel-sources.md §3.5).
 
 use super::model::FuseModel;
 use super::state::*;
@@ -45,7 +45,7 @@ impl FuseModel {
         None
     }
 
-    /// State L's fuse_writepages_fill (ref §3.5): the folio is copied into
+    /// State L's fuse_writepages_fill (kernel-sources.md §3.5): the folio is copied into
     /// a temp page now; a folio already covered by an in-flight request in
     /// the rb-tree becomes a secondary request (or replaces the data of the
     /// existing one for that page) and its writeback ends at once.

@@ -1,6 +1,6 @@
 //! Faults: filemap_fault and fuse_read_folio, fuse_page_mkwrite, and the
 //! GUP re-dirty of a direct read into a MAP_SHARED page
-//! (kernel-fuse-protocol.md §3.7).
+//! (kernel-sources.md §3.7).
 
 use super::model::{version_of, FuseModel};
 use super::read::{Got, PH_GET};

@@ -1,5 +1,5 @@
 //! The FUSE client model: writeback, truncate and direct I/O on one inode
-//! of a writeback_cache mount (kernel-fuse-protocol.md §2–§10).
+//! of a writeback_cache mount (kernel-sources.md §2–§10).
 
 mod attr;
 pub mod config;
@@ -21,6 +21,7 @@ pub mod properties;
 mod read;
 mod reclaim;
 mod request;
+mod scope;
 pub mod state;
 pub mod step;
 pub mod svg;
@@ -76,26 +77,10 @@ impl stateright::Model for FuseModel {
 }
 
 const KERNEL_STATES: &[KernelState] = &[
-    KernelState {
-        name: "L",
-        versions: "<= 6.15",
-        commits: "temp pages, fi->writepages rb-tree, fuse_flush calls fuse_sync_writes",
-    },
-    KernelState {
-        name: "T",
-        versions: "6.16 - 6.18.2",
-        commits: "0c58a97f919c (temp pages removed)",
-    },
-    KernelState {
-        name: "T2",
-        versions: "6.19, 6.18.3+",
-        commits: "T + 1ce120dcefc0 (FOPEN_DIRECT_IO flushes) + b359af8275a9 (invalidate after a direct write)",
-    },
-    KernelState {
-        name: "C",
-        versions: "6.17+ iomap writeback, 2026 trees",
-        commits: "T2 + iomap sub-folio dirty ranges (a folio's ranges as separate WRITEs)",
-    },
+    KernelState { name: "L" },
+    KernelState { name: "T" },
+    KernelState { name: "T2" },
+    KernelState { name: "C" },
 ];
 
 /// The variant flags as switches: kernel mechanisms and fixes, review
@@ -104,7 +89,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "temp_pages", kind: SwitchKind::Kernel, description: "state L writeback: temp pages, the rb-tree, secondary requests" },
     SwitchDef { name: "dio_flush_always", kind: SwitchKind::Kernel, description: "1ce120dcefc0: FOPEN_DIRECT_IO always flushes before direct I/O" },
     SwitchDef { name: "dio_invalidate_after_write", kind: SwitchKind::Kernel, description: "b359af8275a9: invalidate the range after a FOPEN_DIRECT_IO write" },
-    SwitchDef { name: "flush_sync_writes", kind: SwitchKind::Kernel, description: "<= 6.15: fuse_flush takes inode_lock and calls fuse_sync_writes" },
+    SwitchDef { name: "flush_sync_writes", kind: SwitchKind::Kernel, description: "state L: fuse_flush takes inode_lock and calls fuse_sync_writes" },
     SwitchDef { name: "p_no_writectr", kind: SwitchKind::Proposal, description: "P-nowritectr: no writectr, queued_writes or fuse_sync_writes" },
     SwitchDef { name: "p_syncwrites", kind: SwitchKind::Proposal, description: "P-syncwrites: fuse_sync_writes outside truncate replaced by filemap_write_and_wait_range" },
     SwitchDef { name: "p_writeiter", kind: SwitchKind::Proposal, description: "P-writeiter: as P-syncwrites, the flush in fuse_direct_write_iter only" },
@@ -242,6 +227,10 @@ impl Spec for FuseModel {
 
     fn task_syntax() -> &'static [&'static str] {
         config::TASK_SYNTAX
+    }
+
+    fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
+        scope::scope(cfg)
     }
 
     fn config_notes(cfg: &Config) -> String {

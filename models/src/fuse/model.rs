@@ -1,4 +1,4 @@
-//! Step semantics of the FUSE model (kernel-fuse-protocol.md §2–§8) and the
+//! Step semantics of the FUSE model (kernel-sources.md §2–§8) and the
 //! Stateright `Model` implementation.
 //!
 //! Stateright's `ActorModel` is message-only; kernel tasks share inode and

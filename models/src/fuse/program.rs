@@ -418,7 +418,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 n: pages - first,
             });
             sync_writes(&mut p);
-            // FALLOCATE is sent without FUSE_NOWRITE held (ref §10(g))
+            // FALLOCATE is sent without FUSE_NOWRITE held (kernel-sources.md §10(g))
             p.push(Op::Send(SendKind::Fallocate));
             p.push(Op::Recv(RecvKind::Plain));
             p.push(Op::TruncateRange { first, n });

@@ -1,4 +1,4 @@
-//! Properties, named as in kernel-fuse-protocol.md §10, and the `sometimes`
+//! Properties, named as in kernel-sources.md §10, and the `sometimes`
 //! witnesses that prove each racy window is reached.
 
 use super::lfolio;
@@ -389,7 +389,7 @@ fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
 }
 
 /// A size-changing request: SETATTR(size), or OPEN with O_TRUNC
-/// (FUSE_ATOMIC_O_TRUNC, ref §10(a): "the same protocol applies").
+/// (FUSE_ATOMIC_O_TRUNC, kernel-sources.md §10(a): "the same protocol applies").
 fn sizing(r: &Req) -> bool {
     matches!(r, Req::Setattr { .. } | Req::Open { trunc: true, .. })
 }

@@ -1,7 +1,7 @@
 //! Truncation and invalidation: the FUSE_NOWRITE machinery
 //! (fuse_set_nowrite, fuse_release_nowrite, fuse_sync_writes), the end of
 //! fuse_do_setattr, truncate_pagecache and invalidate_inode_pages2 with
-//! fuse_launder_folio (kernel-fuse-protocol.md §2, §4, §3.6).
+//! fuse_launder_folio (kernel-sources.md §2, §4, §3.6).
 
 use super::model::FuseModel;
 use super::program::Op;

@@ -1,5 +1,5 @@
 //! write(2): generic_perform_write with writeback_cache, and the
-//! write-through fuse_perform_write without it (kernel-fuse-protocol.md
+//! write-through fuse_perform_write without it (kernel-sources.md
 //! §3.8, §3.9).
 
 use super::model::{version_of, FuseModel};
@@ -45,7 +45,7 @@ impl FuseModel {
             let pg = &mut s.pages[p];
             // write_begin: __filemap_get_folio(FGP_WRITEBEGIN) creates
             // the folio; a whole-page write needs no READ. No wait on
-            // writeback in T (kernel-fuse-protocol.md §3.8).
+            // writeback in T (kernel-sources.md §3.8).
             let created = !pg.present();
             pg.set(PG_PRESENT | PG_UPTODATE | PG_DIRTY);
             pg.ver = ver;

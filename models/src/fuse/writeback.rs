@@ -1,7 +1,7 @@
 //! Writeback: fuse_writepages (write_cache_pages / writeback_iter →
 //! fuse_writepages_fill → fuse_writepages_send), fi->queued_writes and
 //! fuse_flush_writepages / fuse_send_writepage, fuse_writepage_finish, and
-//! filemap_fdatawait_range (kernel-fuse-protocol.md §3).
+//! filemap_fdatawait_range (kernel-sources.md §3).
 
 use super::model::{pages_mask, FuseModel};
 use super::state::*;

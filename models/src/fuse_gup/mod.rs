@@ -56,18 +56,7 @@ impl stateright::Model for GupModel {
     }
 }
 
-const KERNEL_STATES: &[KernelState] = &[
-    KernelState {
-        name: "R1",
-        versions: "6.13-rc1 to 6.13-rc6",
-        commits: "3b97c3652d91 (fuse: convert direct io to use folios)",
-    },
-    KernelState {
-        name: "M",
-        versions: "6.13-rc7 to 2026, 6.18.44 included",
-        commits: "R1 + 7a4f54187373 (fuse: fix direct io folio offset and length calculation)",
-    },
-];
+const KERNEL_STATES: &[KernelState] = &[KernelState { name: "R1" }, KernelState { name: "M" }];
 
 const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "fix_folio_offset", kind: SwitchKind::Kernel, description: "7a4f54187373: offset inside the folio, one page's bytes per descriptor" },
@@ -145,6 +134,19 @@ impl Spec for GupModel {
         c.kernel = Kernel::of(&c.variant);
         c.validate().ok()?;
         Some(c)
+    }
+
+    fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
+        vec![
+            ("buffers", Self::config_notes(cfg)),
+            (
+                "not modelled",
+                "error paths and async I/O, writev and kernel iterators, the \
+                 read direction, folios and buffers over 4 pages, what GUP \
+                 does to the pages (docs/model-fuse-gup.md, section 7)"
+                    .to_string(),
+            ),
+        ]
     }
 
     fn config_notes(cfg: &Config) -> String {

@@ -15,7 +15,7 @@ pub const MAX_TASKS: usize = 6;
 pub const MAX_CHUNKS: u8 = 4;
 
 /// Kernel states of the io_uring / xfs / iomap NOWAIT buffered write path
-/// (shared/reference/seeds-003-004.md §B.1).
+/// (docs/kernel-sources.md, model nowait).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Kernel {
     /// RFC v1 as posted (seed 004, 26 Apr 2022): need_/do_ split of

@@ -1,6 +1,6 @@
 //! The io_uring / xfs / iomap model: IOCB_NOWAIT buffered writes (seed 004)
 //! on one xfs inode, from the RFC as posted to 7.0
-//! (shared/reference/seeds-003-004.md §B; docs/model-nowait.md).
+//! (docs/kernel-sources.md, model nowait; docs/model-nowait.md).
 
 pub mod config;
 pub mod model;
@@ -53,39 +53,19 @@ impl stateright::Model for NowaitModel {
 }
 
 const KERNEL_STATES: &[KernelState] = &[
-    KernelState {
-        name: "V1",
-        versions: "RFC v1, 26 Apr 2022, seed 004",
-        commits: "not merged: S_PENDING_TIME, need_/do_ remove-privs split, async throttling by task_struct pause",
-    },
-    KernelState {
-        name: "V7",
-        versions: "v7, 1 Jun 2022",
-        commits: "not merged: file_modified_flags, S_PENDING_TIME (11/15), BDP_ASYNC -EAGAIN, progress kept",
-    },
-    KernelState {
-        name: "M60",
-        versions: "6.0 - 6.14; 6.1.y, 6.6.y, 6.12.y until the 2026 stable fix",
-        commits: "66fa3cedf16a, fe6c9c6e3e3e, 18e419f6e80a (iter revert on -EAGAIN)",
-    },
-    KernelState {
-        name: "M615",
-        versions: "6.15 - 6.19, incl. 6.18.44",
-        commits: "M60 + 1a1a3b574b97 (iter advanced per folio, no revert)",
-    },
-    KernelState {
-        name: "N70",
-        versions: "7.0+",
-        commits: "M615 + 85c871a02b03, 08489c4f4133 (non-blocking lazytime timestamp updates)",
-    },
+    KernelState { name: "V1" },
+    KernelState { name: "V7" },
+    KernelState { name: "M60" },
+    KernelState { name: "M615" },
+    KernelState { name: "N70" },
 ];
 
 const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "pending_time", kind: SwitchKind::Kernel, description: "S_PENDING_TIME: set with -EAGAIN, skip when set, cleared by a blocking update (RFC, v2-v7)" },
     SwitchDef { name: "delalloc_nowait_eagain", kind: SwitchKind::Kernel, description: "RFC v1 patch 6: NOWAIT xfs_buffered_write_iomap_begin returns -EAGAIN for a delalloc reservation" },
     SwitchDef { name: "bdp_async_eagain", kind: SwitchKind::Kernel, description: "fe6c9c6e3e3e: balance_dirty_pages(BDP_ASYNC) returns -EAGAIN (off: RFC records a pause and goes on)" },
-    SwitchDef { name: "iter_revert", kind: SwitchKind::Kernel, description: "18e419f6e80a: iomap_write_iter reverts the iov_iter and returns -EAGAIN (6.0-6.14)" },
-    SwitchDef { name: "nowait_lazytime", kind: SwitchKind::Kernel, description: "85c871a02b03/08489c4f4133: NOWAIT lazytime timestamp updates in memory (7.0)" },
+    SwitchDef { name: "iter_revert", kind: SwitchKind::Kernel, description: "18e419f6e80a: iomap_write_iter reverts the iov_iter and returns -EAGAIN (state M60)" },
+    SwitchDef { name: "nowait_lazytime", kind: SwitchKind::Kernel, description: "85c871a02b03/08489c4f4133: NOWAIT lazytime timestamp updates in memory (state N70)" },
     SwitchDef { name: "p_nowait_iversion_first", kind: SwitchKind::Proposal, description: "2025 v1 xfs_vn_update_time: bump i_version, then -EAGAIN (Dave Chinner's review)" },
     SwitchDef { name: "mut_cqe_ignores_bytes_done", kind: SwitchKind::Mutant, description: "io_uring CQE without io->bytes_done" },
     SwitchDef { name: "mut_iolock_shared", kind: SwitchKind::Mutant, description: "buffered writes take the IOLOCK shared" },
@@ -167,6 +147,33 @@ impl Spec for NowaitModel {
 
     fn task_syntax() -> &'static [&'static str] {
         config::SYNTAX
+    }
+
+    fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
+        let tasks: Vec<String> = cfg
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("T{i} \"{t}\""))
+            .collect();
+        vec![
+            (
+                "folios",
+                format!(
+                    "{} in the file at the start (cached, uptodate, clean)",
+                    cfg.init_size
+                ),
+            ),
+            ("tasks", tasks.join(", ")),
+            ("settings", Self::config_notes(cfg)),
+            (
+                "not modelled",
+                "partial folios, folio allocation failure, the rate of dirty \
+                 throttling (a threshold only), multigrain ctime, \
+                 RWF_NOWAIT and IOPOLL (docs/model-nowait.md, Abstractions)"
+                    .to_string(),
+            ),
+        ]
     }
 
     fn config_notes(cfg: &Config) -> String {

@@ -1,5 +1,5 @@
 //! Properties (the reviewers' concerns of seed 004 as invariants,
-//! shared/reference/seeds-003-004.md §B.3) and the `sometimes` witnesses
+//! docs/kernel-sources.md, model nowait) and the `sometimes` witnesses
 //! that prove each racy window is reached.
 
 use super::config::TaskSpec;
@@ -127,7 +127,7 @@ pub const PROPERTIES: &[PropertyDef] = &[
         name: "w-lazytime-nowait",
         expectation: Expectation::Sometimes,
         stricter: None,
-        description: "a NOWAIT attempt updated the times in memory (7.0 lazytime)",
+        description: "a NOWAIT attempt updated the times in memory (N70 lazytime)",
     },
     PropertyDef {
         name: "w-suid-removed",

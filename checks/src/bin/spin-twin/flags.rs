@@ -48,10 +48,7 @@ pub const GENERIC_KEYS: &[&str] = &[
 /// does not model it.
 pub fn defines(c: &Config) -> Result<Vec<String>, String> {
     if !matches!(c.kernel, Kernel::T | Kernel::T2) {
-        return Err(format!(
-            "kernel {} (the twin models T and T2)",
-            c.kernel.label()
-        ));
+        return Err(format!("kernel {:?} (the twin models T and T2)", c.kernel));
     }
     if !c.writeback_cache {
         return Err("write-through mount (the twin models writeback_cache)".into());

@@ -32,14 +32,14 @@ pub enum TaskSpec {
     /// `first..first+n` (the server zeroes them).
     Punch { first: u8, n: u8 },
     /// A read fault through a MAP_PRIVATE mapping (of a FOPEN_DIRECT_IO
-    /// open: no io-mode change, ref §6): filemap_fault reads the folio
+    /// open: no io-mode change, kernel-sources.md §6): filemap_fault reads the folio
     /// with the folio locked.
     Fault { page: u8 },
     /// Direct I/O (on another file) that reads into a MAP_SHARED mapping of
     /// this page: pin_user_pages faults it writable (fuse_page_mkwrite),
     /// the data lands, and unpin dirties the folio again with
     /// set_page_dirty_lock, without page_mkwrite — "a direct read to an
-    /// mmaped fuse file will set the page dirty twice" (ref §3.5).
+    /// mmaped fuse file will set the page dirty twice" (kernel-sources.md §3.5).
     Gup { page: u8 },
     /// The flusher / sync_file_range(WRITE): fuse_writepages over the
     /// whole file, WB_SYNC_NONE (`all == false`) or WB_SYNC_ALL.

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Kernel states of fs/fuse (kernel-fuse-protocol.md §0, §0.1).
+/// Kernel states of fs/fuse (kernel-sources.md §0, §0.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Kernel {
     /// ≤ v6.15: writeback copies each folio into a temp page and ends
@@ -32,19 +32,14 @@ pub enum Kernel {
 impl Kernel {
     pub fn parse(s: &str) -> Option<Kernel> {
         match s {
-            "L" | "6.15" => Some(Kernel::L),
-            "T" | "6.16" | "6.17" | "6.18" => Some(Kernel::T),
-            "T2" | "T''" | "T″" | "6.19" => Some(Kernel::T2),
+            // Labels only: which releases a label stands for is data
+            // (checks/facts/kernels.toml); "6.18" would be T before
+            // 6.18.3 and T2 after.
+            "L" => Some(Kernel::L),
+            "T" => Some(Kernel::T),
+            "T2" | "T''" | "T″" => Some(Kernel::T2),
             "C" => Some(Kernel::C),
             _ => None,
-        }
-    }
-    pub fn label(self) -> &'static str {
-        match self {
-            Kernel::L => "L (<=6.15)",
-            Kernel::T => "T (6.16-6.18)",
-            Kernel::T2 => "T'' (6.19)",
-            Kernel::C => "C (iomap)",
         }
     }
 }
@@ -68,7 +63,7 @@ pub struct Variant {
     /// v8 review removed it).
     pub flush_sync_writes: bool,
 
-    // ---- review proposals (seed 000; kernel-fuse-protocol.md §11)
+    // ---- review proposals (seed 000; kernel-sources.md §11)
     /// P-nowritectr (Jingbo): no fi->writectr / fi->queued_writes /
     /// fuse_sync_writes. Writeback WRITEs are sent at once (cropped at the
     /// i_size of that moment); fuse_do_setattr does not wait for them;

@@ -1,0 +1,100 @@
+//! What a citation of a FUSE check says about its scope (`Spec::scope`):
+//! the sizes, the tasks as written, the daemon and queue, and what the
+//! model leaves out for this configuration (docs/model.md, "Abstractions").
+
+use super::config::{Config, TaskSpec};
+
+fn plural(n: u8, one: &str) -> String {
+    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
+}
+
+pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
+    let mut v = Vec::new();
+    v.push((
+        "pages",
+        format!(
+            "{} ({} in the file at the start, {} cached, {} dirty)",
+            cfg.pages,
+            cfg.init_size,
+            cfg.cached.count_ones(),
+            cfg.dirty.count_ones()
+        ),
+    ));
+    let folio = if cfg.folio_pages > 1 {
+        format!("{} pages", cfg.folio_pages)
+    } else {
+        "1 page (order 0)".to_string()
+    };
+    let blocks = if cfg.folio_blocks > 1 || cfg.blocks_per_page > 1 {
+        format!(
+            ", {} per folio, {} per page",
+            plural(cfg.folio_blocks, "block"),
+            plural(cfg.blocks_per_page, "block")
+        )
+    } else {
+        String::new()
+    };
+    v.push(("folio", format!("{folio}{blocks}")));
+    let tasks: Vec<String> = cfg
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("T{i} \"{t}\""))
+        .collect();
+    v.push(("tasks", tasks.join(", ")));
+    v.push(("daemon", plural(cfg.daemon_threads, "thread")));
+    v.push((
+        "max_background",
+        match cfg.max_background {
+            Some(b) => b.to_string(),
+            None => "unbounded (the check's -bg1 twin runs at 1)".to_string(),
+        },
+    ));
+    let mut mount = vec![if cfg.writeback_cache {
+        "writeback_cache"
+    } else {
+        "write-through"
+    }];
+    if cfg.atomic_o_trunc {
+        mount.push("atomic_o_trunc");
+    }
+    if cfg.direct_io_allow_mmap {
+        mount.push("direct_io_allow_mmap");
+    }
+    if cfg.parallel_dio {
+        mount.push("parallel direct writes");
+    }
+    if cfg.async_dio {
+        mount.push("async_dio");
+    }
+    if cfg.memcg_v1 {
+        mount.push("memcg v1 reclaim");
+    }
+    v.push((
+        "mount",
+        format!("{}; max_pages {}", mount.join(", "), cfg.max_pages),
+    ));
+    let mut out = vec!["sizes below a page", "attributes other than size"];
+    if cfg.errors == 0 {
+        out.push("error replies");
+    }
+    if cfg.short == 0 {
+        out.push("short replies");
+    }
+    if !cfg.memcg_v1 {
+        out.push("memory reclaim");
+    }
+    if cfg.folio_pages == 1 {
+        out.push("large folios");
+    }
+    out.extend(["interrupts", "RELEASE", "passthrough", "async readahead"]);
+    if !cfg
+        .tasks
+        .iter()
+        .any(|t| matches!(t, TaskSpec::RemoteTruncate { .. }))
+    {
+        out.push("other clients of the server");
+    }
+    v.push(("not modelled", out.join(", ")));
+    v
+}
