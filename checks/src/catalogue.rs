@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Keys of a `[[check]]` table that the checker reads; the rest go to
-/// the model.
-const GENERIC_KEYS: &[&str] = &[
+/// the model (the Spin twin strips the same keys).
+pub const GENERIC_KEYS: &[&str] = &[
     "name",
     "question",
     "model",

@@ -467,7 +467,12 @@ fn violating_state_counts_are_pinned_and_compared() {
     // a moved count is reported like a moved state pin
     std::fs::write(
         &file,
-        text.replacen(&format!("b1 = {n} }}"), &format!("b1 = {} }}", n + 1), 1),
+        // the check's own pin (the `congested` table has its own)
+        text.replacen(
+            &format!("\nviolations = {{ b1 = {n} }}"),
+            &format!("\nviolations = {{ b1 = {} }}", n + 1),
+            1,
+        ),
     )
     .unwrap();
     let out = run(&["check", "x"]);
@@ -645,8 +650,8 @@ fn a_numeric_model_version_is_not_a_string() {
     let d = tmpdir();
     let f = d.path().join("t.json");
     for (bad, needle) in [
-        (Value::from(7), "field model_version: not a string"),
-        (Value::Null, "field model_version: not a string"),
+        (Value::from(7), "field model_version: 7 is not a string"),
+        (Value::Null, "field model_version: null is not a string"),
     ] {
         v["model_version"] = bad;
         std::fs::write(&f, v.to_string()).unwrap();

@@ -319,6 +319,7 @@ fn update_pins_changes_only_the_pinned_lines() {
                 !l.starts_with("states")
                     && !l.starts_with("witnesses")
                     && !l.starts_with("congested")
+                    && !l.starts_with("violations")
             })
             .map(String::from)
             .collect()

@@ -89,7 +89,7 @@ fn cite_prints_a_review_block() {
         "{s}"
     );
     assert!(
-        s.contains("18 other properties: same verdict in both"),
+        s.contains("20 other properties: same verdict in both"),
         "{s}"
     );
     assert!(

@@ -30,19 +30,9 @@ const INERT: &[&str] = &[
     "dio_invalidate_after_write",
 ];
 
-/// Keys of a `[[check]]` table that are the checker's, not the model's
-/// (checks/src/catalogue.rs GENERIC_KEYS).
-pub const GENERIC_KEYS: &[&str] = &[
-    "name",
-    "question",
-    "model",
-    "expect",
-    "witnesses",
-    "states",
-    "tags",
-    "pair",
-    "congested",
-];
+/// Keys of a `[[check]]` table that are the checker's, not the model's:
+/// the catalogue's own list, so a key added there is stripped here too.
+pub use wbspec::catalogue::GENERIC_KEYS;
 
 /// The twin's `-D` flags for a FUSE model configuration, or why the twin
 /// does not model it.
