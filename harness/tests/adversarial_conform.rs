@@ -526,3 +526,72 @@ fn interrupted_run_leaves_nothing(sig: libc::c_int) {
         "directories left behind"
     );
 }
+
+/// A signal at any moment of a two-scenario run (also between the two
+/// scenarios, while the second one creates its directory and mounts)
+/// ends it with 128 + the signal and leaves no mount and no directory.
+/// Before, the watcher took down what was registered while the main
+/// thread went on to mount the next scenario (left mounted), or the main
+/// thread's own exit code won the race. A signal that comes before the
+/// handler is installed kills the process (nothing was made yet); a run
+/// that ends before the signal is a failure of this test's timing, not a
+/// pass. Every wait is bounded (20 s); only our own child is signalled.
+#[test]
+fn signal_at_any_moment_leaves_nothing_behind() {
+    use std::os::unix::process::ExitStatusExt;
+    use wbspec_harness::require::{may_run, KERNEL};
+    if !may_run(
+        KERNEL,
+        "the conform signal-timing test",
+        wbspec_harness::runner::cannot_run(),
+    ) {
+        return;
+    }
+    let mut caught = 0;
+    for (i, ms) in [50u64, 200, 400, 700, 1000, 1300, 1600].iter().enumerate() {
+        let sig = if i % 2 == 0 {
+            libc::SIGTERM
+        } else {
+            libc::SIGINT
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = Command::new(BIN)
+            .args(["conform", "r_reclaim_wbc", "s_syncfs"])
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(*ms));
+        unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+        let t1 = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t1.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("conform did not end within 20 s of signal {sig} at {ms} ms");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        match (o.status.code(), o.status.signal()) {
+            (Some(c), _) if c == 128 + sig => {
+                caught += 1;
+                assert!(err.contains("interrupted"), "{err}");
+            }
+            (None, Some(s)) if s == sig => {}
+            _ => panic!("signal {sig} at {ms} ms: {:?} {err}", o.status),
+        }
+        assert!(
+            !mounted_under(tmp.path()),
+            "signal {sig} at {ms} ms: a mount left behind"
+        );
+        assert_eq!(
+            mine(tmp.path()),
+            Vec::<String>::new(),
+            "signal {sig} at {ms} ms: directories left behind"
+        );
+    }
+    assert!(caught >= 5, "only {caught} of 7 signals were handled");
+}

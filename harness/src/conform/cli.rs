@@ -383,7 +383,8 @@ pub fn conform_main(args: &[String]) -> i32 {
             crate::runner::run_suite(&o.names, &opts, each);
         }
     }
-    t.code(o.allow_not_modelled, true)
+    // a signal's code wins over the run's (interrupt.rs)
+    crate::interrupt::finish(t.code(o.allow_not_modelled, true))
 }
 
 /// `conform --trace FILE`.
