@@ -126,6 +126,27 @@ fn direct_read_returning_other_data_than_its_reply() {
     violation(&p, "reply READ");
 }
 
+/// A direct read returns what its READ reply carried (docs/conformance.md
+/// §3): a READ reply of 4096 (or 100) bytes to an 8192-byte O_DIRECT
+/// pread that returns 8192 was accepted (the reply's count was never
+/// compared); it is a VIOLATION at the reply.
+#[test]
+fn direct_read_returning_more_than_its_reply_carried() {
+    let d = tempfile::tempdir().unwrap();
+    for (bytes, tags) in [(4096u64, "A"), (100, "A")] {
+        let p = altered(d.path(), "e3_dio_read", |ev| {
+            let r = ev
+                .iter_mut()
+                .find(|e| e.ev == "reply" && e.op.as_deref() == Some("READ"))
+                .unwrap();
+            let res = r.result.as_mut().unwrap();
+            res["bytes"] = serde_json::json!(bytes);
+            res["page_tags"] = serde_json::json!(tags);
+        });
+        violation(&p, "reply READ");
+    }
+}
+
 /// Data past EOF: a direct read across EOF whose READ reply was short
 /// returning the whole range, and a buffered read past i_size (a_nowbc_gap:
 /// the write-through pwrite has not extended it yet) returning the

@@ -186,8 +186,9 @@ pub enum Obs {
     /// The daemon read this request from /dev/fuse.
     Read(Pat),
     /// The daemon replied to this request; for a READ, the allowed data
-    /// versions of the pages returned (server content at reply time).
-    Reply(Pat, Vec<(u8, Vec<u8>)>),
+    /// versions of the pages returned (server content at reply time) and
+    /// its byte count (`bytes`), which a direct read returns.
+    Reply(Pat, Vec<(u8, Vec<u8>)>, Option<u64>),
     /// The daemon failed this request (-EIO, injected by `fail OP`).
     ReplyErr(Pat),
 }

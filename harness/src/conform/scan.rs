@@ -569,7 +569,8 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                         .result
                         .as_ref()
                         .and_then(|r| r["page_tags"].as_str().map(str::to_string));
-                    raw.push((key, e.seq, RawObs::Reply(r, data), brief));
+                    let bytes = e.result.as_ref().and_then(|r| r["bytes"].as_u64());
+                    raw.push((key, e.seq, RawObs::Reply(r, data, bytes), brief));
                 }
             }
             "server_truncate" => {
