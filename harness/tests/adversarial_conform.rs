@@ -147,6 +147,31 @@ fn direct_read_returning_more_than_its_reply_carried() {
     }
 }
 
+/// The fuse-gup (`l_dio_*`) traces went to the gup model without
+/// validation's "not modelled" verdicts: a short WRITE reply and a
+/// non-CACHE WRITE from pid 0 conformed (exit 0). They are not modelled:
+/// exit 3 under a label, a difference (exit 1) against the scenario's
+/// declaration.
+#[test]
+fn gup_traces_keep_validations_not_modelled() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/altered");
+    for (f, why) in [
+        ("l_dio_cow_short_write.jsonl", "a short write"),
+        ("l_dio_cow_write_pid0.jsonl", "from pid 0"),
+    ] {
+        let p = dir.join(f);
+        let o = conform(&["--trace", p.to_str().unwrap(), "--label", "x"]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(code(&o), exit::NOT_MODELLED, "{f}: {out}");
+        assert!(
+            out.contains("not-modelled (") && out.contains(why),
+            "{f}: {out}"
+        );
+        let o = conform(&["--trace", p.to_str().unwrap()]);
+        assert_eq!(code(&o), exit::DOES_NOT_CONFORM, "{f}: {o:?}");
+    }
+}
+
 /// Data past EOF: a direct read across EOF whose READ reply was short
 /// returning the whole range, and a buffered read past i_size (a_nowbc_gap:
 /// the write-through pwrite has not extended it yet) returning the

@@ -294,12 +294,22 @@ pub struct Conformance {
 /// Translate and check one trace. `Err` is bad input (one line).
 pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conformance, String> {
     // Any trace must be one the recording server could have written.
-    match validate::validate(events) {
+    let not_modelled = match validate::validate(events) {
         Err(validate::Invalid::Bad(e)) => return Err(e),
-        Err(validate::Invalid::NotModelled(_)) | Ok(()) => {}
-    }
-    // The direct-I/O extraction scenarios map onto the fuse-gup model.
+        Err(validate::Invalid::NotModelled(why)) => Some(why),
+        Ok(()) => None,
+    };
+    // The direct-I/O extraction scenarios map onto the fuse-gup model,
+    // unless validation found what no model has (a short write, a
+    // non-CACHE WRITE from pid 0): translate says so for the others.
     if let Some(r) = gup::conform(events) {
+        if let Some(why) = not_modelled {
+            return Ok(Conformance {
+                word: format!("not-modelled ({why})"),
+                class: Class::NotModelled,
+                detail: None,
+            });
+        }
         return r.map(|(word, ok, detail)| Conformance {
             class: if word.starts_with("not-modelled") {
                 Class::NotModelled
