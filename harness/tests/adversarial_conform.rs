@@ -172,6 +172,63 @@ fn gup_traces_keep_validations_not_modelled() {
     }
 }
 
+/// Wrongly typed or out-of-range values are refused (exit 2), never read
+/// as false or 0: a `parallel_dio` header fact of "true", 1 or null; a
+/// pread's `off=-4096` or a `len=` past u64; a 0-byte pread returning
+/// 8192; a WRITE of 0 bytes (its model range wrapped to p0-255); READ and
+/// WRITE ranges past the largest file offset.
+#[test]
+fn malformed_values_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let s = |p: PathBuf| p.to_str().unwrap().to_string();
+    for v in [
+        serde_json::json!("true"),
+        serde_json::json!(1),
+        serde_json::Value::Null,
+    ] {
+        let p = altered(d.path(), "e3_dio_read", |ev| {
+            ev[0].config.as_mut().unwrap()["parallel_dio"] = v.clone();
+        });
+        bad(&["--trace", &s(p)], "parallel_dio is");
+    }
+    let pread_call = |ev: &mut Vec<Event>, args: &str| {
+        let c = ev
+            .iter_mut()
+            .find(|e| e.kind.as_deref() == Some("call") && e.syscall.as_deref() == Some("pread"))
+            .unwrap();
+        c.args = Some(args.into());
+    };
+    for args in [
+        "fd=7 off=-4096 len=8192",
+        "fd=7 off=0 len=99999999999999999999999",
+    ] {
+        let p = altered(d.path(), "e3_dio_read", |ev| pread_call(ev, args));
+        bad(&["--trace", &s(p)], "pread without a valid");
+    }
+    let p = altered(d.path(), "e3_dio_read", |ev| {
+        pread_call(ev, "fd=7 off=0 len=0")
+    });
+    bad(&["--trace", &s(p)], "0-byte pread (#17) returns 8192");
+    let req = |ev: &mut Vec<Event>, op: &str, off: u64, size: u64| {
+        let r = ev
+            .iter_mut()
+            .find(|e| e.ev == "req" && e.op.as_deref() == Some(op))
+            .unwrap();
+        r.offset = Some(off);
+        r.size = Some(size);
+    };
+    let p = altered(d.path(), "e3_dio_read", |ev| req(ev, "WRITE", 0, 0));
+    bad(&["--trace", &s(p)], "WRITE u=12 of 0 bytes");
+    let p = altered(d.path(), "e3_dio_read", |ev| {
+        req(ev, "WRITE", 1 << 63, 8192)
+    });
+    bad(&["--trace", &s(p)], "ends past the largest file offset");
+    let p = altered(d.path(), "e3_dio_read", |ev| {
+        req(ev, "READ", u64::MAX - 4095, u64::MAX)
+    });
+    bad(&["--trace", &s(p)], "ends past the largest file offset");
+}
+
 /// Data past EOF: a direct read across EOF whose READ reply was short
 /// returning the whole range, and a buffered read past i_size (a_nowbc_gap:
 /// the write-through pwrite has not extended it yet) returning the

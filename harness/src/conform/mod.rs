@@ -122,7 +122,8 @@ impl fmt::Display for Pat {
             if n == 1 {
                 format!("p{a}")
             } else {
-                format!("p{}-{}", a, a + n - 1)
+                // (a range is never empty; never wrap if it were)
+                format!("p{}-{}", a, (a as usize + n as usize).saturating_sub(1))
             }
         };
         let pl = |p: &Vec<Vec<u8>>| {
