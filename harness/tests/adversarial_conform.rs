@@ -229,6 +229,67 @@ fn malformed_values_are_refused() {
     bad(&["--trace", &s(p)], "ends past the largest file offset");
 }
 
+/// Structure the recording server never writes is refused (exit 2): a
+/// second INIT, an event after the server's exit, a release of a request
+/// that was not held, a call mark with an empty actor; and an option
+/// given twice is refused rather than silently the last.
+#[test]
+fn impossible_structure_and_repeated_options_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let s = |p: PathBuf| p.to_str().unwrap().to_string();
+    let p = altered(d.path(), "e3_dio_read", |ev| {
+        let init = ev.iter().find(|e| e.ev == "init").unwrap().clone();
+        ev.insert(2, init);
+        for (i, e) in ev.iter_mut().enumerate().skip(1) {
+            e.seq = i as u64;
+        }
+    });
+    bad(&["--trace", &s(p)], "a second INIT");
+    let p = altered(d.path(), "e3_dio_read", |ev| {
+        let exit = ev.pop().unwrap();
+        assert_eq!(exit.ev, "exit");
+        ev.insert(10, exit);
+        for (i, e) in ev.iter_mut().enumerate().skip(1) {
+            e.seq = i as u64;
+        }
+    });
+    bad(&["--trace", &s(p)], "an event after the server's exit");
+    let p = altered(d.path(), "b_extend", |ev| {
+        let i = ev.iter().position(|e| e.ev == "hold").unwrap();
+        ev.remove(i);
+        for (i, e) in ev.iter_mut().enumerate().skip(1) {
+            e.seq = i as u64;
+        }
+    });
+    bad(&["--trace", &s(p)], "which is not held");
+    let p = altered(d.path(), "e3_dio_read", |ev| {
+        let c = ev
+            .iter_mut()
+            .find(|e| e.kind.as_deref() == Some("call"))
+            .unwrap();
+        c.actor = Some(String::new());
+    });
+    bad(&["--trace", &s(p)], "empty actor");
+    let t = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/6.18.44/b_ftrunc.jsonl");
+    let t = t.to_str().unwrap();
+    bad(
+        &["--trace", t, "--label", "a", "--label", "b"],
+        "--label is given twice",
+    );
+    bad(&["--trace", t, "--trace", t], "--trace is given twice");
+    bad(
+        &[
+            "--trace",
+            t,
+            "--scenario",
+            "b_ftrunc",
+            "--scenario",
+            "b_ftrunc",
+        ],
+        "--scenario is given twice",
+    );
+}
+
 /// Data past EOF: a direct read across EOF whose READ reply was short
 /// returning the whole range, and a buffered read past i_size (a_nowbc_gap:
 /// the write-through pwrite has not extended it yet) returning the

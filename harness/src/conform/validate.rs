@@ -223,12 +223,25 @@ const OPTIONAL_FACTS: &[(&str, Fact)] = &[("parallel_dio", Fact::Flag)];
 fn check_marks(events: &[Event]) -> Result<(), Invalid> {
     let mut last_seq = 0u64;
     let mut pending: HashMap<&str, Call> = HashMap::new();
+    let mut inits = 0;
+    let mut exited = false;
     for e in &events[1..] {
         if !EVENT_KINDS.contains(&e.ev.as_str()) {
             return bad(e, format_args!("unknown event kind {:?}", e.ev));
         }
         if e.ev == "header" {
             return bad(e, "a second header");
+        }
+        // one INIT per connection; the server's exit is its last event
+        if exited {
+            return bad(e, "an event after the server's exit");
+        }
+        exited = e.ev == "exit";
+        if e.ev == "init" {
+            inits += 1;
+            if inits > 1 {
+                return bad(e, "a second INIT");
+            }
         }
         if e.seq <= last_seq {
             return bad(
@@ -250,6 +263,12 @@ fn check_marks(events: &[Event]) -> Result<(), Invalid> {
         let (Some(actor), Some(sc)) = (e.actor.as_deref(), e.syscall.as_deref()) else {
             return bad(e, format_args!("{kind} mark without actor or syscall"));
         };
+        if actor.is_empty() || sc.is_empty() {
+            return bad(
+                e,
+                format_args!("{kind} mark with an empty actor or syscall"),
+            );
+        }
         if kind == "call" {
             if let Some(p) = pending.get(actor) {
                 return bad(
@@ -332,6 +351,7 @@ fn check_requests(events: &[Event]) -> Result<(), Invalid> {
     // nodeids the kernel learned from LOOKUP / CREATE replies, and the file
     // nodeids requests were sent for
     let mut known_nodes: BTreeSet<u64> = BTreeSet::from([ROOT]);
+    let mut held: BTreeSet<u64> = BTreeSet::new();
     let mut file_nodes: BTreeSet<u64> = BTreeSet::new();
     // pids of calls seen so far (the runner's cleanup closes from one of them)
     let mut call_pids: BTreeSet<u32> = BTreeSet::new();
@@ -614,6 +634,13 @@ fn check_requests(events: &[Event]) -> Result<(), Invalid> {
                             e,
                             format_args!("{} of unique {u}, which was never read", e.ev),
                         );
+                    }
+                    // the server releases only what it held, once
+                    if e.ev == "hold" && !held.insert(u) {
+                        return bad(e, format_args!("a second hold of unique {u}"));
+                    }
+                    if e.ev == "release" && !held.remove(&u) {
+                        return bad(e, format_args!("release of unique {u}, which is not held"));
                     }
                 }
             }
