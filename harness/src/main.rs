@@ -118,13 +118,15 @@ fn main() {
             }
             eprintln!("suite wall time {} ms", t0.elapsed().as_millis());
             println!("{}", summary(&outcomes));
-            exit(if outcomes.iter().any(|o| o.outcome == "fail") {
-                1
-            } else if outcomes.iter().any(|o| o.outcome == "skipped") {
-                wbspec_harness::conform::exit::SKIPPED
-            } else {
-                0
-            })
+            exit(wbspec_harness::interrupt::finish(
+                if outcomes.iter().any(|o| o.outcome == "fail") {
+                    1
+                } else if outcomes.iter().any(|o| o.outcome == "skipped") {
+                    wbspec_harness::conform::exit::SKIPPED
+                } else {
+                    0
+                },
+            ))
         }
         Some("-h") | Some("--help") => usage("help"),
         Some(x) => usage(&format!("unknown command {x}")),

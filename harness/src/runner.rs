@@ -210,11 +210,13 @@ impl Drop for Guard {
     }
 }
 
-fn tmp_dir(name: &str) -> Result<PathBuf, String> {
+/// Create and register (interrupt.rs) a fresh scenario directory; refused
+/// once a signal arrived.
+fn tmp_dir(name: &str) -> Result<(PathBuf, usize), String> {
     for i in 0..100 {
         let d = std::env::temp_dir().join(format!("wbspec-{}-{name}-{i}", std::process::id()));
-        match fs::create_dir(&d) {
-            Ok(()) => return Ok(d),
+        match crate::interrupt::make_dir(&d, d.join("mnt")) {
+            Ok(id) => return Ok((d, id)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(format!("mkdir {}: {e}", d.display())),
         }
@@ -260,7 +262,7 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
         trace: vec![],
     };
     let result: Res = (|| {
-        let dir = tmp_dir(sc.name)?;
+        let (dir, reg) = tmp_dir(sc.name)?;
         let mnt = dir.join("mnt");
         let ctl = dir.join("ctl.sock");
         // From here on the guard removes the directory, whatever fails.
@@ -271,7 +273,7 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
             ctl: ctl.clone(),
             minor: None,
             log: vec![],
-            reg: crate::interrupt::register(dir.clone(), mnt.clone()),
+            reg,
         };
         fs::create_dir(&mnt).map_err(|e| format!("mkdir mnt: {e}"))?;
         let tp = dir.join("trace.jsonl");
@@ -304,7 +306,7 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
             });
         }
         guard.child = Some(
-            cmd.spawn()
+            crate::interrupt::spawn(reg, &mut cmd)
                 .map_err(|e| format!("spawn {}: {e}", opts.recorder.display()))?,
         );
         guard.registered();

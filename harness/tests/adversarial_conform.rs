@@ -126,6 +126,170 @@ fn direct_read_returning_other_data_than_its_reply() {
     violation(&p, "reply READ");
 }
 
+/// A direct read returns what its READ reply carried (docs/conformance.md
+/// §3): a READ reply of 4096 (or 100) bytes to an 8192-byte O_DIRECT
+/// pread that returns 8192 was accepted (the reply's count was never
+/// compared); it is a VIOLATION at the reply.
+#[test]
+fn direct_read_returning_more_than_its_reply_carried() {
+    let d = tempfile::tempdir().unwrap();
+    for (bytes, tags) in [(4096u64, "A"), (100, "A")] {
+        let p = altered(d.path(), "e3_dio_read", |ev| {
+            let r = ev
+                .iter_mut()
+                .find(|e| e.ev == "reply" && e.op.as_deref() == Some("READ"))
+                .unwrap();
+            let res = r.result.as_mut().unwrap();
+            res["bytes"] = serde_json::json!(bytes);
+            res["page_tags"] = serde_json::json!(tags);
+        });
+        violation(&p, "reply READ");
+    }
+}
+
+/// The fuse-gup (`l_dio_*`) traces went to the gup model without
+/// validation's "not modelled" verdicts: a short WRITE reply and a
+/// non-CACHE WRITE from pid 0 conformed (exit 0). They are not modelled:
+/// exit 3 under a label, a difference (exit 1) against the scenario's
+/// declaration.
+#[test]
+fn gup_traces_keep_validations_not_modelled() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/altered");
+    for (f, why) in [
+        ("l_dio_cow_short_write.jsonl", "a short write"),
+        ("l_dio_cow_write_pid0.jsonl", "from pid 0"),
+    ] {
+        let p = dir.join(f);
+        let o = conform(&["--trace", p.to_str().unwrap(), "--label", "x"]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(code(&o), exit::NOT_MODELLED, "{f}: {out}");
+        assert!(
+            out.contains("not-modelled (") && out.contains(why),
+            "{f}: {out}"
+        );
+        let o = conform(&["--trace", p.to_str().unwrap()]);
+        assert_eq!(code(&o), exit::DOES_NOT_CONFORM, "{f}: {o:?}");
+    }
+}
+
+/// Wrongly typed or out-of-range values are refused (exit 2), never read
+/// as false or 0: a `parallel_dio` header fact of "true", 1 or null; a
+/// pread's `off=-4096` or a `len=` past u64; a 0-byte pread returning
+/// 8192; a WRITE of 0 bytes (its model range wrapped to p0-255); READ and
+/// WRITE ranges past the largest file offset.
+#[test]
+fn malformed_values_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let s = |p: PathBuf| p.to_str().unwrap().to_string();
+    for v in [
+        serde_json::json!("true"),
+        serde_json::json!(1),
+        serde_json::Value::Null,
+    ] {
+        let p = altered(d.path(), "e3_dio_read", |ev| {
+            ev[0].config.as_mut().unwrap()["parallel_dio"] = v.clone();
+        });
+        bad(&["--trace", &s(p)], "parallel_dio is");
+    }
+    let pread_call = |ev: &mut Vec<Event>, args: &str| {
+        let c = ev
+            .iter_mut()
+            .find(|e| e.kind.as_deref() == Some("call") && e.syscall.as_deref() == Some("pread"))
+            .unwrap();
+        c.args = Some(args.into());
+    };
+    for args in [
+        "fd=7 off=-4096 len=8192",
+        "fd=7 off=0 len=99999999999999999999999",
+    ] {
+        let p = altered(d.path(), "e3_dio_read", |ev| pread_call(ev, args));
+        bad(&["--trace", &s(p)], "pread without a valid");
+    }
+    let p = altered(d.path(), "e3_dio_read", |ev| {
+        pread_call(ev, "fd=7 off=0 len=0")
+    });
+    bad(&["--trace", &s(p)], "0-byte pread (#17) returns 8192");
+    let req = |ev: &mut Vec<Event>, op: &str, off: u64, size: u64| {
+        let r = ev
+            .iter_mut()
+            .find(|e| e.ev == "req" && e.op.as_deref() == Some(op))
+            .unwrap();
+        r.offset = Some(off);
+        r.size = Some(size);
+    };
+    let p = altered(d.path(), "e3_dio_read", |ev| req(ev, "WRITE", 0, 0));
+    bad(&["--trace", &s(p)], "WRITE u=12 of 0 bytes");
+    let p = altered(d.path(), "e3_dio_read", |ev| {
+        req(ev, "WRITE", 1 << 63, 8192)
+    });
+    bad(&["--trace", &s(p)], "ends past the largest file offset");
+    let p = altered(d.path(), "e3_dio_read", |ev| {
+        req(ev, "READ", u64::MAX - 4095, u64::MAX)
+    });
+    bad(&["--trace", &s(p)], "ends past the largest file offset");
+}
+
+/// Structure the recording server never writes is refused (exit 2): a
+/// second INIT, an event after the server's exit, a release of a request
+/// that was not held, a call mark with an empty actor; and an option
+/// given twice is refused rather than silently the last.
+#[test]
+fn impossible_structure_and_repeated_options_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let s = |p: PathBuf| p.to_str().unwrap().to_string();
+    let p = altered(d.path(), "e3_dio_read", |ev| {
+        let init = ev.iter().find(|e| e.ev == "init").unwrap().clone();
+        ev.insert(2, init);
+        for (i, e) in ev.iter_mut().enumerate().skip(1) {
+            e.seq = i as u64;
+        }
+    });
+    bad(&["--trace", &s(p)], "a second INIT");
+    let p = altered(d.path(), "e3_dio_read", |ev| {
+        let exit = ev.pop().unwrap();
+        assert_eq!(exit.ev, "exit");
+        ev.insert(10, exit);
+        for (i, e) in ev.iter_mut().enumerate().skip(1) {
+            e.seq = i as u64;
+        }
+    });
+    bad(&["--trace", &s(p)], "an event after the server's exit");
+    let p = altered(d.path(), "b_extend", |ev| {
+        let i = ev.iter().position(|e| e.ev == "hold").unwrap();
+        ev.remove(i);
+        for (i, e) in ev.iter_mut().enumerate().skip(1) {
+            e.seq = i as u64;
+        }
+    });
+    bad(&["--trace", &s(p)], "which is not held");
+    let p = altered(d.path(), "e3_dio_read", |ev| {
+        let c = ev
+            .iter_mut()
+            .find(|e| e.kind.as_deref() == Some("call"))
+            .unwrap();
+        c.actor = Some(String::new());
+    });
+    bad(&["--trace", &s(p)], "empty actor");
+    let t = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/6.18.44/b_ftrunc.jsonl");
+    let t = t.to_str().unwrap();
+    bad(
+        &["--trace", t, "--label", "a", "--label", "b"],
+        "--label is given twice",
+    );
+    bad(&["--trace", t, "--trace", t], "--trace is given twice");
+    bad(
+        &[
+            "--trace",
+            t,
+            "--scenario",
+            "b_ftrunc",
+            "--scenario",
+            "b_ftrunc",
+        ],
+        "--scenario is given twice",
+    );
+}
+
 /// Data past EOF: a direct read across EOF whose READ reply was short
 /// returning the whole range, and a buffered read past i_size (a_nowbc_gap:
 /// the write-through pwrite has not extended it yet) returning the
@@ -525,4 +689,73 @@ fn interrupted_run_leaves_nothing(sig: libc::c_int) {
         Vec::<String>::new(),
         "directories left behind"
     );
+}
+
+/// A signal at any moment of a two-scenario run (also between the two
+/// scenarios, while the second one creates its directory and mounts)
+/// ends it with 128 + the signal and leaves no mount and no directory.
+/// Before, the watcher took down what was registered while the main
+/// thread went on to mount the next scenario (left mounted), or the main
+/// thread's own exit code won the race. A signal that comes before the
+/// handler is installed kills the process (nothing was made yet); a run
+/// that ends before the signal is a failure of this test's timing, not a
+/// pass. Every wait is bounded (20 s); only our own child is signalled.
+#[test]
+fn signal_at_any_moment_leaves_nothing_behind() {
+    use std::os::unix::process::ExitStatusExt;
+    use wbspec_harness::require::{may_run, KERNEL};
+    if !may_run(
+        KERNEL,
+        "the conform signal-timing test",
+        wbspec_harness::runner::cannot_run(),
+    ) {
+        return;
+    }
+    let mut caught = 0;
+    for (i, ms) in [50u64, 200, 400, 700, 1000, 1300, 1600].iter().enumerate() {
+        let sig = if i % 2 == 0 {
+            libc::SIGTERM
+        } else {
+            libc::SIGINT
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = Command::new(BIN)
+            .args(["conform", "r_reclaim_wbc", "s_syncfs"])
+            .env("TMPDIR", tmp.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(*ms));
+        unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+        let t1 = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t1.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("conform did not end within 20 s of signal {sig} at {ms} ms");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        match (o.status.code(), o.status.signal()) {
+            (Some(c), _) if c == 128 + sig => {
+                caught += 1;
+                assert!(err.contains("interrupted"), "{err}");
+            }
+            (None, Some(s)) if s == sig => {}
+            _ => panic!("signal {sig} at {ms} ms: {:?} {err}", o.status),
+        }
+        assert!(
+            !mounted_under(tmp.path()),
+            "signal {sig} at {ms} ms: a mount left behind"
+        );
+        assert_eq!(
+            mine(tmp.path()),
+            Vec::<String>::new(),
+            "signal {sig} at {ms} ms: directories left behind"
+        );
+    }
+    assert!(caught >= 5, "only {caught} of 7 signals were handled");
 }

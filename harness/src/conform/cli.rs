@@ -51,7 +51,23 @@ pub fn parse_args(args: &[String]) -> Result<Parsed, String> {
     let mut o = Opts::default();
     let (mut random, mut seed) = (None, None);
     let mut it = args.iter();
+    let mut seen: Vec<&str> = vec![];
     while let Some(a) = it.next() {
+        // an option given twice is refused, not silently the last
+        const ONCE: &[&str] = &[
+            "--keep-traces",
+            "--trace",
+            "--scenario",
+            "--label",
+            "--random",
+            "--seed",
+        ];
+        if ONCE.contains(&a.as_str()) {
+            if seen.contains(&a.as_str()) {
+                return Err(format!("{a} is given twice"));
+            }
+            seen.push(a);
+        }
         match a.as_str() {
             "--keep-traces" => {
                 o.keep = Some(it.next().ok_or("--keep-traces needs DIR")?.into());
@@ -383,7 +399,8 @@ pub fn conform_main(args: &[String]) -> i32 {
             crate::runner::run_suite(&o.names, &opts, each);
         }
     }
-    t.code(o.allow_not_modelled, true)
+    // a signal's code wins over the run's (interrupt.rs)
+    crate::interrupt::finish(t.code(o.allow_not_modelled, true))
 }
 
 /// `conform --trace FILE`.

@@ -122,7 +122,8 @@ impl fmt::Display for Pat {
             if n == 1 {
                 format!("p{a}")
             } else {
-                format!("p{}-{}", a, a + n - 1)
+                // (a range is never empty; never wrap if it were)
+                format!("p{}-{}", a, (a as usize + n as usize).saturating_sub(1))
             }
         };
         let pl = |p: &Vec<Vec<u8>>| {
@@ -186,8 +187,9 @@ pub enum Obs {
     /// The daemon read this request from /dev/fuse.
     Read(Pat),
     /// The daemon replied to this request; for a READ, the allowed data
-    /// versions of the pages returned (server content at reply time).
-    Reply(Pat, Vec<(u8, Vec<u8>)>),
+    /// versions of the pages returned (server content at reply time) and
+    /// its byte count (`bytes`), which a direct read returns.
+    Reply(Pat, Vec<(u8, Vec<u8>)>, Option<u64>),
     /// The daemon failed this request (-EIO, injected by `fail OP`).
     ReplyErr(Pat),
 }
@@ -293,12 +295,22 @@ pub struct Conformance {
 /// Translate and check one trace. `Err` is bad input (one line).
 pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conformance, String> {
     // Any trace must be one the recording server could have written.
-    match validate::validate(events) {
+    let not_modelled = match validate::validate(events) {
         Err(validate::Invalid::Bad(e)) => return Err(e),
-        Err(validate::Invalid::NotModelled(_)) | Ok(()) => {}
-    }
-    // The direct-I/O extraction scenarios map onto the fuse-gup model.
+        Err(validate::Invalid::NotModelled(why)) => Some(why),
+        Ok(()) => None,
+    };
+    // The direct-I/O extraction scenarios map onto the fuse-gup model,
+    // unless validation found what no model has (a short write, a
+    // non-CACHE WRITE from pid 0): translate says so for the others.
     if let Some(r) = gup::conform(events) {
+        if let Some(why) = not_modelled {
+            return Ok(Conformance {
+                word: format!("not-modelled ({why})"),
+                class: Class::NotModelled,
+                detail: None,
+            });
+        }
         return r.map(|(word, ok, detail)| Conformance {
             class: if word.starts_with("not-modelled") {
                 Class::NotModelled

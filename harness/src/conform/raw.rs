@@ -24,7 +24,8 @@ pub(super) enum RawObs {
     /// `first`, with these page tags (None: the ret mark has no data=).
     ReadRet(usize, u64, u64, Option<String>),
     Read(RawReq),
-    Reply(RawReq, Option<String>),
+    /// A reply: a READ's page tags and byte count.
+    Reply(RawReq, Option<String>, Option<u64>),
     /// An -EIO reply (the server failed the request).
     ReplyErr(RawReq),
 }

@@ -190,8 +190,12 @@ pub fn explain_read<'a>(
 }
 
 /// Whether answering `req` in state `s` lets its task return what the trace
-/// recorded, count and data (only direct reads are constrained here).
-pub fn read_reply_ok(m: &Mapping, s: &State, req: &Req) -> bool {
+/// recorded, count and data, and whether the recorded reply carried the
+/// `reply_bytes` the model's reply does (only direct reads are
+/// constrained here: `fuse_direct_io` returns what its READ reply
+/// carried, so a reply of 4096 bytes to a read returning 8192 is no
+/// behaviour of the model).
+pub fn read_reply_ok(m: &Mapping, s: &State, req: &Req, reply_bytes: Option<u64>) -> bool {
     let Req::Read { task, first, n } = *req else {
         return true;
     };
@@ -199,10 +203,11 @@ pub fn read_reply_ok(m: &Mapping, s: &State, req: &Req) -> bool {
     if returns(m, t) != Returns::ReadReply {
         return true; // a fault's page-cache fill: the store returns 0
     }
+    let would = read_returns(m, s, first, n);
     let count_ok = match m.rets.get(t).copied().flatten() {
-        Some(got) => got == read_returns(m, s, first, n),
+        Some(got) => got == would,
         None => true,
-    };
+    } && reply_bytes.is_none_or(|b| i64::try_from(b) == Ok(would));
     // the data it returned is what the server holds when it answers
     count_ok
         && m.read_data.get(&t).is_none_or(|d| {

@@ -45,6 +45,24 @@ pub(super) fn num(s: Option<&str>) -> Option<u64> {
     s.and_then(|v| v.parse().ok())
 }
 
+/// The byte count `key=` of a call's arguments: a whole number, and with
+/// `base` (the offset) a range ending below the largest file offset;
+/// anything else is refused, never read as 0.
+fn byte_arg(args: &str, key: &str, base: u64, seq: u64, sc: &str) -> Result<u64, String> {
+    match num(arg(args, key)) {
+        Some(v)
+            if base
+                .checked_add(v)
+                .is_some_and(|end| end <= i64::MAX as u64) =>
+        {
+            Ok(v)
+        }
+        _ => Err(format!(
+            "bad trace: #{seq} {sc} without a valid {key}= (a byte count up to 2^63-1): {args:?}"
+        )),
+    }
+}
+
 pub(super) fn pages_of(bytes: u64, what: &str) -> Result<u64, String> {
     if !bytes.is_multiple_of(PG) {
         return nm(format!(
@@ -200,9 +218,7 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                         // sendfile(2) into the file takes the write(2) path
                         // (iter_file_splice_write → vfs_iter_write)
                         "pwrite" | "sendfile" => {
-                            let off = num(arg(&args, "off")).ok_or_else(|| {
-                                format!("bad trace: #{} {sc} without off=", e.seq)
-                            })?;
+                            let off = byte_arg(&args, "off", 0, e.seq, &sc)?;
                             let tags = words.get(2).copied().unwrap_or("").to_string();
                             let first = pages_of(off, "pwrite offset")?;
                             let n = tags.len() as u64;
@@ -220,8 +236,14 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                             })
                         }
                         "pread" => {
-                            let off = num(arg(&args, "off")).unwrap_or(0);
-                            let len = num(arg(&args, "len")).unwrap_or(0);
+                            let off = byte_arg(&args, "off", 0, e.seq, &sc)?;
+                            let len = byte_arg(&args, "len", off, e.seq, &sc)?;
+                            if len == 0 {
+                                return nm(format!(
+                                    "#{} a 0-byte pread (the model's reads read pages)",
+                                    e.seq
+                                ));
+                            }
                             let first = pages_of(off, "pread offset")?;
                             let n = pages_of(len, "pread length")?;
                             match fd_kind(&fds)? {
@@ -569,7 +591,8 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                         .result
                         .as_ref()
                         .and_then(|r| r["page_tags"].as_str().map(str::to_string));
-                    raw.push((key, e.seq, RawObs::Reply(r, data), brief));
+                    let bytes = e.result.as_ref().and_then(|r| r["bytes"].as_u64());
+                    raw.push((key, e.seq, RawObs::Reply(r, data, bytes), brief));
                 }
             }
             "server_truncate" => {

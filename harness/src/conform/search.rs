@@ -181,7 +181,7 @@ fn observe(model: &FuseModel, m: Option<&Mapping>, n: &Node, o: &Obs, out: &mut 
                 }
             }
         }
-        Obs::Reply(p, data) => {
+        Obs::Reply(p, data, bytes) => {
             for w in 0..nw {
                 if let Worker::Busy { req, payload } = n.0.workers[w] {
                     if !matches(p, &req, &payload) {
@@ -197,7 +197,7 @@ fn observe(model: &FuseModel, m: Option<&Mapping>, n: &Node, o: &Obs, out: &mut 
                         actor: Actor::Daemon(w as u8),
                         step: Step::DaemonReply,
                     };
-                    if m.is_some_and(|m| !returns::read_reply_ok(m, &n.0, &req)) {
+                    if m.is_some_and(|m| !returns::read_reply_ok(m, &n.0, &req, *bytes)) {
                         continue;
                     }
                     if let Some(s) = model.step(&n.0, a) {
@@ -318,8 +318,8 @@ fn describe(m: &Mapping, o: &Obs) -> String {
         ),
         Obs::Read(p) => format!("a daemon read of {p}"),
         Obs::ReplyErr(p) => format!("an -EIO reply to {p}"),
-        Obs::Reply(p, d) if d.is_empty() => format!("a reply to {p}"),
-        Obs::Reply(p, d) => format!(
+        Obs::Reply(p, d, _) if d.is_empty() => format!("a reply to {p}"),
+        Obs::Reply(p, d, _) => format!(
             "a reply to {p} returning [{}]",
             d.iter()
                 .map(|(pg, v)| format!(
@@ -435,7 +435,7 @@ pub fn check(m: &Mapping, bound: usize) -> Verdict {
                 for n in &cl {
                     observe(&model, Some(m), n, o, &mut next);
                 }
-                if let (true, Obs::Reply(Pat::Read { first, n }, _)) = (next.is_empty(), o) {
+                if let (true, Obs::Reply(Pat::Read { first, n }, _, _)) = (next.is_empty(), o) {
                     // matched but for the read's return value: say so
                     let mut loose = vec![];
                     for nd in &cl {

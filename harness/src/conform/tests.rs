@@ -88,7 +88,7 @@ fn mapping_of_b_ftrunc() {
     );
     // the implicit close starts after the last mark
     let last = m.obs.last().unwrap();
-    assert_eq!(last.obs, Obs::Reply(Pat::Flush, vec![]));
+    assert_eq!(last.obs, Obs::Reply(Pat::Flush, vec![], None));
     assert!(m.obs.iter().any(|o| o.obs == Obs::Call(3) && o.seq == 0));
 }
 

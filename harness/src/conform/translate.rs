@@ -157,7 +157,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         }
     }
     for (_, _, o, _) in &raw {
-        if let RawObs::Read(r) | RawObs::Reply(r, _) | RawObs::ReplyErr(r) = o {
+        if let RawObs::Read(r) | RawObs::Reply(r, _, _) | RawObs::ReplyErr(r) = o {
             match r {
                 RawReq::CacheWrite { first, n, .. }
                 | RawReq::DirectWrite { first, n, .. }
@@ -395,7 +395,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 )
             }
             RawObs::Read(r) => Obs::Read(pat(r)),
-            RawObs::Reply(r, data) => {
+            RawObs::Reply(r, data, bytes) => {
                 let mut chk = vec![];
                 if let (RawReq::Read { first, n }, Some(tags)) = (r, data) {
                     let (a, m) = range(*first, *n);
@@ -406,7 +406,11 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                         }
                     }
                 }
-                Obs::Reply(pat(r), chk)
+                let bytes = match r {
+                    RawReq::Read { .. } => *bytes,
+                    _ => None,
+                };
+                Obs::Reply(pat(r), chk, bytes)
             }
             RawObs::ReplyErr(r) => Obs::ReplyErr(pat(r)),
         };

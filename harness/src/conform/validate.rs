@@ -109,6 +109,8 @@ struct Call {
     /// The calling thread's pid, once a request shows it. Each call may run
     /// on its own thread: the pid belongs to the call, not to the actor.
     pid: Option<u32>,
+    /// A pread's `len=`.
+    len: Option<u64>,
 }
 
 /// Whether the model matches this request against a syscall's task, so it
@@ -168,7 +170,8 @@ fn check_header(events: &[Event]) -> Result<(), Invalid> {
     let Some(conf) = conf.as_object() else {
         return b("the header's config is not an object".into());
     };
-    for (key, kind) in MOUNT_FACTS {
+    let optional = OPTIONAL_FACTS.iter().filter(|(k, _)| conf.contains_key(*k));
+    for (key, kind) in MOUNT_FACTS.iter().chain(optional) {
         let v = conf.get(*key);
         let ok = match kind {
             Fact::Flag => v.is_some_and(|v| v.is_boolean()),
@@ -212,16 +215,33 @@ const MOUNT_FACTS: &[(&str, Fact)] = &[
     ("congestion_threshold", Fact::Count(1, u16::MAX as u64)),
 ];
 
+/// Mount facts a header may omit (read as false then), but which, when
+/// present, must have their type: a `"true"` or `1` is not read as false.
+const OPTIONAL_FACTS: &[(&str, Fact)] = &[("parallel_dio", Fact::Flag)];
+
 /// Event kinds, `seq` order, and matched calls and returns.
 fn check_marks(events: &[Event]) -> Result<(), Invalid> {
     let mut last_seq = 0u64;
     let mut pending: HashMap<&str, Call> = HashMap::new();
+    let mut inits = 0;
+    let mut exited = false;
     for e in &events[1..] {
         if !EVENT_KINDS.contains(&e.ev.as_str()) {
             return bad(e, format_args!("unknown event kind {:?}", e.ev));
         }
         if e.ev == "header" {
             return bad(e, "a second header");
+        }
+        // one INIT per connection; the server's exit is its last event
+        if exited {
+            return bad(e, "an event after the server's exit");
+        }
+        exited = e.ev == "exit";
+        if e.ev == "init" {
+            inits += 1;
+            if inits > 1 {
+                return bad(e, "a second INIT");
+            }
         }
         if e.seq <= last_seq {
             return bad(
@@ -243,6 +263,12 @@ fn check_marks(events: &[Event]) -> Result<(), Invalid> {
         let (Some(actor), Some(sc)) = (e.actor.as_deref(), e.syscall.as_deref()) else {
             return bad(e, format_args!("{kind} mark without actor or syscall"));
         };
+        if actor.is_empty() || sc.is_empty() {
+            return bad(
+                e,
+                format_args!("{kind} mark with an empty actor or syscall"),
+            );
+        }
         if kind == "call" {
             if let Some(p) = pending.get(actor) {
                 return bad(
@@ -259,6 +285,14 @@ fn check_marks(events: &[Event]) -> Result<(), Invalid> {
                     syscall: sc.to_string(),
                     seq: e.seq,
                     pid: None,
+                    len: (sc == "pread")
+                        .then(|| {
+                            super::scan::num(super::scan::arg(
+                                e.args.as_deref().unwrap_or(""),
+                                "len",
+                            ))
+                        })
+                        .flatten(),
                 },
             );
         } else {
@@ -277,6 +311,13 @@ fn check_marks(events: &[Event]) -> Result<(), Invalid> {
             let Some(ret) = e.ret else {
                 return bad(e, format_args!("{actor}'s {sc} returns no value"));
             };
+            // a 0-byte pread returns 0 (or fails)
+            if p.len == Some(0) && ret > 0 {
+                return bad(
+                    e,
+                    format_args!("{actor}'s 0-byte pread (#{}) returns {ret}", p.seq),
+                );
+            }
             // what a read returned, one page tag per 4 KiB (ctx.rs
             // `read_ret`; a mapped read without them is refused in scan.rs)
             if let Some(t) = e.page_tags.as_deref().filter(|_| sc == "pread") {
@@ -310,6 +351,7 @@ fn check_requests(events: &[Event]) -> Result<(), Invalid> {
     // nodeids the kernel learned from LOOKUP / CREATE replies, and the file
     // nodeids requests were sent for
     let mut known_nodes: BTreeSet<u64> = BTreeSet::from([ROOT]);
+    let mut held: BTreeSet<u64> = BTreeSet::new();
     let mut file_nodes: BTreeSet<u64> = BTreeSet::new();
     // pids of calls seen so far (the runner's cleanup closes from one of them)
     let mut call_pids: BTreeSet<u32> = BTreeSet::new();
@@ -326,6 +368,7 @@ fn check_requests(events: &[Event]) -> Result<(), Invalid> {
                             syscall: e.syscall.clone().unwrap_or_default(),
                             seq: e.seq,
                             pid: None,
+                            len: None,
                         },
                     );
                 }
@@ -346,6 +389,25 @@ fn check_requests(events: &[Event]) -> Result<(), Invalid> {
                         e,
                         format_args!("{op} reuses unique {u} of {} #{}", r.op, r.seq),
                     );
+                }
+                // a READ or WRITE carries a range the kernel can send: some
+                // bytes (never 0), ending below MAX_LFS_FILESIZE
+                if matches!(op, "READ" | "WRITE") {
+                    let (Some(off), Some(size)) = (e.offset, e.size) else {
+                        return bad(e, format_args!("{op} u={u} without offset or size"));
+                    };
+                    if size == 0 {
+                        return bad(e, format_args!("{op} u={u} of 0 bytes"));
+                    }
+                    if off
+                        .checked_add(size)
+                        .is_none_or(|end| end > i64::MAX as u64)
+                    {
+                        return bad(
+                            e,
+                            format_args!("{op} u={u} ends past the largest file offset"),
+                        );
+                    }
                 }
                 // nodeids: the root, or one a reply returned
                 if !known_nodes.contains(&node) && !FILE_OPS.contains(&op) {
@@ -572,6 +634,13 @@ fn check_requests(events: &[Event]) -> Result<(), Invalid> {
                             e,
                             format_args!("{} of unique {u}, which was never read", e.ev),
                         );
+                    }
+                    // the server releases only what it held, once
+                    if e.ev == "hold" && !held.insert(u) {
+                        return bad(e, format_args!("a second hold of unique {u}"));
+                    }
+                    if e.ev == "release" && !held.remove(&u) {
+                        return bad(e, format_args!("release of unique {u}, which is not held"));
                     }
                 }
             }
