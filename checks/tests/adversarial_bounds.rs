@@ -384,12 +384,26 @@ fn merge_reports_range_checks_the_shard_header() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let good = json_of(&j);
+    let facts = d.path().join("checks/facts");
+    std::fs::create_dir_all(&facts).unwrap();
+    std::fs::write(facts.join("findings.toml"), "").unwrap();
+    // under 1 GB of address space and 20 s: a header that makes the merge
+    // allocate by its shard count fails here instead of swapping
+    let bounded = |cmd: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v 1000000; exec timeout 20 \"$0\" {cmd} \"$1\""
+            ))
+            .arg(env!("CARGO_BIN_EXE_wbspec"))
+            .arg(&j)
+            .current_dir(d.path())
+            .output()
+            .unwrap()
+    };
     let merge = |doc: &Value, needle: &str| {
         std::fs::write(&j, doc.to_string()).unwrap();
-        one_line_error(
-            &wbspec_in(d.path(), &["merge-reports", j.to_str().unwrap()]),
-            needle,
-        );
+        one_line_error(&bounded("merge-reports"), needle);
     };
     for (i, n) in [
         (1u64, u64::MAX),
@@ -397,15 +411,20 @@ fn merge_reports_range_checks_the_shard_header() {
         (u64::MAX, u64::MAX),
         (0, 1),
         (2, 1),
+        (0, 3),
+        (4, 3),
     ] {
         let mut doc = good.clone();
         doc["shard"] = serde_json::json!({"index": i, "count": n});
-        merge(&doc, "shard");
+        merge(&doc, &format!("shard {i}/{n}: expected 1 <= I <= N"));
     }
-    for secs in [-1.0, 1e300] {
+    let huge: Value = serde_json::from_str("18446744073709551616").unwrap();
+    for secs in [(-1.0).into(), 1e300.into(), huge] {
         let mut doc = good.clone();
-        doc["checks"][0]["seconds"] = secs.into();
+        doc["checks"][0]["seconds"] = secs;
         merge(&doc, "seconds");
+        // docs --report reads the same numbers
+        one_line_error(&bounded("docs --check --report"), "seconds");
     }
 }
 
@@ -413,9 +432,9 @@ fn merge_reports_range_checks_the_shard_header() {
 /// were several lines.
 #[test]
 fn help_to_a_full_device_and_usage_errors_are_one_line() {
-    for flag in ["--help", "--version"] {
+    for flag in [&["--help"][..], &["--version"], &["check", "--help"]] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_wbspec"))
-            .arg(flag)
+            .args(flag)
             .stdout(std::fs::File::create("/dev/full").unwrap())
             .output()
             .unwrap();
