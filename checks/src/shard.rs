@@ -109,11 +109,88 @@ fn verdict_of(v: &Value, k: &str, what: &str) -> Result<Verdict, String> {
 /// A check's `seconds`: a finite time of at most a year (a report's
 /// number is input, not trusted).
 fn seconds_of(v: &Value, what: &str) -> Result<Duration, String> {
-    let s = v.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
+    let s = field(v, "seconds", what)?
+        .as_f64()
+        .ok_or_else(|| format!("{what}: field `seconds` is not a number"))?;
     if !(0.0..=3.2e7).contains(&s) {
         return Err(format!("{what}: field `seconds` is {s}, not a time"));
     }
     Ok(Duration::from_secs_f64(s))
+}
+
+/// A property's counterexample as a report records it, replayed on the
+/// model: it must be a path to a state violating `prop`, each step with
+/// its label (a cut or edited trace does not replay).
+fn counterexample_of(
+    e: &Entry,
+    prop: &str,
+    c: &Value,
+    what: &str,
+) -> Result<Counterexample, String> {
+    let at = format!("{what}: property '{prop}': counterexample");
+    let encoded = field(c, "encoded", &at)?
+        .as_str()
+        .ok_or_else(|| format!("{at}: `encoded` is not a string"))?
+        .to_string();
+    let actions = field(c, "actions", &at)?
+        .as_array()
+        .ok_or_else(|| format!("{at}: `actions` is not a list"))?
+        .clone();
+    let labels = field(c, "steps", &at)?
+        .as_array()
+        .ok_or_else(|| format!("{at}: `steps` is not a list"))?
+        .iter()
+        .map(|x| x.as_str().map(str::to_string))
+        .collect::<Option<Vec<String>>>()
+        .ok_or_else(|| format!("{at}: a step that is not a string"))?;
+    if labels.len() != actions.len() {
+        return Err(format!(
+            "{at}: {} steps but {} actions",
+            labels.len(),
+            actions.len()
+        ));
+    }
+    let cx = Counterexample {
+        encoded,
+        actions,
+        labels,
+    };
+    e.check
+        .replay(prop, &cx)
+        .map_err(|m| format!("{at} does not replay: {}", paths::one_line(&m)))?;
+    Ok(cx)
+}
+
+/// Refuses a property whose fields contradict each other: a violation is
+/// some violating states and either a counterexample or the bound that
+/// stopped its search; anything else has neither.
+fn consistent(
+    what: &str,
+    name: &str,
+    observed: Verdict,
+    count: u64,
+    trace: bool,
+    stopped: Option<Stop>,
+) -> Result<(), String> {
+    let at = format!("{what}: property '{name}' is {}", observed.as_str());
+    let violated = observed == Verdict::Violated;
+    if violated != (count > 0) {
+        return Err(format!("{at} with {count} violating states"));
+    }
+    if violated && trace == stopped.is_some() {
+        return Err(format!(
+            "{at} with {} (a violation has a counterexample or the bound that stopped its search)",
+            if trace {
+                "a counterexample and a stopped search"
+            } else {
+                "no counterexample and no stopped search"
+            }
+        ));
+    }
+    if !violated && (trace || stopped.is_some()) {
+        return Err(format!("{at} but has a counterexample or its search"));
+    }
+    Ok(())
 }
 
 /// A check's result as its JSON report records it (`report::check_json`),
@@ -128,7 +205,9 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
     };
     // a shard that stopped at a bound stays incomplete, and none of its
     // unviolated properties is read as proven (whatever the shard says)
-    let complete = field(v, "complete", &what)?.as_bool().unwrap_or(false);
+    let complete = field(v, "complete", &what)?
+        .as_bool()
+        .ok_or_else(|| format!("{what}: field `complete` is not true/false"))?;
     let symmetry = field(v, "symmetry", &what)?
         .as_bool()
         .ok_or_else(|| format!("{what}: field `symmetry` is not true/false"))?;
@@ -149,29 +228,27 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
         let d = def(name)?;
         let trace = match p.get("counterexample") {
             None | Some(Value::Null) => None,
-            Some(c) => Some(Counterexample {
-                encoded: field(c, "encoded", &what)?
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string(),
-                actions: field(c, "actions", &what)?
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default(),
-                labels: field(c, "steps", &what)?
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|x| x.as_str().unwrap_or("").to_string())
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            }),
+            Some(c) => Some(counterexample_of(e, d.name, c, &what)?),
         };
         let observed = match verdict_of(p, "observed", &what)? {
             Verdict::Holds if !complete => Verdict::Unknown,
             o => o,
         };
+        let count = u64_of(p, "violating_states", &what)?;
+        let search_stopped = match p.get("counterexample_search_stopped") {
+            None | Some(Value::Null) => None,
+            Some(s) => Some(Stop::from_json(s).ok_or_else(|| {
+                format!("{what}: property '{name}': `counterexample_search_stopped` is not a bound")
+            })?),
+        };
+        consistent(
+            &what,
+            name,
+            observed,
+            count,
+            trace.is_some(),
+            search_stopped,
+        )?;
         props.push(PropResult {
             name: d.name,
             description: d.description,
@@ -180,11 +257,9 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
             intended: e.is_intended(d.name),
             stricter_than: d.stricter.map(|x| x.contract),
             observed,
-            count: u64_of(p, "violating_states", &what)?,
+            count,
             trace,
-            search_stopped: p
-                .get("counterexample_search_stopped")
-                .and_then(Stop::from_json),
+            search_stopped,
             // the catalogue's pin, not the shard's
             pinned: e.violation_pin(d.name),
             compare: pins_apply && complete,

@@ -365,10 +365,9 @@ proptest! {
     }
 }
 
-/// Defect: a huge shard count in a report made `merge-reports` abort on
-/// memory; a negative `seconds` panicked in Duration::from_secs_f64.
-#[test]
-fn merge_reports_range_checks_the_shard_header() {
+/// A checkout of `ONE` (with an empty findings file, for `docs`), the
+/// path of its 1/1 shard report and that report.
+fn one_shard() -> (tempfile::TempDir, std::path::PathBuf, Value) {
     let d = fake_checkout(ONE);
     let j = d.path().join("s.json");
     let out = wbspec_in(
@@ -387,24 +386,38 @@ fn merge_reports_range_checks_the_shard_header() {
     let facts = d.path().join("checks/facts");
     std::fs::create_dir_all(&facts).unwrap();
     std::fs::write(facts.join("findings.toml"), "").unwrap();
-    // under 1 GB of address space and 20 s: a header that makes the merge
-    // allocate by its shard count fails here instead of swapping
-    let bounded = |cmd: &str| {
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!(
-                "ulimit -v 1000000; exec timeout 20 \"$0\" {cmd} \"$1\""
-            ))
-            .arg(env!("CARGO_BIN_EXE_wbspec"))
-            .arg(&j)
-            .current_dir(d.path())
-            .output()
-            .unwrap()
-    };
-    let merge = |doc: &Value, needle: &str| {
-        std::fs::write(&j, doc.to_string()).unwrap();
-        one_line_error(&bounded("merge-reports"), needle);
-    };
+    (d, j, good)
+}
+
+/// Runs `wbspec CMD REPORT` in `d` under 1 GB of address space and 20 s:
+/// a report that makes it allocate by a number in it fails here instead
+/// of swapping.
+fn bounded(d: &Path, cmd: &str, report: &Path) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1000000; exec timeout 20 \"$0\" {cmd} \"$1\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_wbspec"))
+        .arg(report)
+        .current_dir(d)
+        .output()
+        .unwrap()
+}
+
+/// Writes `doc` to `j` and asserts that merge-reports and docs --report
+/// both refuse it (one line naming `needle`, exit 2).
+fn both_refuse(d: &Path, j: &Path, doc: &Value, needle: &str) {
+    std::fs::write(j, doc.to_string()).unwrap();
+    one_line_error(&bounded(d, "merge-reports", j), needle);
+    one_line_error(&bounded(d, "docs --check --report", j), needle);
+}
+
+/// Defect: a huge shard count in a report made `merge-reports` abort on
+/// memory; a negative `seconds` panicked in Duration::from_secs_f64.
+#[test]
+fn merge_reports_range_checks_the_shard_header() {
+    let (d, j, good) = one_shard();
     for (i, n) in [
         (1u64, u64::MAX),
         (1, 1 << 40),
@@ -416,15 +429,94 @@ fn merge_reports_range_checks_the_shard_header() {
     ] {
         let mut doc = good.clone();
         doc["shard"] = serde_json::json!({"index": i, "count": n});
-        merge(&doc, &format!("shard {i}/{n}: expected 1 <= I <= N"));
+        std::fs::write(&j, doc.to_string()).unwrap();
+        one_line_error(
+            &bounded(d.path(), "merge-reports", &j),
+            &format!("shard {i}/{n}: expected 1 <= I <= N"),
+        );
     }
     let huge: Value = serde_json::from_str("18446744073709551616").unwrap();
     for secs in [(-1.0).into(), 1e300.into(), huge] {
         let mut doc = good.clone();
         doc["checks"][0]["seconds"] = secs;
-        merge(&doc, "seconds");
-        // docs --report reads the same numbers
-        one_line_error(&bounded("docs --check --report"), "seconds");
+        both_refuse(d.path(), &j, &doc, "seconds");
+    }
+}
+
+/// Defect: merge-reports and docs --report accepted a report that
+/// contradicts itself: a violation without violating states or without a
+/// counterexample, a holding property with violating states, a cut or
+/// mislabelled counterexample, fields of the wrong type.
+#[test]
+fn self_contradicting_reports_are_refused() {
+    let (d, j, good) = one_shard();
+    let b1 = good["checks"][0]["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|p| p["name"] == "b1")
+        .unwrap();
+    let held = good["checks"][0]["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|p| p["observed"] == "holds")
+        .unwrap();
+    assert!(
+        good["checks"][0]["properties"][b1]["counterexample"]["actions"]
+            .as_array()
+            .is_some_and(|a| a.len() >= 2)
+    );
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let edits: Vec<(&str, Edit)> = vec![
+        (
+            "no counterexample",
+            Box::new(move |c| c["properties"][b1]["counterexample"] = Value::Null),
+        ),
+        (
+            "with 0 violating states",
+            Box::new(move |c| c["properties"][b1]["violating_states"] = 0.into()),
+        ),
+        (
+            "is holds with 5 violating states",
+            Box::new(move |c| c["properties"][held]["violating_states"] = 5.into()),
+        ),
+        (
+            "steps but",
+            Box::new(move |c| {
+                c["properties"][b1]["counterexample"]["steps"]
+                    .as_array_mut()
+                    .unwrap()
+                    .pop();
+            }),
+        ),
+        (
+            "does not replay",
+            Box::new(move |c| {
+                let cx = &mut c["properties"][b1]["counterexample"];
+                cx["steps"].as_array_mut().unwrap().pop();
+                cx["actions"].as_array_mut().unwrap().pop();
+                let e = cx["encoded"].as_str().unwrap();
+                cx["encoded"] = e[..e.rfind('/').unwrap()].into();
+            }),
+        ),
+        (
+            "`actions` is not a list",
+            Box::new(move |c| c["properties"][b1]["counterexample"]["actions"] = 1.into()),
+        ),
+        ("`seconds`", Box::new(|c| c["seconds"] = "1".into())),
+        (
+            "`seconds`",
+            Box::new(|c| c["seconds"] = serde_json::json!([1])),
+        ),
+        ("`seconds`", Box::new(|c| c["seconds"] = Value::Null)),
+        ("`complete`", Box::new(|c| c["complete"] = "yes".into())),
+        ("`complete`", Box::new(|c| c["complete"] = 1.into())),
+    ];
+    for (needle, edit) in edits {
+        let mut doc = good.clone();
+        edit(&mut doc["checks"][0]);
+        both_refuse(d.path(), &j, &doc, needle);
     }
 }
 
