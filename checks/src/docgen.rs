@@ -236,39 +236,17 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The results of a `check --all --json` report, matched to the
-/// catalogue: every catalogue check must be in it, and nothing else.
+/// The results of a `check --all --json` report, verified as
+/// merge-reports verifies a shard (`shard::whole_report`).
 pub fn results_from_report(
     cat: &Catalogue,
     doc: &serde_json::Value,
     file: &str,
 ) -> Result<Vec<CheckResult>, String> {
-    let checks = doc
-        .get("checks")
-        .and_then(|c| c.as_array())
-        .ok_or_else(|| format!("{file}: no `checks` list (not a check --json report)"))?;
-    let mut by_name: BTreeMap<&str, &serde_json::Value> = BTreeMap::new();
-    for c in checks {
-        let n = c
-            .get("name")
-            .and_then(|n| n.as_str())
-            .ok_or_else(|| format!("{file}: a check without a name"))?;
-        by_name.insert(n, c);
-    }
-    let mut out = Vec::new();
-    for e in &cat.entries {
-        let v = by_name.remove(e.name.as_str()).ok_or_else(|| {
-            format!(
-                "{file}: check '{}' is not in the report (the docs need a report of check --all)",
-                e.name
-            )
-        })?;
-        out.push(crate::shard::result_from_json(e, v)?);
-    }
-    if let Some(n) = by_name.keys().next() {
-        return Err(format!("{file}: check '{n}' is not in the catalogue"));
-    }
-    Ok(out)
+    crate::shard::whole_report(cat, file, doc)?
+        .iter()
+        .map(|(e, v)| crate::shard::result_from_json(e, v))
+        .collect()
 }
 
 /// The message for stale docs: what is stale and the command to run.

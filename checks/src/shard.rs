@@ -342,7 +342,7 @@ fn same_origin(cat: &Catalogue, file: &str, doc: &Value) -> Result<(), String> {
         let theirs = doc.get("tool").and_then(|t| t.get(k));
         if theirs != me.get(k) {
             return Err(format!(
-                "{file}: made by another wbspec (tool {k} {}, this one {}): merge with the binary and checkout the shards were made with",
+                "{file}: made by another wbspec (tool {k} {}, this one {}): use the binary and checkout it was made with",
                 theirs.map_or("missing".into(), Value::to_string),
                 me[k]
             ));
@@ -425,23 +425,7 @@ pub fn merge<'a>(
             }
             _ => {}
         }
-        for c in doc
-            .get("checks")
-            .and_then(Value::as_array)
-            .ok_or_else(|| format!("{file}: no `checks` list"))?
-        {
-            let name = c
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("{file}: a check without a name"))?;
-            if let Some((f0, _)) = by_name.get(name) {
-                return Err(format!("{file}: check '{name}' is also in {f0}"));
-            }
-            if let Some(e) = cat.entries.iter().find(|e| e.name == name) {
-                same_check(e, file, c)?;
-            }
-            by_name.insert(name.to_string(), (file.clone(), c.clone()));
-        }
+        checks_of(cat, file, doc, &mut by_name)?;
     }
     let n = count.unwrap_or(0);
     let mut missing: Vec<usize> = (1..=n).filter(|i| !indices.contains(i)).collect();
@@ -456,6 +440,61 @@ pub fn merge<'a>(
                 .join(", ")
         ));
     }
+    in_catalogue_order(cat, by_name)
+}
+
+/// The checks of one whole report (`check --all --json`, a merged report
+/// or a 1/1 shard), verified as `merge` verifies a shard: this wbspec,
+/// schema and catalogue, every check's model, version and configuration,
+/// every catalogue check once and nothing else. `docs --report` reads it.
+pub fn whole_report<'a>(
+    cat: &'a Catalogue,
+    file: &str,
+    doc: &Value,
+) -> Result<Vec<(&'a Entry, Value)>, String> {
+    same_origin(cat, file, doc)?;
+    let mut by_name = Default::default();
+    checks_of(cat, file, doc, &mut by_name)?;
+    in_catalogue_order(cat, by_name).map_err(|e| match e.starts_with(file) {
+        true => e,
+        false => format!("{file}: {e} (the docs need a report of check --all)"),
+    })
+}
+
+/// Adds the checks of report `file` to `by_name`, each verified against
+/// its catalogue entry; a name seen before is refused.
+fn checks_of(
+    cat: &Catalogue,
+    file: &str,
+    doc: &Value,
+    by_name: &mut std::collections::BTreeMap<String, (String, Value)>,
+) -> Result<(), String> {
+    for c in doc
+        .get("checks")
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("{file}: no `checks` list"))?
+    {
+        let name = c
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("{file}: a check without a name"))?;
+        if let Some((f0, _)) = by_name.get(name) {
+            return Err(format!("{file}: check '{name}' is also in {f0}"));
+        }
+        if let Some(e) = cat.entries.iter().find(|e| e.name == name) {
+            same_check(e, file, c)?;
+        }
+        by_name.insert(name.to_string(), (file.to_string(), c.clone()));
+    }
+    Ok(())
+}
+
+/// Every catalogue check of `by_name`, in catalogue order; errors when
+/// one is missing or `by_name` holds a check the catalogue does not.
+fn in_catalogue_order(
+    cat: &Catalogue,
+    mut by_name: std::collections::BTreeMap<String, (String, Value)>,
+) -> Result<Vec<(&Entry, Value)>, String> {
     let mut out = Vec::new();
     for e in &cat.entries {
         let (_, v) = by_name.remove(&e.name).ok_or_else(|| {

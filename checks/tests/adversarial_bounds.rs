@@ -520,6 +520,54 @@ fn self_contradicting_reports_are_refused() {
     }
 }
 
+/// Defect: `docs --report` verified far less than merge-reports: it took
+/// another schema, catalogue, tool commit or dirty flag, a changed model
+/// version or configuration and a check listed twice. Both now share
+/// `shard::whole_report`'s verification.
+#[test]
+fn docs_report_is_verified_as_merge_reports_verifies_a_shard() {
+    let (d, j, good) = one_shard();
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let edits: Vec<(&str, Edit)> = vec![
+        ("report schema 99", Box::new(|v| v["schema"] = 99.into())),
+        (
+            "another catalogue",
+            Box::new(|v| v["catalogue"]["hash"] = "0".repeat(16).into()),
+        ),
+        (
+            "tool commit",
+            Box::new(|v| v["tool"]["commit"] = "0000000".into()),
+        ),
+        (
+            "tool dirty",
+            Box::new(|v| {
+                let was = v["tool"]["dirty"].as_bool().unwrap();
+                v["tool"]["dirty"] = (!was).into();
+            }),
+        ),
+        (
+            "model version",
+            Box::new(|v| v["checks"][0]["model_version"] = "fuse-0".into()),
+        ),
+        (
+            "configuration",
+            Box::new(|v| v["checks"][0]["config"]["pages"] = 7.into()),
+        ),
+        (
+            "is also in",
+            Box::new(|v| {
+                let c = v["checks"][0].clone();
+                v["checks"].as_array_mut().unwrap().push(c);
+            }),
+        ),
+    ];
+    for (needle, edit) in edits {
+        let mut doc = good.clone();
+        edit(&mut doc);
+        both_refuse(d.path(), &j, &doc, needle);
+    }
+}
+
 /// Defect: `wbspec --help > /dev/full` exited 0; clap's usage errors
 /// were several lines.
 #[test]
