@@ -568,6 +568,43 @@ fn docs_report_is_verified_as_merge_reports_verifies_a_shard() {
     }
 }
 
+/// Defect: checks/facts/findings.toml was not held to the catalogue: a
+/// bug shown by no violation, `checks = []`, a `checked` that is no date
+/// loaded. Each is a one-line error (exit 2) wherever the file is read.
+#[test]
+fn findings_that_contradict_the_catalogue_are_refused() {
+    let (d, j, _) = one_shard();
+    let f = d.path().join("checks/facts/findings.toml");
+    let good = "[[finding]]\nid = \"F\"\ntitle = \"t\"\nclass = \"bug-not-reported\"\nreference = \"\"\nchecks = [\"x\"]\nkernels = []\nreproduced = \"\"\nchecked = \"2026-12-01\"\n";
+    std::fs::write(&f, good).unwrap();
+    // x expects b1 violated: a bug it may show
+    let out = bounded(d.path(), "docs --check --report", &j);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("findings.toml"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (edit, needle) in [
+        (good.replace("[\"x\"]", "[]"), "no checks"),
+        (good.replace("2026-12-01", "soon"), "not a YYYY-MM-DD date"),
+        (
+            good.replace("bug-not-reported", "bug-known"),
+            "needs its upstream reference",
+        ),
+        (
+            good.replace("bug-not-reported", "intended"),
+            "needs its reference",
+        ),
+    ] {
+        std::fs::write(&f, edit).unwrap();
+        one_line_error(&bounded(d.path(), "docs --check --report", &j), needle);
+        one_line_error(
+            &wbspec_in(d.path(), &["check", "--all", "--update-docs"]),
+            needle,
+        );
+    }
+}
+
 /// Defect: `wbspec --help > /dev/full` exited 0; clap's usage errors
 /// were several lines.
 #[test]
