@@ -605,6 +605,23 @@ fn findings_that_contradict_the_catalogue_are_refused() {
     }
 }
 
+/// Defect: a catalogue with no checks passed `check --all` ("0 checks",
+/// exit 0).
+#[test]
+fn an_empty_catalogue_is_refused() {
+    let d = tmpdir();
+    std::fs::write(d.path().join("c.toml"), "# only a comment\n").unwrap();
+    let dir = d.path().to_str().unwrap();
+    one_line_error(
+        &quick(&["check", "--all", "--catalogue", dir]),
+        "defines no [[check]]",
+    );
+    one_line_error(
+        &quick(&["list", "--catalogue", dir]),
+        "defines no [[check]]",
+    );
+}
+
 /// Defect: `wbspec --help > /dev/full` exited 0; clap's usage errors
 /// were several lines.
 #[test]
