@@ -692,3 +692,34 @@ fn bench_interrupted_kills_its_child_and_removes_its_directory() {
         );
     }
 }
+
+/// Defect: an output path that is a symbolic link to nothing was replaced
+/// by a regular file (the link lost). It is refused before the run; a
+/// link to a file is followed, the link kept.
+#[test]
+fn a_dangling_symlink_output_is_refused() {
+    let d = tmpdir();
+    let link = d.path().join("out.json");
+    std::os::unix::fs::symlink(d.path().join("gone/nowhere.json"), &link).unwrap();
+    let l = link.to_str().unwrap();
+    refused(
+        &wbspec(&["check", "t-trunc-vs-wb-2p", "--json", l]),
+        "symbolic link to a missing file",
+    );
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    std::fs::remove_file(&link).unwrap();
+    std::fs::write(d.path().join("real.json"), "old").unwrap();
+    std::os::unix::fs::symlink("real.json", &link).unwrap();
+    let out = wbspec(&["check", "t-trunc-vs-wb-2p", "--json", l]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(d.path().join("real.json"))
+        .unwrap()
+        .contains("t-trunc-vs-wb-2p"));
+}

@@ -211,7 +211,10 @@ fn stale_docs_are_named_and_regenerated(report: &std::path::Path) {
         1,
     );
     assert_ne!(tampered, readme, "README.md has no n-scenarios block");
-    std::fs::write(d.join("README.md"), &tampered).unwrap();
+    // README.md a symbolic link: docs replaces its target, keeps the link
+    std::fs::write(d.join("README.real.md"), &tampered).unwrap();
+    std::fs::remove_file(d.join("README.md")).unwrap();
+    std::os::unix::fs::symlink("README.real.md", d.join("README.md")).unwrap();
     // the copy is no git checkout: its tool is commit `unknown`, clean,
     // and docs --report refuses a report of another tool
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
@@ -243,6 +246,10 @@ fn stale_docs_are_named_and_regenerated(report: &std::path::Path) {
         std::fs::read_to_string(d.join("README.md")).unwrap(),
         readme
     );
+    assert!(std::fs::symlink_metadata(d.join("README.md"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
     let again = wbspec_in(d, &["docs", "--report", r, "--check"]);
     assert!(again.status.success(), "{}", stdout(&again));
 }
