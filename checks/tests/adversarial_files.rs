@@ -723,3 +723,27 @@ fn a_dangling_symlink_output_is_refused() {
         .unwrap()
         .contains("t-trunc-vs-wb-2p"));
 }
+
+/// Defect: an error line echoed a name from the command line raw, escape
+/// sequences and all (`wbspec show $'\e[31mred'` coloured the terminal).
+/// Every control character of an error line is shown escaped.
+#[test]
+fn error_lines_escape_control_characters() {
+    for args in [
+        &["show", "\u{1b}[31mred\u{7}"][..],
+        &["check", "a\u{1b}]0;title\u{7}b"],
+    ] {
+        let out = wbspec(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(!err.trim_end().chars().any(|c| c.is_control()), "{err:?}");
+        assert!(err.contains("\\u{1b}"), "{err:?}");
+    }
+    // clap's usage errors go through the same line (clap itself drops
+    // the escape sequence here)
+    let out = wbspec(&["no-such\u{1b}[2J\u{7}"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.trim_end().chars().any(|c| c.is_control()), "{err:?}");
+}
