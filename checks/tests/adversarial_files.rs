@@ -747,3 +747,27 @@ fn error_lines_escape_control_characters() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(!err.trim_end().chars().any(|c| c.is_control()), "{err:?}");
 }
+
+/// Defect: `show NAME` printed a question with a long unbroken word at
+/// 111 columns. It wraps with cite's helper (explain::wrap), cutting a
+/// word longer than a line: no line over 72 columns, nothing lost.
+#[test]
+fn show_wraps_a_long_unbroken_word_at_72_columns() {
+    let word = format!("{}{}", "a".repeat(100), "é".repeat(70));
+    let d = fake_checkout(&ONE.replace(
+        "question = \"q\"",
+        &format!("question = \"q {word} = end\""),
+    ));
+    let out = wbspec_in(d.path(), &["show", "x"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let text = stdout(&out);
+    for l in text.lines() {
+        assert!(
+            l.chars().count() <= 72,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+    let flat: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    assert!(flat.contains(&word), "{text}");
+}
