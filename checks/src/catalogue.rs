@@ -228,6 +228,13 @@ pub fn load_dir(dir: &Path) -> Result<Catalogue, String> {
         }
         cat.unobservable.extend(unobs);
     }
+    if cat.entries.is_empty() {
+        // `check --all` over nothing would pass as "0 checks"
+        return Err(format!(
+            "catalogue directory {} defines no [[check]]",
+            dir.display()
+        ));
+    }
     cat.hash = format!("{:016x}", std::hash::Hasher::finish(&h));
     for e in &cat.entries {
         if let Some(p) = &e.pair {

@@ -15,7 +15,6 @@ use crate::findings::Finding;
 use crate::outcome::CheckResult;
 use crate::results::{self, SwitchResult};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The command that regenerates every generated file and block.
@@ -208,67 +207,23 @@ pub fn update(inp: &Inputs, write: bool) -> Result<Vec<Stale>, String> {
     }
     if write {
         for (path, text) in &new_texts {
-            write_atomic(path, text)?;
+            crate::paths::write_atomic(path, text.as_bytes())?;
         }
     }
     Ok(stale)
 }
 
-/// Replaces `path` by `text` atomically: a temporary file in the same
-/// directory, with the old file's permissions, renamed over it. (A
-/// private helper until the crate has a shared one.)
-fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
-    let d = path.display();
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".wbspec-docs-")
-        .tempfile_in(dir)
-        .map_err(|e| format!("{d}: cannot create a temporary file beside it: {e}"))?;
-    tmp.write_all(text.as_bytes())
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| format!("{d}: {e}"))?;
-    if let Ok(m) = std::fs::metadata(path) {
-        tmp.as_file()
-            .set_permissions(m.permissions())
-            .map_err(|e| format!("{d}: {e}"))?;
-    }
-    tmp.persist(path).map_err(|e| format!("{d}: {}", e.error))?;
-    Ok(())
-}
-
-/// The results of a `check --all --json` report, matched to the
-/// catalogue: every catalogue check must be in it, and nothing else.
+/// The results of a `check --all --json` report, verified as
+/// merge-reports verifies a shard (`shard::whole_report`).
 pub fn results_from_report(
     cat: &Catalogue,
     doc: &serde_json::Value,
     file: &str,
 ) -> Result<Vec<CheckResult>, String> {
-    let checks = doc
-        .get("checks")
-        .and_then(|c| c.as_array())
-        .ok_or_else(|| format!("{file}: no `checks` list (not a check --json report)"))?;
-    let mut by_name: BTreeMap<&str, &serde_json::Value> = BTreeMap::new();
-    for c in checks {
-        let n = c
-            .get("name")
-            .and_then(|n| n.as_str())
-            .ok_or_else(|| format!("{file}: a check without a name"))?;
-        by_name.insert(n, c);
-    }
-    let mut out = Vec::new();
-    for e in &cat.entries {
-        let v = by_name.remove(e.name.as_str()).ok_or_else(|| {
-            format!(
-                "{file}: check '{}' is not in the report (the docs need a report of check --all)",
-                e.name
-            )
-        })?;
-        out.push(crate::shard::result_from_json(e, v)?);
-    }
-    if let Some(n) = by_name.keys().next() {
-        return Err(format!("{file}: check '{n}' is not in the catalogue"));
-    }
-    Ok(out)
+    crate::shard::whole_report(cat, file, doc)?
+        .iter()
+        .map(|(e, v)| crate::shard::result_from_json(e, v))
+        .collect()
 }
 
 /// The message for stale docs: what is stale and the command to run.
@@ -337,19 +292,5 @@ mod tests {
             let e = splice(text, "X.md", &b).unwrap_err();
             assert!(e.contains(want) && !e.contains('\n'), "{text:?}: {e}");
         }
-    }
-
-    #[test]
-    fn atomic_write_keeps_permissions_and_leaves_no_temporary_file() {
-        use std::os::unix::fs::PermissionsExt;
-        let d = tempfile::tempdir().unwrap();
-        let f = d.path().join("README.md");
-        std::fs::write(&f, "old").unwrap();
-        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
-        write_atomic(&f, "new").unwrap();
-        assert_eq!(std::fs::read_to_string(&f).unwrap(), "new");
-        let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o644);
-        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
     }
 }

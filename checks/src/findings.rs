@@ -148,10 +148,51 @@ pub fn parse(text: &str, what: &str, cat: &Catalogue) -> Result<Vec<Finding>, St
                 "{at}: a bug-known finding needs its upstream reference"
             ));
         }
+        if class == Class::Intended && r.reference.trim().is_empty() {
+            return Err(format!(
+                "{at}: an intended finding needs its reference (what the kernel promises instead)"
+            ));
+        }
+        if r.checks.is_empty() {
+            return Err(format!(
+                "{at}: no checks (`checks = []`): name those that show it"
+            ));
+        }
+        if !is_date(&r.checked) {
+            return Err(format!(
+                "{at}: checked '{}' is not a YYYY-MM-DD date",
+                r.checked
+            ));
+        }
+        let mut entries = Vec::new();
         for c in &r.checks {
-            if !cat.entries.iter().any(|e| &e.name == c) {
-                return Err(format!("{at}: unknown check '{c}' (see `wbspec list`)"));
-            }
+            let e = cat.entries.iter().find(|e| &e.name == c);
+            entries
+                .push(e.ok_or_else(|| format!("{at}: unknown check '{c}' (see `wbspec list`)"))?);
+        }
+        // what its checks expect must agree with the class: a bug is an
+        // expected violation that is not `intended`; intended behaviour is
+        // an expected violation. (Not necessarily an `intended` one: io3
+        // of the nowait model is not split into a contract and a stricter
+        // form, so N4's checks expect it `violated`; docs/findings.md, N4.)
+        let violations = || {
+            entries.iter().flat_map(|e| {
+                e.expect
+                    .iter()
+                    .filter(|(_, v)| *v == crate::catalogue::Verdict::Violated)
+                    .map(|(p, _)| e.is_intended(p))
+            })
+        };
+        if class == Class::Intended && violations().next().is_none() {
+            return Err(format!(
+                "{at}: class intended, but none of its checks expects a violation"
+            ));
+        }
+        if class.is_bug() && !violations().any(|i| !i) {
+            return Err(format!(
+                "{at}: class {}, but its checks expect no violation that is not \"intended\"",
+                class.key()
+            ));
         }
         for k in &r.kernels {
             let known = cat
@@ -174,6 +215,20 @@ pub fn parse(text: &str, what: &str, cat: &Catalogue) -> Result<Vec<Finding>, St
         });
     }
     Ok(out)
+}
+
+/// `YYYY-MM-DD` with a month 01-12 and a day 01-31.
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| s[r].parse::<u32>().ok();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && s.chars()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+        && matches!(num(5..7), Some(1..=12))
+        && matches!(num(8..10), Some(1..=31))
 }
 
 #[cfg(test)]
@@ -209,6 +264,11 @@ checked = "2026-12-01"
         }
     }
 
+    /// A check whose only expected violation is intended behaviour.
+    const INTENDED_CHECK: &str = "t2-wb-error-two-fds";
+    /// A check that expects every property to hold.
+    const HOLDING_CHECK: &str = "t2-stat-dio-extend";
+
     #[test]
     fn bad_findings_are_one_line_errors() {
         let c = cat();
@@ -241,6 +301,39 @@ checked = "2026-12-01"
             (
                 GOOD.replace("checked = \"2026-12-01\"", ""),
                 "missing field `checked`",
+            ),
+            (
+                GOOD.replace("2026-12-01", "yesterday"),
+                "checked 'yesterday' is not a YYYY-MM-DD date",
+            ),
+            (
+                GOOD.replace("2026-12-01", "2026-13-01"),
+                "not a YYYY-MM-DD date",
+            ),
+            (
+                GOOD.replace("[\"t2-otrunc-atomic-race\"]", "[]"),
+                "no checks (`checks = []`)",
+            ),
+            (
+                GOOD.replace("bug-not-reported", "intended"),
+                "an intended finding needs its reference",
+            ),
+            (
+                GOOD.replace("bug-not-reported", "bug-known")
+                    .replace("reference = \"\"", "reference = \"  \""),
+                "a bug-known finding needs its upstream reference",
+            ),
+            // a bug shown only by intended behaviour
+            (
+                GOOD.replace("t2-otrunc-atomic-race", INTENDED_CHECK),
+                "class bug-not-reported, but its checks expect no violation that is not \"intended\"",
+            ),
+            // intended behaviour shown by a check that expects nothing violated
+            (
+                GOOD.replace("bug-not-reported", "intended")
+                    .replace("reference = \"\"", "reference = \"r\"")
+                    .replace("t2-otrunc-atomic-race", HOLDING_CHECK),
+                "class intended, but none of its checks expects a violation",
             ),
         ] {
             let e = parse(&text, "f.toml", &c).unwrap_err();

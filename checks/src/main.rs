@@ -290,12 +290,27 @@ fn main() -> ExitCode {
     match r {
         Ok(code) => ExitCode::from(code),
         Err(msg) => {
-            // one line, whatever the parser said
-            let one: Vec<&str> = msg.split_whitespace().collect();
-            eprintln!("wbspec: {}", one.join(" "));
+            eprintln!("wbspec: {}", error_line(&msg));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error message as printed: one line, whatever the parser said, and
+/// no raw control character (a name from the command line or a file may
+/// hold an escape sequence): each is shown escaped, e.g. `\u{1b}`.
+fn error_line(msg: &str) -> String {
+    let one: Vec<&str> = msg.split_whitespace().collect();
+    one.join(" ")
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// A command line clap did not run: a usage error is one line on stderr
@@ -316,7 +331,10 @@ fn parse_error(e: clap::Error) -> ExitCode {
             })
             .filter(|l| !l.is_empty())
             .collect();
-        eprintln!("wbspec: {}", msg.join(" ").trim_start_matches("error: "));
+        eprintln!(
+            "wbspec: {}",
+            error_line(msg.join(" ").trim_start_matches("error: "))
+        );
         return ExitCode::from(2);
     }
     let mut out = std::io::stdout().lock();

@@ -129,8 +129,23 @@ pub fn check_output(path: &Path) -> Result<(), String> {
             let real = path.canonicalize().map_err(|e| format!("{d}: {e}"))?;
             writable_dir(parent_of(&real), &d)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => writable_dir(parent_of(path), &d),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            not_dangling(path)?;
+            writable_dir(parent_of(path), &d)
+        }
         Err(e) => Err(format!("{d}: {e}")),
+    }
+}
+
+/// Refuses a symbolic link to nothing: writing through it would create a
+/// file wherever it points, replacing it would drop the link.
+fn not_dangling(path: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(format!(
+            "{}: a symbolic link to a missing file (remove it or create its target)",
+            path.display()
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -154,8 +169,8 @@ pub fn check_output_dir(dir: &Path) -> Result<(), String> {
 /// fsynced, takes the old file's mode (and owner, when allowed), is
 /// renamed over `path` and the directory is fsynced. On an error the
 /// temporary file is removed and the old file is untouched. A symbolic
-/// link is followed (its target is replaced); a device or a FIFO is
-/// written in place. Errors are one line naming `path`.
+/// link is followed (its target is replaced), a link to nothing refused;
+/// a device or a FIFO is written in place. Errors are one line naming `path`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let d = path.display().to_string();
@@ -170,7 +185,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
             return f.write_all(bytes).and_then(|()| f.flush()).map_err(err);
         }
         Ok(m) => (path.canonicalize().map_err(err)?, Some(m)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (path.to_path_buf(), None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            not_dangling(path)?;
+            (path.to_path_buf(), None)
+        }
         Err(e) => return Err(err(e)),
     };
     let dir = parent_of(&target);

@@ -109,11 +109,88 @@ fn verdict_of(v: &Value, k: &str, what: &str) -> Result<Verdict, String> {
 /// A check's `seconds`: a finite time of at most a year (a report's
 /// number is input, not trusted).
 fn seconds_of(v: &Value, what: &str) -> Result<Duration, String> {
-    let s = v.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
+    let s = field(v, "seconds", what)?
+        .as_f64()
+        .ok_or_else(|| format!("{what}: field `seconds` is not a number"))?;
     if !(0.0..=3.2e7).contains(&s) {
         return Err(format!("{what}: field `seconds` is {s}, not a time"));
     }
     Ok(Duration::from_secs_f64(s))
+}
+
+/// A property's counterexample as a report records it, replayed on the
+/// model: it must be a path to a state violating `prop`, each step with
+/// its label (a cut or edited trace does not replay).
+fn counterexample_of(
+    e: &Entry,
+    prop: &str,
+    c: &Value,
+    what: &str,
+) -> Result<Counterexample, String> {
+    let at = format!("{what}: property '{prop}': counterexample");
+    let encoded = field(c, "encoded", &at)?
+        .as_str()
+        .ok_or_else(|| format!("{at}: `encoded` is not a string"))?
+        .to_string();
+    let actions = field(c, "actions", &at)?
+        .as_array()
+        .ok_or_else(|| format!("{at}: `actions` is not a list"))?
+        .clone();
+    let labels = field(c, "steps", &at)?
+        .as_array()
+        .ok_or_else(|| format!("{at}: `steps` is not a list"))?
+        .iter()
+        .map(|x| x.as_str().map(str::to_string))
+        .collect::<Option<Vec<String>>>()
+        .ok_or_else(|| format!("{at}: a step that is not a string"))?;
+    if labels.len() != actions.len() {
+        return Err(format!(
+            "{at}: {} steps but {} actions",
+            labels.len(),
+            actions.len()
+        ));
+    }
+    let cx = Counterexample {
+        encoded,
+        actions,
+        labels,
+    };
+    e.check
+        .replay(prop, &cx)
+        .map_err(|m| format!("{at} does not replay: {}", paths::one_line(&m)))?;
+    Ok(cx)
+}
+
+/// Refuses a property whose fields contradict each other: a violation is
+/// some violating states and either a counterexample or the bound that
+/// stopped its search; anything else has neither.
+fn consistent(
+    what: &str,
+    name: &str,
+    observed: Verdict,
+    count: u64,
+    trace: bool,
+    stopped: Option<Stop>,
+) -> Result<(), String> {
+    let at = format!("{what}: property '{name}' is {}", observed.as_str());
+    let violated = observed == Verdict::Violated;
+    if violated != (count > 0) {
+        return Err(format!("{at} with {count} violating states"));
+    }
+    if violated && trace == stopped.is_some() {
+        return Err(format!(
+            "{at} with {} (a violation has a counterexample or the bound that stopped its search)",
+            if trace {
+                "a counterexample and a stopped search"
+            } else {
+                "no counterexample and no stopped search"
+            }
+        ));
+    }
+    if !violated && (trace || stopped.is_some()) {
+        return Err(format!("{at} but has a counterexample or its search"));
+    }
+    Ok(())
 }
 
 /// A check's result as its JSON report records it (`report::check_json`),
@@ -128,7 +205,9 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
     };
     // a shard that stopped at a bound stays incomplete, and none of its
     // unviolated properties is read as proven (whatever the shard says)
-    let complete = field(v, "complete", &what)?.as_bool().unwrap_or(false);
+    let complete = field(v, "complete", &what)?
+        .as_bool()
+        .ok_or_else(|| format!("{what}: field `complete` is not true/false"))?;
     let symmetry = field(v, "symmetry", &what)?
         .as_bool()
         .ok_or_else(|| format!("{what}: field `symmetry` is not true/false"))?;
@@ -149,29 +228,27 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
         let d = def(name)?;
         let trace = match p.get("counterexample") {
             None | Some(Value::Null) => None,
-            Some(c) => Some(Counterexample {
-                encoded: field(c, "encoded", &what)?
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string(),
-                actions: field(c, "actions", &what)?
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default(),
-                labels: field(c, "steps", &what)?
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|x| x.as_str().unwrap_or("").to_string())
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            }),
+            Some(c) => Some(counterexample_of(e, d.name, c, &what)?),
         };
         let observed = match verdict_of(p, "observed", &what)? {
             Verdict::Holds if !complete => Verdict::Unknown,
             o => o,
         };
+        let count = u64_of(p, "violating_states", &what)?;
+        let search_stopped = match p.get("counterexample_search_stopped") {
+            None | Some(Value::Null) => None,
+            Some(s) => Some(Stop::from_json(s).ok_or_else(|| {
+                format!("{what}: property '{name}': `counterexample_search_stopped` is not a bound")
+            })?),
+        };
+        consistent(
+            &what,
+            name,
+            observed,
+            count,
+            trace.is_some(),
+            search_stopped,
+        )?;
         props.push(PropResult {
             name: d.name,
             description: d.description,
@@ -180,11 +257,9 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
             intended: e.is_intended(d.name),
             stricter_than: d.stricter.map(|x| x.contract),
             observed,
-            count: u64_of(p, "violating_states", &what)?,
+            count,
             trace,
-            search_stopped: p
-                .get("counterexample_search_stopped")
-                .and_then(Stop::from_json),
+            search_stopped,
             // the catalogue's pin, not the shard's
             pinned: e.violation_pin(d.name),
             compare: pins_apply && complete,
@@ -267,7 +342,7 @@ fn same_origin(cat: &Catalogue, file: &str, doc: &Value) -> Result<(), String> {
         let theirs = doc.get("tool").and_then(|t| t.get(k));
         if theirs != me.get(k) {
             return Err(format!(
-                "{file}: made by another wbspec (tool {k} {}, this one {}): merge with the binary and checkout the shards were made with",
+                "{file}: made by another wbspec (tool {k} {}, this one {}): use the binary and checkout it was made with",
                 theirs.map_or("missing".into(), Value::to_string),
                 me[k]
             ));
@@ -350,23 +425,7 @@ pub fn merge<'a>(
             }
             _ => {}
         }
-        for c in doc
-            .get("checks")
-            .and_then(Value::as_array)
-            .ok_or_else(|| format!("{file}: no `checks` list"))?
-        {
-            let name = c
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("{file}: a check without a name"))?;
-            if let Some((f0, _)) = by_name.get(name) {
-                return Err(format!("{file}: check '{name}' is also in {f0}"));
-            }
-            if let Some(e) = cat.entries.iter().find(|e| e.name == name) {
-                same_check(e, file, c)?;
-            }
-            by_name.insert(name.to_string(), (file.clone(), c.clone()));
-        }
+        checks_of(cat, file, doc, &mut by_name)?;
     }
     let n = count.unwrap_or(0);
     let mut missing: Vec<usize> = (1..=n).filter(|i| !indices.contains(i)).collect();
@@ -381,6 +440,61 @@ pub fn merge<'a>(
                 .join(", ")
         ));
     }
+    in_catalogue_order(cat, by_name)
+}
+
+/// The checks of one whole report (`check --all --json`, a merged report
+/// or a 1/1 shard), verified as `merge` verifies a shard: this wbspec,
+/// schema and catalogue, every check's model, version and configuration,
+/// every catalogue check once and nothing else. `docs --report` reads it.
+pub fn whole_report<'a>(
+    cat: &'a Catalogue,
+    file: &str,
+    doc: &Value,
+) -> Result<Vec<(&'a Entry, Value)>, String> {
+    same_origin(cat, file, doc)?;
+    let mut by_name = Default::default();
+    checks_of(cat, file, doc, &mut by_name)?;
+    in_catalogue_order(cat, by_name).map_err(|e| match e.starts_with(file) {
+        true => e,
+        false => format!("{file}: {e} (the docs need a report of check --all)"),
+    })
+}
+
+/// Adds the checks of report `file` to `by_name`, each verified against
+/// its catalogue entry; a name seen before is refused.
+fn checks_of(
+    cat: &Catalogue,
+    file: &str,
+    doc: &Value,
+    by_name: &mut std::collections::BTreeMap<String, (String, Value)>,
+) -> Result<(), String> {
+    for c in doc
+        .get("checks")
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("{file}: no `checks` list"))?
+    {
+        let name = c
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("{file}: a check without a name"))?;
+        if let Some((f0, _)) = by_name.get(name) {
+            return Err(format!("{file}: check '{name}' is also in {f0}"));
+        }
+        if let Some(e) = cat.entries.iter().find(|e| e.name == name) {
+            same_check(e, file, c)?;
+        }
+        by_name.insert(name.to_string(), (file.to_string(), c.clone()));
+    }
+    Ok(())
+}
+
+/// Every catalogue check of `by_name`, in catalogue order; errors when
+/// one is missing or `by_name` holds a check the catalogue does not.
+fn in_catalogue_order(
+    cat: &Catalogue,
+    mut by_name: std::collections::BTreeMap<String, (String, Value)>,
+) -> Result<Vec<(&Entry, Value)>, String> {
     let mut out = Vec::new();
     for e in &cat.entries {
         let (_, v) = by_name.remove(&e.name).ok_or_else(|| {

@@ -365,10 +365,9 @@ proptest! {
     }
 }
 
-/// Defect: a huge shard count in a report made `merge-reports` abort on
-/// memory; a negative `seconds` panicked in Duration::from_secs_f64.
-#[test]
-fn merge_reports_range_checks_the_shard_header() {
+/// A checkout of `ONE` (with an empty findings file, for `docs`), the
+/// path of its 1/1 shard report and that report.
+fn one_shard() -> (tempfile::TempDir, std::path::PathBuf, Value) {
     let d = fake_checkout(ONE);
     let j = d.path().join("s.json");
     let out = wbspec_in(
@@ -384,38 +383,252 @@ fn merge_reports_range_checks_the_shard_header() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let good = json_of(&j);
-    let merge = |doc: &Value, needle: &str| {
-        std::fs::write(&j, doc.to_string()).unwrap();
-        one_line_error(
-            &wbspec_in(d.path(), &["merge-reports", j.to_str().unwrap()]),
-            needle,
-        );
-    };
+    let facts = d.path().join("checks/facts");
+    std::fs::create_dir_all(&facts).unwrap();
+    std::fs::write(facts.join("findings.toml"), "").unwrap();
+    (d, j, good)
+}
+
+/// Runs `wbspec CMD REPORT` in `d` under 1 GB of address space and 20 s:
+/// a report that makes it allocate by a number in it fails here instead
+/// of swapping.
+fn bounded(d: &Path, cmd: &str, report: &Path) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1000000; exec timeout 20 \"$0\" {cmd} \"$1\""
+        ))
+        .arg(env!("CARGO_BIN_EXE_wbspec"))
+        .arg(report)
+        .current_dir(d)
+        .output()
+        .unwrap()
+}
+
+/// Writes `doc` to `j` and asserts that merge-reports and docs --report
+/// both refuse it (one line naming `needle`, exit 2).
+fn both_refuse(d: &Path, j: &Path, doc: &Value, needle: &str) {
+    std::fs::write(j, doc.to_string()).unwrap();
+    one_line_error(&bounded(d, "merge-reports", j), needle);
+    one_line_error(&bounded(d, "docs --check --report", j), needle);
+}
+
+/// Defect: a huge shard count in a report made `merge-reports` abort on
+/// memory; a negative `seconds` panicked in Duration::from_secs_f64.
+#[test]
+fn merge_reports_range_checks_the_shard_header() {
+    let (d, j, good) = one_shard();
     for (i, n) in [
         (1u64, u64::MAX),
         (1, 1 << 40),
         (u64::MAX, u64::MAX),
         (0, 1),
         (2, 1),
+        (0, 3),
+        (4, 3),
     ] {
         let mut doc = good.clone();
         doc["shard"] = serde_json::json!({"index": i, "count": n});
-        merge(&doc, "shard");
+        std::fs::write(&j, doc.to_string()).unwrap();
+        one_line_error(
+            &bounded(d.path(), "merge-reports", &j),
+            &format!("shard {i}/{n}: expected 1 <= I <= N"),
+        );
     }
-    for secs in [-1.0, 1e300] {
+    let huge: Value = serde_json::from_str("18446744073709551616").unwrap();
+    for secs in [(-1.0).into(), 1e300.into(), huge] {
         let mut doc = good.clone();
-        doc["checks"][0]["seconds"] = secs.into();
-        merge(&doc, "seconds");
+        doc["checks"][0]["seconds"] = secs;
+        both_refuse(d.path(), &j, &doc, "seconds");
     }
+}
+
+/// Defect: merge-reports and docs --report accepted a report that
+/// contradicts itself: a violation without violating states or without a
+/// counterexample, a holding property with violating states, a cut or
+/// mislabelled counterexample, fields of the wrong type.
+#[test]
+fn self_contradicting_reports_are_refused() {
+    let (d, j, good) = one_shard();
+    let b1 = good["checks"][0]["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|p| p["name"] == "b1")
+        .unwrap();
+    let held = good["checks"][0]["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|p| p["observed"] == "holds")
+        .unwrap();
+    assert!(
+        good["checks"][0]["properties"][b1]["counterexample"]["actions"]
+            .as_array()
+            .is_some_and(|a| a.len() >= 2)
+    );
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let edits: Vec<(&str, Edit)> = vec![
+        (
+            "no counterexample",
+            Box::new(move |c| c["properties"][b1]["counterexample"] = Value::Null),
+        ),
+        (
+            "with 0 violating states",
+            Box::new(move |c| c["properties"][b1]["violating_states"] = 0.into()),
+        ),
+        (
+            "is holds with 5 violating states",
+            Box::new(move |c| c["properties"][held]["violating_states"] = 5.into()),
+        ),
+        (
+            "steps but",
+            Box::new(move |c| {
+                c["properties"][b1]["counterexample"]["steps"]
+                    .as_array_mut()
+                    .unwrap()
+                    .pop();
+            }),
+        ),
+        (
+            "does not replay",
+            Box::new(move |c| {
+                let cx = &mut c["properties"][b1]["counterexample"];
+                cx["steps"].as_array_mut().unwrap().pop();
+                cx["actions"].as_array_mut().unwrap().pop();
+                let e = cx["encoded"].as_str().unwrap();
+                cx["encoded"] = e[..e.rfind('/').unwrap()].into();
+            }),
+        ),
+        (
+            "`actions` is not a list",
+            Box::new(move |c| c["properties"][b1]["counterexample"]["actions"] = 1.into()),
+        ),
+        ("`seconds`", Box::new(|c| c["seconds"] = "1".into())),
+        (
+            "`seconds`",
+            Box::new(|c| c["seconds"] = serde_json::json!([1])),
+        ),
+        ("`seconds`", Box::new(|c| c["seconds"] = Value::Null)),
+        ("`complete`", Box::new(|c| c["complete"] = "yes".into())),
+        ("`complete`", Box::new(|c| c["complete"] = 1.into())),
+    ];
+    for (needle, edit) in edits {
+        let mut doc = good.clone();
+        edit(&mut doc["checks"][0]);
+        both_refuse(d.path(), &j, &doc, needle);
+    }
+}
+
+/// Defect: `docs --report` verified far less than merge-reports: it took
+/// another schema, catalogue, tool commit or dirty flag, a changed model
+/// version or configuration and a check listed twice. Both now share
+/// `shard::whole_report`'s verification.
+#[test]
+fn docs_report_is_verified_as_merge_reports_verifies_a_shard() {
+    let (d, j, good) = one_shard();
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let edits: Vec<(&str, Edit)> = vec![
+        ("report schema 99", Box::new(|v| v["schema"] = 99.into())),
+        (
+            "another catalogue",
+            Box::new(|v| v["catalogue"]["hash"] = "0".repeat(16).into()),
+        ),
+        (
+            "tool commit",
+            Box::new(|v| v["tool"]["commit"] = "0000000".into()),
+        ),
+        (
+            "tool dirty",
+            Box::new(|v| {
+                let was = v["tool"]["dirty"].as_bool().unwrap();
+                v["tool"]["dirty"] = (!was).into();
+            }),
+        ),
+        (
+            "model version",
+            Box::new(|v| v["checks"][0]["model_version"] = "fuse-0".into()),
+        ),
+        (
+            "configuration",
+            Box::new(|v| v["checks"][0]["config"]["pages"] = 7.into()),
+        ),
+        (
+            "is also in",
+            Box::new(|v| {
+                let c = v["checks"][0].clone();
+                v["checks"].as_array_mut().unwrap().push(c);
+            }),
+        ),
+    ];
+    for (needle, edit) in edits {
+        let mut doc = good.clone();
+        edit(&mut doc);
+        both_refuse(d.path(), &j, &doc, needle);
+    }
+}
+
+/// Defect: checks/facts/findings.toml was not held to the catalogue: a
+/// bug shown by no violation, `checks = []`, a `checked` that is no date
+/// loaded. Each is a one-line error (exit 2) wherever the file is read.
+#[test]
+fn findings_that_contradict_the_catalogue_are_refused() {
+    let (d, j, _) = one_shard();
+    let f = d.path().join("checks/facts/findings.toml");
+    let good = "[[finding]]\nid = \"F\"\ntitle = \"t\"\nclass = \"bug-not-reported\"\nreference = \"\"\nchecks = [\"x\"]\nkernels = []\nreproduced = \"\"\nchecked = \"2026-12-01\"\n";
+    std::fs::write(&f, good).unwrap();
+    // x expects b1 violated: a bug it may show
+    let out = bounded(d.path(), "docs --check --report", &j);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("findings.toml"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (edit, needle) in [
+        (good.replace("[\"x\"]", "[]"), "no checks"),
+        (good.replace("2026-12-01", "soon"), "not a YYYY-MM-DD date"),
+        (
+            good.replace("bug-not-reported", "bug-known"),
+            "needs its upstream reference",
+        ),
+        (
+            good.replace("bug-not-reported", "intended"),
+            "needs its reference",
+        ),
+    ] {
+        std::fs::write(&f, edit).unwrap();
+        one_line_error(&bounded(d.path(), "docs --check --report", &j), needle);
+        one_line_error(
+            &wbspec_in(d.path(), &["check", "--all", "--update-docs"]),
+            needle,
+        );
+    }
+}
+
+/// Defect: a catalogue with no checks passed `check --all` ("0 checks",
+/// exit 0).
+#[test]
+fn an_empty_catalogue_is_refused() {
+    let d = tmpdir();
+    std::fs::write(d.path().join("c.toml"), "# only a comment\n").unwrap();
+    let dir = d.path().to_str().unwrap();
+    one_line_error(
+        &quick(&["check", "--all", "--catalogue", dir]),
+        "defines no [[check]]",
+    );
+    one_line_error(
+        &quick(&["list", "--catalogue", dir]),
+        "defines no [[check]]",
+    );
 }
 
 /// Defect: `wbspec --help > /dev/full` exited 0; clap's usage errors
 /// were several lines.
 #[test]
 fn help_to_a_full_device_and_usage_errors_are_one_line() {
-    for flag in ["--help", "--version"] {
+    for flag in [&["--help"][..], &["--version"], &["check", "--help"]] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_wbspec"))
-            .arg(flag)
+            .args(flag)
             .stdout(std::fs::File::create("/dev/full").unwrap())
             .output()
             .unwrap();

@@ -211,8 +211,18 @@ fn stale_docs_are_named_and_regenerated(report: &std::path::Path) {
         1,
     );
     assert_ne!(tampered, readme, "README.md has no n-scenarios block");
-    std::fs::write(d.join("README.md"), &tampered).unwrap();
-    let r = report.to_str().unwrap();
+    // README.md a symbolic link: docs replaces its target, keeps the link
+    std::fs::write(d.join("README.real.md"), &tampered).unwrap();
+    std::fs::remove_file(d.join("README.md")).unwrap();
+    std::os::unix::fs::symlink("README.real.md", d.join("README.md")).unwrap();
+    // the copy is no git checkout: its tool is commit `unknown`, clean,
+    // and docs --report refuses a report of another tool
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    v["tool"]["commit"] = "unknown".into();
+    v["tool"]["dirty"] = false.into();
+    let copy = d.join("report.json");
+    std::fs::write(&copy, v.to_string()).unwrap();
+    let r = copy.to_str().unwrap();
     let check = wbspec_in(d, &["docs", "--report", r, "--check"]);
     let out = stdout(&check);
     assert_eq!(check.status.code(), Some(1), "{out}");
@@ -236,6 +246,10 @@ fn stale_docs_are_named_and_regenerated(report: &std::path::Path) {
         std::fs::read_to_string(d.join("README.md")).unwrap(),
         readme
     );
+    assert!(std::fs::symlink_metadata(d.join("README.md"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
     let again = wbspec_in(d, &["docs", "--report", r, "--check"]);
     assert!(again.status.success(), "{}", stdout(&again));
 }
@@ -249,7 +263,7 @@ fn docs_bad_input_is_a_usage_error() {
     std::fs::write(&bad, "{\"checks\": []}").unwrap();
     one_line_error(
         &wbspec(&["docs", "--report", bad.to_str().unwrap(), "--check"]),
-        "is not in the report",
+        "report schema missing",
     );
     std::fs::write(&bad, "not json").unwrap();
     one_line_error(
