@@ -9,18 +9,6 @@ use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// A check with a violation (b1) and properties that hold.
-const ONE: &str = r#"[[check]]
-name = "x"
-question = "q"
-kernel = "T"
-pages = 1
-init_size = 1
-cached = [0]
-tasks = ["write 0+1", "dio-read 0+1"]
-expect = { b1 = "violated" }
-"#;
-
 fn json_of(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }

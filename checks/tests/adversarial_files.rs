@@ -10,17 +10,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use wbspec_harness::require;
 
-const ONE: &str = r#"[[check]]
-name = "x"
-question = "q"
-kernel = "T"
-pages = 1
-init_size = 1
-cached = [0]
-tasks = ["write 0+1", "dio-read 0+1"]
-expect = { b1 = "violated" }
-"#;
-
 /// Exit 2, exactly one `wbspec:` line on stderr, and it is the last line
 /// (progress lines such as `running x ...` come before it).
 fn refused(out: &std::process::Output, needle: &str) {

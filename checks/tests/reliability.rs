@@ -68,17 +68,6 @@ fn wbspec_within(dir: &std::path::Path, args: &[&str], limit: Duration) -> std::
     out
 }
 
-const ONE: &str = r#"[[check]]
-name = "x"
-question = "q"
-kernel = "T"
-pages = 1
-init_size = 1
-cached = [0]
-tasks = ["write 0+1", "dio-read 0+1"]
-expect = { b1 = "violated" }
-"#;
-
 /// A check pinned by `--update-pins` in a scratch checkout.
 fn pinned_checkout(text: &str) -> tempfile::TempDir {
     let d = fake_checkout(text);

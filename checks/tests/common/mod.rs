@@ -65,3 +65,15 @@ pub fn fake_checkout(catalogue: &str) -> tempfile::TempDir {
     std::fs::write(d.path().join("checks/catalogue/c.toml"), catalogue).unwrap();
     d
 }
+
+/// A one-check catalogue: a violation (b1) and properties that hold.
+pub const ONE: &str = r#"[[check]]
+name = "x"
+question = "q"
+kernel = "T"
+pages = 1
+init_size = 1
+cached = [0]
+tasks = ["write 0+1", "dio-read 0+1"]
+expect = { b1 = "violated" }
+"#;
