@@ -207,6 +207,16 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Run `conform` or `run` in a QEMU guest on another kernel:
+    /// `vm (--kernel IMAGE | --debian 6.1|6.12) [--mem MIB] [--cpus N]
+    /// [--timeout S] [--keep DIR] [--tcg] -- conform [SCENARIO...]`.
+    /// See docs/vm.md.
+    #[command(disable_help_flag = true)]
+    Vm {
+        /// Options, then `--` and the guest command.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 /// How checks are explored (check, bench-run).
@@ -368,10 +378,14 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
         let code = wbspec_harness::conform::conform_main(args);
         return Ok(code.clamp(0, 255) as u8);
     }
+    if let Cmd::Vm { args } = &cli.cmd {
+        let code = wbspec_harness::vm::vm_main(args);
+        return Ok(code.clamp(0, 255) as u8);
+    }
     let (cat, own) = catalogue_of(cli.catalogue.as_deref())?;
     let entries = &cat.entries;
     match cli.cmd {
-        Cmd::Conform { .. } => unreachable!("handled above"),
+        Cmd::Conform { .. } | Cmd::Vm { .. } => unreachable!("handled above"),
         Cmd::Replay { file } => {
             let r = trace::replay_file(&file, entries)?;
             out.line(&trace::summary(&r))?;

@@ -68,6 +68,7 @@ pub fn scenarios() -> Vec<Scenario> {
             run: std::sync::Arc::new(|c| dio_from_folios(c, COW)),
             needs: || None,
             outside: None,
+            expect_on: crate::scenario_kit::WRITTEN_FOR,
         },
         Scenario {
             name: "l_dio_remap",
@@ -76,6 +77,7 @@ pub fn scenarios() -> Vec<Scenario> {
             run: std::sync::Arc::new(|c| dio_from_folios(c, REMAP)),
             needs: || None,
             outside: None,
+            expect_on: crate::scenario_kit::WRITTEN_FOR,
         },
         Scenario {
             name: "l_dio_split",
@@ -84,6 +86,7 @@ pub fn scenarios() -> Vec<Scenario> {
             run: std::sync::Arc::new(|c| dio_from_folios(c, SPLIT)),
             needs: || None,
             outside: None,
+            expect_on: crate::scenario_kit::WRITTEN_FOR,
         },
     ]
 }

@@ -22,6 +22,7 @@ fn usage(msg: &str) -> ! {
     eprintln!("wbspec-harness: {msg}");
     eprintln!("usage: wbspec-harness run [SCENARIO...] [--keep-traces DIR] [--json FILE] [--hold-timeout-ms MS] [--deadline-ms MS]");
     eprintln!("       wbspec-harness list");
+    eprintln!("       wbspec-harness vm ... (docs/vm.md)");
     eprintln!("       wbspec-harness conform ... (`wbspec-harness conform --help` lists its options and scenarios)");
     exit(2)
 }
@@ -37,6 +38,10 @@ fn main() {
         Some("conform") => {
             let rest: Vec<String> = args.collect();
             exit(wbspec_harness::conform::conform_main(&rest))
+        }
+        Some("vm") => {
+            let rest: Vec<String> = args.collect();
+            exit(wbspec_harness::vm::vm_main(&rest))
         }
         Some("list") => {
             for s in scenarios::all() {

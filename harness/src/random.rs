@@ -262,6 +262,7 @@ pub fn scenario(seed: u64) -> Scenario {
         run: Arc::new(move |ctx: &mut Ctx| wrap(ctx, |c| run(c, seed))),
         needs: crate::scenario_kit::no_needs,
         outside: None,
+        expect_on: crate::scenario_kit::WRITTEN_FOR,
     }
 }
 

@@ -29,19 +29,11 @@ use crate::sys;
 use crate::trace::Event;
 use crate::trace_query::read_trace;
 
-/// Kernel state of `kernel-fuse-protocol.md` whose expectations the scenarios
-/// encode, or None if this kernel is unknown (outcomes then not asserted).
+/// The label of the model state `release` stands for (the `[[release]]`
+/// table of checks/facts/kernels.toml, [`crate::kernels`]); `None`: no
+/// state, kernel checks are recorded, not asserted.
 pub fn kernel_state(release: &str) -> Option<&'static str> {
-    let num: Vec<u32> = release
-        .split(|c: char| !c.is_ascii_digit())
-        .take(3)
-        .map(|s| s.parse().unwrap_or(0))
-        .collect();
-    match num.as_slice() {
-        // 6.18.y with the 6.19 DIO fixes and the SB_I_NO_DATA_INTEGRITY backport.
-        [6, 18, p] if *p >= 3 => Some("T''"),
-        _ => None,
-    }
+    crate::kernels::state_of(release).map(|r| r.label.as_str())
 }
 
 // ---------------------------------------------------------------- running
@@ -248,11 +240,15 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
     }
     let t0 = Instant::now();
     let state = kernel_state(&kernel);
+    // Kernel checks are asserted only on a kernel whose state the
+    // scenario's checks were written for (Scenario::expect_on).
+    let asserting =
+        crate::kernels::state_of(&kernel).is_some_and(|r| sc.expect_on.contains(&r.state.as_str()));
     let mut out = Outcome {
         name: sc.name.into(),
         kernel: kernel.clone(),
         kernel_state: state.map(str::to_string),
-        asserted: state.is_some(),
+        asserted: asserting,
         outcome: "fail".into(),
         failed_check: None,
         detail: None,
@@ -333,7 +329,7 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
             mnt: mnt.clone(),
             ctl: client,
             trace_path: tp.clone(),
-            asserting: state.is_some(),
+            asserting,
             notes: vec![],
             open_fds: vec![],
             maps: vec![],

@@ -32,6 +32,12 @@ pub struct Scenario {
     /// Declared outside the model (`conform` expects its trace to be not
     /// modelled, for this reason); `None`: its trace must conform.
     pub outside: Option<Outside>,
+    /// The model states (`[[state]]` names of checks/facts/kernels.toml)
+    /// whose behaviour the body's kernel checks (`Ctx::expect`) encode:
+    /// they are asserted on a kernel that stands for one of these and
+    /// recorded as notes on any other. Default: T2 (6.18.3+), the state
+    /// the scenarios were written against.
+    pub expect_on: &'static [&'static str],
 }
 
 /// A scenario whose trace the model cannot express, and why: `conform`
@@ -53,6 +59,17 @@ impl Scenario {
     }
 }
 
+/// The states the scenarios' kernel checks were written against.
+pub const WRITTEN_FOR: &[&str] = &["T2"];
+
+impl Scenario {
+    /// The kernel checks also hold on these states (see [`Scenario::expect_on`]).
+    pub fn expect_on(mut self, states: &'static [&'static str]) -> Scenario {
+        self.expect_on = states;
+        self
+    }
+}
+
 pub(crate) fn no_needs() -> Option<String> {
     None
 }
@@ -69,6 +86,7 @@ macro_rules! sc {
             run: std::sync::Arc::new($run),
             needs: $needs,
             outside: None,
+            expect_on: $crate::scenario_kit::WRITTEN_FOR,
         }
     };
 }

@@ -40,6 +40,7 @@ macro_rules! sc {
             run: std::sync::Arc::new($run),
             needs: no_needs,
             outside: None,
+            expect_on: crate::scenario_kit::WRITTEN_FOR,
         }
     };
 }

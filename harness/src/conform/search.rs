@@ -384,7 +384,8 @@ fn violation(
 /// Search the model for a behaviour producing exactly `m.obs`.
 pub fn check(m: &Mapping, bound: usize) -> Verdict {
     let model = FuseModel::new(m.cfg.clone()).expect("validated config");
-    let mut frontier: Vec<Node> = vec![(model.initial(), 0, 0)];
+    // background tasks (with_flusher) are issued from the start
+    let mut frontier: Vec<Node> = vec![(model.initial(), m.background, 0)];
     let mut explored = 0usize;
     for (i, oa) in m.obs.iter().enumerate() {
         let Some(cl) = closure(&model, frontier, &mut explored, bound) else {

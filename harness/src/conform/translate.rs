@@ -19,11 +19,28 @@ use crate::trace::Event;
 /// (`None`: past the bytes returned).
 type PagesRead = Vec<(u8, Option<Vec<u8>>)>;
 
-fn kernel_of(release: &str) -> Option<Kernel> {
-    match crate::runner::kernel_state(release) {
-        Some("T''") => Some(Kernel::T2),
-        _ => None,
+/// The model state and variant `release` stands for (fuse model entries
+/// of the `[[release]]` table, [`crate::kernels`]).
+fn kernel_of(release: &str) -> Option<(Kernel, Variant)> {
+    let r = crate::kernels::state_of(release).filter(|r| r.model == "fuse")?;
+    let k = Kernel::parse(&r.state)?;
+    let mut v = Variant::base(k);
+    for f in &r.flags {
+        v.set(f).ok()?;
     }
+    Some((k, v))
+}
+
+/// The releases that have a model state, for messages.
+fn known_releases() -> String {
+    crate::kernels::releases()
+        .iter()
+        .map(|r| match r.to {
+            Some(t) => format!("{}.{}-{} = {}", r.series, r.from, t, r.label),
+            None => format!("{}.y, y>={} = {}", r.series, r.from, r.label),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Map a recorded trace onto the model. `Err` is a malformed trace (an input
@@ -56,11 +73,12 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     let flag = |k: &str, d: bool| conf[k].as_bool().unwrap_or(d);
     let numc = |k: &str, d: u64| conf[k].as_u64().unwrap_or(d);
     let kernel = hdr.kernel.clone().unwrap_or_default();
-    let kstate = match kernel_of(&kernel) {
+    let (kstate, kvariant) = match kernel_of(&kernel) {
         Some(k) => k,
         None => {
             return nm(format!(
-                "kernel {kernel} has no model state (only 6.18.y, y>=3 = T'')"
+                "kernel {kernel} has no model state (only {})",
+                known_releases()
             ))
         }
     };
@@ -422,7 +440,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     }
     let cfg = Config {
         kernel: kstate,
-        variant: Variant::base(kstate),
+        variant: kvariant,
         pages: regions.len() as u8,
         init_size: 0,
         cached: 0,
@@ -467,6 +485,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         filtered,
         cut,
         read_data,
+        background: 0,
     })
 }
 
