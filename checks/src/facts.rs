@@ -60,6 +60,10 @@ pub struct Commit {
 #[serde(deny_unknown_fields)]
 pub struct Facts {
     pub state: Vec<State>,
+    /// Running kernels → model states; the harness reads the same table
+    /// (harness/src/kernels.rs).
+    #[serde(default)]
+    pub release: Vec<wbspec_harness::kernels::Release>,
     pub backport: Vec<Backport>,
     pub commit: Vec<Commit>,
 }
@@ -145,6 +149,35 @@ impl Facts {
                         s.name
                     ));
                 }
+            }
+        }
+        for (i, r) in self.release.iter().enumerate() {
+            let at = format!("release {}.{}", r.series, r.from);
+            if self.state(&r.model, &r.state).is_none() {
+                return Err(format!(
+                    "{at}: state {} of model {} has no [[state]] entry",
+                    r.state, r.model
+                ));
+            }
+            if !is_date(&r.checked) {
+                return Err(format!("{at}: checked = '{}' is not YYYY-MM-DD", r.checked));
+            }
+            if r.to.is_some_and(|t| t < r.from) {
+                return Err(format!("{at}: to is below from"));
+            }
+            if r.label.trim().is_empty() || r.source.trim().is_empty() {
+                return Err(format!("{at}: needs a label and a source"));
+            }
+            // no two entries cover one release
+            let hi = |x: &wbspec_harness::kernels::Release| x.to.unwrap_or(u32::MAX);
+            if let Some(o) = self.release[..i]
+                .iter()
+                .find(|o| o.series == r.series && o.from <= hi(r) && r.from <= hi(o))
+            {
+                return Err(format!(
+                    "{at}: overlaps release {}.{} (one release, one state)",
+                    o.series, o.from
+                ));
             }
         }
         for b in &self.backport {

@@ -6,7 +6,7 @@
 //! | command | reply |
 //! |---|---|
 //! | `ping` | `ok` |
-//! | `hold OP [n=N\|inf] [cache=0\|1]` | `ok` (adds a rule; n defaults to 1) |
+//! | `hold OP [n=N\|inf] [cache=0\|1] [size=0\|1]` | `ok` (adds a rule; n defaults to 1; `cache`: a WRITE's FUSE_WRITE_CACHE, `size`: a SETATTR that sets the size) |
 //! | `unhold OP\|all` | `ok` (removes rules) |
 //! | `release all\|first\|<unique>` | `ok <n released>` |
 //! | `wait_held N MS` | `ok <held>` or `timeout <held>` |
@@ -115,7 +115,7 @@ impl Command {
             }
             "hold" => {
                 if a.is_empty() || a.len() > 3 {
-                    return Err("usage: hold OP [n=N|inf] [cache=0|1]".into());
+                    return Err("usage: hold OP [n=N|inf] [cache=0|1] [size=0|1]".into());
                 }
                 let op = op_name(a[0])?;
                 let mut n = Some(1);
@@ -126,6 +126,11 @@ impl Command {
                         Some(("n", v)) => n = Some(num(v, "count")?),
                         Some(("cache", "0")) => cache = Some(false),
                         Some(("cache", "1")) => cache = Some(true),
+                        // The rule's one request flag: for SETATTR it is
+                        // FATTR_SIZE (the server passes it as the flag).
+                        Some(("size", v @ ("0" | "1"))) if op == "SETATTR" => {
+                            cache = Some(v == "1")
+                        }
                         _ => return Err(format!("hold: bad option {kv:?}")),
                     }
                 }
@@ -335,6 +340,16 @@ mod tests {
                 cache: Some(false)
             }
         );
+        assert_eq!(
+            Command::parse("hold setattr size=1").unwrap(),
+            Command::Hold {
+                op: "SETATTR".into(),
+                n: Some(1),
+                cache: Some(true)
+            }
+        );
+        assert!(Command::parse("hold WRITE size=1").is_err());
+        assert!(Command::parse("hold SETATTR size=2").is_err());
         assert!(Command::parse("hold").is_err());
         assert!(Command::parse("hold WRITE n=x").is_err());
         assert!(Command::parse("hold WRITE cache=2").is_err());

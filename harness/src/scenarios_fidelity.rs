@@ -184,7 +184,7 @@ fn wb_error_two_fds(ctx: &mut Ctx, second_fsync: bool) -> Res {
 fn setattr_error(ctx: &mut Ctx) -> Res {
     let fd = ctx.create("T0", "f")?;
     ctx.pwrite("T0", fd, 0, "ABCD")?;
-    ctx.ctl("hold SETATTR n=1")?;
+    ctx.ctl("hold SETATTR n=1 size=1")?;
     ctx.ctl("fail SETATTR n=1")?;
     let mut pend = ctx.spawn("T1", "ftruncate", &format!("fd={fd} {PG}"), move || {
         sys::ftruncate(fd, PG)

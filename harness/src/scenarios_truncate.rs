@@ -179,7 +179,7 @@ pub(crate) fn trunc_held(ctx: &mut Ctx, kind: TruncOp) -> Res {
 pub(crate) fn h_nowrite(ctx: &mut Ctx, n: u64) -> Res {
     let fd = ctx.create("T0", "f")?;
     ctx.pwrite("T0", fd, 0, "ABCD")?;
-    ctx.ctl("hold SETATTR n=1")?;
+    ctx.ctl("hold SETATTR n=1 size=1")?;
     let mut p = ctx.spawn("T1", "ftruncate", &format!("fd={fd} {n}"), move || {
         sys::ftruncate(fd, n)
     })?;

@@ -169,7 +169,9 @@ impl Filesystem for RecFs {
         e.mode = mode;
         e.valid = Some(valid);
         e.valid_names = Some(bit_names(valid, &FATTR_NAMES));
-        self.go(e, None, move |core, unique, t0| {
+        // the hold rules' flag for SETATTR: does it set the size
+        // (`hold SETATTR size=1` skips the flusher's SETATTR(times))
+        self.go(e, Some(size.is_some()), move |core, unique, t0| {
             // only a size change can be failed (`fail SETATTR`): the
             // SETATTR(times) of fsync/close are answered as usual
             if size.is_some() && core.failed(unique, "SETATTR", t0) {
