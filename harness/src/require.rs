@@ -16,6 +16,9 @@ pub const BROWSER: &str = "WBSPEC_REQUIRE_BROWSER";
 /// Set where spin and gcc must be present (the Spin twin's comparison,
 /// checks/tests/spin.rs).
 pub const SPIN: &str = "WBSPEC_REQUIRE_SPIN";
+/// Set where QEMU and the cached Debian kernels must be present (`wbspec
+/// vm`, harness/tests/vm.rs; .ci/setup installs and fetches them).
+pub const VM: &str = "WBSPEC_REQUIRE_VM";
 
 /// Whether `var` requires its need on this machine.
 pub fn required(var: &str) -> bool {

@@ -25,7 +25,7 @@ pub mod qemu;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub const USAGE: &str = "usage: wbspec vm (--kernel IMAGE [--fuse-module KO] | --debian 6.1|6.12) [--mem MIB] [--cpus N] [--timeout S] [--keep DIR] [--tcg] [--verbose] -- (conform|run) [ARGS...]";
+pub const USAGE: &str = "usage: wbspec vm (--kernel IMAGE [--fuse-module KO] | --debian 6.1|6.12) [--mem MIB] [--cpus N] [--timeout S] [--keep DIR] [--tcg] [--append ARGS] [--verbose] -- (conform|run) [ARGS...]";
 
 /// Series `--debian` takes, with what `.ci/fetch-kernels` caches.
 pub const DEBIAN_SERIES: &[&str] = &["6.1", "6.12"];
@@ -48,6 +48,9 @@ pub struct Opts {
     pub keep: Option<PathBuf>,
     pub tcg_only: bool,
     pub verbose: bool,
+    /// More kernel command-line arguments (after wbspec's own, so they
+    /// win: `--append "panic=0"` makes a panic hang instead of ending).
+    pub append: String,
     /// The guest command: `conform ...` or `run ...`.
     pub command: Vec<String>,
 }
@@ -73,6 +76,7 @@ pub fn parse_args(args: &[String]) -> Result<Opts, String> {
         keep: None,
         tcg_only: false,
         verbose: false,
+        append: String::new(),
         command: vec![],
     };
     let mut it = args.iter();
@@ -103,6 +107,13 @@ pub fn parse_args(args: &[String]) -> Result<Opts, String> {
             }
             "--keep" => o.keep = Some(PathBuf::from(it.next().ok_or("--keep needs DIR")?)),
             "--tcg" => o.tcg_only = true,
+            "--append" => {
+                let a = it.next().ok_or("--append needs kernel arguments")?;
+                if a.len() > 1024 || a.chars().any(|c| c.is_control()) {
+                    return Err("--append: at most 1024 characters, no control characters".into());
+                }
+                o.append = a.clone();
+            }
             "--verbose" | "-v" => o.verbose = true,
             "--" => {
                 o.command = it.cloned().collect();
@@ -403,6 +414,7 @@ fn boot_and_report(o: &Opts, k: &Kernel, qemu: &Path, cpio: &[u8], dir: &Path, r
         mem_mib: o.mem_mib,
         cpus: o.cpus,
         kvm: kvm_works,
+        append: &o.append,
         timeout: o.timeout,
         dir,
         reg,
@@ -420,6 +432,7 @@ fn boot_and_report(o: &Opts, k: &Kernel, qemu: &Path, cpio: &[u8], dir: &Path, r
             mem_mib: o.mem_mib,
             cpus: o.cpus,
             kvm: false,
+            append: &o.append,
             timeout: o.timeout,
             dir,
             reg,

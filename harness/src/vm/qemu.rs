@@ -29,6 +29,8 @@ pub struct Boot<'a> {
     pub mem_mib: u32,
     pub cpus: u32,
     pub kvm: bool,
+    /// More kernel arguments, after wbspec's.
+    pub append: &'a str,
     pub timeout: Duration,
     /// Where the console and the channel are written (a private temp dir).
     pub dir: &'a Path,
@@ -57,7 +59,8 @@ pub fn boot(b: Boot) -> Result<End, String> {
         .arg(b.kernel)
         .arg("-initrd")
         .arg(b.initrd)
-        .args(["-append", "console=ttyS0 panic=-1 loglevel=4 rdinit=/init"])
+        .arg("-append")
+        .arg(format!("console=ttyS0 panic=-1 loglevel=4 {}", b.append))
         .arg("-serial")
         .arg(format!("file:{}", console.display()))
         .arg("-serial")
@@ -212,7 +215,13 @@ pub fn kernel_trouble(console: &str, n: usize) -> Option<(String, String)> {
         .iter()
         .position(|l| MARKS.iter().any(|m| l.contains(m)))?;
     let excerpt = lines[i..lines.len().min(i + n)].join("\n");
-    Some((lines[i].trim().to_string(), excerpt))
+    // the first line without its printk timestamp ("[    2.519798] ")
+    let first = lines[i].trim();
+    let first = match first.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+        Some((ts, rest)) if ts.trim().parse::<f64>().is_ok() => rest,
+        _ => first,
+    };
+    Some((first.trim().to_string(), excerpt))
 }
 
 /// Whether `path` is a bzImage (the "HdrS" magic of the x86 boot protocol
@@ -253,7 +262,7 @@ mod tests {
     fn oopses_and_panics_are_found_with_their_lines() {
         let c = "boot\n[ 1.0] kernel BUG at fs/fuse/file.c:1234!\n[ 1.0] invalid opcode\nRIP: x\nmore\n";
         let (first, ex) = kernel_trouble(c, 3).unwrap();
-        assert!(first.contains("kernel BUG at fs/fuse/file.c:1234"));
+        assert_eq!(first, "kernel BUG at fs/fuse/file.c:1234!");
         assert_eq!(ex.lines().count(), 3);
         assert!(kernel_trouble("all fine\nScenario b_x pass\n", 5).is_none());
     }
