@@ -91,7 +91,7 @@ pub fn all() -> Vec<Scenario> {
         sc!("f_cong4", "max_background 4 / congestion 3: 4 sync_file_range writebacks: WB_SYNC_NONE skips after 3 WRITEs in flight; fsync writes the rest", bg4, |c| wrap(c, |x| f_cong(x, 4, 3))),
         sc!("f_cong1", "max_background 1 / congestion 1: 3 sync_file_range writebacks: one WRITE in flight, the rest skipped until fsync", bg1, |c| wrap(c, |x| f_cong(x, 3, 1))),
         sc!("m_dio_mmap", "FOPEN_DIRECT_IO without direct_io_allow_mmap: MAP_SHARED mmap fails with ENODEV", dflt, |c| wrap(c, |x| dio_mmap(x, false))),
-        sc!("m_dio_mmap_allow", "FOPEN_DIRECT_IO with direct_io_allow_mmap: MAP_SHARED works; store + msync sends WRITE[CACHE]", allow_mmap, |c| wrap(c, |x| dio_mmap(x, true))),
+        sc!("m_dio_mmap_allow", "FOPEN_DIRECT_IO with direct_io_allow_mmap: MAP_SHARED works; store + msync sends WRITE[CACHE]", allow_mmap, |c| wrap(c, |x| dio_mmap(x, true)), needs_direct_io_allow_mmap),
         sc!("r_reclaim_nowbc", "no writeback_cache: a child in a small memcg v1 dirties a MAP_SHARED page, its WRITE held; its reclaim sleeps in folio_wait_writeback (no AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM)", nowbc, |c| wrap(c, |x| crate::memcg::reclaim(x, false)), crate::memcg::needs_memcg_v1)
             .outside_model("syscall memcg-child has no model task", RECLAIM_OUTSIDE),
         sc!("r_reclaim_wbc", "writeback_cache: the same child's reclaim never waits on the FUSE folio (mapping flagged); it is OOM-killed in its memcg", dflt, |c| wrap(c, |x| crate::memcg::reclaim(x, true)), crate::memcg::needs_memcg_v1)
@@ -123,4 +123,17 @@ fn x_stuck_body(ctx: &mut Ctx) -> Res {
     // Synchronous on the body thread: only the watchdog or an abort ends it.
     ctx.fsync("T0", fd)?;
     Ok(())
+}
+
+/// FUSE_DIRECT_IO_ALLOW_MMAP came in 6.6 (as FUSE_DIRECT_IO_RELAX,
+/// e78662e818f9): an older kernel refuses the INIT flag (fuser's mount
+/// fails with ENOSYS), so the scenario cannot run there.
+fn needs_direct_io_allow_mmap() -> Option<String> {
+    let rel = crate::server::kernel_release();
+    match crate::kernels::version_of(&rel) {
+        Some(v) if v < (6, 6, 0) => Some(format!(
+            "kernel {rel} predates FUSE_DIRECT_IO_ALLOW_MMAP (6.6)"
+        )),
+        _ => None,
+    }
 }
