@@ -50,6 +50,10 @@ pub struct Ctx {
     pub(crate) ctl: CtlClient,
     pub(crate) trace_path: PathBuf,
     pub(crate) asserting: bool,
+    /// The model state the running kernel stands for (a `[[state]]` name
+    /// of checks/facts/kernels.toml: "L", "T2", ...), if any: a body
+    /// whose kernel checks differ by state branches on it.
+    pub(crate) state: Option<&'static str>,
     /// Expectations that did not hold on a kernel whose outcome is not asserted.
     pub notes: Vec<String>,
     /// fds to close at the end (closed after all holds are cleared).
@@ -59,6 +63,11 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// The model state the running kernel stands for, if any.
+    pub fn state(&self) -> Option<&'static str> {
+        self.state
+    }
+
     pub fn path(&self, name: &str) -> PathBuf {
         self.mnt.join(name)
     }

@@ -330,6 +330,7 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
             ctl: client,
             trace_path: tp.clone(),
             asserting,
+            state: crate::kernels::state_of(&kernel).map(|r| r.state.as_str()),
             notes: vec![],
             open_fds: vec![],
             maps: vec![],

@@ -212,6 +212,9 @@ pub(crate) fn a_nowbc(ctx: &mut Ctx) -> Res {
 // ---------------------------------------------------------------- (b) rewrite under writeback
 
 pub(crate) fn b_rewrite(ctx: &mut Ctx) -> Res {
+    if ctx.state() == Some("L") {
+        return b_rewrite_l(ctx);
+    }
     let fd = dirty_and_hold(ctx, "A")?;
     let d = ctx.pwrite("T0", fd, 0, "Z")?;
     ctx.expect(
@@ -242,6 +245,40 @@ pub(crate) fn b_rewrite(ctx: &mut Ctx) -> Res {
             && ws[0].page_tags.as_deref() == Some("A")
             && ws[1].page_tags.as_deref() == Some("Z")
             && ws[1].offset == Some(0)
+            && ws[1].seq > t.reply_seq(ws[0]).unwrap_or(u64::MAX),
+        || briefs(&ws),
+    )?;
+    ctx.expect_file("f", PG, "Z")
+}
+
+/// b_rewrite on state L (temp pages, <= 6.15): PG_writeback ended when the
+/// page was copied to its temp page, but fuse_write_begin →
+/// fuse_wait_on_page_writeback waits while fi->writepages has a WRITE for
+/// the page in flight: write(2) blocks until the held WRITE's reply, then
+/// dirties the page again, and fsync sends its WRITE after that reply.
+fn b_rewrite_l(ctx: &mut Ctx) -> Res {
+    let fd = dirty_and_hold(ctx, "A")?;
+    let buf = sys::AlignedBuf::pages("Z");
+    let mut w = ctx.spawn("T1", "pwrite", &format!("fd={fd} off=0 Z"), move || {
+        sys::pwrite(fd, buf.bytes(), 0)
+    })?;
+    ctx.sleep_ms(SETTLE_MS);
+    let blocked = !w.done();
+    ctx.expect(
+        "L: write(2) waits for the page's WRITE in flight (fuse_wait_on_page_writeback)",
+        blocked,
+        || "returned while the WRITE was held".into(),
+    )?;
+    ctx.ctl("release all")?;
+    w.join(3000)?;
+    ctx.sys_ok("T0", "fsync", &format!("fd={fd}"), || sys::fsync(fd))?;
+    let t = ctx.trace()?;
+    let ws = t.cache_writes();
+    ctx.expect(
+        "L: the second WRITE (Z) after the first reply",
+        ws.len() == 2
+            && ws[0].page_tags.as_deref() == Some("A")
+            && ws[1].page_tags.as_deref() == Some("Z")
             && ws[1].seq > t.reply_seq(ws[0]).unwrap_or(u64::MAX),
         || briefs(&ws),
     )?;

@@ -369,9 +369,13 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
             // Not a behaviour with the trace's syscalls alone: perhaps with
             // the kernel's own background writeback (with_flusher). The
             // first violation is the one reported if none helps.
+            let mut no_slot = false;
             if matches!(v, Verdict::Violation { .. }) {
                 for k in 1..=MAX_FLUSHER_PASSES {
-                    let Some(b) = with_flusher(&m, k) else { break };
+                    let Some(b) = with_flusher(&m, k) else {
+                        no_slot = k == 1;
+                        break;
+                    };
                     let vb = check(&b, DEFAULT_BOUND);
                     if matches!(vb, Verdict::Conforms { .. }) {
                         v = vb;
@@ -394,6 +398,16 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
                 (Verdict::Conforms { .. }, None) => {
                     (format!("{}{passes}", v.short()), Class::Conforms)
                 }
+                // the violation stands; say when background writeback
+                // could not even be tried
+                _ if no_slot => (
+                    format!(
+                        "{} [background writeback not tried: the trace's {} tasks fill the model's {MODEL_TASKS}]",
+                        v.short(),
+                        m.cfg.tasks.len()
+                    ),
+                    Class::DoesNotConform,
+                ),
                 _ => (v.short(), Class::DoesNotConform),
             };
             let detail = match &v {
