@@ -89,6 +89,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "temp_pages", kind: SwitchKind::Kernel, description: "state L writeback: temp pages, the rb-tree, secondary requests" },
     SwitchDef { name: "dio_flush_always", kind: SwitchKind::Kernel, description: "1ce120dcefc0: FOPEN_DIRECT_IO always flushes before direct I/O" },
     SwitchDef { name: "dio_invalidate_after_write", kind: SwitchKind::Kernel, description: "b359af8275a9: invalidate the range after a FOPEN_DIRECT_IO write" },
+    SwitchDef { name: "dio_write_no_invalidate", kind: SwitchKind::Kernel, description: "before 80e4f25262f9 (6.6): a FOPEN_DIRECT_IO write does not invalidate (launder) its range before the WRITE" },
     SwitchDef { name: "flush_sync_writes", kind: SwitchKind::Kernel, description: "state L: fuse_flush takes inode_lock and calls fuse_sync_writes" },
     SwitchDef { name: "p_no_writectr", kind: SwitchKind::Proposal, description: "P-nowritectr: no writectr, queued_writes or fuse_sync_writes" },
     SwitchDef { name: "p_syncwrites", kind: SwitchKind::Proposal, description: "P-syncwrites: fuse_sync_writes outside truncate replaced by filemap_write_and_wait_range" },

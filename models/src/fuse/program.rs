@@ -545,12 +545,14 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                     p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
                     sync_writes(&mut p);
                 }
-                // (C)
-                p.push(Op::Invalidate {
-                    first,
-                    n,
-                    if_resized: false,
-                });
+                // (C), since 80e4f25262f9 (6.6)
+                if !v.dio_write_no_invalidate {
+                    p.push(Op::Invalidate {
+                        first,
+                        n,
+                        if_resized: false,
+                    });
+                }
             }
             direct_requests(&mut p, true, first, n);
             // (E)

@@ -23,7 +23,10 @@ const SWITCHES: &[(&str, &str)] = &[
 
 /// Flags that are on in T or T2 but change nothing the twin's tasks do:
 /// reclaim_flag acts only with memcg_v1 (refused below); the 6.19
-/// direct-I/O flags act only in direct-I/O programs.
+/// direct-I/O flags act only in direct-I/O programs. The twin has no
+/// direct-I/O task, so dio_write_no_invalidate (6.1's fuse_direct_io
+/// without step (C); off in T and T2) is refused as a switch it does
+/// not model.
 const INERT: &[&str] = &[
     "reclaim_flag",
     "dio_flush_always",

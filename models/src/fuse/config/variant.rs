@@ -59,6 +59,12 @@ pub struct Variant {
     /// fuse_direct_io step (E): invalidate_inode_pages2_range after a
     /// FOPEN_DIRECT_IO write (6.19, b359af8275a9).
     pub dio_invalidate_after_write: bool,
+    /// fuse_direct_io without step (C) for a FOPEN_DIRECT_IO write: no
+    /// invalidate_inode_pages2_range (so no fuse_launder_folio) of the
+    /// range before the WRITE, as before 80e4f25262f9 (6.6-rc1; 6.1.y
+    /// never took it). Reads had no such step before or after.
+    #[serde(default)]
+    pub dio_write_no_invalidate: bool,
     /// fuse_flush takes inode_lock and calls fuse_sync_writes (≤ 6.15; the
     /// v8 review removed it).
     pub flush_sync_writes: bool,
@@ -163,6 +169,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "temp_pages",
     "dio_flush_always",
     "dio_invalidate_after_write",
+    "dio_write_no_invalidate",
     "flush_sync_writes",
     "p_no_writectr",
     "p_syncwrites",
@@ -230,6 +237,7 @@ impl Variant {
             "temp_pages" => &mut self.temp_pages,
             "dio_flush_always" => &mut self.dio_flush_always,
             "dio_invalidate_after_write" => &mut self.dio_invalidate_after_write,
+            "dio_write_no_invalidate" => &mut self.dio_write_no_invalidate,
             "flush_sync_writes" => &mut self.flush_sync_writes,
             "p_no_writectr" => &mut self.p_no_writectr,
             "p_syncwrites" => &mut self.p_syncwrites,
@@ -277,6 +285,7 @@ impl Variant {
                 "dio_invalidate_after_write",
                 self.dio_invalidate_after_write,
             ),
+            ("dio_write_no_invalidate", self.dio_write_no_invalidate),
             ("flush_sync_writes", self.flush_sync_writes),
             ("p_no_writectr", self.p_no_writectr),
             ("p_syncwrites", self.p_syncwrites),
