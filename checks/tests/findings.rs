@@ -34,6 +34,7 @@ const GROUPS: &[&str] = &[
     "## nowait (seed 004",
     "## Buffered readers and the background queue",
     "## Model corrections",
+    "## Real kernels in a VM",
 ];
 
 fn strings(v: &toml::Value, what: &str) -> Vec<String> {
@@ -86,7 +87,13 @@ fn findings_facts_agree_with_catalogue_and_docs() {
             "{id}: checked is a date"
         );
         let checks = strings(&f["checks"], "checks");
-        assert!(!checks.is_empty(), "{id}: no check shows it");
+        // A kernel fact may be shown by a real kernel's trace alone (a
+        // conformance finding, docs/vm.md): then it names where.
+        let reproduced = f["reproduced"].as_str().expect("reproduced is a string");
+        assert!(
+            !checks.is_empty() || (class == "kernel-fact" && !reproduced.is_empty()),
+            "{id}: no check shows it (only a kernel fact may rest on a reproduction alone)"
+        );
         let mut kernels = BTreeSet::new();
         for c in &checks {
             let e = cat
@@ -100,8 +107,11 @@ fn findings_facts_agree_with_catalogue_and_docs() {
             }
         }
         let named: BTreeSet<String> = strings(&f["kernels"], "kernels").into_iter().collect();
-        assert_eq!(named, kernels, "{id}: kernels of its checks");
-        let _ = f["reproduced"].as_str().expect("reproduced is a string");
+        if checks.is_empty() {
+            assert!(!named.is_empty(), "{id}: names no kernel state");
+        } else {
+            assert_eq!(named, kernels, "{id}: kernels of its checks");
+        }
     }
     // a violation expected as the kernel's intended behaviour is shown by
     // a finding classed intended (twins count as their parent)

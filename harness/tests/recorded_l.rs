@@ -1,0 +1,80 @@
+//! Traces recorded in `wbspec vm` guests on Debian's 6.12.117 and 6.1.192
+//! kernels (harness/tests/traces/6.12.117/, 6.1.0-57/; docs/vm.md), judged
+//! against state L without a VM: every trace's verdict is the one its
+//! directory's verdicts.tsv pins, and every verdict but "conforms" names
+//! the docs/findings.md entry (or the scope note) that explains it.
+use std::path::Path;
+
+use wbspec_harness::conform::conform_trace;
+use wbspec_harness::trace::parse_trace;
+
+fn check_dir(dir: &str, state: &str) {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/traces")
+        .join(dir);
+    let findings =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/findings.md"))
+            .unwrap();
+    let table = std::fs::read_to_string(d.join("verdicts.tsv")).unwrap();
+    let mut pinned = std::collections::BTreeMap::new();
+    for line in table
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 3, "{dir}/verdicts.tsv: {line}");
+        pinned.insert(f[0].to_string(), (f[1].to_string(), f[2].to_string()));
+    }
+    let mut traces: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    traces.sort();
+    assert_eq!(
+        traces.len(),
+        pinned.len(),
+        "{dir}: traces vs verdicts.tsv rows"
+    );
+    let mut diffs = vec![];
+    for p in traces {
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        let ev = parse_trace(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        let rel = ev[0].kernel.clone().unwrap();
+        assert_eq!(
+            wbspec_harness::kernels::state_of(&rel).map(|r| r.label.as_str()),
+            Some(state),
+            "{name}: {rel}"
+        );
+        let c = conform_trace(&ev, None).unwrap();
+        let (want, why) = pinned
+            .get(&name)
+            .unwrap_or_else(|| panic!("{dir}: {name} has no verdicts.tsv row"));
+        if &c.word != want {
+            diffs.push(format!("{name}\t{}\t{why}", c.word));
+        }
+        if c.word != "conforms" {
+            assert_ne!(why, "-", "{dir}/{name}: '{}' needs an explanation", c.word);
+            let id = why.split_whitespace().next().unwrap();
+            assert!(
+                why.starts_with("scope:") || findings.contains(&format!("{id}:")),
+                "{dir}/{name}: '{why}' is not a docs/findings.md entry"
+            );
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "{dir}: verdicts differ from verdicts.tsv:\n{}",
+        diffs.join("\n")
+    );
+}
+
+#[test]
+fn debian_6_12_117_traces_have_their_pinned_verdicts() {
+    check_dir("6.12.117", "L+dio (6.12.64+)");
+}
+
+#[test]
+fn debian_6_1_192_traces_have_their_pinned_verdicts() {
+    check_dir("6.1.0-57", "L (6.1.y)");
+}
