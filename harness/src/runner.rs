@@ -96,7 +96,12 @@ impl Outcome {
                     s += &format!(" check={c}: {}", self.detail.as_deref().unwrap_or(""));
                 }
                 if !self.asserted && o != "fail" {
-                    s += " (unknown kernel, outcome not asserted)";
+                    s += &match &self.kernel_state {
+                        Some(st) => format!(
+                            " (state {st}: kernel checks written for another state, not asserted)"
+                        ),
+                        None => " (unknown kernel, outcome not asserted)".to_string(),
+                    };
                 }
                 s
             }

@@ -107,13 +107,19 @@ pub fn all() -> Vec<Scenario> {
 }
 
 /// Harness self-tests (not part of the suite): exercise the safety paths.
+/// Scenarios run only by name (`run x_...`): the runner's self-test, and
+/// the one that may oops the kernel, which runs only in a `wbspec vm`
+/// guest (docs/vm.md).
 pub fn selftests() -> Vec<Scenario> {
-    vec![sc!(
-        "x_stuck_body",
-        "self-test: the scenario body blocks in fsync on a held WRITE; the runner must hit its deadline, abort the connection via fusectl and clean up",
-        dflt,
-        x_stuck_body
-    )]
+    vec![
+        sc!(
+            "x_stuck_body",
+            "self-test: the scenario body blocks in fsync on a held WRITE; the runner must hit its deadline, abort the connection via fusectl and clean up",
+            dflt,
+            x_stuck_body
+        ),
+        crate::scenarios_fidelity::pdio_bugon_scenario(),
+    ]
 }
 
 fn x_stuck_body(ctx: &mut Ctx) -> Res {

@@ -387,3 +387,83 @@ fn open_waits_pdio(ctx: &mut Ctx) -> Res {
         format!("ret #{ret}, WRITE reply #{wr}")
     })
 }
+
+/// Set in a `wbspec vm` guest by its init (harness/src/bin/wbspec-vm-init.rs).
+pub const VM_GUEST_ENV: &str = "WBSPEC_VM_GUEST";
+
+/// F-pdio-lock's BUG_ON(fi->writectr < 0) (docs/findings.md), tried: it
+/// may oops the kernel, so it runs only in a `wbspec vm` guest and only
+/// by name (`wbspec vm --kernel IMAGE -- run x_pdio_bugon`). On kernels
+/// whose fuse_direct_io checks the fi->writepages tree rather than
+/// filemap_range_has_writeback (<= 6.15, state L) the window does not
+/// exist and the scenario must pass; on 6.16+ an oops reported by `vm`
+/// is the reproduction. Outside the model: a stress loop of hundreds of
+/// syscalls.
+pub fn pdio_bugon_scenario() -> Scenario {
+    Scenario {
+        name: "x_pdio_bugon",
+        about: "VM only (may oops: BUG_ON(fi->writectr < 0), F-pdio-lock): FOPEN_PARALLEL_DIRECT_WRITES, clean cached folios refilled by a caching open, three direct writers at once, 200 rounds",
+        config: std::sync::Arc::new(pdio),
+        run: std::sync::Arc::new(|c| wrap(c, pdio_bugon)),
+        needs: || {
+            std::env::var_os(VM_GUEST_ENV).is_none().then(|| {
+                "may oops the kernel (BUG_ON(fi->writectr < 0), F-pdio-lock): runs only in a wbspec vm guest".to_string()
+            })
+        },
+        outside: Some(crate::scenario_kit::Outside {
+            because: "modelled syscalls",
+            reason: "a stress loop of hundreds of syscalls; the model has at most 8 tasks (F-pdio-lock is the catalogue's g-bugon checks)",
+        }),
+        expect_on: crate::scenario_kit::WRITTEN_FOR,
+    }
+}
+
+/// Rounds of x_pdio_bugon.
+const BUGON_ROUNDS: usize = 200;
+
+fn pdio_bugon(ctx: &mut Ctx) -> Res {
+    let fd0 = ctx.create("T0", "f")?;
+    ctx.pwrite("T0", fd0, 0, "AB")?;
+    ctx.fsync("T0", fd0)?;
+    ctx.close("T0", fd0)?;
+    // FOPEN_DIRECT_IO | FOPEN_PARALLEL_DIRECT_WRITES, no caching open
+    let fd = ctx.open("T0", "f", libc::O_RDWR | libc::O_DIRECT)?;
+    let path = ctx.path("f");
+    let mut short = 0usize;
+    for _ in 0..BUGON_ROUNDS {
+        // clean cached folios over the range: a caching open reads them,
+        // and its close ends the cached io-mode again
+        let c = sys::open(&path, libc::O_RDONLY, 0);
+        if c.ret >= 0 {
+            let mut b = vec![0u8; 2 * 4096];
+            sys::pread(c.ret as i32, &mut b, 0);
+            sys::close(c.ret as i32);
+        }
+        // three non-extending direct writers at once (i_rwsem shared):
+        // one's invalidation locks a clean folio while the others see
+        // filemap_range_has_writeback (6.16+) and nest fuse_set_nowrite
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(3));
+        let rets: Vec<Ret> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..3)
+                .map(|i| {
+                    let b = barrier.clone();
+                    s.spawn(move || {
+                        let buf = AlignedBuf::pages(["X", "Y", "Z"][i]);
+                        b.wait();
+                        sys::pwrite(fd, buf.bytes(), 0)
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or(Ret { ret: -1, errno: 0 }))
+                .collect()
+        });
+        short += rets.iter().filter(|r| r.ret != 4096).count();
+    }
+    ctx.expect("every direct write wrote its page", short == 0, || {
+        format!(
+            "{short} of {} direct writes did not return 4096",
+            3 * BUGON_ROUNDS
+        )
+    })
+}

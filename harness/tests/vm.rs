@@ -273,3 +273,47 @@ fn bad_input_is_one_line_and_exit_2_and_no_qemu_is_77() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(junk.is_file());
 }
+
+/// The scenario that may oops (F-pdio-lock's BUG_ON) is refused outside a
+/// guest, one line, exit 77; on 6.12 (state L: fuse_direct_io checks the
+/// fi->writepages tree, so the window does not exist) it runs without an
+/// oops.
+#[test]
+fn the_bugon_scenario_is_refused_on_the_host_and_runs_on_6_12() {
+    let o = Command::new(BIN)
+        .args(["run", "x_pdio_bugon"])
+        .env_remove("WBSPEC_VM_GUEST")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(77), "{}", text(&o));
+    let line = out.lines().next().unwrap_or("");
+    assert!(line.starts_with("Scenario x_pdio_bugon skipped: "), "{out}");
+    if wbspec_harness::runner::cannot_run().is_none() {
+        assert!(line.contains("runs only in a wbspec vm guest"), "{line}");
+    }
+    let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+    if !require::may_run(require::VM, "vm x_pdio_bugon", missing("6.12")) {
+        return;
+    }
+    let (o, pid) = run_vm(&[
+        "--debian",
+        "6.12",
+        "--tcg",
+        "--timeout",
+        "600",
+        "--",
+        "run",
+        "x_pdio_bugon",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(out.contains("Scenario x_pdio_bugon kernel=6.12"), "{out}");
+    assert!(out.contains("outcome=pass"), "{out}");
+    let last = out.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("vm: kernel 6.12") && last.ends_with("guest command exited 0"),
+        "{last}"
+    );
+    no_qemu_left(pid);
+}

@@ -136,6 +136,8 @@ fn main() {
             .env("PATH", "/bin")
             .env("TMPDIR", "/tmp")
             .env("HOME", "/tmp")
+            // lets a scenario that may oops the kernel run (scenarios_fidelity.rs)
+            .env("WBSPEC_VM_GUEST", "1")
             .stdin(Stdio::null())
             .stdout(stdout)
             .status(),
