@@ -199,6 +199,8 @@ fn stale_docs_are_named_and_regenerated(report: &std::path::Path) {
         "harness/tests/traces/6.18.44",
         "harness/tests/traces/6.18.44-gup",
         "harness/tests/traces/6.18.44-rerun",
+        "harness/tests/traces/6.12.117",
+        "harness/tests/traces/6.1.0-57",
         "harness/tests/traces/altered",
     ] {
         copy_tree(&root.join(t), &d.join(t));
