@@ -143,13 +143,41 @@ pub fn parse_args(args: &[String]) -> Result<Opts, String> {
                     ));
                 }
             }
+            // checked here, not by the guest after a boot (whose message
+            // would stay on its console)
+            match crate::conform::parse_args(&o.command[1..]) {
+                Err(e) => return Err(format!("conform: {e}")),
+                Ok(crate::conform::Parsed::Help) => {
+                    return Err("conform --help: ask the host (`wbspec conform --help`)".into())
+                }
+                Ok(crate::conform::Parsed::Run(_)) => {}
+            }
         }
         Some("run") => {
-            for a in &o.command[1..] {
-                if matches!(a.as_str(), "--keep-traces" | "--json") {
-                    return Err(format!(
-                        "run {a} is the host's business: the guest's traces and report come back with --keep DIR"
-                    ));
+            let mut it = o.command[1..].iter();
+            while let Some(a) = it.next() {
+                match a.as_str() {
+                    "--keep-traces" | "--json" => {
+                        return Err(format!(
+                            "run {a} is the host's business: the guest's traces and report come back with --keep DIR"
+                        ))
+                    }
+                    // as `wbspec-harness run` takes them (main.rs)
+                    "--hold-timeout-ms" | "--deadline-ms" => {
+                        num(&format!("run {a}"), it.next(), 1, 3_600_000)?;
+                    }
+                    s if s.starts_with('-') => return Err(format!("run: unknown option {s}")),
+                    s => {
+                        let known = crate::scenarios::all()
+                            .iter()
+                            .chain(crate::scenarios::selftests().iter())
+                            .any(|x| x.name == s);
+                        if !known {
+                            return Err(format!(
+                                "run: unknown scenario {s} (see `wbspec-harness list`)"
+                            ));
+                        }
+                    }
                 }
             }
         }
@@ -573,6 +601,14 @@ mod tests {
         assert_eq!(o.image, Image::Debian("6.12".into()));
         assert_eq!(o.mem_mib, 512);
         assert_eq!(o.command, args("conform b_ftrunc"));
+        for good in [
+            "--debian 6.1 -- conform",
+            "--debian 6.1 -- conform --random 5 --seed 3",
+            "--debian 6.1 -- conform b_ftrunc h_crop --allow-not-modelled",
+            "--debian 6.1 -- run a_fsync --deadline-ms 5000",
+        ] {
+            parse_args(&args(good)).unwrap_or_else(|e| panic!("{good}: {e}"));
+        }
         for bad in [
             "--debian 6.6 -- conform",
             "--debian 6.12",
@@ -587,6 +623,16 @@ mod tests {
             "--debian 6.12 -- conform --trace t.jsonl",
             "--debian 6.12 -- run --json x",
             "--debian 6.12 extra -- conform",
+            // the guest command's own usage errors, found before a boot
+            "--debian 6.12 -- conform nosuchscenario",
+            "--debian 6.12 -- conform --random 1 --seed x",
+            "--debian 6.12 -- conform --seed 3",
+            "--debian 6.12 -- conform --help",
+            "--debian 6.12 -- conform --json x",
+            "--debian 6.12 -- run nosuchscenario",
+            "--debian 6.12 -- run --trace t",
+            "--debian 6.12 -- run --deadline-ms 0",
+            "--debian 6.12 -- run --hold-timeout-ms",
         ] {
             assert!(parse_args(&args(bad)).is_err(), "{bad}");
         }
