@@ -162,6 +162,24 @@ impl Facts {
             if !is_date(&r.checked) {
                 return Err(format!("{at}: checked = '{}' is not YYYY-MM-DD", r.checked));
             }
+            // "MAJOR.MINOR" as uname -r spells it: another spelling
+            // ("6.012", "6.12.0") would never match a release
+            let canonical = r
+                .series
+                .split_once('.')
+                .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+                .is_some_and(|(a, b)| format!("{a}.{b}") == r.series);
+            if !canonical {
+                return Err(format!("{at}: series '{}' is not MAJOR.MINOR", r.series));
+            }
+            if let Some(k) =
+                wbspec_models::fuse::Kernel::parse(&r.state).filter(|_| r.model == "fuse")
+            {
+                let mut v = wbspec_models::fuse::Variant::base(k);
+                for f in &r.flags {
+                    v.set(f).map_err(|e| format!("{at}: flag {f}: {e}"))?;
+                }
+            }
             if r.to.is_some_and(|t| t < r.from) {
                 return Err(format!("{at}: to is below from"));
             }
@@ -308,6 +326,26 @@ mod tests {
             "a longer id finds its prefix"
         );
         assert!(f.commit("0c4f8").is_none(), "too short to name a commit");
+    }
+
+    #[test]
+    fn release_entries_that_cannot_match_or_collide_are_refused() {
+        let entry = |series: &str, from: u32, to: &str, flags: &str| {
+            format!(
+                "\n[[release]]\nseries = \"{series}\"\nfrom = {from}\n{to}model = \"fuse\"\nstate = \"L\"\nflags = [{flags}]\nlabel = \"x\"\nsource = \"s\"\ngaps = []\nchecked = \"2026-12-01\"\n"
+            )
+        };
+        assert!(Facts::parse(&format!("{TEXT}{}", entry("6.6", 0, "", "")), "k").is_ok());
+        for (extra, why) in [
+            (entry("6.12", 70, "", ""), "overlaps"),
+            (entry("6.6", 5, "to = 4\n", ""), "to is below from"),
+            (entry("6.012", 0, "", ""), "MAJOR.MINOR"),
+            (entry("6.6.1", 0, "", ""), "MAJOR.MINOR"),
+            (entry("6.6", 0, "", "\"no_such_flag\""), "flag no_such_flag"),
+        ] {
+            let e = Facts::parse(&format!("{TEXT}{extra}"), "k").unwrap_err();
+            assert!(e.contains(why), "{why}: {e}");
+        }
     }
 
     #[test]

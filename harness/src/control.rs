@@ -6,7 +6,7 @@
 //! | command | reply |
 //! |---|---|
 //! | `ping` | `ok` |
-//! | `hold OP [n=N\|inf] [cache=0\|1] [size=0\|1]` | `ok` (adds a rule; n defaults to 1; `cache`: a WRITE's FUSE_WRITE_CACHE, `size`: a SETATTR that sets the size) |
+//! | `hold OP [n=N\|inf] [cache=0\|1] [size=0\|1]` | `ok` (adds a rule; n defaults to 1; `cache` only for WRITE: its FUSE_WRITE_CACHE; `size` only for SETATTR: it sets the size) |
 //! | `unhold OP\|all` | `ok` (removes rules) |
 //! | `release all\|first\|<unique>` | `ok <n released>` |
 //! | `wait_held N MS` | `ok <held>` or `timeout <held>` |
@@ -124,11 +124,17 @@ impl Command {
                     match kv.split_once('=') {
                         Some(("n", "inf")) => n = None,
                         Some(("n", v)) => n = Some(num(v, "count")?),
-                        Some(("cache", "0")) => cache = Some(false),
-                        Some(("cache", "1")) => cache = Some(true),
-                        // The rule's one request flag: for SETATTR it is
-                        // FATTR_SIZE (the server passes it as the flag).
-                        Some(("size", v @ ("0" | "1"))) if op == "SETATTR" => {
+                        // The rule's one request flag: a WRITE's
+                        // FUSE_WRITE_CACHE, a SETATTR's FATTR_SIZE (the
+                        // server passes each as the flag; other requests
+                        // have none, so a flag there would be ignored).
+                        Some((f @ ("cache" | "size"), v @ ("0" | "1")))
+                            if (f, op.as_str()) == ("cache", "WRITE")
+                                || (f, op.as_str()) == ("size", "SETATTR") =>
+                        {
+                            if cache.is_some() {
+                                return Err(format!("hold: {f}= is given twice"));
+                            }
                             cache = Some(v == "1")
                         }
                         _ => return Err(format!("hold: bad option {kv:?}")),
@@ -333,13 +339,25 @@ mod tests {
             }
         );
         assert_eq!(
-            Command::parse("hold SETATTR n=3 cache=0").unwrap(),
+            Command::parse("hold SETATTR n=3 size=0").unwrap(),
             Command::Hold {
                 op: "SETATTR".into(),
                 n: Some(3),
                 cache: Some(false)
             }
         );
+        // a flag of another request, or one given twice, is refused (it
+        // was taken: `cache=1` on SETATTR held truncates, `cache=` on READ
+        // was ignored, the last of two contradicting flags won)
+        for bad in [
+            "hold SETATTR cache=1",
+            "hold SETATTR size=1 size=0",
+            "hold WRITE cache=1 cache=0",
+            "hold READ cache=1",
+            "hold FLUSH size=1",
+        ] {
+            assert!(Command::parse(bad).is_err(), "{bad}");
+        }
         assert_eq!(
             Command::parse("hold setattr size=1").unwrap(),
             Command::Hold {

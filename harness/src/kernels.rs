@@ -52,16 +52,18 @@ pub fn releases() -> &'static [Release] {
 /// (major, minor, patch) of a release string such as
 /// "6.12.117+deb12-cloud-amd64" or "6.18.0-rc3"; a missing patch is 0.
 pub fn version_of(release: &str) -> Option<(u32, u32, u32)> {
-    let mut it = release
-        .split(|c: char| !c.is_ascii_digit())
-        .map(|s| s.parse::<u32>().ok());
-    let major = it.next()??;
-    let minor = it.next()??;
+    let mut it = release.split(|c: char| !c.is_ascii_digit());
+    let major = it.next()?.parse().ok()?;
+    let minor = it.next()?.parse().ok()?;
     // "6.1.0-57-cloud-amd64": Debian's 6.1 packages put the ABI number,
     // not the patch level, in the release; the patch level is unknowable
     // from uname -r then, and only entries with from = 0 and no `to`
-    // match it (see state_of).
-    let patch = it.next().flatten().unwrap_or(0);
+    // match it (see state_of). An empty field ("6.12-rc7") is no patch
+    // level; one past u32 makes no version, not patch level 0.
+    let patch = match it.next() {
+        None | Some("") => 0,
+        Some(p) => p.parse().ok()?,
+    };
     Some((major, minor, patch))
 }
 
@@ -69,6 +71,15 @@ pub fn version_of(release: &str) -> Option<(u32, u32, u32)> {
 pub fn state_of(release: &str) -> Option<&'static Release> {
     let (ma, mi, p) = version_of(release)?;
     let series = format!("{ma}.{mi}");
+    // A mainline release candidate ("6.1.0-rc3") precedes the release
+    // the table's entries were read at: no model state. (A stable -rc,
+    // "6.12.64-rc1", carries that release's queued patches.)
+    let rc = [format!("{series}.0-rc"), format!("{series}-rc")]
+        .iter()
+        .any(|p| release.starts_with(p.as_str()));
+    if rc {
+        return None;
+    }
     // Debian's 6.1 release strings are "6.1.0-ABI-flavour": patch level 0
     // there says nothing about the stable patch level.
     let debian_abi = release.starts_with(&format!("{series}.0-"));
@@ -120,6 +131,23 @@ mod tests {
         assert_eq!(label("6.6.100"), None);
         assert_eq!(label("5.10.1"), None);
         assert_eq!(label("garbage"), None);
+        // mainline release candidates precede the releases read
+        assert_eq!(label("6.1.0-rc3"), None);
+        assert_eq!(label("6.12.0-rc7"), None);
+        assert_eq!(label("6.12-rc7"), None);
+        // a stable -rc carries its release's patches
+        assert_eq!(label("6.12.64-rc1"), Some("L+dio (6.12.64+)"));
+        // other series that merely start with the digits of a known one
+        assert_eq!(label("6.180.1"), None);
+        assert_eq!(label("16.12.1"), None);
+        assert_eq!(label("6.120.64"), None);
+        // a patch level past u32 is no version, not patch level 0
+        assert_eq!(label("6.12.4294967296"), None);
+        assert_eq!(label("6.18.99999999999999999999"), None);
+        // vendor strings
+        assert_eq!(label("6.8.0-45-generic"), None);
+        assert_eq!(label("6.12.0-55.el10.x86_64"), None);
+        assert_eq!(label("6.1.0-28-amd64"), Some("L (6.1.y)"));
         assert_eq!(label(""), None);
     }
 }

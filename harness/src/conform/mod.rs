@@ -264,6 +264,37 @@ pub fn with_flusher(m: &Mapping, k: usize) -> Option<Mapping> {
     Some(b)
 }
 
+/// Not a behaviour with the trace's syscalls alone (`v`): perhaps with
+/// the kernel's own background writeback ([`with_flusher`], up to
+/// [`MAX_FLUSHER_PASSES`]). Returns the mapping and verdict that stand,
+/// and whether no task slot was left for even one pass. The first
+/// violation is the one reported if no pass helps; but when a search with
+/// passes stopped at `bound`, the violation is not proven (the trace may
+/// be a behaviour with them): that inconclusive verdict stands instead.
+pub(crate) fn retry_with_flusher(m: Mapping, v: Verdict, bound: usize) -> (Mapping, Verdict, bool) {
+    if !matches!(v, Verdict::Violation { .. }) {
+        return (m, v, false);
+    }
+    let mut stopped = None;
+    for k in 1..=MAX_FLUSHER_PASSES {
+        let Some(b) = with_flusher(&m, k) else {
+            return match stopped {
+                Some((b, s)) => (b, s, false),
+                None => (m, v, k == 1),
+            };
+        };
+        match check(&b, bound) {
+            vb @ Verdict::Conforms { .. } => return (b, vb, false),
+            vb @ Verdict::Inconclusive { .. } => stopped = stopped.or(Some((b, vb))),
+            Verdict::Violation { .. } => {}
+        }
+    }
+    match stopped {
+        Some((b, s)) => (b, s, false),
+        None => (m, v, false),
+    }
+}
+
 #[derive(Debug)]
 pub enum Translation {
     Modelled(Box<Mapping>),
@@ -364,26 +395,8 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
             detail: None,
         }),
         Translation::Modelled(m) => {
-            let mut v = check(&m, DEFAULT_BOUND);
-            let mut m = *m;
-            // Not a behaviour with the trace's syscalls alone: perhaps with
-            // the kernel's own background writeback (with_flusher). The
-            // first violation is the one reported if none helps.
-            let mut no_slot = false;
-            if matches!(v, Verdict::Violation { .. }) {
-                for k in 1..=MAX_FLUSHER_PASSES {
-                    let Some(b) = with_flusher(&m, k) else {
-                        no_slot = k == 1;
-                        break;
-                    };
-                    let vb = check(&b, DEFAULT_BOUND);
-                    if matches!(vb, Verdict::Conforms { .. }) {
-                        v = vb;
-                        m = b;
-                        break;
-                    }
-                }
-            }
+            let v = check(&m, DEFAULT_BOUND);
+            let (m, v, no_slot) = retry_with_flusher(*m, v, DEFAULT_BOUND);
             let passes = match m.background.count_ones() {
                 0 => String::new(),
                 k => format!(" (+{k} background writeback)"),
@@ -408,7 +421,8 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
                     ),
                     Class::DoesNotConform,
                 ),
-                _ => (v.short(), Class::DoesNotConform),
+                // inconclusive with background writeback: say so
+                _ => (format!("{}{passes}", v.short()), Class::DoesNotConform),
             };
             let detail = match &v {
                 Verdict::Conforms { explored, .. } => format!(

@@ -143,13 +143,41 @@ pub fn parse_args(args: &[String]) -> Result<Opts, String> {
                     ));
                 }
             }
+            // checked here, not by the guest after a boot (whose message
+            // would stay on its console)
+            match crate::conform::parse_args(&o.command[1..]) {
+                Err(e) => return Err(format!("conform: {e}")),
+                Ok(crate::conform::Parsed::Help) => {
+                    return Err("conform --help: ask the host (`wbspec conform --help`)".into())
+                }
+                Ok(crate::conform::Parsed::Run(_)) => {}
+            }
         }
         Some("run") => {
-            for a in &o.command[1..] {
-                if matches!(a.as_str(), "--keep-traces" | "--json") {
-                    return Err(format!(
-                        "run {a} is the host's business: the guest's traces and report come back with --keep DIR"
-                    ));
+            let mut it = o.command[1..].iter();
+            while let Some(a) = it.next() {
+                match a.as_str() {
+                    "--keep-traces" | "--json" => {
+                        return Err(format!(
+                            "run {a} is the host's business: the guest's traces and report come back with --keep DIR"
+                        ))
+                    }
+                    // as `wbspec-harness run` takes them (main.rs)
+                    "--hold-timeout-ms" | "--deadline-ms" => {
+                        num(&format!("run {a}"), it.next(), 1, 3_600_000)?;
+                    }
+                    s if s.starts_with('-') => return Err(format!("run: unknown option {s}")),
+                    s => {
+                        let known = crate::scenarios::all()
+                            .iter()
+                            .chain(crate::scenarios::selftests().iter())
+                            .any(|x| x.name == s);
+                        if !known {
+                            return Err(format!(
+                                "run: unknown scenario {s} (see `wbspec-harness list`)"
+                            ));
+                        }
+                    }
                 }
             }
         }
@@ -161,10 +189,26 @@ pub fn parse_args(args: &[String]) -> Result<Opts, String> {
         }
     }
     if let Some(k) = &o.keep {
-        if k.exists() {
+        // a dangling symbolic link exists too
+        if k.symlink_metadata().is_ok() {
             return Err(format!(
                 "--keep {}: exists (give a new directory)",
                 k.display()
+            ));
+        }
+        if k.file_name().is_none() {
+            return Err(format!("--keep {:?}: not a directory name", k.display()));
+        }
+        // checked now, not after a boot of minutes
+        let parent = k
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            return Err(format!(
+                "--keep {}: {} is not a directory",
+                k.display(),
+                parent.display()
             ));
         }
     }
@@ -302,7 +346,11 @@ fn work_dir() -> Result<(PathBuf, usize), String> {
 }
 
 /// Publish the guest's files as directory `keep`: written into a
-/// temporary sibling, then renamed (all or nothing).
+/// temporary sibling, then renamed (all or nothing) with
+/// RENAME_NOREPLACE, so a directory that appeared at `keep` while the
+/// guest ran is never replaced (rename(2) alone replaces an empty one).
+/// The host's console is written last: a guest file of that name does
+/// not stand in for it.
 fn keep_files(keep: &Path, files: &[(String, Vec<u8>)], console: &[u8]) -> Result<(), String> {
     let parent = keep
         .parent()
@@ -313,9 +361,11 @@ fn keep_files(keep: &Path, files: &[(String, Vec<u8>)], console: &[u8]) -> Resul
         .ok_or_else(|| format!("--keep {}: not a directory name", keep.display()))?
         .to_string_lossy();
     let tmp = parent.join(format!(".{name}.wbspec-{}.tmp", std::process::id()));
+    // only a directory this call created is removed on an error
+    if let Err(e) = std::fs::create_dir(&tmp) {
+        return Err(format!("--keep {}: {}: {e}", keep.display(), tmp.display()));
+    }
     let r = (|| -> std::io::Result<()> {
-        std::fs::create_dir(&tmp)?;
-        std::fs::write(tmp.join("console.log"), console)?;
         for (p, data) in files {
             let f = tmp.join(p);
             if let Some(d) = f.parent() {
@@ -323,13 +373,39 @@ fn keep_files(keep: &Path, files: &[(String, Vec<u8>)], console: &[u8]) -> Resul
             }
             std::fs::write(&f, data)?;
         }
-        std::fs::rename(&tmp, keep)
+        std::fs::write(tmp.join("console.log"), console)?;
+        rename_noreplace(&tmp, keep)
     })();
     if let Err(e) = r {
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(format!("--keep {}: {e}", keep.display()));
     }
     Ok(())
+}
+
+/// rename(2) that fails with EEXIST when `to` exists (renameat2
+/// RENAME_NOREPLACE).
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+    };
+    let (f, t) = (c(from)?, c(to)?);
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            f.as_ptr(),
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// `vm` for the command line: returns the exit status.
@@ -525,6 +601,14 @@ mod tests {
         assert_eq!(o.image, Image::Debian("6.12".into()));
         assert_eq!(o.mem_mib, 512);
         assert_eq!(o.command, args("conform b_ftrunc"));
+        for good in [
+            "--debian 6.1 -- conform",
+            "--debian 6.1 -- conform --random 5 --seed 3",
+            "--debian 6.1 -- conform b_ftrunc h_crop --allow-not-modelled",
+            "--debian 6.1 -- run a_fsync --deadline-ms 5000",
+        ] {
+            parse_args(&args(good)).unwrap_or_else(|e| panic!("{good}: {e}"));
+        }
         for bad in [
             "--debian 6.6 -- conform",
             "--debian 6.12",
@@ -539,8 +623,89 @@ mod tests {
             "--debian 6.12 -- conform --trace t.jsonl",
             "--debian 6.12 -- run --json x",
             "--debian 6.12 extra -- conform",
+            // the guest command's own usage errors, found before a boot
+            "--debian 6.12 -- conform nosuchscenario",
+            "--debian 6.12 -- conform --random 1 --seed x",
+            "--debian 6.12 -- conform --seed 3",
+            "--debian 6.12 -- conform --help",
+            "--debian 6.12 -- conform --json x",
+            "--debian 6.12 -- run nosuchscenario",
+            "--debian 6.12 -- run --trace t",
+            "--debian 6.12 -- run --deadline-ms 0",
+            "--debian 6.12 -- run --hold-timeout-ms",
         ] {
             assert!(parse_args(&args(bad)).is_err(), "{bad}");
         }
+    }
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("wbspec-vm-test-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn keep_never_replaces_what_appeared_and_removes_only_its_own() {
+        let d = scratch("keep");
+        let files = vec![("stdout".to_string(), b"out".to_vec())];
+        // a fresh name: published whole, the host's console included
+        let k = d.join("new");
+        keep_files(&k, &files, b"console").unwrap();
+        assert_eq!(std::fs::read(k.join("stdout")).unwrap(), b"out");
+        assert_eq!(std::fs::read(k.join("console.log")).unwrap(), b"console");
+        // a guest file named console.log does not replace the host's
+        let k2 = d.join("new2");
+        let forged = vec![("console.log".to_string(), b"forged".to_vec())];
+        keep_files(&k2, &forged, b"console").unwrap();
+        assert_eq!(std::fs::read(k2.join("console.log")).unwrap(), b"console");
+        // an empty directory that appeared at --keep while the guest ran
+        // is not replaced (rename(2) alone would)
+        let e = d.join("empty");
+        std::fs::create_dir(&e).unwrap();
+        assert!(keep_files(&e, &files, b"c").is_err());
+        assert_eq!(std::fs::read_dir(&e).unwrap().count(), 0);
+        // a directory already at the temporary name is someone else's
+        let k3 = d.join("k3");
+        let tmp = d.join(format!(".k3.wbspec-{}.tmp", std::process::id()));
+        std::fs::create_dir(&tmp).unwrap();
+        std::fs::write(tmp.join("theirs"), b"x").unwrap();
+        assert!(keep_files(&k3, &files, b"c").is_err());
+        assert!(
+            tmp.join("theirs").is_file(),
+            "removed a directory it did not make"
+        );
+        assert!(!k3.exists());
+        std::fs::remove_dir_all(&tmp).unwrap();
+        // nothing else was left: the two published dirs, the empty one
+        let mut left: Vec<String> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["empty", "new", "new2"]);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn keep_names_that_cannot_be_published_are_refused_before_a_boot() {
+        let d = scratch("keepargs");
+        let dangling = d.join("dangling");
+        std::os::unix::fs::symlink(d.join("nowhere"), &dangling).unwrap();
+        let bad_keeps = [
+            String::new(),
+            d.join("no/such/parent").display().to_string(),
+            dangling.display().to_string(),
+            d.join("..").display().to_string(),
+            "/".to_string(),
+        ];
+        for k in bad_keeps {
+            let a: Vec<String> = ["--debian", "6.12", "--keep", &k, "--", "conform"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            let e = parse_args(&a).expect_err(&k);
+            assert!(e.starts_with("--keep"), "{k}: {e}");
+        }
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -180,10 +180,12 @@ pub fn parse_channel(mut data: &[u8]) -> Result<Option<(Vec<(String, Vec<u8>)>, 
                 data = &data[len..];
             }
             (Some("X"), Some(code), None, None) => {
+                // an exit status (0..=255): a larger one would wrap
+                // in the host's own exit status (256 would read as 0)
                 let code = code
-                    .parse()
+                    .parse::<u8>()
                     .map_err(|_| format!("channel: bad status {code}"))?;
-                return Ok(Some((files, code)));
+                return Ok(Some((files, code.into())));
             }
             _ => return Err(format!("channel: unexpected line {line:?}")),
         }
@@ -256,6 +258,14 @@ mod tests {
         assert!(parse_channel(b"F /etc/x 1\nz").is_err());
         assert!(parse_channel(b"hello\n").is_err());
         assert!(parse_channel(b"F a x\n").is_err());
+        // a status the host's own exit status cannot carry
+        for bad in ["256", "-1", "4294967296", "x"] {
+            assert!(
+                parse_channel(format!("X {bad}\n").as_bytes()).is_err(),
+                "{bad}"
+            );
+        }
+        assert_eq!(parse_channel(b"X 255\n").unwrap().unwrap().1, 255);
     }
 
     #[test]
