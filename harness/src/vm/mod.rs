@@ -473,7 +473,12 @@ fn boot_and_report(o: &Opts, k: &Kernel, qemu: &Path, cpio: &[u8], dir: &Path, r
         // the init's and the harness's lines (progress); the kernel's
         // messages only with --verbose
         if verbose || l.starts_with("wbspec") || l.starts_with("Scenario ") {
-            eprintln!("guest: {l}");
+            // the guest's bytes, not escape sequences for this terminal
+            let clean: String = l
+                .chars()
+                .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+                .collect();
+            eprintln!("guest: {clean}");
         }
     };
     eprintln!(

@@ -61,10 +61,12 @@ pub fn boot(b: Boot) -> Result<End, String> {
         .arg(b.initrd)
         .arg("-append")
         .arg(format!("console=ttyS0 panic=-1 loglevel=4 {}", b.append))
-        .arg("-serial")
-        .arg(format!("file:{}", console.display()))
-        .arg("-serial")
-        .arg(format!("file:{}", chan.display()))
+        .arg("-chardev")
+        .arg(format!("file,id=con,path={}", qemu_opt(&console)))
+        .args(["-serial", "chardev:con"])
+        .arg("-chardev")
+        .arg(format!("file,id=chan,path={}", qemu_opt(&chan)))
+        .args(["-serial", "chardev:chan"])
         .args(["-monitor", "none"]);
     if b.kvm {
         cmd.args(["-accel", "kvm", "-cpu", "host"]);
@@ -142,6 +144,12 @@ pub fn boot(b: Boot) -> Result<End, String> {
             },
         },
     })
+}
+
+/// A path as a QEMU option value: a comma separates options there, and a
+/// doubled comma stands for one (a $TMPDIR with a comma in it).
+fn qemu_opt(p: &Path) -> String {
+    p.display().to_string().replace(',', ",,")
 }
 
 fn first_line(s: &str) -> String {
@@ -266,6 +274,12 @@ mod tests {
             );
         }
         assert_eq!(parse_channel(b"X 255\n").unwrap().unwrap().1, 255);
+    }
+
+    #[test]
+    fn commas_in_paths_are_doubled_for_qemu() {
+        assert_eq!(qemu_opt(Path::new("/tmp/a,b/c")), "/tmp/a,,b/c");
+        assert_eq!(qemu_opt(Path::new("/tmp/x")), "/tmp/x");
     }
 
     #[test]
