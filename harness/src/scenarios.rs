@@ -21,8 +21,8 @@ use crate::scenarios_dio::{
 use crate::scenarios_mmap::{c_mmap, c_mmap_held, dio_mmap};
 use crate::scenarios_truncate::{h_nowrite, trunc_held, TruncOp};
 use crate::scenarios_writeback::{
-    a_big, a_fsync, a_maxwrite, a_nowbc, b_rewrite, f_cong, g_payload, k_close_held, k_fsync_held,
-    s_syncfs,
+    a_big, a_fsync, a_maxwrite, a_nowbc, b_rewrite, b_wait_after, f_cong, g_payload, k_close_held,
+    k_fsync_held, s_syncfs,
 };
 use crate::server::ServerConfig;
 
@@ -68,6 +68,9 @@ pub fn all() -> Vec<Scenario> {
         sc!("b_extend", "ftruncate(32K) (extend) while the WRITE is held: also waits for the WRITE reply", dflt, |c| wrap(c, |x| trunc_held(x, TruncOp::Ftrunc(8 * PG)))),
         sc!("b_otrunc", "open(O_TRUNC) without atomic_o_trunc while the WRITE is held: OPEN (no O_TRUNC) is answered during the hold, SETATTR(size=0) after the WRITE reply", dflt, |c| wrap(c, |x| trunc_held(x, TruncOp::OpenOTrunc))),
         sc!("b_otrunc_atomic", "open(O_TRUNC) with atomic_o_trunc while the WRITE is held: OPEN(O_TRUNC) itself waits for the WRITE reply; no SETATTR(size)", atomic, |c| wrap(c, |x| trunc_held(x, TruncOp::OpenOTrunc))),
+        sc!("b_wait_after", "sync_file_range(WAIT_BEFORE|WRITE|WAIT_AFTER) on a page whose WRITE is held: blocks until the reply (T2: PG_writeback until the reply); L: returns at once (temp page)", dflt, |c| wrap(c, b_wait_after))
+            .expect_on(&["T2", "L"])
+            .outside_model("only SYNC_FILE_RANGE_WRITE has a model task", "the model's sync_file_range task is SYNC_FILE_RANGE_WRITE (WB_SYNC_NONE, no wait); the wait variant has none"),
         sc!("b_rewrite", "write(2) to a page under writeback does not block (L: waits for the WRITE's reply); fsync waits; the second WRITE (new bytes) is sent only after the first reply", dflt, |c| wrap(c, b_rewrite)).expect_on(&["T2", "L"]),
         sc!("h_crop", "writeback started while SETATTR(4K) is held: WRITE queued in the kernel, sent after the SETATTR reply cropped to 4K; pages beyond dropped", dflt, |c| wrap(c, |x| h_nowrite(x, PG))),
         sc!("h_extend", "writeback started while SETATTR(24K, extend) is held: the full 16K WRITE is sent after the SETATTR reply", dflt, |c| wrap(c, |x| h_nowrite(x, 6 * PG))),

@@ -285,6 +285,43 @@ fn b_rewrite_l(ctx: &mut Ctx) -> Res {
     ctx.expect_file("f", PG, "Z")
 }
 
+/// Where PG_writeback ends: sync_file_range(WAIT_BEFORE | WRITE |
+/// WAIT_AFTER) over a page whose WRITE is held. T2 (6.16+): PG_writeback
+/// lasts until the WRITE's reply (fuse_writepage_end), so the wait
+/// blocks until the release. L (<= 6.15): the page was copied to a temp
+/// page and end_page_writeback ran when the WRITE was queued, so nothing
+/// on the page is left to wait for and the call returns with the WRITE
+/// still held (fuse_writepages_send).
+pub(crate) fn b_wait_after(ctx: &mut Ctx) -> Res {
+    let fd = dirty_and_hold(ctx, "A")?;
+    let mut w = ctx.spawn(
+        "T1",
+        "sync_file_range",
+        &format!("fd={fd} 0 4096 WAIT_BEFORE|WRITE|WAIT_AFTER"),
+        move || sys::sync_file_range_wait(fd, 0, PG),
+    )?;
+    if ctx.state() == Some("L") {
+        let r = w.wait(2000);
+        ctx.expect(
+            "L: the wait returns with the WRITE still held (temp page: PG_writeback already ended)",
+            r.is_some_and(|(r, _)| r.ret == 0),
+            || format!("{r:?} within 2000 ms"),
+        )?;
+        ctx.ctl("release all")?;
+    } else {
+        ctx.sleep_ms(SETTLE_MS);
+        let blocked = !w.done();
+        ctx.expect(
+            "the wait blocks while the WRITE is held (PG_writeback until the reply)",
+            blocked,
+            || "returned".into(),
+        )?;
+        ctx.ctl("release all")?;
+        w.join(3000)?;
+    }
+    ctx.expect_file("f", PG, "A")
+}
+
 // ---------------------------------------------------------------- (g) payload at server-read time
 
 pub(crate) fn g_payload(ctx: &mut Ctx) -> Res {

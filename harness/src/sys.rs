@@ -63,6 +63,21 @@ pub fn sync_file_range_write(fd: i32, off: u64, len: u64) -> Ret {
     } as i64)
 }
 
+/// sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER): write the range back
+/// (WB_SYNC_ALL) and wait for PG_writeback on it, before and after.
+pub fn sync_file_range_wait(fd: i32, off: u64, len: u64) -> Ret {
+    Ret::from(unsafe {
+        libc::sync_file_range(
+            fd,
+            off as i64,
+            len as i64,
+            libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                | libc::SYNC_FILE_RANGE_WRITE
+                | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+        )
+    } as i64)
+}
+
 /// fdatasync(2).
 pub fn fdatasync(fd: i32) -> Ret {
     Ret::from(unsafe { libc::fdatasync(fd) } as i64)

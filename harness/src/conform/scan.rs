@@ -256,6 +256,15 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                             }
                         }
                         "sync_file_range" => {
+                            // the model's tasks are SYNC_FILE_RANGE_WRITE
+                            // (WB_SYNC_NONE, no wait)
+                            let flags = words.get(3).copied().unwrap_or("WRITE");
+                            if flags != "WRITE" {
+                                return nm(format!(
+                                    "#{} sync_file_range with {flags}: only SYNC_FILE_RANGE_WRITE has a model task",
+                                    e.seq
+                                ));
+                            }
                             let a = num(words.get(1).copied()).unwrap_or(0);
                             let l = num(words.get(2).copied()).unwrap_or(0);
                             if l == 0 {
