@@ -173,8 +173,11 @@ pub(crate) fn briefs(ws: &[&Event]) -> String {
 /// create f, dirty `tags`, hold the next WRITE[CACHE], start writeback, wait until held.
 pub(crate) fn dirty_and_hold(ctx: &mut Ctx, tags: &str) -> Result<i32, Fail> {
     let fd = ctx.create("T0", "f")?;
-    ctx.pwrite("T0", fd, 0, tags)?;
+    // Armed before the write: background writeback may send the page's
+    // WRITE as soon as it is dirty (balance_dirty_pages at the end of the
+    // write, docs/findings.md M-flusher); that WRITE is then the held one.
     ctx.ctl("hold WRITE n=1 cache=1")?;
+    ctx.pwrite("T0", fd, 0, tags)?;
     ctx.sfr("T0", fd)?;
     ctx.wait_held(1, 2000)?;
     Ok(fd)
