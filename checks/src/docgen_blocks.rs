@@ -288,6 +288,8 @@ fn output_examples(inp: &Inputs) -> Result<(String, String), String> {
 struct Recorded {
     total: usize,
     conforms: usize,
+    /// Of `conforms`: those that needed background writeback passes.
+    background: usize,
     to_cut: Vec<String>,
     not_modelled: Vec<String>,
     not_conforming: Vec<String>,
@@ -307,6 +309,7 @@ fn recorded_in(dir: &Path) -> Result<Recorded, String> {
     let mut r = Recorded {
         total: 0,
         conforms: 0,
+        background: 0,
         to_cut: vec![],
         not_modelled: vec![],
         not_conforming: vec![],
@@ -322,7 +325,10 @@ fn recorded_in(dir: &Path) -> Result<Recorded, String> {
         let c = conform_trace(&ev, None).map_err(|e| format!("{}: {e}", p.display()))?;
         r.total += 1;
         match c.class {
-            Conf::Conforms => r.conforms += 1,
+            Conf::Conforms => {
+                r.conforms += 1;
+                r.background += usize::from(c.word.contains("background writeback"));
+            }
             Conf::ConformsToCut => r.to_cut.push(name),
             Conf::NotModelled => r.not_modelled.push(name),
             _ => r.not_conforming.push(name),
@@ -393,30 +399,17 @@ fn recorded_l(inp: &Inputs) -> Result<String, String> {
         ),
         ("6.1.0-57", "Debian's 6.1.192 (L without 80e4f25262f9)"),
     ] {
-        let mut total = 0;
-        let (mut plain, mut flusher, mut nm, mut bad) = (0, 0, 0, vec![]);
-        for p in jsonl_files(&t.join(dir))? {
-            let name = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_default();
-            let text = crate::paths::read_input(&p)?;
-            let ev = wbspec_harness::trace::parse_trace(&text)
-                .map_err(|e| format!("{}: {e}", p.display()))?;
-            let c = conform_trace(&ev, None).map_err(|e| format!("{}: {e}", p.display()))?;
-            total += 1;
-            match c.class {
-                Conf::Conforms if c.word.contains("background writeback") => flusher += 1,
-                Conf::Conforms => plain += 1,
-                Conf::NotModelled => nm += 1,
-                _ => bad.push(name),
-            }
-        }
+        let r = recorded_in(&t.join(dir))?;
+        let mut bad = r.not_conforming;
+        bad.extend(r.to_cut);
         parts.push(format!(
-            "on {what}, of {total} traces {} conform ({flusher} of them with \
-             background writeback passes, docs/findings.md M-flusher), {nm} are \
+            "on {what}, of {} traces {} conform ({} of them with \
+             background writeback passes, docs/findings.md M-flusher), {} are \
              not modelled and {} not conforming ({})",
-            plain + flusher,
+            r.total,
+            r.conforms,
+            r.background,
+            r.not_modelled.len(),
             bad.len(),
             names(&bad)
         ));
