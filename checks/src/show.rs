@@ -85,11 +85,21 @@ fn kind_of(task: &str) -> &str {
 }
 
 /// The entry's tasks as written in the catalogue.
+/// (`threads = [[...]]`: every thread's tasks, thread by thread.)
 pub fn tasks(e: &Entry) -> Vec<String> {
-    match e.settings.get("tasks").and_then(|v| v.as_array()) {
-        Some(a) => a
-            .iter()
+    let strs = |a: &Vec<toml::Value>| -> Vec<String> {
+        a.iter()
             .filter_map(|t| t.as_str().map(String::from))
+            .collect()
+    };
+    if let Some(a) = e.settings.get("tasks").and_then(|v| v.as_array()) {
+        return strs(a);
+    }
+    match e.settings.get("threads").and_then(|v| v.as_array()) {
+        Some(ths) => ths
+            .iter()
+            .filter_map(|t| t.as_array())
+            .flat_map(strs)
             .collect(),
         None => vec![],
     }

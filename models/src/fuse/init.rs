@@ -16,10 +16,12 @@ impl FuseModel {
         cfg.validate()?;
         let programs = cfg.tasks.iter().map(|t| build(&cfg, t)).collect();
         let fsize = super::lfolio::folio_size(&cfg);
+        let pred = (0..cfg.tasks.len()).map(|t| cfg.pred(t)).collect();
         Ok(FuseModel {
             cfg,
             programs,
             fsize,
+            pred,
         })
     }
 

@@ -37,6 +37,9 @@ pub struct FuseModel {
     /// Blocks (C) or pages (T, T2) per folio, after the large-folio order
     /// cap (lfolio.rs).
     pub fsize: u8,
+    /// Per task, the task before it on its thread (`Config::pred`): it
+    /// starts only once that one has returned.
+    pub pred: Vec<Option<usize>>,
 }
 
 /// Version (data identity) written by task `t`.
@@ -196,6 +199,14 @@ impl FuseModel {
     #[allow(clippy::needless_borrow)]
     pub fn exec_task_in(&self, s0: &State, mut s: &mut State, t: usize) -> Option<Step> {
         let op = self.current_op(s0, t)?;
+        // A thread's next syscall starts once the one before it returned
+        // (once done, a task stays done, so checking at every pc is the
+        // same as checking at the first).
+        if let Some(p) = self.pred[t] {
+            if !self.task_done(s0, p) {
+                return None;
+            }
+        }
         s.ev = Event::None;
         let step = match op {
             Op::Entry => self.op_entry(&mut s, t)?,
@@ -406,7 +417,14 @@ impl FuseModel {
     /// Task label for narratives: `T1 ftruncate`.
     pub fn actor_label(&self, a: Actor) -> String {
         match a {
-            Actor::Task(t) => format!("T{} {}", t, self.cfg.tasks[t as usize].short()),
+            Actor::Task(t) => match self.cfg.thread.get(t as usize) {
+                Some(th) => format!(
+                    "T{} {} [thread {th}]",
+                    t,
+                    self.cfg.tasks[t as usize].short()
+                ),
+                None => format!("T{} {}", t, self.cfg.tasks[t as usize].short()),
+            },
             Actor::Daemon(w) => format!("D{w} daemon"),
         }
     }

@@ -35,13 +35,23 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
         String::new()
     };
     v.push(("folio", format!("{folio}{blocks}")));
-    let tasks: Vec<String> = cfg
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| format!("T{i} \"{t}\""))
-        .collect();
-    v.push(("tasks", tasks.join(", ")));
+    let task = |i: usize| format!("T{i} \"{}\"", cfg.tasks[i]);
+    if cfg.thread.is_empty() {
+        let tasks: Vec<String> = (0..cfg.tasks.len()).map(task).collect();
+        v.push(("tasks", tasks.join(", ")));
+    } else {
+        // thread programs: each thread's tasks in the order it runs them
+        let threads: Vec<String> = cfg
+            .threads()
+            .iter()
+            .enumerate()
+            .map(|(th, ts)| {
+                let ts: Vec<String> = ts.iter().map(|&i| task(i)).collect();
+                format!("thread {th}: {}", ts.join(" then "))
+            })
+            .collect();
+        v.push(("threads", threads.join("; ")));
+    }
     v.push(("daemon", plural(cfg.daemon_threads, "thread")));
     v.push((
         "max_background",

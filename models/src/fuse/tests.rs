@@ -22,6 +22,7 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         writeback_cache: true,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
+        thread: Vec::new(),
         max_background: None,
         congestion_threshold: None,
         async_dio: false,
@@ -748,4 +749,55 @@ fn pages_are_range_checked_before_any_shift() {
         let e = c.validate().unwrap_err();
         assert!(e.contains("pages must be 1..="), "{pages}: {e}");
     }
+}
+
+/// `threads = [[...]]`: a thread's second syscall is not enabled until
+/// its first has returned; a task of another thread is.
+#[test]
+fn thread_runs_its_syscalls_in_order() {
+    let mut c = cfg(1, &["write 0+1", "fsync", "truncate 0"]);
+    c.thread = vec![0, 0, 1];
+    c.dirty = 0;
+    let m = model(c);
+    let s = m.initial();
+    assert!(enabled(&m, &s, T1).is_empty(), "fsync waits for the write");
+    assert!(!enabled(&m, &s, Actor::Task(2)).is_empty());
+    // run the write to its return: then the fsync may start
+    let mut s = s;
+    while !m.task_done(&s, 0) {
+        let step = enabled(&m, &s, T0)[0];
+        s = run(&m, &s, T0, step);
+    }
+    assert!(!enabled(&m, &s, T1).is_empty());
+}
+
+#[test]
+fn thread_indices_are_validated() {
+    let mut c = cfg(1, &["write 0+1", "fsync"]);
+    c.thread = vec![0];
+    assert!(c.validate().unwrap_err().contains("2 tasks"));
+    c.thread = vec![0, 2];
+    assert_eq!(c.validate().unwrap_err(), "thread 1 has no task");
+    c.thread = vec![1, 0];
+    assert!(c.validate().is_ok());
+}
+
+#[test]
+fn threads_key_flattens_thread_by_thread() {
+    let t = |s: &str| Config::from_table(&s.parse::<toml::Table>().unwrap());
+    let base = "kernel = \"T2\"\npages = 1\ninit_size = 1\n";
+    let c = t(&format!(
+        "{base}threads = [[\"write 0+1\", \"fsync\"], [\"truncate 0\"]]"
+    ))
+    .unwrap();
+    assert_eq!(c.thread, vec![0, 0, 1]);
+    assert_eq!(c.pred(1), Some(0));
+    assert_eq!(c.pred(2), None);
+    let both = t(&format!(
+        "{base}tasks = [\"fsync\"]\nthreads = [[\"fsync\"]]"
+    ));
+    assert_eq!(both.unwrap_err(), "give tasks or threads, not both");
+    let empty = t(&format!("{base}threads = [[\"fsync\"], []]"));
+    assert_eq!(empty.unwrap_err(), "thread 1 has no task");
+    assert!(t(base).unwrap_err().contains("tasks or threads"));
 }

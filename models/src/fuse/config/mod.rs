@@ -71,6 +71,12 @@ pub struct Config {
     /// readahead READ).
     pub max_pages: u8,
     pub tasks: Vec<TaskSpec>,
+    /// Per task, the workload thread that runs it (`threads = [[...]]`):
+    /// a thread runs its tasks in order, each starting only once the one
+    /// before it has returned. Empty: every task is a thread of its own
+    /// (`tasks = [...]`), all issued at once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread: Vec<u8>,
     /// fc->max_background: background requests (writeback WRITEs,
     /// readahead READs, async direct I/O) beyond it wait on fc->bg_queue,
     /// and non-forced ones block in fuse_get_req. `None`: unbounded.
@@ -188,5 +194,32 @@ impl Config {
     /// start): one if any task uses it.
     pub fn cached_opens(&self) -> u8 {
         self.tasks.iter().any(|t| t.uses_cached_open()) as u8
+    }
+
+    /// The task that runs before task `t` on its thread (`None`: the
+    /// thread's first task, or every task its own thread).
+    pub fn pred(&self, t: usize) -> Option<usize> {
+        let th = *self.thread.get(t)?;
+        (0..t).rev().find(|&u| self.thread[u] == th)
+    }
+
+    /// Threads of the workload: the task indices of each, in order.
+    pub fn threads(&self) -> Vec<Vec<usize>> {
+        if self.thread.is_empty() {
+            return (0..self.tasks.len()).map(|t| vec![t]).collect();
+        }
+        let n = self
+            .thread
+            .iter()
+            .copied()
+            .max()
+            .map_or(0, |m| m as usize + 1);
+        (0..n)
+            .map(|th| {
+                (0..self.tasks.len())
+                    .filter(|&t| self.thread[t] as usize == th)
+                    .collect()
+            })
+            .collect()
     }
 }

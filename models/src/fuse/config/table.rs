@@ -33,7 +33,11 @@ struct ConfigRaw {
     #[serde(default = "yes")]
     writeback_cache: bool,
     max_pages: Option<u8>,
+    #[serde(default)]
     tasks: Vec<String>,
+    /// Thread programs: each thread runs its syscalls in order.
+    #[serde(default)]
+    threads: Vec<Vec<String>>,
     max_background: Option<u8>,
     congestion_threshold: Option<u8>,
     #[serde(default)]
@@ -83,6 +87,23 @@ impl Config {
         for t in &raw.tasks {
             tasks.push(TaskSpec::parse(t)?);
         }
+        // `threads = [[...], ...]`: the tasks of thread 0, then thread 1's,
+        // ...; each remembers its thread.
+        let mut thread = Vec::new();
+        match (raw.tasks.is_empty(), raw.threads.is_empty()) {
+            (false, false) => return Err("give tasks or threads, not both".into()),
+            (true, true) => return Err("a workload needs tasks or threads".into()),
+            _ => {}
+        }
+        for (th, prog) in raw.threads.iter().enumerate() {
+            if prog.is_empty() {
+                return Err(format!("thread {th} has no task"));
+            }
+            for t in prog {
+                tasks.push(TaskSpec::parse(t)?);
+                thread.push(th as u8);
+            }
+        }
         let config = Config {
             kernel,
             variant,
@@ -98,6 +119,7 @@ impl Config {
             writeback_cache: raw.writeback_cache,
             max_pages: raw.max_pages.unwrap_or(raw.pages),
             tasks,
+            thread,
             max_background: raw.max_background,
             congestion_threshold: raw.congestion_threshold,
             async_dio: raw.async_dio,

@@ -89,6 +89,19 @@ impl Config {
         if self.tasks.is_empty() || self.tasks.len() > MAX_TASKS {
             return Err(format!("a workload has 1..={MAX_TASKS} tasks"));
         }
+        if !self.thread.is_empty() {
+            if self.thread.len() != self.tasks.len() {
+                return Err(format!(
+                    "{} thread indices for {} tasks",
+                    self.thread.len(),
+                    self.tasks.len()
+                ));
+            }
+            let n = self.thread.iter().copied().max().unwrap_or(0) as usize + 1;
+            if let Some(th) = (0..n).find(|th| !self.thread.contains(&(*th as u8))) {
+                return Err(format!("thread {th} has no task"));
+            }
+        }
         for t in &self.tasks {
             if let Some((first, n)) = t.range() {
                 if first as usize + n as usize > p as usize {
