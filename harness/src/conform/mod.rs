@@ -77,6 +77,21 @@ pub const FILTERED_SYSCALLS: &[(&str, &str)] = &[
 
 // ---------------------------------------------------------------- observations
 
+/// A data identity in a request's payload or a read's data. In a
+/// [`Mapping`] from [`translate`] it names who wrote the bytes: [`ID_ZERO`]
+/// for zeros, `task + 2` for model task `task` (the global task index of
+/// the trace); the search turns each into the model data version that
+/// task's slot uses when the event is matched (search.rs). Within a
+/// trace of at most `MAX_TASKS` syscalls the two are the same numbers.
+pub type Id = u32;
+/// Zeros (a hole, or past a truncation): the model's `V_ZERO`.
+pub const ID_ZERO: Id = 0;
+
+/// The data id of what task `t` writes.
+pub fn id_of(t: usize) -> Id {
+    t as Id + 2
+}
+
 /// A model request as observed at the server (model pages).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pat {
@@ -84,20 +99,20 @@ pub enum Pat {
     CacheWrite {
         first: u8,
         n: u8,
-        payload: Vec<Vec<u8>>,
+        payload: Vec<Vec<Id>>,
     },
     /// WRITE without FUSE_WRITE_CACHE (direct).
     DirectWrite {
         first: u8,
         n: u8,
-        payload: Vec<Vec<u8>>,
+        payload: Vec<Vec<Id>>,
     },
     /// WRITE without FUSE_WRITE_CACHE of a write(2) on a mount without
     /// writeback_cache (fuse_perform_write).
     ThroughWrite {
         first: u8,
         n: u8,
-        payload: Vec<Vec<u8>>,
+        payload: Vec<Vec<Id>>,
     },
     Read {
         first: u8,
@@ -111,7 +126,7 @@ pub enum Pat {
     /// OPEN of open task `task`; `trunc`: O_TRUNC in its flags (sent only
     /// with atomic_o_trunc).
     Open {
-        task: u8,
+        task: usize,
         trunc: bool,
     },
 }
@@ -126,7 +141,7 @@ impl fmt::Display for Pat {
                 format!("p{}-{}", a, (a as usize + n as usize).saturating_sub(1))
             }
         };
-        let pl = |p: &Vec<Vec<u8>>| {
+        let pl = |p: &Vec<Vec<Id>>| {
             p.iter()
                 .map(|v| {
                     v.iter()
@@ -183,13 +198,13 @@ pub enum Obs {
     /// Buffered read task `t` has returned this data: per model page, the
     /// versions its bytes may be (`None`: past the bytes returned, a short
     /// read). The model's read must have copied exactly that.
-    ReadRet(usize, Vec<(u8, Option<Vec<u8>>)>),
+    ReadRet(usize, Vec<(u8, Option<Vec<Id>>)>),
     /// The daemon read this request from /dev/fuse.
     Read(Pat),
     /// The daemon replied to this request; for a READ, the allowed data
     /// versions of the pages returned (server content at reply time) and
     /// its byte count (`bytes`), which a direct read returns.
-    Reply(Pat, Vec<(u8, Vec<u8>)>, Option<u64>),
+    Reply(Pat, Vec<(u8, Vec<Id>)>, Option<u64>),
     /// The daemon failed this request (-EIO, injected by `fail OP`).
     ReplyErr(Pat),
 }
@@ -218,7 +233,7 @@ pub struct Mapping {
     /// (None: no `ret` mark, e.g. the runner's cleanup close).
     pub rets: Vec<Option<i64>>,
     /// (page, tag string) -> versions; printed in reports and docs.
-    pub letters: BTreeMap<(u8, String), Vec<u8>>,
+    pub letters: BTreeMap<(u8, String), Vec<Id>>,
     /// How many trace events each filter rule dropped.
     pub filtered: BTreeMap<String, usize>,
     /// Where the checked prefix ends, and why the rest is not modelled
@@ -227,10 +242,10 @@ pub struct Mapping {
     /// Direct read task -> the versions each model page it returned may
     /// hold (from its `ret` mark's page tags): checked against the server
     /// when its READ is answered.
-    pub read_data: BTreeMap<usize, Vec<(u8, Vec<u8>)>>,
+    pub read_data: BTreeMap<usize, Vec<(u8, Vec<Id>)>>,
     /// Tasks issued from the start, with no call or ret in the trace: the
     /// background writeback passes [`with_flusher`] adds.
-    pub background: u16,
+    pub background: Vec<usize>,
 }
 
 /// Most background writeback passes a trace may need ([`with_flusher`]).
@@ -247,7 +262,9 @@ pub const MAX_FLUSHER_PASSES: usize = 2;
 /// when the model has no task slot left.
 pub fn with_flusher(m: &Mapping, k: usize) -> Option<Mapping> {
     let n = m.cfg.tasks.len();
-    if n + k > MODEL_TASKS {
+    // (a trace longer than the task slots runs in slots, slots.rs; the
+    // passes keep theirs)
+    if k >= MODEL_TASKS {
         return None;
     }
     let mut b = m.clone();
@@ -258,9 +275,9 @@ pub fn with_flusher(m: &Mapping, k: usize) -> Option<Mapping> {
         b.rets.push(None);
         b.task_labels
             .push("(kernel) background writeback, no syscall".into());
-        b.background |= 1 << (n + i);
+        b.background.push(n + i);
     }
-    b.cfg.validate().ok()?;
+    b.cfg.validate_any_length().ok()?;
     Some(b)
 }
 
@@ -307,6 +324,7 @@ mod raw;
 mod returns;
 mod scan;
 mod search;
+mod slots;
 mod translate;
 pub mod validate;
 
@@ -314,7 +332,7 @@ pub use cli::{
     conform_main, declared, help_text, judge, parse_args, Declared, Judged, Opts, Parsed,
     MAX_RANDOM,
 };
-pub use search::{check, Verdict};
+pub use search::{check, check_in_slots, Verdict};
 pub use translate::translate;
 
 /// How a trace compares with the model.
@@ -397,7 +415,7 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
         Translation::Modelled(m) => {
             let v = check(&m, DEFAULT_BOUND);
             let (m, v, no_slot) = retry_with_flusher(*m, v, DEFAULT_BOUND);
-            let passes = match m.background.count_ones() {
+            let passes = match m.background.len() {
                 0 => String::new(),
                 k => format!(" (+{k} background writeback)"),
             };

@@ -25,7 +25,7 @@
 //! mark in the task's state, so a failing fsync or close is accepted
 //! whenever the check has errors). A task that returned a value must not
 //! have failed in the model.
-use super::{Mapping, PG};
+use super::{Id, Mapping, PG};
 
 use wbspec_models::fuse::state::{Req, State, NONE};
 use wbspec_models::fuse::TaskSpec;
@@ -211,7 +211,8 @@ pub fn read_reply_ok(m: &Mapping, s: &State, req: &Req, reply_bytes: Option<u64>
     // the data it returned is what the server holds when it answers
     count_ok
         && m.read_data.get(&t).is_none_or(|d| {
-            d.iter()
-                .all(|(p, allowed)| *p < s.srv_size && allowed.contains(&s.srv[*p as usize]))
+            d.iter().all(|(p, allowed)| {
+                *p < s.srv_size && allowed.contains(&(s.srv[*p as usize] as Id))
+            })
         })
 }

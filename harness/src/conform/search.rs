@@ -1,6 +1,7 @@
 //! The constrained search: is there a behaviour of the model that produces
 //! exactly the observed event sequence?
 
+use super::slots::Slots;
 use super::*;
 use std::collections::{HashSet, VecDeque};
 
@@ -10,7 +11,7 @@ use wbspec_models::fuse::{Action, Actor, FuseModel, State, Step};
 /// A search node: a model state, which tasks have been issued, and which
 /// direct reads have had their READ answered (what they return is then
 /// checked; one with no READ returns 0).
-type Node = (State, u16, u16);
+pub(super) type Node = (State, u16, u16);
 
 #[derive(Debug, Clone)]
 pub enum Verdict {
@@ -32,6 +33,9 @@ pub enum Verdict {
     Inconclusive {
         index: usize,
         explored: usize,
+        /// A model limit stopped the search (task slots, data versions);
+        /// `None`: the state bound.
+        why: Option<String>,
     },
 }
 
@@ -47,9 +51,18 @@ impl Verdict {
             } => {
                 format!("VIOLATION at event {index} ({what}): the model cannot produce {expected}")
             }
-            Verdict::Inconclusive { index, explored } => {
+            Verdict::Inconclusive {
+                index,
+                explored,
+                why: None,
+            } => {
                 format!("inconclusive (state bound hit at event {index} after {explored} states)")
             }
+            Verdict::Inconclusive {
+                index,
+                why: Some(why),
+                ..
+            } => format!("inconclusive (a model limit at event {index}: {why})"),
         }
     }
 
@@ -88,10 +101,10 @@ impl Verdict {
     }
 }
 
-fn payload_ok(want: &[Vec<u8>], first: u8, got: &[u8]) -> bool {
+fn payload_ok(want: &[Vec<Id>], first: u8, got: &[u8]) -> bool {
     want.iter()
         .enumerate()
-        .all(|(i, w)| w.contains(&got[first as usize + i]))
+        .all(|(i, w)| w.contains(&(got[first as usize + i] as Id)))
 }
 
 /// Does a request (with the payload the daemon copied) match a pattern?
@@ -126,7 +139,9 @@ fn matches(p: &Pat, req: &Req, payload: &[u8]) -> bool {
         (Pat::Setattr { size }, Req::Setattr { size: s, .. }) => *size == s,
         (Pat::Fsync, Req::Fsync { .. }) => true,
         (Pat::Flush, Req::Flush { .. }) => true,
-        (Pat::Open { task, trunc }, Req::Open { task: t, trunc: tr }) => *task == t && *trunc == tr,
+        (Pat::Open { task, trunc }, Req::Open { task: t, trunc: tr }) => {
+            *task == t as usize && *trunc == tr
+        }
         _ => false,
     }
 }
@@ -188,7 +203,7 @@ fn observe(model: &FuseModel, m: Option<&Mapping>, n: &Node, o: &Obs, out: &mut 
                         continue;
                     }
                     let srv_ok = data.iter().all(|(pg, allowed)| {
-                        *pg < n.0.srv_size && allowed.contains(&n.0.srv[*pg as usize])
+                        *pg < n.0.srv_size && allowed.contains(&(n.0.srv[*pg as usize] as Id))
                     });
                     if !srv_ok {
                         continue;
@@ -381,25 +396,48 @@ fn violation(
     }
 }
 
-/// Search the model for a behaviour producing exactly `m.obs`.
+/// Search the model for a behaviour producing exactly `m.obs`, in the
+/// model's `MAX_TASKS` task slots (slots.rs).
 pub fn check(m: &Mapping, bound: usize) -> Verdict {
-    let model = FuseModel::new(m.cfg.clone()).expect("validated config");
-    // background tasks (with_flusher) are issued from the start
-    let mut frontier: Vec<Node> = vec![(model.initial(), m.background, 0)];
+    check_in_slots(m, bound, MODEL_TASKS)
+}
+
+/// [`check`] with at most `cap` task slots (tests use fewer, to make a
+/// short trace reuse slots).
+pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
+    let (mut sl, n0) = Slots::new(m, cap);
+    let mut frontier: Vec<Node> = vec![n0];
     let mut explored = 0usize;
     for (i, oa) in m.obs.iter().enumerate() {
-        let Some(cl) = closure(&model, frontier, &mut explored, bound) else {
-            return Verdict::Inconclusive { index: i, explored };
+        if let Obs::Call(t) = oa.obs {
+            if let Err(why) = sl.issue(m, t, &mut frontier) {
+                return Verdict::Inconclusive {
+                    index: i,
+                    explored,
+                    why: Some(why),
+                };
+            }
+        }
+        let (model, lm) = (&sl.model, &sl.local);
+        let obs = sl
+            .local_obs(&oa.obs)
+            .expect("every task of an event was issued before it");
+        let Some(cl) = closure(model, frontier, &mut explored, bound) else {
+            return Verdict::Inconclusive {
+                index: i,
+                explored,
+                why: None,
+            };
         };
         let mut next: Vec<Node> = vec![];
         let mut expected = describe(m, &oa.obs);
-        match &oa.obs {
+        match &obs {
             Obs::Call(t) => next.extend(cl.iter().map(|n| (n.0, n.1 | (1 << t), n.2))),
             Obs::Ret(t) => {
                 // done, and returning what the trace records (returns.rs)
                 let mut why = None;
                 for n in cl.iter().filter(|n| model.task_done(&n.0, *t)) {
-                    match returns::check_return(m, *t, &n.0, n.2 & (1 << t) != 0) {
+                    match returns::check_return(lm, *t, &n.0, n.2 & (1 << t) != 0) {
                         Ok(()) => next.push(*n),
                         Err(w) => why = why.or(Some(w)),
                     }
@@ -413,14 +451,14 @@ pub fn check(m: &Mapping, bound: usize) -> Verdict {
                 // and the data of every page (returns.rs)
                 let mut why = None;
                 for n in cl.iter().filter(|n| model.task_done(&n.0, *t)) {
-                    if let Err(w) = returns::check_return(m, *t, &n.0, false) {
+                    if let Err(w) = returns::check_return(lm, *t, &n.0, false) {
                         why = why.or(Some(w));
                         continue;
                     }
                     let data_ok = data.iter().all(|(p, want)| {
                         let got = n.0.tasks[*t].snap[*p as usize];
                         match want {
-                            Some(w) => w.contains(&got),
+                            Some(w) => w.contains(&(got as Id)),
                             None => got == NONE,
                         }
                     });
@@ -434,29 +472,34 @@ pub fn check(m: &Mapping, bound: usize) -> Verdict {
             }
             o => {
                 for n in &cl {
-                    observe(&model, Some(m), n, o, &mut next);
+                    observe(model, Some(lm), n, o, &mut next);
                 }
                 if let (true, Obs::Reply(Pat::Read { first, n }, _, _)) = (next.is_empty(), o) {
                     // matched but for the read's return value: say so
                     let mut loose = vec![];
                     for nd in &cl {
-                        observe(&model, None, nd, o, &mut loose);
+                        observe(model, None, nd, o, &mut loose);
                     }
-                    expected += &returns::explain_read(m, loose.iter().map(|x| &x.0), *first, *n);
+                    expected += &returns::explain_read(lm, loose.iter().map(|x| &x.0), *first, *n);
                 }
             }
         }
         if next.is_empty() {
-            return violation(&model, m, i, oa.what.clone(), expected, &cl);
+            return violation(model, lm, i, oa.what.clone(), expected, &cl);
+        }
+        if let Obs::Ret(t) | Obs::ReadRet(t, _) = oa.obs {
+            sl.returned(t);
         }
         let mut seen = HashSet::new();
         next.retain(|n| seen.insert(*n));
         frontier = next;
     }
-    let Some(cl) = closure(&model, frontier, &mut explored, bound) else {
+    let (model, lm) = (&sl.model, &sl.local);
+    let Some(cl) = closure(model, frontier, &mut explored, bound) else {
         return Verdict::Inconclusive {
             index: m.obs.len(),
             explored,
+            why: None,
         };
     };
     if cl.iter().any(|n| model.all_finished(&n.0)) {
@@ -466,8 +509,8 @@ pub fn check(m: &Mapping, bound: usize) -> Verdict {
         }
     } else {
         violation(
-            &model,
-            m,
+            model,
+            lm,
             m.obs.len(),
             "end of trace".into(),
             "a finished state (all tasks returned, nothing queued or in flight) without further observable events".into(),

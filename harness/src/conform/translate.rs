@@ -9,15 +9,13 @@ use super::scan::{scan, Scan};
 use super::*;
 use std::collections::BTreeMap;
 
-use wbspec_models::fuse::model::version_of;
-use wbspec_models::fuse::state::V_ZERO;
 use wbspec_models::fuse::{Config, Kernel, TaskSpec, Variant};
 
 use crate::trace::Event;
 
 /// What a read returned, per model page: the versions its data may be
 /// (`None`: past the bytes returned).
-type PagesRead = Vec<(u8, Option<Vec<u8>>)>;
+type PagesRead = Vec<(u8, Option<Vec<Id>>)>;
 
 /// The model state and variant `release` stands for (fuse model entries
 /// of the `[[release]]` table, [`crate::kernels`]).
@@ -142,12 +140,6 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     if tasks.is_empty() {
         return nm("no modelled syscall in the trace");
     }
-    if tasks.len() > MODEL_TASKS {
-        return nm(format!(
-            "{} modelled syscalls; the model has at most {MODEL_TASKS} tasks",
-            tasks.len()
-        ));
-    }
     if max_inflight > MODEL_WORKERS {
         return nm(format!("{max_inflight} modelled requests in flight at the server at once; the model has {MODEL_WORKERS} daemon workers"));
     }
@@ -215,15 +207,15 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
 
     // ---- tasks and data versions
     let mut specs = vec![];
-    let mut letters: BTreeMap<(u8, String), Vec<u8>> = BTreeMap::new();
-    let mut zero_versions = vec![V_ZERO];
+    let mut letters: BTreeMap<(u8, String), Vec<Id>> = BTreeMap::new();
+    let mut zero_versions = vec![ID_ZERO];
     let sub = |tags: &str, first: u64, r: (u64, u64)| -> String {
         let a = (r.0 - first) as usize;
         let b = (r.1 - first) as usize;
         tags.get(a..b).unwrap_or("").to_string()
     };
     for (i, (t, _)) in tasks.iter().enumerate() {
-        let v = version_of(i);
+        let v = id_of(i);
         let mut data = |first: u64, n: u64, tags: &str| {
             let (a, m) = range(first, n);
             for p in a..a + m {
@@ -295,7 +287,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         };
         specs.push(spec);
     }
-    let allowed = |p: u8, s: &str| -> Vec<u8> {
+    let allowed = |p: u8, s: &str| -> Vec<Id> {
         if !s.is_empty() && s.chars().all(|c| c == '.') {
             zero_versions.clone()
         } else {
@@ -305,7 +297,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 .unwrap_or_default()
         }
     };
-    let payload = |first: u64, n: u64, tags: &str| -> Vec<Vec<u8>> {
+    let payload = |first: u64, n: u64, tags: &str| -> Vec<Vec<Id>> {
         let (a, m) = range(first, n);
         (a..a + m)
             .map(|p| allowed(p, &sub(tags, first, regions[p as usize])))
@@ -344,7 +336,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             RawReq::Fsync => Pat::Fsync,
             RawReq::Flush => Pat::Flush,
             RawReq::Open { task, trunc } => Pat::Open {
-                task: *task as u8,
+                task: *task,
                 trunc: *trunc,
             },
         }
@@ -454,6 +446,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         max_pages,
         tasks: specs,
         thread: Vec::new(),
+        whole: None,
         max_background: Some(bg),
         congestion_threshold: Some(cong),
         async_dio: false,
@@ -473,7 +466,9 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         errors,
         short: 0,
     };
-    cfg.validate()
+    // (any number of tasks: the search runs them in the model's task
+    // slots, search.rs)
+    cfg.validate_any_length()
         .map_err(|e| format!("model configuration: {e}"))?;
     Ok(Mapping {
         scenario: name,
@@ -486,7 +481,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         filtered,
         cut,
         read_data,
-        background: 0,
+        background: vec![],
     })
 }
 

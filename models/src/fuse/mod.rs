@@ -19,6 +19,7 @@ pub mod narrate;
 pub mod program;
 pub mod properties;
 mod read;
+pub mod rebase;
 mod reclaim;
 mod request;
 mod scope;

@@ -23,6 +23,7 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
         thread: Vec::new(),
+        whole: None,
         max_background: None,
         congestion_threshold: None,
         async_dio: false,

@@ -77,6 +77,11 @@ pub struct Config {
     /// (`tasks = [...]`), all issued at once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thread: Vec<u8>,
+    /// Trace conformance runs a long trace's syscalls a few at a time in
+    /// the task slots (harness/src/conform/search.rs); what depends on the
+    /// whole workload is then given here rather than read off `tasks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<Whole>,
     /// fc->max_background: background requests (writeback WRITEs,
     /// readahead READs, async direct I/O) beyond it wait on fc->bg_queue,
     /// and non-forced ones block in fuse_get_req. `None`: unbounded.
@@ -123,6 +128,13 @@ pub struct Config {
     /// answer short: one page less than asked (`short = [...]`).
     #[serde(default)]
     pub short: u16,
+}
+
+/// What the model reads off the whole workload (see `Config::whole`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Whole {
+    pub attr_readers: bool,
+    pub cached_opens: u8,
 }
 
 fn one_each() -> [u8; MAX_PAGES] {
@@ -180,6 +192,9 @@ impl Config {
     /// the model does not track attr_version, the size history (a4) or a
     /// write-through write's FUSE_I_SIZE_UNSTABLE: nothing could tell.
     pub fn attr_readers(&self) -> bool {
+        if let Some(w) = self.whole {
+            return w.attr_readers;
+        }
         self.tasks.iter().any(|t| match t {
             TaskSpec::Stat | TaskSpec::RemoteTruncate { .. } => true,
             TaskSpec::Mmap { .. }
@@ -193,6 +208,9 @@ impl Config {
     /// Caching opens held for the whole workload (fi->iocachectr at the
     /// start): one if any task uses it.
     pub fn cached_opens(&self) -> u8 {
+        if let Some(w) = self.whole {
+            return w.cached_opens;
+        }
         self.tasks.iter().any(|t| t.uses_cached_open()) as u8
     }
 

@@ -120,6 +120,7 @@ impl Config {
             max_pages: raw.max_pages.unwrap_or(raw.pages),
             tasks,
             thread,
+            whole: None,
             max_background: raw.max_background,
             congestion_threshold: raw.congestion_threshold,
             async_dio: raw.async_dio,

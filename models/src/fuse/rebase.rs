@@ -1,0 +1,243 @@
+//! Rebasing a state onto a new workload, for trace conformance of traces
+//! longer than the model's task slots (harness/src/conform/search.rs).
+//!
+//! A task slot whose syscall has returned, and that nothing in the state
+//! refers to any more, can run a later syscall of the trace. Its data
+//! version (`version_of(slot)`) may still be in the page cache, on the
+//! server or in a WRITE the daemon holds: before the slot is reused that
+//! version is renamed everywhere it occurs to a free one. Renaming is a
+//! bijection on data identities, so the renamed state has the same
+//! behaviours as the old one with the names changed: the model compares
+//! versions only for equality, with one exception, the zeros of a
+//! truncation (`FuseModel::last_zeros` looks the writer of a version up
+//! among the tasks). A retired truncation's zeros are therefore renamed to
+//! `V_ZERO`, which stands for zeros everywhere.
+//!
+//! Every field that holds a data version is named in [`State::versions`]
+//! and [`State::rename_version`], by exhaustive destructuring: a new field
+//! does not compile until it is placed here.
+
+use super::config::MAX_PAGES;
+use super::state::*;
+
+/// A set of data versions (bit v).
+pub type VersionSet = u16;
+
+fn bit(v: u8) -> VersionSet {
+    if v == NONE || v > 15 {
+        0
+    } else {
+        1 << v
+    }
+}
+
+fn rename_set(b: VersionSet, from: u8, to: u8) -> VersionSet {
+    if b & bit(from) == 0 {
+        b
+    } else {
+        (b & !bit(from)) | bit(to)
+    }
+}
+
+impl State {
+    /// Every data version the state holds, ghosts included.
+    pub fn versions(&self) -> VersionSet {
+        let State {
+            i_size: _,
+            size_unstable: _,
+            writectr: _,
+            queued: _,
+            rwsem: _,
+            pages,
+            tasks,
+            fuse_q: _,
+            bg_q: _,
+            workers,
+            rcl: _,
+            tmp,
+            aux,
+            l_end: _,
+            srv_size: _,
+            srv,
+            hist,
+            fin,
+            sup,
+            drops: _,
+            wrote_once: _,
+            viol: _,
+            lf_viol: _,
+            ev: _,
+            iocachectr: _,
+            cache_io_mode: _,
+            wb_err: _,
+            as_eio: _,
+            lost: _,
+            losses: _,
+            sizes: _,
+            viol2: _,
+        } = self;
+        let mut b = 0;
+        for p in 0..MAX_PAGES {
+            b |= bit(pages[p].ver) | bit(tmp[p]) | bit(srv[p]) | fin[p] | sup[p];
+            for v in hist_list(hist[p]) {
+                b |= bit(v);
+            }
+        }
+        for t in tasks.iter() {
+            for p in 0..MAX_PAGES {
+                b |= bit(t.snap[p]) | t.before[p];
+            }
+        }
+        for w in workers {
+            if let Worker::Busy { payload, .. } = w {
+                for v in payload {
+                    b |= bit(*v);
+                }
+            }
+        }
+        for a in aux.iter() {
+            b |= bit(a.ver);
+        }
+        b
+    }
+
+    /// Renames data version `from` to `to` everywhere (`to` must not be in
+    /// [`State::versions`], unless it is `V_ZERO`).
+    pub fn rename_version(&mut self, from: u8, to: u8) {
+        let r = |v: &mut u8| {
+            if *v == from {
+                *v = to
+            }
+        };
+        let State {
+            i_size: _,
+            size_unstable: _,
+            writectr: _,
+            queued: _,
+            rwsem: _,
+            pages,
+            tasks,
+            fuse_q: _,
+            bg_q: _,
+            workers,
+            rcl: _,
+            tmp,
+            aux,
+            l_end: _,
+            srv_size: _,
+            srv,
+            hist,
+            fin,
+            sup,
+            drops: _,
+            wrote_once: _,
+            viol: _,
+            lf_viol: _,
+            ev: _,
+            iocachectr: _,
+            cache_io_mode: _,
+            wb_err: _,
+            as_eio: _,
+            lost: _,
+            losses: _,
+            sizes: _,
+            viol2: _,
+        } = self;
+        for p in 0..MAX_PAGES {
+            r(&mut pages[p].ver);
+            r(&mut tmp[p]);
+            r(&mut srv[p]);
+            fin[p] = rename_set(fin[p], from, to);
+            sup[p] = rename_set(sup[p], from, to);
+            hist[p] = hist_rename(hist[p], from, to);
+        }
+        for t in tasks.iter_mut() {
+            for p in 0..MAX_PAGES {
+                r(&mut t.snap[p]);
+                t.before[p] = rename_set(t.before[p], from, to);
+            }
+        }
+        for w in workers.iter_mut() {
+            if let Worker::Busy { payload, .. } = w {
+                for v in payload.iter_mut() {
+                    r(v);
+                }
+            }
+        }
+        for a in aux.iter_mut() {
+            r(&mut a.ver);
+        }
+    }
+
+    /// Shortens every page's history (a ghost, but `last_zeros` reads it)
+    /// to what later steps can tell apart: whether zeros are in it (then
+    /// `V_ZERO` first), and the current data. Properties are not judged on
+    /// a rebased state; the history only must not overflow.
+    pub fn compact_history(&mut self, is_zero: impl Fn(u8) -> bool) {
+        for h in self.hist.iter_mut() {
+            let list = hist_list(*h);
+            let cur = *list.last().expect("slot 0 exists");
+            let first = if list.iter().any(|&v| is_zero(v)) {
+                V_ZERO
+            } else {
+                list[0]
+            };
+            *h = first as u64;
+            if cur != first && !(is_zero(cur) && first == V_ZERO) {
+                *h = hist_push(*h, cur);
+            }
+        }
+    }
+
+    /// Does anything in flight name task `t` (a request on /dev/fuse or
+    /// the background queue, a request a daemon worker holds, the inode
+    /// lock)? Such a slot cannot take another syscall yet.
+    pub fn refers_to_task(&self, t: u8) -> bool {
+        let names = |r: &Req| match *r {
+            Req::CacheWrite { .. } => false,
+            Req::DirectWrite { task, .. }
+            | Req::ThroughWrite { task, .. }
+            | Req::Read { task, .. }
+            | Req::Setattr { task, .. }
+            | Req::Fsync { task }
+            | Req::Flush { task }
+            | Req::Open { task, .. }
+            | Req::Fallocate { task, .. }
+            | Req::ReadPages { task, .. }
+            | Req::Getattr { task } => task == t,
+        };
+        self.fuse_q.iter().any(names)
+            || self.bg_q.iter().any(names)
+            || self
+                .workers
+                .iter()
+                .any(|w| matches!(w, Worker::Busy { req, .. } if names(req)))
+            || self.rwsem.owner == t
+    }
+}
+
+/// `h` with `from` renamed `to`. A history holds 0 only in slot 0, so a
+/// rename to `V_ZERO` (zeros) compacts it: zeros first, then the current
+/// data unless that is the zeros.
+fn hist_rename(h: u64, from: u8, to: u8) -> u64 {
+    if hist_pos(h, from).is_none() {
+        return h;
+    }
+    let list: Vec<u8> = hist_list(h)
+        .into_iter()
+        .map(|v| if v == from { to } else { v })
+        .collect();
+    if to == V_ZERO {
+        let cur = *list.last().expect("slot 0 exists");
+        return if cur == V_ZERO {
+            V_ZERO as u64
+        } else {
+            hist_push(V_ZERO as u64, cur)
+        };
+    }
+    let mut out = list[0] as u64;
+    for &v in &list[1..] {
+        out = hist_push(out, v);
+    }
+    out
+}
