@@ -11,7 +11,10 @@
 //! step); the kernel may still interleave unheld requests differently.
 //! A plan keeps within the model's bounds: at most 8 modelled syscalls
 //! (closes included), at most 2 requests held at once, stores only below
-//! the file size.
+//! the file size. A long plan (`--length L`, scenario `rand_<seed>_<L>`)
+//! has L modelled syscalls, checked in the model's task slots
+//! (conform/slots.rs), with fewer held races (3 in 100 steps: each costs
+//! two settle waits).
 
 use crate::ctx::{Ctx, Pending};
 use crate::fail::Res;
@@ -126,14 +129,20 @@ fn config_of(seed: u64, c: &mut ServerConfig) {
     c.dio_on_odirect = !r.chance(30);
 }
 
-/// The plan of seed `seed`.
-fn plan(seed: u64) -> Plan {
+/// Most modelled syscalls of a long plan (`--length`).
+pub const MAX_LENGTH: usize = 100_000;
+
+/// The plan of seed `seed`, of `len` modelled syscalls (`None`: at most
+/// the model's tasks, as every seed has always been).
+fn plan(seed: u64, len: Option<usize>) -> Plan {
     let mut r = Rng(seed);
     let direct = r.chance(40);
     let mapped = r.chance(40);
     // budget: the O_DIRECT fd's open and close, the cached fd's close,
     // the munmap that ends a mapped plan
-    let mut budget = TASKS - 1 - usize::from(direct) * 2 - usize::from(mapped);
+    let fixed = 1 + usize::from(direct) * 2 + usize::from(mapped);
+    let mut budget = len.unwrap_or(TASKS).saturating_sub(fixed).max(1);
+    let race_chance = if len.is_some() { 3 } else { 45 };
     let mut letter = b'A';
     let mut size = 0u64; // pages, as far as every step has run
     let mut steps = vec![];
@@ -207,7 +216,7 @@ fn plan(seed: u64) -> Plan {
         _ => size,
     };
     while budget > 0 {
-        if budget >= 2 && r.chance(45) {
+        if budget >= 2 && r.chance(race_chance) {
             // a race: a held request and one or two concurrent syscalls
             let (hold, first) = match r.below(3) {
                 0 => ("WRITE n=1 cache=1", Op::SyncRange(None)),
@@ -252,14 +261,19 @@ fn plan(seed: u64) -> Plan {
     }
 }
 
-/// The scenario of seed `seed`.
-pub fn scenario(seed: u64) -> Scenario {
-    let name: &'static str = Box::leak(format!("rand_{seed}").into_boxed_str());
+/// The scenario of seed `seed` (`len`: a long plan of that many modelled
+/// syscalls, named `rand_<seed>_<len>`).
+pub fn scenario(seed: u64, len: Option<usize>) -> Scenario {
+    let name = match len {
+        None => format!("rand_{seed}"),
+        Some(l) => format!("rand_{seed}_{l}"),
+    };
+    let name: &'static str = Box::leak(name.into_boxed_str());
     Scenario {
         name,
         about: "seeded random workload (random.rs)",
         config: Arc::new(move |c: &mut ServerConfig| config_of(seed, c)),
-        run: Arc::new(move |ctx: &mut Ctx| wrap(ctx, |c| run(c, seed))),
+        run: Arc::new(move |ctx: &mut Ctx| wrap(ctx, |c| run(c, seed, len))),
         needs: crate::scenario_kit::no_needs,
         outside: None,
         expect_on: crate::scenario_kit::WRITTEN_FOR,
@@ -274,9 +288,14 @@ struct Fds {
     map: usize,
 }
 
-fn run(ctx: &mut Ctx, seed: u64) -> Res {
-    let p = plan(seed);
-    ctx.mark(&format!("random seed {seed}: {:?}", p.steps))?;
+fn run(ctx: &mut Ctx, seed: u64, len: Option<usize>) -> Res {
+    let p = plan(seed, len);
+    if len.is_some() {
+        // (a long plan's steps would make one mark of megabytes)
+        ctx.mark(&format!("random seed {seed}: {} steps", p.steps.len()))?;
+    } else {
+        ctx.mark(&format!("random seed {seed}: {:?}", p.steps))?;
+    }
     let cached = ctx.create("T0", "f")?;
     let direct = if p.direct {
         ctx.open("T0", "f", ODIRECT_RW)?
@@ -444,7 +463,7 @@ mod tests {
     #[test]
     fn plans_are_reproducible_and_within_the_model() {
         for seed in 0..200 {
-            let (a, b) = (plan(seed), plan(seed));
+            let (a, b) = (plan(seed, None), plan(seed, None));
             assert_eq!(format!("{a:?}"), format!("{b:?}"), "seed {seed}");
             let ops: usize = a
                 .steps
@@ -466,6 +485,32 @@ mod tests {
                 }
             }
         }
-        assert_ne!(format!("{:?}", plan(1)), format!("{:?}", plan(2)));
+        assert_ne!(
+            format!("{:?}", plan(1, None)),
+            format!("{:?}", plan(2, None))
+        );
+    }
+
+    #[test]
+    fn long_plans_have_their_length_and_three_threads() {
+        for seed in 0..20 {
+            let a = plan(seed, Some(5000));
+            let ops: usize = a
+                .steps
+                .iter()
+                .map(|s| match s {
+                    Step::Do(_) => 1,
+                    Step::Race { others, .. } => 1 + others.len(),
+                })
+                .sum();
+            let fixed = 1 + usize::from(a.direct) * 2 + usize::from(a.mapped);
+            assert_eq!(ops + fixed, 5000, "seed {seed}");
+            assert!(
+                a.steps
+                    .iter()
+                    .any(|s| matches!(s, Step::Race { others, .. } if others.len() == 2)),
+                "seed {seed}: a race of three threads"
+            );
+        }
     }
 }

@@ -21,6 +21,8 @@ pub struct Opts {
     pub verbose: bool,
     /// `--random N [--seed S]`: (N, S); seeds S..=S+N-1 all exist.
     pub random: Option<(u64, u64)>,
+    /// `--length L` with `--random`: long plans of L modelled syscalls.
+    pub length: Option<usize>,
     pub allow_not_modelled: bool,
 }
 
@@ -32,10 +34,23 @@ pub enum Parsed {
 
 fn known_scenario(name: &str) -> bool {
     crate::scenarios::all().iter().any(|s| s.name == name)
-        || name
-            .strip_prefix("rand_")
-            .is_some_and(|s| s.parse::<u64>().is_ok_and(|n| n.to_string() == s))
+        || name.strip_prefix("rand_").is_some_and(|s| {
+            let canon = |x: &str| x.parse::<u64>().is_ok_and(|n| n.to_string() == x);
+            match s.split_once('_') {
+                None => canon(s),
+                Some((seed, len)) => {
+                    canon(seed)
+                        && canon(len)
+                        && len
+                            .parse::<usize>()
+                            .is_ok_and(|l| (MIN_LENGTH..=crate::random::MAX_LENGTH).contains(&l))
+                }
+            }
+        })
 }
+
+/// Shortest long plan (`--length`): longer than the model's tasks.
+const MIN_LENGTH: usize = 9;
 
 fn count(opt: &str, v: Option<&String>, lo: u64, hi: u64) -> Result<u64, String> {
     let v = v.ok_or(format!("{opt} needs a number {lo}..={hi}"))?;
@@ -61,6 +76,7 @@ pub fn parse_args(args: &[String]) -> Result<Parsed, String> {
             "--label",
             "--random",
             "--seed",
+            "--length",
         ];
         if ONCE.contains(&a.as_str()) {
             if seen.contains(&a.as_str()) {
@@ -93,6 +109,14 @@ pub fn parse_args(args: &[String]) -> Result<Parsed, String> {
             }
             "--random" => random = Some(count("--random", it.next(), 1, MAX_RANDOM)?),
             "--seed" => seed = Some(count("--seed", it.next(), 0, u64::MAX)?),
+            "--length" => {
+                o.length = Some(count(
+                    "--length",
+                    it.next(),
+                    MIN_LENGTH as u64,
+                    crate::random::MAX_LENGTH as u64,
+                )? as usize)
+            }
             "--allow-not-modelled" => o.allow_not_modelled = true,
             "--verbose" | "-v" => o.verbose = true,
             "-h" | "--help" => return Ok(Parsed::Help),
@@ -109,6 +133,9 @@ pub fn parse_args(args: &[String]) -> Result<Parsed, String> {
     }
     if seed.is_some() && random.is_none() {
         return Err("--seed goes with --random".into());
+    }
+    if o.length.is_some() && random.is_none() {
+        return Err("--length goes with --random".into());
     }
     if let Some(n) = random {
         let s = seed.unwrap_or(1);
@@ -141,7 +168,7 @@ pub fn parse_args(args: &[String]) -> Result<Parsed, String> {
 pub fn help_text() -> String {
     let mut s = String::from(
         "usage: conform [SCENARIO...] [--keep-traces DIR] [--allow-not-modelled] [--verbose]
-       conform --random N [--seed S] [--keep-traces DIR] [--allow-not-modelled] [--verbose]
+       conform --random N [--seed S] [--length L] [--keep-traces DIR] [--allow-not-modelled] [--verbose]
        conform --trace FILE [--scenario NAME | --label TEXT] [--allow-not-modelled] [--verbose]
 
 Runs each scenario against a fresh FUSE mount (root and /dev/fuse) and
@@ -152,6 +179,8 @@ options:
   SCENARIO...           run these scenarios (default: all below)
   --keep-traces DIR     copy each recorded trace to DIR/<scenario>.jsonl
   --random N            run seeded random workloads rand_S..rand_S+N-1 (N 1..=10000)
+  --length L            with --random: L modelled syscalls each (9..=100000),
+                        scenario rand_<seed>_<L>
   --seed S              first seed of --random (0..=18446744073709551615, default 1;
                         S+N-1 must not pass it)
   --trace FILE          check a recorded trace (no root needed)
@@ -406,7 +435,7 @@ pub fn conform_main(args: &[String]) -> i32 {
         // that they exist); a line names each seed (rand_<seed>)
         Some((n, s0)) => {
             for i in 0..n {
-                let sc = crate::random::scenario(s0 + i);
+                let sc = crate::random::scenario(s0 + i, o.length);
                 each(&crate::runner::run_one(&sc, &opts));
             }
         }

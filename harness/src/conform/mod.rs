@@ -258,8 +258,9 @@ pub const MAX_FLUSHER_PASSES: usize = 2;
 /// balance_dirty_pages → wb_start_background_writeback when a bdi is over
 /// its dirty threshold (FUSE's bdi has a strict limit), or the periodic
 /// wb_workfn after dirty_writeback_interval. No syscall in the trace
-/// stands for it, so a trace with one has no task for its WRITEs. `None`
-/// when the model has no task slot left.
+/// stands for it, so a trace with one has no task for its WRITEs. The
+/// passes take task slots of their own (slots.rs); `None` if they would
+/// take them all.
 pub fn with_flusher(m: &Mapping, k: usize) -> Option<Mapping> {
     let n = m.cfg.tasks.len();
     // (a trace longer than the task slots runs in slots, slots.rs; the
@@ -288,28 +289,22 @@ pub fn with_flusher(m: &Mapping, k: usize) -> Option<Mapping> {
 /// violation is the one reported if no pass helps; but when a search with
 /// passes stopped at `bound`, the violation is not proven (the trace may
 /// be a behaviour with them): that inconclusive verdict stands instead.
-pub(crate) fn retry_with_flusher(m: Mapping, v: Verdict, bound: usize) -> (Mapping, Verdict, bool) {
+pub(crate) fn retry_with_flusher(m: Mapping, v: Verdict, bound: usize) -> (Mapping, Verdict) {
     if !matches!(v, Verdict::Violation { .. }) {
-        return (m, v, false);
+        return (m, v);
     }
     let mut stopped = None;
     for k in 1..=MAX_FLUSHER_PASSES {
         let Some(b) = with_flusher(&m, k) else {
-            return match stopped {
-                Some((b, s)) => (b, s, false),
-                None => (m, v, k == 1),
-            };
+            break;
         };
         match check(&b, bound) {
-            vb @ Verdict::Conforms { .. } => return (b, vb, false),
+            vb @ Verdict::Conforms { .. } => return (b, vb),
             vb @ Verdict::Inconclusive { .. } => stopped = stopped.or(Some((b, vb))),
             Verdict::Violation { .. } => {}
         }
     }
-    match stopped {
-        Some((b, s)) => (b, s, false),
-        None => (m, v, false),
-    }
+    stopped.unwrap_or((m, v))
 }
 
 #[derive(Debug)]
@@ -414,7 +409,7 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
         }),
         Translation::Modelled(m) => {
             let v = check(&m, DEFAULT_BOUND);
-            let (m, v, no_slot) = retry_with_flusher(*m, v, DEFAULT_BOUND);
+            let (m, v) = retry_with_flusher(*m, v, DEFAULT_BOUND);
             let passes = match m.background.len() {
                 0 => String::new(),
                 k => format!(" (+{k} background writeback)"),
@@ -429,16 +424,6 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
                 (Verdict::Conforms { .. }, None) => {
                     (format!("{}{passes}", v.short()), Class::Conforms)
                 }
-                // the violation stands; say when background writeback
-                // could not even be tried
-                _ if no_slot => (
-                    format!(
-                        "{} [background writeback not tried: the trace's {} tasks fill the model's {MODEL_TASKS}]",
-                        v.short(),
-                        m.cfg.tasks.len()
-                    ),
-                    Class::DoesNotConform,
-                ),
                 // inconclusive with background writeback: say so
                 _ => (format!("{}{passes}", v.short()), Class::DoesNotConform),
             };

@@ -2,33 +2,35 @@
 //!
 //! A trace with at most `MAX_TASKS` modelled syscalls (background
 //! writeback passes included) runs as one workload: model task `t` is the
-//! trace's task `t`, and data id `t + 2` is the model's version of it.
-//! A longer trace runs its syscalls in slots. A syscall takes a slot when
-//! it is issued (its `call` mark); when every slot is taken, a slot whose
-//! syscall has returned (its `ret` mark is matched) and that nothing in
-//! any possible state refers to any more (no request names it, it holds
-//! no lock) is given to the new syscall, in every state at once:
+//! trace's task `t` and writes version `t + 2`, and data id `t + 2` is
+//! that version. A longer trace runs its syscalls in slots:
 //!
-//! - the slot's task restarts at its first op, not yet issued;
-//! - the old syscall's data version (the slot's version) is renamed, in
-//!   every state, to a version no state holds (`State::rename_version`),
-//!   or to `V_ZERO` if it was the zeros of a truncation. Renaming is a
-//!   bijection on data identities and the model only compares versions
-//!   for equality (rebase.rs in the model), so the states keep their
-//!   behaviours;
-//! - page histories, a ghost only the properties judge (and the zeros
-//!   lookup, which compaction keeps), are cut to their zeros and current
-//!   data (`State::compact_history`): properties are not judged here;
-//! - background writeback passes that have finished run again from their
-//!   first op (the kernel's flusher runs whenever it likes).
+//! - A syscall takes a slot when it is issued (its `call` mark), with a
+//!   data version that no possible state holds and no other slot writes
+//!   (`Config::versions`); its data id means that version from then on.
+//! - A slot is over when its syscall has returned (its `ret` mark is
+//!   matched), has finished in every possible state, and nothing in any of
+//!   them names it (no request, no lock). An over slot writes nothing more:
+//!   its version is released (the data keeps its name as long as a state
+//!   holds it), except that a truncation's zeros still held are renamed
+//!   `V_ZERO` (`State::rename_version`; the zeros lookup finds zeros by
+//!   task, and all zeros are the same bytes), and its ghosts are
+//!   forgotten. A new syscall takes an over slot when all are taken.
+//! - On reuse, page histories (a ghost only the properties judge, and the
+//!   zeros lookup, which compaction keeps) are cut to their zeros and
+//!   current data, and the ghosts' version sets to what is still held
+//!   (`State::compact_history`); finished background writeback passes
+//!   start again (the kernel's flusher runs whenever it likes).
 //!
-//! The states kept between two events are exactly the states consistent
-//! with the trace so far, renamed; so the verdict is the one the model
-//! would give with as many task slots as syscalls, as long as no slot and
-//! no version runs out. When one does (more than `MAX_TASKS` syscalls in
-//! progress or unreturned at once, more retired data alive at once than
-//! free versions), the search stops and says so: inconclusive, not a
-//! violation.
+//! The states kept between two events are the states consistent with the
+//! trace so far, with names changed in ways no later step can tell: an
+//! over task runs no more ops, a new version is one no state holds, and the
+//! model compares versions only for equality (rebase.rs in the model). So
+//! the verdict is the one the model would give with a slot per syscall,
+//! as long as no slot and no version runs out; when one does (more than
+//! `MAX_TASKS` syscalls in progress or unreturned at once, more data of
+//! over syscalls alive at once than the 13 versions can name), the search
+//! stops and says so: inconclusive, not a violation.
 
 use super::*;
 use std::collections::HashMap;
@@ -59,6 +61,8 @@ pub(super) struct Slots {
     identity: bool,
     /// Per slot: the trace task it runs.
     task: Vec<usize>,
+    /// Per slot: the data version its task writes (`Config::versions`).
+    vers: Vec<u8>,
     /// Trace task -> its slot, while it has one.
     slot_of: HashMap<usize, usize>,
     /// Data id -> model version, for data some state may hold.
@@ -111,7 +115,8 @@ impl Slots {
             ver_of.insert(id_of(t), version_of(s));
         }
         let background = bg.iter().map(|t| slot_of[t]).collect();
-        let (model, local) = Self::build(m, &task, &ver_of);
+        let vers: Vec<u8> = (0..task.len()).map(version_of).collect();
+        let (model, local) = Self::build(m, &task, &vers, &ver_of);
         let mut s0 = model.initial();
         if !identity {
             // what depends on the whole workload (Config::whole)
@@ -123,6 +128,7 @@ impl Slots {
             cap,
             identity,
             task,
+            vers,
             slot_of,
             ver_of,
             returned: vec![false; n],
@@ -135,10 +141,16 @@ impl Slots {
     }
 
     /// The model and the mapping of the tasks in `task` (slot order).
-    fn build(m: &Mapping, task: &[usize], ver_of: &HashMap<Id, u8>) -> (FuseModel, Mapping) {
+    fn build(
+        m: &Mapping,
+        task: &[usize],
+        vers: &[u8],
+        ver_of: &HashMap<Id, u8>,
+    ) -> (FuseModel, Mapping) {
         let mut cfg = m.cfg.clone();
         cfg.tasks = task.iter().map(|&t| m.cfg.tasks[t]).collect();
         if task.len() != m.cfg.tasks.len() {
+            cfg.versions = vers.to_vec();
             cfg.whole = Some(Whole {
                 attr_readers: m.cfg.attr_readers(),
                 cached_opens: m.cfg.cached_opens(),
@@ -235,86 +247,107 @@ impl Slots {
             return Ok(());
         }
         let model = &self.model;
-        let free = (0..self.task.len()).find(|&s| {
-            let g = self.task[s];
-            !self.background.contains(&s)
-                && (self.returned[g] || !self.has_ret[g])
-                && frontier
-                    .iter()
-                    .all(|n| model.task_done(&n.0, s) && !n.0.refers_to_task(s as u8))
-        });
+        // Slots whose syscall is over: returned, finished in every state,
+        // named by nothing. Such a task writes no more data: its version
+        // is released (0: none), after its zeros, if it was a truncation,
+        // became `V_ZERO` (the zeros lookup finds zeros by task).
+        let over: Vec<usize> = (0..self.task.len())
+            .filter(|&s| {
+                let g = self.task[s];
+                !self.background.contains(&s)
+                    && (self.returned[g] || !self.has_ret[g])
+                    && frontier
+                        .iter()
+                        .all(|n| model.task_done(&n.0, s) && !n.0.refers_to_task(s as u8))
+            })
+            .collect();
+        for &x in &over {
+            let v = self.vers[x];
+            if v == V_ZERO {
+                continue;
+            }
+            let held = frontier.iter().fold(0u16, |b, n| b | n.0.versions());
+            if held & (1 << v) != 0 && zeros_of(&m.cfg.tasks[self.task[x]]) {
+                for n in frontier.iter_mut() {
+                    n.0.rename_version(v, V_ZERO);
+                }
+                self.ver_of.insert(id_of(self.task[x]), V_ZERO);
+            }
+            self.vers[x] = V_ZERO;
+            for n in frontier.iter_mut() {
+                n.0.forget_task_ghosts(x);
+            }
+        }
+        let free = over.first().copied();
+        if free.is_none() && self.task.len() >= self.cap {
+            return Err(format!(
+                "all {} model task slots hold a syscall in progress, or one whose return is not yet in the trace, or that a request still names",
+                self.task.len()
+            ));
+        }
+        if let Some(s) = free {
+            self.slot_of.remove(&self.task[s]);
+        }
+        // the new syscall's version: one no state holds and no slot writes
+        let held = frontier.iter().fold(0u16, |b, n| b | n.0.versions());
+        let others: Vec<u8> = (0..self.task.len())
+            .filter(|&x| Some(x) != free)
+            .map(|x| self.vers[x])
+            .collect();
+        let nv = (2..=MAX_VERSION)
+            .find(|r| held & (1 << r) == 0 && !others.contains(r) && *r != V_PREDIRTY)
+            .ok_or_else(|| {
+                "no free data version: the data of returned syscalls still in the page cache, on the server or in flight, and the slots' own, take all 13".to_string()
+            })?;
         let s = match free {
-            Some(s) => s,
-            None if self.task.len() < self.cap => {
-                // a new slot: a task that has not started, in every node
+            Some(s) => {
+                self.task[s] = t;
+                self.vers[s] = nv;
+                s
+            }
+            None => {
                 for n in frontier.iter_mut() {
                     n.0.tasks.push(Task::new());
                 }
                 self.task.push(t);
-                self.slot_of.insert(t, self.task.len() - 1);
-                self.ver_of.insert(id_of(t), version_of(self.task.len() - 1));
-                let (model, local) = Self::build(m, &self.task, &self.ver_of);
-                self.model = model;
-                self.local = local;
-                return Ok(());
-            }
-            None => {
-                return Err(format!(
-                    "all {} model task slots hold a syscall in progress, or one whose return is not yet in the trace, or that a request still names",
-                    self.task.len()
-                ))
+                self.vers.push(nv);
+                self.task.len() - 1
             }
         };
-        let old = self.task[s];
-        let v = version_of(s);
-        let held = frontier.iter().fold(0u16, |b, n| b | n.0.versions());
-        if held & (1 << v) != 0 {
-            let to = if zeros_of(&m.cfg.tasks[old]) {
-                V_ZERO
-            } else {
-                let in_use: Vec<u8> = (0..self.cap).map(version_of).collect();
-                (2..=MAX_VERSION)
-                    .find(|r| held & (1 << r) == 0 && !in_use.contains(r) && *r != V_PREDIRTY)
-                    .ok_or_else(|| {
-                        "no free data version: more data of returned syscalls is still in the page cache, on the server or in flight than the model's versions can name".to_string()
-                    })?
-            };
-            for n in frontier.iter_mut() {
-                n.0.rename_version(v, to);
-            }
-            self.ver_of.insert(id_of(old), to);
-        } else {
-            self.ver_of.remove(&id_of(old));
-        }
-        // data ids whose version no state holds any more are gone
-        let held = frontier.iter().fold(0u16, |b, n| b | n.0.versions());
-        let slots: Vec<Id> = self.task.iter().map(|&g| id_of(g)).collect();
-        self.ver_of
-            .retain(|id, v| *id == ID_ZERO || slots.contains(id) || held & (1 << *v) != 0);
-        self.slot_of.remove(&old);
-        self.task[s] = t;
         self.slot_of.insert(t, s);
-        self.ver_of.insert(id_of(t), v);
-        let cfg_tasks: Vec<TaskSpec> = self.task.iter().map(|&g| m.cfg.tasks[g]).collect();
-        let is_zero =
-            |x: u8| x == V_ZERO || (x >= 2 && cfg_tasks.get(x as usize - 2).is_some_and(zeros_of));
-        let bg: u16 = self.background.iter().fold(0, |b, s| b | 1 << s);
-        let (model, local) = Self::build(m, &self.task, &self.ver_of);
-        for n in frontier.iter_mut() {
-            n.0.compact_history(is_zero);
-            n.0.tasks[s] = Task::new();
-            n.1 &= !(1 << s);
-            n.2 &= !(1 << s);
-            // finished background passes run again
-            for &b in &self.background {
-                if model.task_done(&n.0, b) {
-                    n.0.tasks[b] = Task::new();
+        // data ids whose version no state holds any more are gone
+        let slot_ids: Vec<Id> = self.task.iter().map(|&g| id_of(g)).collect();
+        self.ver_of
+            .retain(|id, v| *id == ID_ZERO || slot_ids.contains(id) || held & (1 << *v) != 0);
+        self.ver_of.insert(id_of(t), nv);
+        let (model, local) = Self::build(m, &self.task, &self.vers, &self.ver_of);
+        if free.is_some() {
+            let cfg_tasks: Vec<TaskSpec> = self.task.iter().map(|&g| m.cfg.tasks[g]).collect();
+            let vers = self.vers.clone();
+            let is_zero = |x: u8| {
+                x == V_ZERO
+                    || vers
+                        .iter()
+                        .position(|&y| y == x)
+                        .is_some_and(|k| zeros_of(&cfg_tasks[k]))
+            };
+            let bg: u16 = self.background.iter().fold(0, |b, s| b | 1 << s);
+            for n in frontier.iter_mut() {
+                n.0.compact_history(is_zero);
+                n.0.tasks[s] = Task::new();
+                n.1 &= !(1 << s);
+                n.2 &= !(1 << s);
+                // finished background passes run again
+                for &b in &self.background {
+                    if model.task_done(&n.0, b) {
+                        n.0.tasks[b] = Task::new();
+                    }
                 }
+                n.1 |= bg;
             }
-            n.1 |= bg;
+            let mut seen = std::collections::HashSet::new();
+            frontier.retain(|n| seen.insert(*n));
         }
-        let mut seen = std::collections::HashSet::new();
-        frontier.retain(|n| seen.insert(*n));
         self.model = model;
         self.local = local;
         Ok(())

@@ -8,7 +8,7 @@
 //! GETATTR never changes it and a short READ means a hole.
 
 use super::config::TaskSpec;
-use super::model::{version_of, FuseModel};
+use super::model::FuseModel;
 use super::state::*;
 use super::step::Step;
 
@@ -144,7 +144,7 @@ impl FuseModel {
             _ => unreachable!("remote truncate from another task"),
         };
         self.window_open(s, t);
-        let v = version_of(t);
+        let v = self.ver(t);
         let (lo, hi) = if size < s.srv_size {
             (size, self.cfg.pages)
         } else {

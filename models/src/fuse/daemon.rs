@@ -3,7 +3,7 @@
 //! fuse_writepage_end in the replying thread.
 
 use super::config::{TaskSpec, MAX_PAGES};
-use super::model::{pages_mask, version_of, FuseModel};
+use super::model::{pages_mask, FuseModel};
 use super::state::*;
 use super::step::Step;
 
@@ -133,7 +133,7 @@ impl FuseModel {
                                 if let TaskSpec::Truncate { .. }
                                 | TaskSpec::Open { trunc: true, .. } = spec
                                 {
-                                    let vt = version_of(ti);
+                                    let vt = self.ver(ti);
                                     if hist_pos(s.hist[p], vt).is_some()
                                         && hist_older(s.hist[p], payload[p], vt)
                                     {
@@ -148,7 +148,7 @@ impl FuseModel {
                     }
                     Req::DirectWrite { task, first, n } => {
                         for p in pages_mask(first, n) {
-                            payload[p] = version_of(task as usize);
+                            payload[p] = self.ver(task as usize);
                         }
                     }
                     Req::ThroughWrite { first, n, .. } => {
@@ -224,7 +224,7 @@ impl FuseModel {
                         };
                     }
                     Req::DirectWrite { task, first, n } => {
-                        let v = version_of(task as usize);
+                        let v = self.ver(task as usize);
                         for p in pages_mask(first, n) {
                             s.srv[p] = v;
                             s.hist[p] = hist_push(s.hist[p], v);
@@ -289,7 +289,7 @@ impl FuseModel {
                         }
                     }
                     Req::Setattr { task, size } => {
-                        let vt = version_of(task as usize);
+                        let vt = self.ver(task as usize);
                         let old = s.srv_size;
                         let pages = self.cfg.pages;
                         // Ghost: the zeros this truncation makes current,
@@ -333,7 +333,7 @@ impl FuseModel {
                     Req::Open { task, trunc } => {
                         if trunc {
                             // the server truncates the file to 0
-                            let v = version_of(task as usize);
+                            let v = self.ver(task as usize);
                             for p in 0..self.cfg.pages as usize {
                                 s.srv[p] = v;
                                 s.hist[p] = hist_push(s.hist[p], v);
@@ -361,7 +361,7 @@ impl FuseModel {
                     Req::Fallocate { task, first, n } => {
                         // the server zeroes the range (KEEP_SIZE: pages
                         // beyond its size stay absent)
-                        let v = version_of(task as usize);
+                        let v = self.ver(task as usize);
                         for p in pages_mask(first, n) {
                             if (p as u8) < s.srv_size {
                                 s.srv[p] = v;

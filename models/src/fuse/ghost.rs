@@ -2,7 +2,7 @@
 //! written data", b2) and the obligations snapshot at syscall entry (b1, d).
 
 use super::config::TaskSpec;
-use super::model::{pages_mask, version_of, FuseModel};
+use super::model::{pages_mask, FuseModel};
 use super::state::*;
 use super::step::Step;
 
@@ -33,7 +33,7 @@ impl FuseModel {
                 v == V_ZERO
                     || (v >= 2
                         && matches!(
-                            self.cfg.tasks.get(v as usize - 2),
+                            self.task_of_version(v).map(|t| &self.cfg.tasks[t]),
                             Some(
                                 TaskSpec::Truncate { .. }
                                     | TaskSpec::Open { trunc: true, .. }
@@ -55,7 +55,7 @@ impl FuseModel {
     /// The write's syscall window closes: writes that ended before it
     /// opened can no longer be the last data of the pages it wrote.
     pub(super) fn window_close(&self, s: &mut State, t: usize) {
-        let v = version_of(t);
+        let v = self.ver(t);
         let mut pages = self.written_pages(t);
         if self.split_through(t) {
             // fuse_perform_write's loop ended at `saved` (a short or
@@ -73,7 +73,7 @@ impl FuseModel {
 
     pub(super) fn op_entry(&self, s: &mut State, t: usize) -> Option<Step> {
         let spec = self.cfg.tasks[t];
-        let _ver = version_of(t);
+        let _ver = self.ver(t);
         Some({
             // Ghost snapshot of the obligations at syscall entry.
             let snap = &mut s.tasks[t].snap;

@@ -7,7 +7,7 @@
 //! itself imports model.rs.
 
 use super::config::{Config, MAX_PAGES, MAX_WORKERS};
-use super::model::FuseModel;
+use super::model::{version_of, FuseModel};
 use super::program::build;
 use super::state::*;
 
@@ -17,11 +17,17 @@ impl FuseModel {
         let programs = cfg.tasks.iter().map(|t| build(&cfg, t)).collect();
         let fsize = super::lfolio::folio_size(&cfg);
         let pred = (0..cfg.tasks.len()).map(|t| cfg.pred(t)).collect();
+        let vers = if cfg.versions.is_empty() {
+            (0..cfg.tasks.len()).map(version_of).collect()
+        } else {
+            cfg.versions.clone()
+        };
         Ok(FuseModel {
             cfg,
             programs,
             fsize,
             pred,
+            vers,
         })
     }
 

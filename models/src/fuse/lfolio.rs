@@ -37,7 +37,7 @@
 //! folios write whole folios and truncate at most once (validate_geometry).
 
 use super::config::{Config, Kernel, TaskSpec};
-use super::model::{version_of, FuseModel};
+use super::model::FuseModel;
 use super::state::*;
 use super::step::Step;
 
@@ -194,7 +194,7 @@ impl FuseModel {
         if s.pages[f.start].locked() {
             return None; // folio_lock sleeps
         }
-        let ver = version_of(t);
+        let ver = self.ver(t);
         for q in f.clone() {
             s.pages[q].set(PG_PRESENT | PG_UPTODATE | PG_DIRTY);
             s.pages[q].ver = ver;
@@ -246,7 +246,7 @@ impl FuseModel {
                 s.drops[q] = s.drops[q].saturating_add(1);
             }
             // folio_zero_range: this truncation's zeros
-            s.pages[q].ver = version_of(t);
+            s.pages[q].ver = self.ver(t);
         }
         self.folio_clear(s, p, PG_LOCKED);
     }

@@ -2,7 +2,7 @@
 //! GUP re-dirty of a direct read into a MAP_SHARED page
 //! (kernel-sources.md §3.7).
 
-use super::model::{version_of, FuseModel};
+use super::model::FuseModel;
 use super::read::{Got, PH_GET};
 use super::state::*;
 use super::step::Step;
@@ -79,7 +79,7 @@ impl FuseModel {
     }
 
     pub(super) fn op_mkwrite_store(&self, s: &mut State, t: usize, page: u8) -> Option<Step> {
-        let ver = version_of(t);
+        let ver = self.ver(t);
         Some({
             let p = page as usize;
             Self::check_cached_store(s);

@@ -40,9 +40,12 @@ pub struct FuseModel {
     /// Per task, the task before it on its thread (`Config::pred`): it
     /// starts only once that one has returned.
     pub pred: Vec<Option<usize>>,
+    /// Per task, the data version it writes (`Config::versions`).
+    pub vers: Vec<u8>,
 }
 
-/// Version (data identity) written by task `t`.
+/// Version (data identity) written by task `t`, unless the configuration
+/// names another (`Config::versions`, `FuseModel::ver`).
 pub fn version_of(t: usize) -> u8 {
     (t + 2) as u8
 }
@@ -52,6 +55,19 @@ pub(super) fn pages_mask(first: u8, n: u8) -> impl Iterator<Item = usize> {
 }
 
 impl FuseModel {
+    /// The data version task `t` writes.
+    pub fn ver(&self, t: usize) -> u8 {
+        self.vers[t]
+    }
+
+    /// The task that writes version `v`, if any (`V_ZERO` is nobody's).
+    pub fn task_of_version(&self, v: u8) -> Option<usize> {
+        if v == super::state::V_ZERO {
+            return None;
+        }
+        self.vers.iter().position(|&x| x == v)
+    }
+
     // ------------------------------------------------------------------
     // Program control
 

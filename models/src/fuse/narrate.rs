@@ -4,7 +4,7 @@
 
 use super::config::TaskSpec;
 use super::lfolio;
-use super::model::{version_of, Action, Actor, FuseModel};
+use super::model::{Action, Actor, FuseModel};
 use super::reclaim;
 use super::state::*;
 use super::step::Step;
@@ -17,13 +17,10 @@ pub fn vname(m: &FuseModel, v: u8) -> String {
         V_INIT => "v1 (initial data)".into(),
         V_PREDIRTY => "v15 (dirty before the run)".into(),
         NONE => "nothing".into(),
-        v => {
-            let t = v as usize - 2;
-            match m.cfg.tasks.get(t) {
-                Some(spec) => format!("v{v} (T{t} {})", spec.short()),
-                None => format!("v{v}"),
-            }
-        }
+        v => match m.task_of_version(v) {
+            Some(t) => format!("v{v} (T{t} {})", m.cfg.tasks[t].short()),
+            None => format!("v{v}"),
+        },
     }
 }
 
@@ -131,7 +128,7 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
                     for p in first as usize..(first + sent) as usize {
                         for (ti, spec) in m.cfg.tasks.iter().enumerate() {
                             if let TaskSpec::Truncate { size } = spec {
-                                let vt = version_of(ti);
+                                let vt = m.ver(ti);
                                 if hist_pos(s.hist[p], vt).is_some()
                                     && hist_older(s.hist[p], payload[p], vt)
                                 {
@@ -214,7 +211,7 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
                             out.push(format!(
                                 "page {p}: D{w} applied {req} with {} after T{ti}'s direct WRITE of {}, though that data was written before T{ti} began; the server now has {}",
                                 vname(m, payload[p]),
-                                vname(m, version_of(ti)),
+                                vname(m, m.ver(ti)),
                                 vname(m, s.srv[p])
                             ));
                         }

@@ -40,7 +40,10 @@ fn rename_set(b: VersionSet, from: u8, to: u8) -> VersionSet {
 }
 
 impl State {
-    /// Every data version the state holds, ghosts included.
+    /// Every data version the state holds: data, the page histories and
+    /// the read snapshots (the version sets of the ghosts `fin`, `sup`
+    /// and `Task::before` only name versions, and are cut to these by
+    /// [`State::compact_history`]).
     pub fn versions(&self) -> VersionSet {
         let State {
             i_size: _,
@@ -60,8 +63,8 @@ impl State {
             srv_size: _,
             srv,
             hist,
-            fin,
-            sup,
+            fin: _,
+            sup: _,
             drops: _,
             wrote_once: _,
             viol: _,
@@ -78,14 +81,14 @@ impl State {
         } = self;
         let mut b = 0;
         for p in 0..MAX_PAGES {
-            b |= bit(pages[p].ver) | bit(tmp[p]) | bit(srv[p]) | fin[p] | sup[p];
+            b |= bit(pages[p].ver) | bit(tmp[p]) | bit(srv[p]);
             for v in hist_list(hist[p]) {
                 b |= bit(v);
             }
         }
         for t in tasks.iter() {
             for p in 0..MAX_PAGES {
-                b |= bit(t.snap[p]) | t.before[p];
+                b |= bit(t.snap[p]);
             }
         }
         for w in workers {
@@ -171,8 +174,10 @@ impl State {
 
     /// Shortens every page's history (a ghost, but `last_zeros` reads it)
     /// to what later steps can tell apart: whether zeros are in it (then
-    /// `V_ZERO` first), and the current data. Properties are not judged on
-    /// a rebased state; the history only must not overflow.
+    /// `V_ZERO` first), and the current data; and cuts the ghosts' version
+    /// sets to the versions the state still holds. Properties are not
+    /// judged on a rebased state; the history only must not overflow, and
+    /// a version no state holds is free for the next syscall.
     pub fn compact_history(&mut self, is_zero: impl Fn(u8) -> bool) {
         for h in self.hist.iter_mut() {
             let list = hist_list(*h);
@@ -187,6 +192,24 @@ impl State {
                 *h = hist_push(*h, cur);
             }
         }
+        let live = self.versions();
+        for p in 0..MAX_PAGES {
+            self.fin[p] &= live;
+            self.sup[p] &= live;
+        }
+        for t in self.tasks.iter_mut() {
+            for p in 0..MAX_PAGES {
+                t.before[p] &= live;
+            }
+        }
+    }
+
+    /// Forgets the ghosts of finished task `t` whose return the trace has
+    /// shown: its read snapshot and its writes-before set name versions
+    /// that no later step reads.
+    pub fn forget_task_ghosts(&mut self, t: usize) {
+        self.tasks[t].snap = [NONE; MAX_PAGES];
+        self.tasks[t].before = [0; MAX_PAGES];
     }
 
     /// Does anything in flight name task `t` (a request on /dev/fuse or

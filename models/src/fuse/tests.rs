@@ -24,6 +24,7 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
         thread: Vec::new(),
         whole: None,
+        versions: Vec::new(),
         max_background: None,
         congestion_threshold: None,
         async_dio: false,

@@ -2,14 +2,14 @@
 //! write-through fuse_perform_write without it (kernel-sources.md
 //! §3.8, §3.9).
 
-use super::model::{version_of, FuseModel};
+use super::model::FuseModel;
 use super::state::*;
 use super::step::Step;
 
 impl FuseModel {
     pub(super) fn op_copy_pages(&self, s: &mut State, t: usize, first: u8, n: u8) -> Option<Step> {
         let task = s.tasks[t];
-        let ver = version_of(t);
+        let ver = self.ver(t);
         Some({
             let p = (first + task.cur) as usize;
             if self.cfg.variant.temp_pages {
@@ -69,7 +69,7 @@ impl FuseModel {
 
     pub(super) fn op_fill_pages(&self, s: &mut State, t: usize, first: u8, n: u8) -> Option<Step> {
         let task = s.tasks[t];
-        let ver = version_of(t);
+        let ver = self.ver(t);
         Some({
             let p = (first + task.cur) as usize;
             if s.pages[p].locked() {

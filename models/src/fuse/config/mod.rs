@@ -82,6 +82,11 @@ pub struct Config {
     /// whole workload is then given here rather than read off `tasks`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub whole: Option<Whole>,
+    /// Per task, the data version it writes (empty: task t writes t + 2).
+    /// Trace conformance gives a slot's next syscall a version no state
+    /// holds (harness/src/conform/slots.rs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<u8>,
     /// fc->max_background: background requests (writeback WRITEs,
     /// readahead READs, async direct I/O) beyond it wait on fc->bg_queue,
     /// and non-forced ones block in fuse_get_req. `None`: unbounded.

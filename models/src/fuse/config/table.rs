@@ -121,6 +121,7 @@ impl Config {
             tasks,
             thread,
             whole: None,
+            versions: Vec::new(),
             max_background: raw.max_background,
             congestion_threshold: raw.congestion_threshold,
             async_dio: raw.async_dio,

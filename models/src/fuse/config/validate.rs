@@ -99,6 +99,23 @@ impl Config {
         if self.tasks.is_empty() {
             return Err("a workload has at least one task".into());
         }
+        if !self.versions.is_empty() {
+            // (0: a finished task of a trace that writes no more)
+            let mut vs: Vec<u8> = self.versions.iter().copied().filter(|&v| v != 0).collect();
+            let n = vs.len();
+            vs.sort();
+            vs.dedup();
+            if self.versions.len() != self.tasks.len()
+                || vs.len() != n
+                || vs.iter().any(|v| !(2..=14).contains(v))
+            {
+                return Err(format!(
+                    "versions: per task 0 or a distinct version 2..=14, got {:?} for {} tasks",
+                    self.versions,
+                    self.tasks.len()
+                ));
+            }
+        }
         if !self.thread.is_empty() {
             if self.thread.len() != self.tasks.len() {
                 return Err(format!(
