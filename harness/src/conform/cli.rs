@@ -402,6 +402,11 @@ pub fn conform_main(args: &[String]) -> i32 {
     crate::interrupt::install();
     let mut opts = crate::runner::RunOptions::new(recorder);
     opts.keep_traces = o.keep.clone();
+    if let Some(l) = o.length {
+        // a long plan: 20 s, plus 50 ms a syscall (a race waits two
+        // settle times; a syscall on this machine takes about 1 ms)
+        opts.scenario_deadline += std::time::Duration::from_millis(50 * l as u64);
+    }
     let mut t = Tally::default();
     let mut each = |r: &crate::runner::Outcome| {
         if r.outcome == "skipped" {
