@@ -265,7 +265,7 @@ pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
                 .iter()
                 .filter_map(|(d, p)| {
                     let s = proc::read_cstr(pid, a[*p])?;
-                    let full = proc::resolve(pid, d.map(fd), &s)?;
+                    let full = proc::resolve(env.mnt, pid, d.map(fd), &s)?;
                     proc::under(env.mnt, &full)
                 })
                 .collect();

@@ -130,6 +130,10 @@ fn publish(out: &Path, bytes: &[u8]) -> Result<(), String> {
 /// `record` for the command line: returns the exit status.
 pub fn record_main(args: &[String]) -> i32 {
     let say = |e: &str| eprintln!("wbspec: record: {e}");
+    if matches!(args.first().map(String::as_str), Some("-h" | "--help")) {
+        println!("{USAGE}");
+        return 0;
+    }
     let o = match parse_args(args) {
         Ok(o) => o,
         Err(e) => {
@@ -172,8 +176,19 @@ fn record(o: &Opts, recorder: &Path) -> Result<(i32, String), String> {
     tracer::block_signals();
     let mut served = crate::runner::serve(SCENARIO, &o.cfg, recorder)
         .map_err(|f| format!("mount: {}", f.detail))?;
-    let mnt = served.mnt.to_string_lossy().to_string();
-    let argv: Vec<String> = o.cmd.iter().map(|a| a.replace("{mnt}", &mnt)).collect();
+    // the mount's path without symbolic links (as /proc/PID/fd links
+    // read it): its parent is resolved, never the mount itself
+    let mnt = match served.mnt.parent().map(Path::canonicalize) {
+        Some(Ok(p)) => p.join("mnt"),
+        _ => {
+            return Err(format!(
+                "{}: cannot resolve its directory",
+                served.mnt.display()
+            ))
+        }
+    };
+    let m = mnt.to_string_lossy().to_string();
+    let argv: Vec<String> = o.cmd.iter().map(|a| a.replace("{mnt}", &m)).collect();
     let run = (|| {
         if let Some(s) = tracer::pending_stop() {
             return Ok(tracer::Ended {
@@ -182,9 +197,9 @@ fn record(o: &Opts, recorder: &Path) -> Result<(i32, String), String> {
                 ..Default::default()
             });
         }
-        let root = tracer::spawn(&argv, &served.mnt)?;
+        let root = tracer::spawn(&argv, &mnt)?;
         let server = served.server_pid();
-        tracer::Tracer::new(&mut served.client, &served.mnt, root, server).run()
+        tracer::Tracer::new(&mut served.client, &mnt, root, server).run()
     })();
     let steps = served.cleanup();
     let ended = run?;

@@ -77,10 +77,11 @@ pub fn fds(pid: i32) -> Vec<i64> {
 }
 
 /// `path` as `pid` resolves it from directory fd `dirfd` (AT_FDCWD: its
-/// working directory), lexically: `.` and `..` are folded without
-/// looking at the file system (a symbolic link in the path is not
-/// followed; the mount is never touched).
-pub fn resolve(pid: i32, dirfd: Option<i64>, path: &[u8]) -> Option<PathBuf> {
+/// working directory), without touching the mount: `.` and `..` are
+/// folded, and symbolic links are followed (lstat, readlink) only while
+/// the path so far is outside `mnt`; the part on the mount is taken
+/// lexically (the recording server has no symbolic links).
+pub fn resolve(mnt: &Path, pid: i32, dirfd: Option<i64>, path: &[u8]) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let p = Path::new(std::ffi::OsStr::from_bytes(path));
     let joined = if p.is_absolute() {
@@ -92,17 +93,49 @@ pub fn resolve(pid: i32, dirfd: Option<i64>, path: &[u8]) -> Option<PathBuf> {
         };
         base.join(p)
     };
+    // components still to walk, the next one last
+    let mut todo: Vec<std::ffi::OsString> = vec![];
+    push_components(&mut todo, &joined);
     let mut out = PathBuf::from("/");
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
+    let mut links = 0;
+    while let Some(c) = todo.pop() {
+        if c == ".." {
+            out.pop();
+            continue;
+        }
+        out.push(&c);
+        if out.starts_with(mnt) {
+            continue;
+        }
+        let is_link = std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link {
+            links += 1;
+            if links > 40 {
+                return None; // ELOOP
             }
-            Component::Normal(n) => out.push(n),
-            _ => {}
+            let target = std::fs::read_link(&out).ok()?;
+            out.pop();
+            if target.is_absolute() {
+                out = PathBuf::from("/");
+            }
+            push_components(&mut todo, &target);
         }
     }
     Some(out)
+}
+
+/// Push `p`'s components (`..` kept, `.` dropped) onto `todo` so its
+/// first is popped first.
+fn push_components(todo: &mut Vec<std::ffi::OsString>, p: &Path) {
+    let cs: Vec<std::ffi::OsString> = p
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    todo.extend(cs.into_iter().rev());
 }
 
 /// One file mapping of `/proc/PID/maps`: [start, end), file offset, path.
@@ -306,18 +339,29 @@ mod tests {
     }
 
     #[test]
-    fn paths_resolve_lexically_and_mount_relative() {
+    fn paths_resolve_without_touching_the_mount() {
         let me = std::process::id() as i32;
-        let r = resolve(me, None, b"/m/./a/../b//c").unwrap();
-        assert_eq!(r, PathBuf::from("/m/b/c"));
-        assert_eq!(under(Path::new("/m"), &r).as_deref(), Some("b/c"));
-        assert_eq!(
-            under(Path::new("/m"), Path::new("/m")).as_deref(),
-            Some(".")
-        );
-        assert_eq!(under(Path::new("/m"), Path::new("/mx/f")), None);
-        let cwd = std::env::current_dir().unwrap();
-        assert_eq!(resolve(me, None, b"x").unwrap(), cwd.join("x"));
+        let m = Path::new("/nonexistent-m");
+        let r = resolve(m, me, None, b"/nonexistent-m/./a/../b//c").unwrap();
+        assert_eq!(r, PathBuf::from("/nonexistent-m/b/c"));
+        assert_eq!(under(m, &r).as_deref(), Some("b/c"));
+        assert_eq!(under(m, m).as_deref(), Some("."));
+        assert_eq!(under(m, Path::new("/nonexistent-mx/f")), None);
+        let cwd = std::env::current_dir().unwrap().canonicalize().unwrap();
+        assert_eq!(resolve(m, me, None, b"x").unwrap(), cwd.join("x"));
+        // symbolic links outside the mount that lead onto it
+        let d = std::env::temp_dir().join(format!("wbspec-resolve-{me}"));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("real/mnt")).unwrap();
+        std::os::unix::fs::symlink("real", d.join("abs")).unwrap();
+        std::os::unix::fs::symlink("../real/mnt", d.join("real/rel")).unwrap();
+        let d = d.canonicalize().unwrap();
+        let mnt = d.join("real/mnt");
+        let via = |p: &Path| resolve(&mnt, me, None, p.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(via(&d.join("abs/mnt/f")), mnt.join("f"));
+        assert_eq!(via(&d.join("real/rel/x/../f")), mnt.join("f"));
+        assert_eq!(via(&d.join("abs/../real/mnt")), mnt);
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
