@@ -321,6 +321,8 @@ pub fn serve(name: &str, cfg: &ServerConfig, recorder: &Path) -> Result<Served, 
         cmd.pre_exec(|| {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             libc::setpgid(0, 0);
+            // `record` blocks signals it takes synchronously; not the server's
+            crate::record::tracer::unblock_all();
             Ok(())
         });
     }

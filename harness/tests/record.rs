@@ -574,6 +574,11 @@ fn sigterm_kills_the_command_and_keeps_the_trace() {
         return;
     }
     let d = scratch("sigterm");
+    // the command starts with no signal blocked (the recorder blocks
+    // SIGINT, SIGTERM and SIGCHLD for itself)
+    let r = record(&d, &["grep", "-qE", "^SigBlk:\\s+0+$", "/proc/self/status"]);
+    assert_eq!(r.code, 0, "the command starts with signals blocked");
+    std::fs::remove_file(&r.out).unwrap();
     // SIGTERM whenever it lands (the command never ends by itself)
     let r = record_with(
         &d,

@@ -53,7 +53,7 @@ const REAP_BOUND: Duration = Duration::from_secs(10);
 
 /// Block SIGINT, SIGTERM and SIGCHLD in the calling thread (and every
 /// thread it starts later); the loop takes them with sigtimedwait.
-/// Children get an empty mask back (std::process::Command resets it).
+/// Children are given an empty mask before their exec ([`unblock_all`]).
 pub fn block_signals() {
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -62,6 +62,16 @@ pub fn block_signals() {
             libc::sigaddset(&mut set, s);
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// An empty signal mask for the calling thread (in a child before its
+/// exec: std::process::Command keeps the parent's mask).
+pub fn unblock_all() {
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
     }
 }
 
@@ -112,6 +122,8 @@ pub fn spawn(argv: &[String], cwd: &Path) -> Result<i32, String> {
     cmd.args(&argv[1..]).current_dir(cwd);
     unsafe {
         cmd.pre_exec(|| {
+            // the recorder's blocked signals are not CMD's
+            unblock_all();
             if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
