@@ -567,6 +567,68 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// An exec from a thread other than the leader while the leader waits
+/// in a marked flock, and the exit of a process holding a mount file:
+/// the leader's call gets a ret (`died=exec`), the exec and the exit are
+/// calls of their own (their FLUSH/RELEASE inside), and the execve's ret
+/// names the actor its call named though the thread's tid changed.
+#[test]
+fn exec_and_exit_of_processes_holding_mount_files() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record exec and exit") {
+        return;
+    }
+    let d = scratch("exec");
+    let prog = "import os, fcntl, threading, time
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+r, w = os.pipe()
+me = os.getpid()
+if os.fork() == 0:
+    fcntl.flock(os.open('f', os.O_RDWR), fcntl.LOCK_EX)
+    os.write(w, b'x')
+    while os.getppid() == me:
+        time.sleep(0.01)
+    os._exit(0)
+os.read(r, 1)
+def ex():
+    for _ in range(1000):
+        if open(f'/proc/{me}/task/{me}/syscall').read().startswith('73 '):
+            break
+        time.sleep(0.01)
+    os.execv('/bin/sh', ['sh', '-c', 'exit 3'])
+threading.Thread(target=ex).start()
+fcntl.flock(fd, fcntl.LOCK_EX)
+";
+    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let ev = &r.trace();
+    let cs = calls(ev);
+    let m: Vec<String> = marks(ev).iter().map(|m| strip_actor(m)).collect();
+    for want in [
+        "call flock fd=3 path=f",
+        "ret flock -1 errno=4 died=exec",
+        "call execve fd=3 path=f",
+        "ret execve 0 errno=0",
+        "ret exit 0 errno=0",
+    ] {
+        assert!(m.contains(&want.to_string()), "no {want:?} in {m:#?}");
+    }
+    // the exiting child's FLUSHes lie inside its exit call
+    let (child, c, rt, _) = cs.iter().find(|x| x.3.contains(" exit ")).unwrap();
+    let pid: u32 = child[1..].parse().unwrap();
+    let flushes: Vec<u64> = ev
+        .iter()
+        .filter(|e| e.is_req("FLUSH") && e.pid == Some(pid))
+        .map(|e| e.seq)
+        .collect();
+    assert!(
+        !flushes.is_empty() && flushes.iter().all(|s| c < s && s < rt),
+        "{m:#?}"
+    );
+    conform(&r);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn sigterm_kills_the_command_and_keeps_the_trace() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());

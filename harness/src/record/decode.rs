@@ -23,7 +23,9 @@
 //! above the model's words cannot say: a write on an O_APPEND fd, an I/O
 //! of 0 bytes, RWF_* flags, a buffer that is itself a mapping of a mount
 //! file, sendfile out of a mount file, an open of a directory
-//! (`opendir`). TAGS: the first byte of every 4 KiB of the data
+//! (`opendir`). An exec (`execve fd=N path=REL ...`) and the exit of a
+//! process's last thread (`exit ...`, [`holdings`]) are marked when the
+//! process holds mount files. TAGS: the first byte of every 4 KiB of the data
 //! (trace::page_tags). `path=REL` (mount-relative, percent-escaped,
 //! `.` for the root) is the file's identity on every mark.
 use std::path::Path;
@@ -205,9 +207,38 @@ pub struct Env<'a> {
     pub mapped: bool,
 }
 
+/// The mount files `pid` holds: `fd=N path=REL` for each fd on the
+/// mount, `map path=REL` for each mapping of a mount file; None if none.
+/// An exec or an exit closes those fds (FLUSH, RELEASE) and unmaps those
+/// mappings (fuse_vma_close writes them back) in the thread's name.
+pub fn holdings(env: &Env, pid: i32) -> Option<String> {
+    let mut v: Vec<String> = proc::fds(pid)
+        .into_iter()
+        .filter_map(|f| proc::fd_on(env.mnt, pid, f).map(|r| format!("fd={f} path={r}")))
+        .collect();
+    v.sort();
+    if env.mapped {
+        let mut maps: Vec<String> = proc::mount_maps(env.mnt, pid)
+            .into_iter()
+            .map(|m| format!("map path={}", m.rel))
+            .collect();
+        maps.dedup();
+        v.extend(maps);
+    }
+    (!v.is_empty()).then(|| v.join(" "))
+}
+
 /// The mark of syscall `nr` with arguments `a` of thread `pid` at its
 /// entry stop, if it is on a file of the mount.
 pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
+    if nr == libc::SYS_execve || nr == libc::SYS_execveat {
+        if let Some(h) = holdings(env, pid) {
+            // an exec of a process holding mount files: its close-on-exec
+            // fds and its mappings go in it
+            let name = name_of(nr).unwrap_or("execve");
+            return call(name, h);
+        }
+    }
     let (_, name, shape) = TABLE.iter().find(|t| t.0 == nr)?;
     let fd = |i: usize| a[i] as i32 as i64;
     match shape {

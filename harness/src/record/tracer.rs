@@ -36,6 +36,10 @@ pub struct Ended {
 
 /// A marked call waiting for its exit stop.
 struct Open {
+    /// The actor its call mark named (`T<tid>`; a thread that exec'd
+    /// from a non-leader keeps it for its execve's ret, though its tid
+    /// became the leader's).
+    actor: String,
     call: Call,
     since: Instant,
 }
@@ -204,7 +208,8 @@ impl<'a> Tracer<'a> {
                     self.ended.interrupted.get_or_insert(s);
                     self.kill_all();
                 }
-                _ => {}
+                Some(_) => {}
+                None => self.prune(),
             }
         }
         match self.failed {
@@ -268,6 +273,7 @@ impl<'a> Tracer<'a> {
                     | libc::PTRACE_O_TRACEFORK
                     | libc::PTRACE_O_TRACEVFORK
                     | libc::PTRACE_O_TRACEEXEC
+                    | libc::PTRACE_O_TRACEEXIT
                     | libc::PTRACE_O_EXITKILL;
                 if ptrace(libc::PTRACE_SETOPTIONS, pid, 0, opts as usize) != 0 {
                     let e = std::io::Error::last_os_error();
@@ -308,6 +314,7 @@ impl<'a> Tracer<'a> {
                         }
                     }
                 }
+                libc::PTRACE_EVENT_EXIT => self.exiting(pid),
                 libc::PTRACE_EVENT_EXEC => {
                     // a thread other than the leader exec'd: it now has
                     // the leader's tid (`pid`)
@@ -320,13 +327,12 @@ impl<'a> Tracer<'a> {
                     );
                     let former = former as i32;
                     if former != pid {
-                        if let Some(mut f) = self.threads.remove(&former) {
-                            // the leader's own pending call ended with it
-                            if let Some(t) = self.threads.get_mut(&pid) {
-                                if let Some(o) = t.open.take() {
-                                    f.open.get_or_insert(o);
-                                }
-                            }
+                        // the old leader ended in the exec (de_thread):
+                        // a call it was in gets its ret; the exec'ing
+                        // thread (with its execve call) takes its tid
+                        let f = self.threads.remove(&former);
+                        self.ended_in(pid, "died=exec", None);
+                        if let Some(f) = f {
                             self.threads.insert(pid, f);
                         }
                     }
@@ -343,35 +349,102 @@ impl<'a> Tracer<'a> {
         resume(pid, if deliver { sig } else { 0 });
     }
 
-    /// A thread ended: a call it died in gets its `ret` mark (`died`).
-    fn gone(&mut self, pid: i32, st: i32) {
+    /// Thread `pid` ended (`how`: `died=SIG`, `died=exit`, ...): it is
+    /// no longer traced, and a call it was in gets its `ret` mark. The
+    /// syscall never returned to user space: -1 EINTR, marked `died=`, so
+    /// conform names it a failed call (errors are not modelled) and the
+    /// trace stays well formed (every call has its ret).
+    /// An `exit` call (see [`Self::exiting`]) returns the process's
+    /// status (`code`: exit code or 128 + signal) instead.
+    fn ended_in(&mut self, pid: i32, how: &str, code: Option<i32>) {
         let Some(t) = self.threads.remove(&pid) else {
             return;
         };
         if let Some(o) = t.open {
-            // The syscall never returned to user space: the thread died
-            // in it. -1 EINTR, marked `died=SIG`, so conform names it a
-            // failed call (errors are not modelled) and the trace stays
-            // well formed (every call has its ret).
-            let how = if libc::WIFSIGNALED(st) {
-                format!("died={}", libc::WTERMSIG(st))
-            } else {
-                "died=exit".into()
-            };
-            self.ended.died_in_call += 1;
             let d = o.since.elapsed().as_micros();
-            self.mark(&format!(
-                "ret T{pid} {} -1 errno={} dur_us={d} {how}",
-                o.call.name,
-                libc::EINTR
-            ));
+            match code.filter(|_| o.call.name == "exit") {
+                Some(c) => self.mark(&format!("ret {} exit {c} errno=0 dur_us={d}", o.actor)),
+                None => {
+                    self.ended.died_in_call += 1;
+                    self.mark(&format!(
+                        "ret {} {} -1 errno={} dur_us={d} {how}",
+                        o.actor,
+                        o.call.name,
+                        libc::EINTR
+                    ))
+                }
+            }
         }
+    }
+
+    /// Threads that no longer exist though no wait reported their end
+    /// (threads an exec ended, if their end was not reported): ended.
+    fn prune(&mut self) {
+        let gone: Vec<i32> = self
+            .threads
+            .keys()
+            .copied()
+            .filter(|t| !Path::new(&format!("/proc/{t}")).exists())
+            .collect();
+        for t in gone {
+            self.ended_in(t, "died=gone", None);
+        }
+    }
+
+    /// Thread `pid` stopped at PTRACE_EVENT_EXIT: before do_exit closes
+    /// its files and drops its memory (exit_mm, exit_files come after
+    /// the stop). If it is its process's last thread and the process
+    /// holds mount files, an `exit` call is marked: the FLUSH, RELEASE and
+    /// writeback of the exit then lie inside a call of this thread, whose
+    /// ret (the process's status) is marked when the thread is reaped. A
+    /// thread killed by SIGKILL stops there too (seen on 6.18.44).
+    fn exiting(&mut self, pid: i32) {
+        let threads = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Threads:").map(|v| v.trim().parse::<u32>()))
+            });
+        if threads != Some(Ok(1)) || self.threads.get(&pid).is_none_or(|t| t.open.is_some()) {
+            return;
+        }
+        let env = Env {
+            mnt: &self.mnt,
+            mapped: self.mapped,
+        };
+        let Some(h) = decode::holdings(&env, pid) else {
+            return;
+        };
+        self.mark(&format!("call T{pid} exit {h}"));
+        self.ended.marked += 1;
+        if let Some(t) = self.threads.get_mut(&pid) {
+            t.open = Some(Open {
+                actor: format!("T{pid}"),
+                call: Call {
+                    name: "exit".into(),
+                    args: h,
+                    at_exit: AtExit::Nothing,
+                },
+                since: Instant::now(),
+            });
+        }
+    }
+
+    /// A wait reported thread `pid`'s end with status `st`.
+    fn gone(&mut self, pid: i32, st: i32) {
+        let how = if libc::WIFSIGNALED(st) {
+            format!("died={}", libc::WTERMSIG(st))
+        } else {
+            "died=exit".into()
+        };
+        let code = if libc::WIFEXITED(st) {
+            libc::WEXITSTATUS(st)
+        } else {
+            128 + libc::WTERMSIG(st)
+        };
+        self.ended_in(pid, &how, Some(code));
         if pid == self.root {
-            self.ended.code = if libc::WIFEXITED(st) {
-                libc::WEXITSTATUS(st)
-            } else {
-                128 + libc::WTERMSIG(st)
-            };
+            self.ended.code = code;
         }
     }
 
@@ -404,6 +477,7 @@ impl<'a> Tracer<'a> {
                 self.ended.marked += 1;
                 if let Some(t) = self.threads.get_mut(&pid) {
                     t.open = Some(Open {
+                        actor: format!("T{pid}"),
                         call,
                         since: Instant::now(),
                     });
@@ -433,8 +507,8 @@ impl<'a> Tracer<'a> {
                     return;
                 };
                 self.mark(&format!(
-                    "ret T{pid} {} {ret} errno={errno} dur_us={d}{tail}",
-                    o.call.name
+                    "ret {} {} {ret} errno={errno} dur_us={d}{tail}",
+                    o.actor, o.call.name
                 ));
             }
             _ => {}
