@@ -461,6 +461,26 @@ fn cp_and_truncate() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// `ls -la` of the mount: its directory syscalls are named by their own
+/// names, and the GETXATTR it sends for the root directory is not taken
+/// for a request on a file (conform read it as bad input).
+#[test]
+fn ls_of_the_mount() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record ls") {
+        return;
+    }
+    let d = scratch("ls");
+    let r = record(&d, &["ls", "-la", "{mnt}"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ev = &r.trace();
+    requests_inside_calls(ev);
+    let m = marks(ev);
+    assert!(m.iter().any(|x| x.contains(" getdents64 fd=")), "{m:#?}");
+    conform(&r);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// fio (if installed; .ci/setup installs it): a verified random
 /// read/write job records into a well-formed trace conform judges. Not
 /// asserted to conform: fio's own setup (opendir, fchdir, mkdir, unlink,
