@@ -306,6 +306,31 @@ os.close(fd)
     // the whole chain: a program nobody here wrote, recorded, conforms
     let (code, out) = conform(&r);
     assert_eq!(code, 0, "{out}");
+    std::fs::remove_file(&r.out).unwrap();
+    // sendfile of a whole file elsewhere (a count past its end): a write
+    // of what the source holds
+    let src = d.join("src");
+    std::fs::write(&src, [vec![b'S'; 4096], vec![b'T'; 4096]].concat()).unwrap();
+    let prog = format!(
+        "import os
+src = os.open({src:?}, os.O_RDONLY)
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+assert os.sendfile(fd, src, None, 1 << 20) == 8192
+os.fsync(fd)
+os.close(fd)
+"
+    );
+    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", &prog]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ev = &r.trace();
+    requests_inside_calls(ev);
+    let m: Vec<String> = marks(ev).iter().map(|m| strip_actor(m)).collect();
+    assert!(
+        m.contains(&"call sendfile fd=4 off=0 ST len=8192 path=f".to_string()),
+        "{m:#?}"
+    );
+    let (code, out) = conform(&r);
+    assert_eq!(code, 0, "{out}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -394,13 +394,14 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
             } else {
                 u64::from_ne_bytes(proc::read_mem(pid, a[2], 8)?.try_into().ok()?)
             };
-            let tags = proc::file_tags(pid, src, src_off, a[3])?;
+            // what the source holds from its offset, up to the count
+            let (tags, len) = proc::file_tags(pid, src, src_off, a[3])?;
             if tags.is_empty() {
                 return None;
             }
             call(
                 "sendfile",
-                format!("fd={fd} off={pos} {tags} len={} path={rel}", a[3]),
+                format!("fd={fd} off={pos} {tags} len={len} path={rel}"),
             )
         }
         libc::SYS_close => plain("close"),

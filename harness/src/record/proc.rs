@@ -309,13 +309,14 @@ pub fn tags(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<String> {
 }
 
 /// The page tags of `len` bytes of a file `pid` has open as `fd` (not on
-/// the mount), from `off`: sendfile's source, read by the tracer through
-/// /proc/PID/fd/N. Short at the end of the file.
-pub fn file_tags(pid: i32, fd: i64, off: u64, len: u64) -> Option<String> {
+/// the mount), from `off`, and how many bytes they cover (fewer at the
+/// end of the file): sendfile's source, read by the tracer through
+/// /proc/PID/fd/N.
+pub fn file_tags(pid: i32, fd: i64, off: u64, len: u64) -> Option<(String, u64)> {
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).ok()?;
     let size = f.metadata().ok()?.len();
-    let end = off.saturating_add(len).min(size);
+    let end = off.saturating_add(len).min(size).max(off);
     let mut s = String::new();
     let mut at = off;
     while at < end {
@@ -324,7 +325,7 @@ pub fn file_tags(pid: i32, fd: i64, off: u64, len: u64) -> Option<String> {
         s.push(crate::trace::page_tag(b[0]));
         at += 4096;
     }
-    Some(s)
+    Some((s, end - off))
 }
 
 #[cfg(test)]
