@@ -174,6 +174,10 @@ pub fn record_main(args: &[String]) -> i32 {
 fn record(o: &Opts, recorder: &Path) -> Result<(i32, String), String> {
     // before any thread exists (the tracer's signal handling)
     tracer::block_signals();
+    // mounts of earlier runs that were killed (as `conform` does)
+    for l in crate::runner::reap_stale_mounts() {
+        eprintln!("wbspec: record: {l}");
+    }
     let mut served = crate::runner::serve(SCENARIO, &o.cfg, recorder)
         .map_err(|f| format!("mount: {}", f.detail))?;
     // the mount's path without symbolic links (as /proc/PID/fd links
