@@ -62,9 +62,17 @@ impl Rec {
     }
 }
 
-/// Run `record --trace DIR/t.jsonl -- CMD` with `env` added, bounded; `signal`:
-/// send it this signal once the server's mount appears.
-fn record_with(dir: &Path, env: &[(&str, &str)], cmd: &[&str], signal: Option<i32>) -> Rec {
+/// When to send the recorder a signal: once its mount appears, or once
+/// its server's trace (in the run's directory) holds this text.
+#[derive(Clone, Copy)]
+enum When {
+    Mounted(i32),
+    TraceHas(i32, &'static str),
+}
+
+/// Run `record --trace DIR/t.jsonl -- CMD` with `env` added, bounded;
+/// `signal`: send it a signal then.
+fn record_with(dir: &Path, env: &[(&str, &str)], cmd: &[&str], signal: Option<When>) -> Rec {
     let out = dir.join("t.jsonl");
     let before = fuse_mount_lines();
     let mut child = Command::new(BIN)
@@ -85,8 +93,19 @@ fn record_with(dir: &Path, env: &[(&str, &str)], cmd: &[&str], signal: Option<i3
         if let Some(st) = child.try_wait().unwrap() {
             break st;
         }
-        if let (Some(s), false) = (signal, signalled) {
-            if fuse_mount_lines().len() > before.len() {
+        if let (Some(w), false) = (signal, signalled) {
+            let (s, now) = match w {
+                When::Mounted(s) => (s, fuse_mount_lines().len() > before.len()),
+                When::TraceHas(s, text) => {
+                    let t = std::env::temp_dir()
+                        .join(format!("wbspec-{}-record-0/trace.jsonl", child.id()));
+                    (
+                        s,
+                        std::fs::read_to_string(t).is_ok_and(|t| t.contains(text)),
+                    )
+                }
+            };
+            if now {
                 unsafe { libc::kill(child.id() as i32, s) };
                 signalled = true;
             }
@@ -691,10 +710,29 @@ fn sigterm_kills_the_command_and_keeps_the_trace() {
         &d,
         &[],
         &["sh", "-c", "echo x > f; exec sleep 60"],
-        Some(libc::SIGTERM),
+        Some(When::Mounted(libc::SIGTERM)),
     );
     assert_eq!(r.code, 128 + libc::SIGTERM, "{}", r.stderr);
     calls(&r.trace());
+    conform(&r);
+    std::fs::remove_file(&r.out).unwrap();
+    // SIGTERM while the command is busy on the mount (it always has a
+    // next syscall stop)
+    let prog = "import os
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+while True:
+    os.pwrite(fd, b'A' * 4096, 0)
+";
+    let r = record_with(
+        &d,
+        &[],
+        &[python().unwrap(), "-I", "-S", "-c", prog],
+        Some(When::TraceHas(libc::SIGTERM, "call T")),
+    );
+    assert_eq!(r.code, 128 + libc::SIGTERM, "{}", r.stderr);
+    let ev = &r.trace();
+    calls(ev);
+    requests_inside_calls(ev);
     conform(&r);
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -191,6 +191,11 @@ impl<'a> Tracer<'a> {
             let pid = unsafe { libc::waitpid(-1, &mut st, libc::__WALL | libc::WNOHANG) };
             if pid > 0 {
                 self.event(pid, st);
+                // a busy tracee always has a next stop: look for a
+                // SIGINT/SIGTERM between stops too
+                if let Some(s) = pending_stop() {
+                    self.interrupt(s);
+                }
                 continue;
             }
             if pid < 0 {
@@ -204,10 +209,7 @@ impl<'a> Tracer<'a> {
                 ));
             }
             match wait_signal(Duration::from_millis(200)) {
-                Some(s) if s == libc::SIGINT || s == libc::SIGTERM => {
-                    self.ended.interrupted.get_or_insert(s);
-                    self.kill_all();
-                }
+                Some(s) if s == libc::SIGINT || s == libc::SIGTERM => self.interrupt(s),
                 Some(_) => {}
                 None => self.prune(),
             }
@@ -216,6 +218,13 @@ impl<'a> Tracer<'a> {
             Some(e) => Err(e),
             None => Ok(self.ended),
         }
+    }
+
+    /// SIGINT or SIGTERM: the recording ends, every traced process is
+    /// killed.
+    fn interrupt(&mut self, sig: i32) {
+        self.ended.interrupted.get_or_insert(sig);
+        self.kill_all();
     }
 
     /// SIGKILL every traced thread's process (this run's own, by PID).
