@@ -268,14 +268,24 @@ impl<'a> Tracer<'a> {
         }
         let sig = libc::WSTOPSIG(st);
         let event = st >> 16;
-        let t = self.threads.entry(pid).or_insert_with(|| Thread {
-            fresh: true,
-            open: None,
+        // a new thread's first stop may come before its creator's
+        // clone event
+        let ended = &mut self.ended;
+        let t = self.threads.entry(pid).or_insert_with(|| {
+            ended.threads += 1;
+            Thread {
+                fresh: true,
+                open: None,
+            }
         });
         if t.fresh && event == 0 && (sig == libc::SIGSTOP || sig == libc::SIGTRAP) {
             // the first stop of a new thread (SIGSTOP) or of CMD after
             // its exec (SIGTRAP): ours, not delivered
             t.fresh = false;
+            if self.killed.is_some() {
+                // born after the kill (its clone event may come later)
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
             if pid == self.root {
                 let opts = libc::PTRACE_O_TRACESYSGOOD
                     | libc::PTRACE_O_TRACECLONE
