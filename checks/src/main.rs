@@ -207,6 +207,16 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Record a program's file I/O on the recording FUSE server (root,
+    /// /dev/fuse): `record --trace OUT [SERVER OPTIONS] -- CMD [ARGS...]`,
+    /// `{mnt}` in ARGS is the mount. Exit status: CMD's; 2 when the
+    /// recording failed. See docs/record.md.
+    #[command(disable_help_flag = true)]
+    Record {
+        /// Options, then `--` and the command.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Run `conform` or `run` in a QEMU guest on another kernel:
     /// `vm (--kernel IMAGE | --debian 6.1|6.12) [--mem MIB] [--cpus N]
     /// [--timeout S] [--keep DIR] [--tcg] -- conform [SCENARIO...]`.
@@ -378,6 +388,10 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
         let code = wbspec_harness::conform::conform_main(args);
         return Ok(code.clamp(0, 255) as u8);
     }
+    if let Cmd::Record { args } = &cli.cmd {
+        let code = wbspec_harness::record::record_main(args);
+        return Ok(code.clamp(0, 255) as u8);
+    }
     if let Cmd::Vm { args } = &cli.cmd {
         let code = wbspec_harness::vm::vm_main(args);
         return Ok(code.clamp(0, 255) as u8);
@@ -385,7 +399,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
     let (cat, own) = catalogue_of(cli.catalogue.as_deref())?;
     let entries = &cat.entries;
     match cli.cmd {
-        Cmd::Conform { .. } | Cmd::Vm { .. } => unreachable!("handled above"),
+        Cmd::Conform { .. } | Cmd::Record { .. } | Cmd::Vm { .. } => unreachable!("handled above"),
         Cmd::Replay { file } => {
             let r = trace::replay_file(&file, entries)?;
             out.line(&trace::summary(&r))?;

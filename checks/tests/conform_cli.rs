@@ -75,3 +75,27 @@ fn wbspec_conform_help_is_the_runners() {
         "{out}"
     );
 }
+
+/// `wbspec record` is dispatched to the harness (docs/record.md): its
+/// usage errors are one `wbspec: record:` line and exit 2, found before
+/// anything is mounted (no root needed), and --help is its usage.
+#[test]
+fn wbspec_record_is_the_harness_record() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_wbspec"))
+            .arg("record")
+            .args(args)
+            .output()
+            .expect("run wbspec")
+    };
+    for bad in [&[][..], &["--trace", "t.jsonl"], &["--", "true"]] {
+        let o = run(bad);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("wbspec: record: "), "{err}");
+    }
+    let o = run(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("usage: wbspec record --trace OUT"));
+}

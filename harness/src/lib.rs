@@ -8,6 +8,8 @@
 //!   with marks); [`fail`]: how a scenario check fails or skips.
 //! - [`trace_query`]: queries over a recorded trace.
 //! - [`random`]: seeded random workloads (`conform --random N --seed S`).
+//! - [`record`]: `record -- CMD`: any program's file I/O on the recording
+//!   server, traced with ptrace into a trace `conform --trace` checks.
 //! - [`conform`]: trace conformance of recorded traces to the wbspec FUSE model.
 //! - [`scenarios`]: the scenario table with kernel-keyed expectations;
 //!   [`scenario_kit`]: the scenario type, `sc!`, `wrap` and the helpers the
@@ -37,6 +39,7 @@ pub mod memcg;
 pub mod mount;
 pub mod nowait_rk;
 pub mod random;
+pub mod record;
 pub mod require;
 pub mod runner;
 pub mod scenario_kit;

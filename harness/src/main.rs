@@ -1,6 +1,7 @@
 //! `wbspec-harness run [SCENARIO...] [--keep-traces DIR] [--json FILE] [--hold-timeout-ms MS]`
 //! `wbspec-harness list`
 //! `wbspec-harness conform ...` (`conform --help` lists its options)
+//! `wbspec-harness record --trace OUT [SERVER OPTIONS] -- CMD [ARGS...]` (docs/record.md)
 //!
 //! Exit status of `run`: 0 all passed, 1 a scenario failed, 2 usage error,
 //! 77 nothing failed but scenarios were skipped (no root or /dev/fuse).
@@ -23,6 +24,7 @@ fn usage(msg: &str) -> ! {
     eprintln!("usage: wbspec-harness run [SCENARIO...] [--keep-traces DIR] [--json FILE] [--hold-timeout-ms MS] [--deadline-ms MS]");
     eprintln!("       wbspec-harness list");
     eprintln!("       wbspec-harness vm ... (docs/vm.md)");
+    eprintln!("       wbspec-harness record --trace OUT [SERVER OPTIONS] -- CMD [ARGS...] (docs/record.md)");
     eprintln!("       wbspec-harness conform ... (`wbspec-harness conform --help` lists its options and scenarios)");
     exit(2)
 }
@@ -38,6 +40,10 @@ fn main() {
         Some("conform") => {
             let rest: Vec<String> = args.collect();
             exit(wbspec_harness::conform::conform_main(&rest))
+        }
+        Some("record") => {
+            let rest: Vec<String> = args.collect();
+            exit(wbspec_harness::record::record_main(&rest))
         }
         Some("vm") => {
             let rest: Vec<String> = args.collect();

@@ -237,6 +237,127 @@ fn skipped(name: &str, kernel: &str, why: &str) -> Outcome {
     }
 }
 
+/// The `fuse-recorder` binary: `$WBSPEC_FUSE_RECORDER`, or next to this
+/// executable; None if it does not exist.
+pub fn find_recorder() -> Option<PathBuf> {
+    std::env::var_os("WBSPEC_FUSE_RECORDER")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .map(|e| e.with_file_name("fuse-recorder"))
+        })
+        .filter(|r| r.exists())
+}
+
+/// A recording server on a fresh mount: what [`serve`] starts. The
+/// guard unmounts, stops the server and removes the directory (with the
+/// trace) when dropped; [`Served::cleanup`] does the first two early, so
+/// the trace can be read complete (the server's `exit` line) first.
+pub struct Served {
+    guard: Guard,
+    /// Its control connection (it answered `ping`).
+    pub client: CtlClient,
+    pub mnt: PathBuf,
+    /// The trace the server writes (inside the guarded directory).
+    pub trace: PathBuf,
+}
+
+impl Served {
+    /// Unmount and stop the server (bounded; idempotent); returns the
+    /// steps beyond the normal path.
+    pub fn cleanup(&mut self) -> Vec<String> {
+        self.guard.cleanup();
+        std::mem::take(&mut self.guard.log)
+    }
+
+    /// The server's PID while it runs.
+    pub fn server_pid(&self) -> Option<u32> {
+        self.guard.child.as_ref().map(|c| c.id())
+    }
+}
+
+/// Start the recording server `recorder` with `cfg` on a fresh mount in
+/// a registered temporary directory (interrupt.rs), as every scenario
+/// is: `name` is the trace header's scenario. Ready when its control
+/// socket answers and the mount is in mountinfo; on any error nothing is
+/// left mounted and the directory is removed.
+pub fn serve(name: &str, cfg: &ServerConfig, recorder: &Path) -> Result<Served, Fail> {
+    let (dir, reg) = tmp_dir(name)?;
+    let mnt = dir.join("mnt");
+    let ctl = dir.join("ctl.sock");
+    // From here on the guard removes the directory, whatever fails.
+    let mut guard = Guard {
+        child: None,
+        dir: dir.clone(),
+        mnt: mnt.clone(),
+        ctl: ctl.clone(),
+        minor: None,
+        log: vec![],
+        reg,
+    };
+    fs::create_dir(&mnt).map_err(|e| format!("mkdir mnt: {e}"))?;
+    let tp = dir.join("trace.jsonl");
+    let stderr = fs::File::create(dir.join("server.log")).map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(recorder);
+    cmd.arg("--mount")
+        .arg(&mnt)
+        .arg("--ctl")
+        .arg(&ctl)
+        .arg("--trace")
+        .arg(&tp)
+        .arg("--scenario")
+        .arg(name)
+        .args(cfg.to_args())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr);
+    // If the runner dies, the server dies too (closing /dev/fuse aborts the
+    // connection, so nothing stays blocked on it). In its own process
+    // group: a terminal's ^C goes to the runner (interrupt.rs, or `record`
+    // and the program it records), which takes the server down in order.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            libc::setpgid(0, 0);
+            // `record` blocks signals it takes synchronously; not the server's
+            crate::record::tracer::unblock_all();
+            Ok(())
+        });
+    }
+    guard.child = Some(
+        crate::interrupt::spawn(reg, &mut cmd)
+            .map_err(|e| format!("spawn {}: {e}", recorder.display()))?,
+    );
+    guard.registered();
+    // Ready = control socket answers (it is created after mount + INIT).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let client = loop {
+        if let Ok(mut c) = CtlClient::connect(&ctl) {
+            if c.ok("ping").is_ok() {
+                break c;
+            }
+        }
+        if Instant::now() > deadline || guard.server_exited(0) {
+            let log = fs::read_to_string(dir.join("server.log")).unwrap_or_default();
+            return Err(format!("server did not become ready: {}", log.trim()).into());
+        }
+        thread::sleep(Duration::from_millis(5));
+    };
+    guard.minor = mount::find_mount(&mnt).map(|m| m.1);
+    guard.registered();
+    if guard.minor.is_none() {
+        return Err("mount not found in mountinfo".to_string().into());
+    }
+    Ok(Served {
+        guard,
+        client,
+        mnt,
+        trace: tp,
+    })
+}
+
 /// Run one scenario against a fresh mount.
 pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
     let kernel = kernel_release();
@@ -263,73 +384,17 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
         trace: vec![],
     };
     let result: Res = (|| {
-        let (dir, reg) = tmp_dir(sc.name)?;
-        let mnt = dir.join("mnt");
-        let ctl = dir.join("ctl.sock");
-        // From here on the guard removes the directory, whatever fails.
-        let mut guard = Guard {
-            child: None,
-            dir: dir.clone(),
-            mnt: mnt.clone(),
-            ctl: ctl.clone(),
-            minor: None,
-            log: vec![],
-            reg,
-        };
-        fs::create_dir(&mnt).map_err(|e| format!("mkdir mnt: {e}"))?;
-        let tp = dir.join("trace.jsonl");
         let mut cfg = ServerConfig {
             hold_timeout_ms: opts.hold_timeout_ms,
             ..ServerConfig::default()
         };
         (sc.config)(&mut cfg);
-        let stderr = fs::File::create(dir.join("server.log")).map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(&opts.recorder);
-        cmd.arg("--mount")
-            .arg(&mnt)
-            .arg("--ctl")
-            .arg(&ctl)
-            .arg("--trace")
-            .arg(&tp)
-            .arg("--scenario")
-            .arg(sc.name)
-            .args(cfg.to_args())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr);
-        // If the runner dies, the server dies too (closing /dev/fuse aborts the
-        // connection, so nothing stays blocked on it).
-        unsafe {
-            use std::os::unix::process::CommandExt;
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-        guard.child = Some(
-            crate::interrupt::spawn(reg, &mut cmd)
-                .map_err(|e| format!("spawn {}: {e}", opts.recorder.display()))?,
-        );
-        guard.registered();
-        // Ready = control socket answers (it is created after mount + INIT).
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let client = loop {
-            if let Ok(mut c) = CtlClient::connect(&ctl) {
-                if c.ok("ping").is_ok() {
-                    break c;
-                }
-            }
-            if Instant::now() > deadline || guard.server_exited(0) {
-                let log = fs::read_to_string(dir.join("server.log")).unwrap_or_default();
-                return Err(format!("server did not become ready: {}", log.trim()).into());
-            }
-            thread::sleep(Duration::from_millis(5));
-        };
-        guard.minor = mount::find_mount(&mnt).map(|m| m.1);
-        guard.registered();
-        if guard.minor.is_none() {
-            return Err("mount not found in mountinfo".to_string().into());
-        }
+        let Served {
+            mut guard,
+            client,
+            mnt,
+            trace: tp,
+        } = serve(sc.name, &cfg, &opts.recorder)?;
         let ctx = Ctx {
             mnt: mnt.clone(),
             ctl: client,

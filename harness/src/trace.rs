@@ -263,13 +263,16 @@ pub fn parse_trace(text: &str) -> Result<Vec<Event>, String> {
 
 /// First byte of every 4 KiB page: letters as-is, 0 as '.', other bytes as '?'.
 pub fn page_tags(data: &[u8]) -> String {
-    data.chunks(4096)
-        .map(|c| match c[0] {
-            0 => '.',
-            b if b.is_ascii_graphic() => b as char,
-            _ => '?',
-        })
-        .collect()
+    data.chunks(4096).map(|c| page_tag(c[0])).collect()
+}
+
+/// The tag of a page whose first byte is `b` ([`page_tags`]).
+pub fn page_tag(b: u8) -> char {
+    match b {
+        0 => '.',
+        b if b.is_ascii_graphic() => b as char,
+        _ => '?',
+    }
 }
 
 #[cfg(test)]

@@ -384,14 +384,7 @@ pub fn conform_main(args: &[String]) -> i32 {
         eprintln!("conform: nothing was run ({why}; exit {})", exit::SKIPPED);
         return exit::SKIPPED;
     }
-    let recorder = std::env::var_os("WBSPEC_FUSE_RECORDER")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::current_exe()
-                .ok()
-                .map(|e| e.with_file_name("fuse-recorder"))
-        });
-    let recorder = match recorder.filter(|r| r.exists()) {
+    let recorder = match crate::runner::find_recorder() {
         Some(r) => r,
         None => {
             eprintln!("conform: fuse-recorder not found next to this binary (build it: cargo build --release -p wbspec-harness, or set WBSPEC_FUSE_RECORDER)");

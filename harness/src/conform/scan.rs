@@ -222,6 +222,14 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                             let tags = words.get(2).copied().unwrap_or("").to_string();
                             let first = pages_of(off, "pwrite offset")?;
                             let n = tags.len() as u64;
+                            // `len=` (wbspec record): the bytes written,
+                            // one tag per 4 KiB of them
+                            if arg(&args, "len").is_some() {
+                                let len = byte_arg(&args, "len", off, e.seq, &sc)?;
+                                if pages_of(len, "pwrite length")? != n {
+                                    return Err(format!("bad trace: #{} {sc} of {len} bytes with {n} page tags: {args:?}", e.seq));
+                                }
+                            }
                             let kind = fd_kind(&fds)?;
                             p.direct_write = kind != FdKind::Cached;
                             p.through_write = kind == FdKind::Cached && !wbc;

@@ -130,6 +130,27 @@ fn b_ftrunc_conforms() {
     assert!(matches!(v, Verdict::Conforms { .. }), "{}", v.report(&m));
 }
 
+/// A recorded pwrite's `len=` (wbspec record) agrees with its tags, or
+/// the trace is refused; a length that is not whole pages (a partial
+/// page written) is not modelled, and `path=` changes nothing.
+#[test]
+fn recorded_pwrite_length() {
+    let with = |call: &str| {
+        let mut l: Vec<&str> = OPEN.to_vec();
+        l.extend([call, "ret T0 pwrite 16384"]);
+        tr(json!({}), &l)
+    };
+    let ok = mapping(&with("call T0 pwrite fd=6 off=0 ABCD len=16384 path=f"));
+    assert_eq!(ok.cfg.tasks, vec![TaskSpec::Write { first: 0, n: 1 }]);
+    let w = not_modelled(&with("call T0 pwrite fd=6 off=0 AB len=6000 path=f"));
+    assert!(
+        w.contains("pwrite length 6000 is not a whole number"),
+        "{w}"
+    );
+    let e = translate(&with("call T0 pwrite fd=6 off=0 AB len=16384 path=f"), None);
+    assert!(e.is_err_and(|e| e.contains("16384 bytes with 2 page tags")));
+}
+
 /// a1: SETATTR(size) read while the page-cache WRITE is outstanding.
 #[test]
 fn setattr_during_cache_write_does_not_conform() {

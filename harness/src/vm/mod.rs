@@ -385,7 +385,7 @@ fn keep_files(keep: &Path, files: &[(String, Vec<u8>)], console: &[u8]) -> Resul
 
 /// rename(2) that fails with EEXIST when `to` exists (renameat2
 /// RENAME_NOREPLACE).
-fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
     let c = |p: &Path| {
         std::ffi::CString::new(p.as_os_str().as_bytes())

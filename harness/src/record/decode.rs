@@ -1,0 +1,512 @@
+//! Syscall decoding (x86_64): which syscalls at a syscall-entry stop are
+//! on a file of the mount, and the `call` mark each becomes, in the
+//! vocabulary of conform's event scan (conform/scan.rs):
+//!
+//! | syscall | mark |
+//! |---|---|
+//! | open, openat, openat2, creat | `open REL FLAGS path=REL` (FLAGS `0x…`) |
+//! | read, pread64, readv, preadv, preadv2 | `pread fd=N off=O len=L path=REL` (ret: `data=TAGS`) |
+//! | write, pwrite64, writev, pwritev, pwritev2 | `pwrite fd=N off=O TAGS len=L path=REL` |
+//! | fsync, fdatasync, close | `NAME fd=N path=REL` |
+//! | ftruncate | `ftruncate fd=N SIZE path=REL` |
+//! | truncate | `truncate REL SIZE path=REL` |
+//! | sync_file_range | `sync_file_range fd=N OFF LEN FLAGS path=REL` |
+//! | fstat, newfstatat(fd, "", AT_EMPTY_PATH) | `fstat fd=N path=REL` |
+//! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private path=REL` |
+//! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
+//! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` |
+//!
+//! read/write/readv/writev (and preadv2/pwritev2 at offset -1) use the
+//! fd's position read at entry (`/proc/PID/fdinfo/N`). Any other
+//! syscall with an fd, a path or an address on a file of the mount is
+//! marked with its own name (`lseek fd=3 path=f`), and so are the cases
+//! above the model's words cannot say: a write on an O_APPEND fd, an I/O
+//! of 0 bytes, RWF_* flags, a buffer that is itself a mapping of a mount
+//! file, sendfile out of a mount file, an open of a directory
+//! (`opendir`). An exec (`execve fd=N path=REL ...`) and the exit of a
+//! process's last thread (`exit ...`, [`holdings`]) are marked when the
+//! process holds mount files. TAGS: the first byte of every 4 KiB of the data
+//! (trace::page_tags). `path=REL` (mount-relative, percent-escaped,
+//! `.` for the root) is the file's identity on every mark.
+use std::path::Path;
+
+use super::proc;
+
+/// What a marked syscall needs at its exit stop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AtExit {
+    Nothing,
+    /// A read into these buffers: its `ret` mark carries their page tags.
+    Data(Vec<(u64, u64)>),
+    /// An mmap of a mount file: later buffers are checked against it.
+    Mapped,
+}
+
+/// A syscall to mark: its mark name, its arguments, what to do at exit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    pub name: String,
+    pub args: String,
+    pub at_exit: AtExit,
+}
+
+fn call(name: &str, args: String) -> Option<Call> {
+    Some(Call {
+        name: name.into(),
+        args,
+        at_exit: AtExit::Nothing,
+    })
+}
+
+/// How a syscall names files.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// fds in these argument positions
+    Fds(&'static [usize]),
+    /// (dirfd position, path position) pairs (dirfd None: AT_FDCWD)
+    Paths(&'static [(Option<usize>, usize)]),
+    /// an address range: (addr, len) positions
+    Mem,
+}
+
+use Shape::*;
+
+/// The syscalls looked at, with how they name files. A syscall not here
+/// is not looked at (no x86_64 syscall outside this table takes an fd
+/// or a path of a regular file, except io_uring's submissions, which are
+/// not followed).
+const TABLE: &[(i64, &str, Shape)] = &[
+    (libc::SYS_read, "read", Fds(&[0])),
+    (libc::SYS_write, "write", Fds(&[0])),
+    (libc::SYS_pread64, "pread64", Fds(&[0])),
+    (libc::SYS_pwrite64, "pwrite64", Fds(&[0])),
+    (libc::SYS_readv, "readv", Fds(&[0])),
+    (libc::SYS_writev, "writev", Fds(&[0])),
+    (libc::SYS_preadv, "preadv", Fds(&[0])),
+    (libc::SYS_pwritev, "pwritev", Fds(&[0])),
+    (libc::SYS_preadv2, "preadv2", Fds(&[0])),
+    (libc::SYS_pwritev2, "pwritev2", Fds(&[0])),
+    (libc::SYS_close, "close", Fds(&[0])),
+    (libc::SYS_fsync, "fsync", Fds(&[0])),
+    (libc::SYS_fdatasync, "fdatasync", Fds(&[0])),
+    (libc::SYS_ftruncate, "ftruncate", Fds(&[0])),
+    (libc::SYS_sync_file_range, "sync_file_range", Fds(&[0])),
+    (libc::SYS_fstat, "fstat", Fds(&[0])),
+    (libc::SYS_mmap, "mmap", Fds(&[4])),
+    (libc::SYS_sendfile, "sendfile", Fds(&[0, 1])),
+    (libc::SYS_copy_file_range, "copy_file_range", Fds(&[0, 2])),
+    (libc::SYS_splice, "splice", Fds(&[0, 2])),
+    (libc::SYS_tee, "tee", Fds(&[0, 1])),
+    (libc::SYS_lseek, "lseek", Fds(&[0])),
+    (libc::SYS_fallocate, "fallocate", Fds(&[0])),
+    (libc::SYS_fadvise64, "fadvise64", Fds(&[0])),
+    (libc::SYS_readahead, "readahead", Fds(&[0])),
+    (libc::SYS_ioctl, "ioctl", Fds(&[0])),
+    (libc::SYS_fcntl, "fcntl", Fds(&[0])),
+    (libc::SYS_flock, "flock", Fds(&[0])),
+    (libc::SYS_fstatfs, "fstatfs", Fds(&[0])),
+    (libc::SYS_getdents64, "getdents64", Fds(&[0])),
+    (libc::SYS_getdents, "getdents", Fds(&[0])),
+    (libc::SYS_fchmod, "fchmod", Fds(&[0])),
+    (libc::SYS_fchown, "fchown", Fds(&[0])),
+    (libc::SYS_fchdir, "fchdir", Fds(&[0])),
+    (libc::SYS_fsetxattr, "fsetxattr", Fds(&[0])),
+    (libc::SYS_fgetxattr, "fgetxattr", Fds(&[0])),
+    (libc::SYS_flistxattr, "flistxattr", Fds(&[0])),
+    (libc::SYS_fremovexattr, "fremovexattr", Fds(&[0])),
+    (libc::SYS_syncfs, "syncfs", Fds(&[0])),
+    (libc::SYS_dup, "dup", Fds(&[0])),
+    (libc::SYS_dup2, "dup2", Fds(&[0, 1])),
+    (libc::SYS_dup3, "dup3", Fds(&[0, 1])),
+    (libc::SYS_close_range, "close_range", Fds(&[])),
+    (libc::SYS_open, "open", Paths(&[(None, 0)])),
+    (libc::SYS_creat, "creat", Paths(&[(None, 0)])),
+    (libc::SYS_openat, "openat", Paths(&[(Some(0), 1)])),
+    (libc::SYS_openat2, "openat2", Paths(&[(Some(0), 1)])),
+    (libc::SYS_truncate, "truncate", Paths(&[(None, 0)])),
+    (libc::SYS_stat, "stat", Paths(&[(None, 0)])),
+    (libc::SYS_lstat, "lstat", Paths(&[(None, 0)])),
+    (libc::SYS_newfstatat, "newfstatat", Paths(&[(Some(0), 1)])),
+    (libc::SYS_statx, "statx", Paths(&[(Some(0), 1)])),
+    (libc::SYS_access, "access", Paths(&[(None, 0)])),
+    (libc::SYS_faccessat, "faccessat", Paths(&[(Some(0), 1)])),
+    (libc::SYS_faccessat2, "faccessat2", Paths(&[(Some(0), 1)])),
+    (libc::SYS_readlink, "readlink", Paths(&[(None, 0)])),
+    (libc::SYS_readlinkat, "readlinkat", Paths(&[(Some(0), 1)])),
+    (libc::SYS_unlink, "unlink", Paths(&[(None, 0)])),
+    (libc::SYS_unlinkat, "unlinkat", Paths(&[(Some(0), 1)])),
+    (libc::SYS_rename, "rename", Paths(&[(None, 0), (None, 1)])),
+    (
+        libc::SYS_renameat,
+        "renameat",
+        Paths(&[(Some(0), 1), (Some(2), 3)]),
+    ),
+    (
+        libc::SYS_renameat2,
+        "renameat2",
+        Paths(&[(Some(0), 1), (Some(2), 3)]),
+    ),
+    (libc::SYS_link, "link", Paths(&[(None, 0), (None, 1)])),
+    (
+        libc::SYS_linkat,
+        "linkat",
+        Paths(&[(Some(0), 1), (Some(2), 3)]),
+    ),
+    (libc::SYS_symlink, "symlink", Paths(&[(None, 1)])),
+    (libc::SYS_symlinkat, "symlinkat", Paths(&[(Some(1), 2)])),
+    (libc::SYS_mkdir, "mkdir", Paths(&[(None, 0)])),
+    (libc::SYS_mkdirat, "mkdirat", Paths(&[(Some(0), 1)])),
+    (libc::SYS_rmdir, "rmdir", Paths(&[(None, 0)])),
+    (libc::SYS_mknod, "mknod", Paths(&[(None, 0)])),
+    (libc::SYS_mknodat, "mknodat", Paths(&[(Some(0), 1)])),
+    (libc::SYS_chmod, "chmod", Paths(&[(None, 0)])),
+    (libc::SYS_fchmodat, "fchmodat", Paths(&[(Some(0), 1)])),
+    (libc::SYS_chown, "chown", Paths(&[(None, 0)])),
+    (libc::SYS_lchown, "lchown", Paths(&[(None, 0)])),
+    (libc::SYS_fchownat, "fchownat", Paths(&[(Some(0), 1)])),
+    (libc::SYS_utime, "utime", Paths(&[(None, 0)])),
+    (libc::SYS_utimes, "utimes", Paths(&[(None, 0)])),
+    (libc::SYS_utimensat, "utimensat", Paths(&[(Some(0), 1)])),
+    (libc::SYS_futimesat, "futimesat", Paths(&[(Some(0), 1)])),
+    (libc::SYS_getxattr, "getxattr", Paths(&[(None, 0)])),
+    (libc::SYS_lgetxattr, "lgetxattr", Paths(&[(None, 0)])),
+    (libc::SYS_setxattr, "setxattr", Paths(&[(None, 0)])),
+    (libc::SYS_lsetxattr, "lsetxattr", Paths(&[(None, 0)])),
+    (libc::SYS_listxattr, "listxattr", Paths(&[(None, 0)])),
+    (libc::SYS_llistxattr, "llistxattr", Paths(&[(None, 0)])),
+    (libc::SYS_removexattr, "removexattr", Paths(&[(None, 0)])),
+    (libc::SYS_lremovexattr, "lremovexattr", Paths(&[(None, 0)])),
+    (libc::SYS_chdir, "chdir", Paths(&[(None, 0)])),
+    (libc::SYS_statfs, "statfs", Paths(&[(None, 0)])),
+    (libc::SYS_execve, "execve", Paths(&[(None, 0)])),
+    (libc::SYS_execveat, "execveat", Paths(&[(Some(0), 1)])),
+    (
+        libc::SYS_name_to_handle_at,
+        "name_to_handle_at",
+        Paths(&[(Some(0), 1)]),
+    ),
+    (libc::SYS_munmap, "munmap", Mem),
+    (libc::SYS_msync, "msync", Mem),
+    (libc::SYS_mprotect, "mprotect", Mem),
+    (libc::SYS_madvise, "madvise", Mem),
+    (libc::SYS_mremap, "mremap", Mem),
+    (libc::SYS_mlock, "mlock", Mem),
+    (libc::SYS_munlock, "munlock", Mem),
+];
+
+/// The name of syscall `nr` if it is in the table.
+pub fn name_of(nr: i64) -> Option<&'static str> {
+    TABLE.iter().find(|t| t.0 == nr).map(|t| t.1)
+}
+
+/// What the decoder knows besides the stopped thread.
+pub struct Env<'a> {
+    pub mnt: &'a Path,
+    /// A mount file has been mapped: buffers are checked against the
+    /// tracee's mappings before they are read.
+    pub mapped: bool,
+}
+
+/// The mount files `pid` holds: `fd=N path=REL` for each fd on the
+/// mount, `map path=REL` for each mapping of a mount file; None if none.
+/// An exec or an exit closes those fds (FLUSH, RELEASE) and unmaps those
+/// mappings (fuse_vma_close writes them back) in the thread's name.
+pub fn holdings(env: &Env, pid: i32) -> Option<String> {
+    let mut v: Vec<String> = proc::fds(pid)
+        .into_iter()
+        .filter_map(|f| proc::fd_on(env.mnt, pid, f).map(|r| format!("fd={f} path={r}")))
+        .collect();
+    v.sort();
+    if env.mapped {
+        let mut maps: Vec<String> = proc::mount_maps(env.mnt, pid)
+            .into_iter()
+            .map(|m| format!("map path={}", m.rel))
+            .collect();
+        maps.dedup();
+        v.extend(maps);
+    }
+    (!v.is_empty()).then(|| v.join(" "))
+}
+
+/// The mark of syscall `nr` with arguments `a` of thread `pid` at its
+/// entry stop, if it is on a file of the mount.
+pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
+    if nr == libc::SYS_execve || nr == libc::SYS_execveat {
+        if let Some(h) = holdings(env, pid) {
+            // an exec of a process holding mount files: its close-on-exec
+            // fds and its mappings go in it
+            let name = name_of(nr).unwrap_or("execve");
+            return call(name, h);
+        }
+    }
+    let (_, name, shape) = TABLE.iter().find(|t| t.0 == nr)?;
+    let fd = |i: usize| a[i] as i32 as i64;
+    match shape {
+        Fds(_) if nr == libc::SYS_close_range => {
+            let (lo, hi) = (a[0], a[1].min(i32::MAX as u64));
+            let on: Vec<String> = proc::fds(pid)
+                .into_iter()
+                .filter(|f| (lo..=hi).contains(&(*f as u64)))
+                .filter_map(|f| proc::fd_on(env.mnt, pid, f).map(|r| format!("fd={f} path={r}")))
+                .collect();
+            (!on.is_empty()).then(|| Call {
+                name: name.to_string(),
+                args: on.join(" "),
+                at_exit: AtExit::Nothing,
+            })
+        }
+        Fds(pos) => {
+            let on: Vec<(usize, String)> = pos
+                .iter()
+                .filter_map(|i| proc::fd_on(env.mnt, pid, fd(*i)).map(|r| (*i, r)))
+                .collect();
+            if on.is_empty() {
+                return None;
+            }
+            let first = pos[0];
+            // the model's words, when they say what the syscall does
+            let modelled = if on[0].0 == first {
+                fd_call(env, pid, nr, a, &on[0].1)
+            } else {
+                None
+            };
+            modelled.or_else(|| {
+                let args: Vec<String> = on
+                    .iter()
+                    .map(|(i, r)| format!("fd={} path={r}", fd(*i)))
+                    .collect();
+                call(name, args.join(" "))
+            })
+        }
+        Paths(ps) => {
+            // newfstatat / statx / utimensat on an fd (empty or no path)
+            if let Some(Some(d)) = ps.first().map(|p| p.0) {
+                let path = proc::read_cstr(pid, a[ps[0].1]);
+                if path.as_deref().is_none_or(|p| p.is_empty()) {
+                    let r = proc::fd_on(env.mnt, pid, fd(d))?;
+                    let empty_path = match nr {
+                        libc::SYS_newfstatat => a[3] & libc::AT_EMPTY_PATH as u64 != 0,
+                        _ => false,
+                    };
+                    let n = if empty_path { "fstat" } else { name };
+                    return call(n, format!("fd={} path={r}", fd(d)));
+                }
+            }
+            let rels: Vec<String> = ps
+                .iter()
+                .filter_map(|(d, p)| {
+                    let s = proc::read_cstr(pid, a[*p])?;
+                    let full = proc::resolve(env.mnt, pid, d.map(fd), &s)?;
+                    proc::under(env.mnt, &full)
+                })
+                .collect();
+            let rel = rels.first()?;
+            path_call(pid, nr, a, rel).or_else(|| {
+                let args: Vec<String> = rels.iter().map(|r| format!("path={r}")).collect();
+                call(name, args.join(" "))
+            })
+        }
+        Mem => {
+            if !env.mapped {
+                return None;
+            }
+            let (off, len, rel) = proc::mapping_at(env.mnt, pid, a[0], a[1])?;
+            let range = format!("off={off} len={len} path={rel}");
+            match nr {
+                libc::SYS_munmap => call("munmap", range),
+                libc::SYS_msync if a[2] & libc::MS_SYNC as u64 != 0 => {
+                    call("msync", format!("MS_SYNC {range}"))
+                }
+                libc::SYS_msync if a[2] & libc::MS_ASYNC as u64 != 0 => {
+                    call("msync_async", format!("MS_ASYNC {range}"))
+                }
+                _ => call(name, range),
+            }
+        }
+    }
+}
+
+/// A syscall whose first fd is the mount file `rel`, in the model's
+/// words; None: it is marked with its own name.
+fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call> {
+    let fd = a[0] as i32 as i64;
+    let (pos, flags) = proc::fdinfo(pid, fd)?;
+    let append = flags & libc::O_APPEND != 0;
+    // the offset of a positional I/O (-1: the fd's position)
+    let at = |o: u64| if o as i64 == -1 { pos } else { o };
+    let plain = |n: &str| call(n, format!("fd={fd} path={rel}"));
+    match nr {
+        libc::SYS_read
+        | libc::SYS_pread64
+        | libc::SYS_readv
+        | libc::SYS_preadv
+        | libc::SYS_preadv2 => {
+            let (bufs, off) = match nr {
+                libc::SYS_read => (vec![(a[1], a[2])], pos),
+                libc::SYS_pread64 => (vec![(a[1], a[2])], a[3]),
+                libc::SYS_readv => (proc::read_iovecs(pid, a[1], a[2])?, pos),
+                _ if nr == libc::SYS_preadv2 && a[5] != 0 => return None,
+                _ => (proc::read_iovecs(pid, a[1], a[2])?, at(a[3])),
+            };
+            let len: u64 = bufs.iter().map(|b| b.1).sum();
+            if len == 0 || (env.mapped && proc::mapped_on_mount(env.mnt, pid, &bufs)) {
+                return None;
+            }
+            Some(Call {
+                name: "pread".into(),
+                args: format!("fd={fd} off={off} len={len} path={rel}"),
+                at_exit: AtExit::Data(bufs),
+            })
+        }
+        libc::SYS_write
+        | libc::SYS_pwrite64
+        | libc::SYS_writev
+        | libc::SYS_pwritev
+        | libc::SYS_pwritev2 => {
+            if append {
+                return None;
+            }
+            let (bufs, off) = match nr {
+                libc::SYS_write => (vec![(a[1], a[2])], pos),
+                libc::SYS_pwrite64 => (vec![(a[1], a[2])], a[3]),
+                libc::SYS_writev => (proc::read_iovecs(pid, a[1], a[2])?, pos),
+                _ if nr == libc::SYS_pwritev2 && a[5] != 0 => return None,
+                _ => (proc::read_iovecs(pid, a[1], a[2])?, at(a[3])),
+            };
+            let len: u64 = bufs.iter().map(|b| b.1).sum();
+            if len == 0 || (env.mapped && proc::mapped_on_mount(env.mnt, pid, &bufs)) {
+                return None;
+            }
+            let tags = proc::tags(pid, &bufs, len)?;
+            call(
+                "pwrite",
+                format!("fd={fd} off={off} {tags} len={len} path={rel}"),
+            )
+        }
+        libc::SYS_sendfile => {
+            // out = the mount file; the source must not be on the mount
+            let src = a[1] as i32 as i64;
+            if append || proc::fd_on(env.mnt, pid, src).is_some() {
+                return None;
+            }
+            let src_off = if a[2] == 0 {
+                proc::fdinfo(pid, src)?.0
+            } else {
+                u64::from_ne_bytes(proc::read_mem(pid, a[2], 8)?.try_into().ok()?)
+            };
+            // what the source holds from its offset, up to the count
+            let (tags, len) = proc::file_tags(pid, src, src_off, a[3])?;
+            if tags.is_empty() {
+                return None;
+            }
+            call(
+                "sendfile",
+                format!("fd={fd} off={pos} {tags} len={len} path={rel}"),
+            )
+        }
+        libc::SYS_close => plain("close"),
+        libc::SYS_fsync => plain("fsync"),
+        libc::SYS_fdatasync => plain("fdatasync"),
+        libc::SYS_fstat => plain("fstat"),
+        libc::SYS_ftruncate => call("ftruncate", format!("fd={fd} {} path={rel}", a[1])),
+        libc::SYS_sync_file_range => call(
+            "sync_file_range",
+            format!("fd={fd} {} {} {} path={rel}", a[1], a[2], sfr_flags(a[3])),
+        ),
+        libc::SYS_mmap => {
+            let fl = a[3] as i32;
+            let kind = if fl & libc::MAP_SHARED != 0 {
+                "shared"
+            } else {
+                "private"
+            };
+            Some(Call {
+                name: "mmap".into(),
+                args: format!(
+                    "fd={} off={} len={} {kind} path={rel}",
+                    a[4] as i32, a[5], a[1]
+                ),
+                at_exit: AtExit::Mapped,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// SYNC_FILE_RANGE_* flags as conform reads them (`WRITE` alone: the
+/// model's task).
+fn sfr_flags(f: u64) -> String {
+    let mut v = vec![];
+    for (bit, n) in [
+        (libc::SYNC_FILE_RANGE_WAIT_BEFORE, "WAIT_BEFORE"),
+        (libc::SYNC_FILE_RANGE_WRITE, "WRITE"),
+        (libc::SYNC_FILE_RANGE_WAIT_AFTER, "WAIT_AFTER"),
+    ] {
+        if f & bit as u64 != 0 {
+            v.push(n.to_string());
+        }
+    }
+    let rest = f & !7;
+    if rest != 0 {
+        v.push(format!("{rest:#x}"));
+    }
+    if v.is_empty() {
+        "0".into()
+    } else {
+        v.join("|")
+    }
+}
+
+/// A path syscall on the mount file `rel`, in the model's words.
+fn path_call(pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call> {
+    let flags = match nr {
+        libc::SYS_open => a[1],
+        libc::SYS_openat => a[2],
+        libc::SYS_creat => (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64,
+        // struct open_how { u64 flags; u64 mode; u64 resolve }
+        libc::SYS_openat2 => u64::from_ne_bytes(proc::read_mem(pid, a[2], 8)?.try_into().ok()?),
+        libc::SYS_truncate => return call("truncate", format!("{rel} {} path={rel}", a[1])),
+        _ => return None,
+    } as i32;
+    let name = if flags & libc::O_DIRECTORY != 0 || rel == "." {
+        "opendir"
+    } else {
+        "open"
+    };
+    call(name, format!("{rel} {flags:#x} path={rel}"))
+}
+
+/// The `ret` mark's tail for a call that returned `ret` (bytes for a
+/// read): ` data=TAGS` for a read, empty otherwise. None: the data could
+/// not be read.
+pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> Option<String> {
+    match &c.at_exit {
+        AtExit::Data(bufs) if ret >= 0 => {
+            Some(format!(" data={}", proc::tags(pid, bufs, ret as u64)?))
+        }
+        _ => Some(String::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_has_each_syscall_once() {
+        let mut nrs: Vec<i64> = TABLE.iter().map(|t| t.0).collect();
+        nrs.sort();
+        nrs.dedup();
+        assert_eq!(nrs.len(), TABLE.len());
+        assert_eq!(name_of(libc::SYS_pwrite64), Some("pwrite64"));
+        assert_eq!(name_of(libc::SYS_getpid), None);
+    }
+
+    #[test]
+    fn sync_file_range_flags() {
+        assert_eq!(sfr_flags(2), "WRITE");
+        assert_eq!(sfr_flags(7), "WAIT_BEFORE|WRITE|WAIT_AFTER");
+        assert_eq!(sfr_flags(0), "0");
+        assert_eq!(sfr_flags(0x12), "WRITE|0x10");
+    }
+}

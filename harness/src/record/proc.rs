@@ -1,0 +1,387 @@
+//! What the tracer reads about a stopped tracee without touching the
+//! mount: its fds (`/proc/PID/fd/N` links, `/proc/PID/fdinfo/N`), its
+//! working directory, its file mappings (`/proc/PID/maps`) and its
+//! memory (`process_vm_readv`). None of these sends a FUSE request:
+//! readlink of a /proc fd link prints the dentry path (d_path), fdinfo
+//! and maps print kernel state, and process_vm_readv of a page that is
+//! not present would fault it in — so [`mapped_on_mount`] is checked
+//! before any buffer is read.
+use std::path::{Component, Path, PathBuf};
+
+/// A path relative to the mount (`.` for its root), with whitespace and
+/// `%` percent-escaped so it is one word of a mark.
+pub fn word(rel: &str) -> String {
+    let mut s = String::new();
+    for c in rel.chars() {
+        match c {
+            '%' => s += "%25",
+            c if c.is_whitespace() || c.is_control() => {
+                let mut b = [0u8; 4];
+                for x in c.encode_utf8(&mut b).bytes() {
+                    s += &format!("%{x:02X}");
+                }
+            }
+            c => s.push(c),
+        }
+    }
+    if s.is_empty() {
+        ".".into()
+    } else {
+        s
+    }
+}
+
+/// `p` relative to `mnt` if it is the mount or under it.
+pub fn under(mnt: &Path, p: &Path) -> Option<String> {
+    let r = p.strip_prefix(mnt).ok()?;
+    Some(word(&r.to_string_lossy()))
+}
+
+/// The target of an fd of `pid`, if the link reads.
+pub fn fd_target(pid: i32, fd: i64) -> Option<PathBuf> {
+    if fd < 0 || fd > i32::MAX as i64 {
+        return None;
+    }
+    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()
+}
+
+/// The mount-relative name of fd `fd` of `pid`, if it is a file of the
+/// mount (a file unlinked while open reads as `NAME (deleted)`).
+pub fn fd_on(mnt: &Path, pid: i32, fd: i64) -> Option<String> {
+    under(mnt, &fd_target(pid, fd)?)
+}
+
+/// (file position, open flags) of fd `fd` of `pid` (`/proc/PID/fdinfo`).
+pub fn fdinfo(pid: i32, fd: i64) -> Option<(u64, i32)> {
+    let t = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
+    let mut pos = None;
+    let mut flags = None;
+    for l in t.lines() {
+        if let Some(v) = l.strip_prefix("pos:") {
+            pos = v.trim().parse().ok();
+        } else if let Some(v) = l.strip_prefix("flags:") {
+            flags = i32::from_str_radix(v.trim(), 8).ok();
+        }
+    }
+    Some((pos?, flags?))
+}
+
+/// The fds `pid` has open (for close_range).
+pub fn fds(pid: i32) -> Vec<i64> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `path` as `pid` resolves it from directory fd `dirfd` (AT_FDCWD: its
+/// working directory), without touching the mount: `.` and `..` are
+/// folded, and symbolic links are followed (lstat, readlink) only while
+/// the path so far is outside `mnt`; the part on the mount is taken
+/// lexically (the recording server has no symbolic links).
+pub fn resolve(mnt: &Path, pid: i32, dirfd: Option<i64>, path: &[u8]) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let p = Path::new(std::ffi::OsStr::from_bytes(path));
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        let base = match dirfd {
+            Some(fd) if fd != libc::AT_FDCWD as i64 => fd_target(pid, fd)?,
+            _ => std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?,
+        };
+        base.join(p)
+    };
+    // components still to walk, the next one last
+    let mut todo: Vec<std::ffi::OsString> = vec![];
+    push_components(&mut todo, &joined);
+    let mut out = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(c) = todo.pop() {
+        if c == ".." {
+            out.pop();
+            continue;
+        }
+        out.push(&c);
+        if out.starts_with(mnt) {
+            continue;
+        }
+        let is_link = std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link {
+            links += 1;
+            if links > 40 {
+                return None; // ELOOP
+            }
+            let target = std::fs::read_link(&out).ok()?;
+            out.pop();
+            if target.is_absolute() {
+                out = PathBuf::from("/");
+            }
+            push_components(&mut todo, &target);
+        }
+    }
+    Some(out)
+}
+
+/// Push `p`'s components (`..` kept, `.` dropped) onto `todo` so its
+/// first is popped first.
+fn push_components(todo: &mut Vec<std::ffi::OsString>, p: &Path) {
+    let cs: Vec<std::ffi::OsString> = p
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    todo.extend(cs.into_iter().rev());
+}
+
+/// One file mapping of `/proc/PID/maps`: [start, end), file offset, path.
+pub struct Map {
+    pub start: u64,
+    pub end: u64,
+    pub off: u64,
+    pub rel: String,
+}
+
+/// The mappings of files of the mount in `pid`.
+pub fn mount_maps(mnt: &Path, pid: i32) -> Vec<Map> {
+    let t = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let mut v = vec![];
+    for l in t.lines() {
+        // start-end perms offset dev inode path
+        let f: Vec<&str> = l.splitn(6, ' ').collect();
+        if f.len() < 6 {
+            continue;
+        }
+        let path = f[5].trim_start();
+        let Some(rel) = path
+            .strip_suffix(" (deleted)")
+            .or(Some(path))
+            .and_then(|p| under(mnt, Path::new(p)))
+        else {
+            continue;
+        };
+        let Some((a, b)) = f[0].split_once('-') else {
+            continue;
+        };
+        let (Ok(start), Ok(end), Ok(off)) = (
+            u64::from_str_radix(a, 16),
+            u64::from_str_radix(b, 16),
+            u64::from_str_radix(f[2], 16),
+        ) else {
+            continue;
+        };
+        v.push(Map {
+            start,
+            end,
+            off,
+            rel,
+        });
+    }
+    v
+}
+
+/// The first mount mapping overlapping [addr, addr+len), with the
+/// overlap as (file offset, length).
+pub fn mapping_at(mnt: &Path, pid: i32, addr: u64, len: u64) -> Option<(u64, u64, String)> {
+    let end = addr.saturating_add(len.max(1));
+    mount_maps(mnt, pid)
+        .into_iter()
+        .find(|m| m.start < end && addr < m.end)
+        .map(|m| {
+            let a = addr.max(m.start);
+            let b = end.min(m.end);
+            (m.off + (a - m.start), b - a, m.rel)
+        })
+}
+
+/// Whether any of the memory ranges lies in a mapping of a file of the
+/// mount (reading it could fault a page in from the server).
+pub fn mapped_on_mount(mnt: &Path, pid: i32, ranges: &[(u64, u64)]) -> bool {
+    let maps = mount_maps(mnt, pid);
+    ranges.iter().any(|(a, l)| {
+        let end = a.saturating_add(*l);
+        maps.iter().any(|m| m.start < end && *a < m.end)
+    })
+}
+
+/// Read `len` bytes at `addr` of `pid`.
+pub fn read_mem(pid: i32, addr: u64, len: usize) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    if len == 0 {
+        return Some(buf);
+    }
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: len,
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: len,
+    };
+    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+    (n == len as isize).then_some(buf)
+}
+
+/// A NUL-terminated string at `addr` of `pid` (at most PATH_MAX bytes),
+/// read page by page so a string ending before an unmapped page reads.
+pub fn read_cstr(pid: i32, addr: u64) -> Option<Vec<u8>> {
+    if addr == 0 {
+        return None;
+    }
+    let mut out = vec![];
+    let mut a = addr;
+    while out.len() < libc::PATH_MAX as usize {
+        let n = (4096 - (a % 4096)) as usize;
+        let chunk = read_mem(pid, a, n)?;
+        if let Some(i) = chunk.iter().position(|b| *b == 0) {
+            out.extend_from_slice(&chunk[..i]);
+            return Some(out);
+        }
+        out.extend_from_slice(&chunk);
+        a += n as u64;
+    }
+    None
+}
+
+/// The iovec array `iov` (`cnt` entries) of `pid` as (base, len).
+pub fn read_iovecs(pid: i32, iov: u64, cnt: u64) -> Option<Vec<(u64, u64)>> {
+    if cnt > libc::UIO_MAXIOV as u64 {
+        return None;
+    }
+    let raw = read_mem(pid, iov, cnt as usize * 16)?;
+    Some(
+        raw.chunks(16)
+            .map(|c| {
+                let w = |i: usize| u64::from_ne_bytes(c[i..i + 8].try_into().unwrap());
+                (w(0), w(8))
+            })
+            .collect(),
+    )
+}
+
+/// The page tags ([`crate::trace::page_tags`]) of the first `total`
+/// bytes of the buffers `bufs` of `pid`, concatenated: the first byte of
+/// every 4 KiB of that data, read one byte each.
+pub fn tags(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<String> {
+    // the address of each byte at offset 0, 4096, ... of the data
+    let mut addrs = vec![];
+    let mut at = 0u64; // data offset where the current buffer starts
+    let mut next = 0u64; // next data offset to tag
+    for (base, len) in bufs {
+        while next < total && next < at + len {
+            addrs.push(base + (next - at));
+            next += 4096;
+        }
+        at += len;
+        if next >= total {
+            break;
+        }
+    }
+    if next < total {
+        return None; // the buffers hold less than `total`
+    }
+    let mut bytes = vec![0u8; addrs.len()];
+    for (i, batch) in addrs.chunks(libc::UIO_MAXIOV as usize).enumerate() {
+        let remote: Vec<libc::iovec> = batch
+            .iter()
+            .map(|a| libc::iovec {
+                iov_base: *a as *mut libc::c_void,
+                iov_len: 1,
+            })
+            .collect();
+        let out = &mut bytes[i * libc::UIO_MAXIOV as usize..][..batch.len()];
+        let local = libc::iovec {
+            iov_base: out.as_mut_ptr().cast(),
+            iov_len: out.len(),
+        };
+        let n = unsafe {
+            libc::process_vm_readv(pid, &local, 1, remote.as_ptr(), remote.len() as _, 0)
+        };
+        if n != batch.len() as isize {
+            return None;
+        }
+    }
+    Some(bytes.into_iter().map(crate::trace::page_tag).collect())
+}
+
+/// The page tags of `len` bytes of a file `pid` has open as `fd` (not on
+/// the mount), from `off`, and how many bytes they cover (fewer at the
+/// end of the file): sendfile's source, read by the tracer through
+/// /proc/PID/fd/N.
+pub fn file_tags(pid: i32, fd: i64, off: u64, len: u64) -> Option<(String, u64)> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).ok()?;
+    let size = f.metadata().ok()?.len();
+    let end = off.saturating_add(len).min(size).max(off);
+    let mut s = String::new();
+    let mut at = off;
+    while at < end {
+        let mut b = [0u8];
+        f.read_exact_at(&mut b, at).ok()?;
+        s.push(crate::trace::page_tag(b[0]));
+        at += 4096;
+    }
+    Some((s, end - off))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_one_word() {
+        assert_eq!(word(""), ".");
+        assert_eq!(word("f"), "f");
+        assert_eq!(word("a b%\n"), "a%20b%25%0A");
+    }
+
+    #[test]
+    fn paths_resolve_without_touching_the_mount() {
+        let me = std::process::id() as i32;
+        let m = Path::new("/nonexistent-m");
+        let r = resolve(m, me, None, b"/nonexistent-m/./a/../b//c").unwrap();
+        assert_eq!(r, PathBuf::from("/nonexistent-m/b/c"));
+        assert_eq!(under(m, &r).as_deref(), Some("b/c"));
+        assert_eq!(under(m, m).as_deref(), Some("."));
+        assert_eq!(under(m, Path::new("/nonexistent-mx/f")), None);
+        let cwd = std::env::current_dir().unwrap().canonicalize().unwrap();
+        assert_eq!(resolve(m, me, None, b"x").unwrap(), cwd.join("x"));
+        // symbolic links outside the mount that lead onto it
+        let d = std::env::temp_dir().join(format!("wbspec-resolve-{me}"));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("real/mnt")).unwrap();
+        std::os::unix::fs::symlink("real", d.join("abs")).unwrap();
+        std::os::unix::fs::symlink("../real/mnt", d.join("real/rel")).unwrap();
+        let d = d.canonicalize().unwrap();
+        let mnt = d.join("real/mnt");
+        let via = |p: &Path| resolve(&mnt, me, None, p.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(via(&d.join("abs/mnt/f")), mnt.join("f"));
+        assert_eq!(via(&d.join("real/rel/x/../f")), mnt.join("f"));
+        assert_eq!(via(&d.join("abs/../real/mnt")), mnt);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn tags_of_own_memory() {
+        let me = std::process::id() as i32;
+        let mut a = vec![b'A'; 4096];
+        a.extend(vec![0u8; 4096]);
+        a.extend(vec![b'C'; 100]);
+        let b = vec![b'D'; 8192];
+        let bufs = [
+            (a.as_ptr() as u64, a.len() as u64),
+            (b.as_ptr() as u64, b.len() as u64),
+        ];
+        // 8292 bytes of a, then b: offsets 0, 4096, 8192 in a, 12288 in b
+        assert_eq!(tags(me, &bufs, 16384).as_deref(), Some("A.CD"));
+        assert_eq!(tags(me, &bufs, 4097).as_deref(), Some("A."));
+        assert_eq!(tags(me, &bufs, 0).as_deref(), Some(""));
+        assert_eq!(tags(me, &bufs[..1], 16384), None);
+        let s = std::ffi::CString::new("abc").unwrap();
+        assert_eq!(read_cstr(me, s.as_ptr() as u64).unwrap(), b"abc");
+    }
+}
