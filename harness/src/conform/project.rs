@@ -166,12 +166,16 @@ fn nodes(events: &[Event]) -> Result<HashMap<u64, String>, String> {
 struct Facts {
     /// per file: position of its first call mark
     first_call: BTreeMap<usize, usize>,
+    /// per file: position of its first call that may dirty its pages
+    first_dirty: BTreeMap<usize, usize>,
     /// per file: (call, ret) positions of its fsync and fdatasync
     syncs: BTreeMap<usize, Vec<(usize, usize)>>,
     /// fh -> position of the OPEN or CREATE reply that returned it
     fh_opened: HashMap<u64, usize>,
-    /// request position -> the earliest call mark pending when it was read
-    pending_at: HashMap<usize, usize>,
+    /// request position -> the earliest call mark, among the calls
+    /// pending when it was read, of a syscall that sends such a request
+    /// and waits for it ([`senders`])
+    sender_at: HashMap<usize, usize>,
 }
 
 /// Split `events` (a validated trace) by file. `Err` is bad input.
@@ -200,8 +204,8 @@ pub fn project(events: &[Event]) -> Result<Split, String> {
     let mut owner = vec![Owner::All; events.len()];
     let mut req_owner: HashMap<u64, Owner> = HashMap::new();
     let mut fds: HashMap<i64, usize> = HashMap::new();
-    // actor -> (owner, call position, fd) of its pending call
-    let mut pend: HashMap<String, (Owner, usize, Option<i64>)> = HashMap::new();
+    // actor -> (owner, call position, fd, syscall) of its pending call
+    let mut pend: HashMap<String, (Owner, usize, Option<i64>, String)> = HashMap::new();
     let mut mapped: BTreeMap<usize, u32> = BTreeMap::new();
     let mut facts = Facts::default();
     for (i, e) in events.iter().enumerate().skip(1) {
@@ -242,18 +246,27 @@ pub fn project(events: &[Event]) -> Result<Split, String> {
             };
             if let Owner::File(f) = o {
                 facts.first_call.entry(f).or_insert(i);
+                if DIRTYING.contains(&sc) {
+                    facts.first_dirty.entry(f).or_insert(i);
+                }
             }
             if sc == "close" {
                 if let Some(fd) = fd {
                     fds.remove(&fd);
                 }
             }
-            pend.insert(e.actor.clone().unwrap_or_default(), (o, i, fd));
+            pend.insert(
+                e.actor.clone().unwrap_or_default(),
+                (o, i, fd, sc.to_string()),
+            );
             owner[i] = o;
         } else if is_ret(e) {
-            let (o, call, _) =
-                pend.remove(e.actor.as_deref().unwrap_or(""))
-                    .unwrap_or((Owner::All, i, None));
+            let (o, call, _, _) = pend.remove(e.actor.as_deref().unwrap_or("")).unwrap_or((
+                Owner::All,
+                i,
+                None,
+                String::new(),
+            ));
             owner[i] = o;
             if let Owner::File(f) = o {
                 let ok = e.ret.is_some_and(|r| r >= 0);
@@ -284,8 +297,14 @@ pub fn project(events: &[Event]) -> Result<Split, String> {
                 _ if e.op.as_deref() == Some("LOOKUP") => Owner::Nowhere,
                 _ => Owner::All,
             };
-            if let Some(first) = pend.values().map(|p| p.1).min() {
-                facts.pending_at.insert(i, first);
+            let can = senders(e);
+            if let Some(first) = pend
+                .values()
+                .filter(|p| can.contains(&p.3.as_str()))
+                .map(|p| p.1)
+                .min()
+            {
+                facts.sender_at.insert(i, first);
             }
             req_owner.insert(e.unique.unwrap_or(0), o);
             owner[i] = o;
@@ -348,6 +367,19 @@ fn placeholder(e: &Event) -> Event {
     p
 }
 
+/// The syscalls that dirty page-cache pages of their file: a page-cache
+/// WRITE is queued after one of them began.
+const DIRTYING: &[&str] = &[
+    "pwrite",
+    "write",
+    "pwritev",
+    "writev",
+    "sendfile",
+    "splice",
+    "copy_file_range",
+    "store",
+];
+
 /// Requests that may be background (FR_BACKGROUND) and so count in
 /// fc->num_background: writeback WRITEs, readahead READs, RELEASE and
 /// RELEASEDIR (fuse_file_put → fuse_simple_background), and, with
@@ -357,17 +389,27 @@ fn may_be_background(op: &str) -> bool {
     matches!(op, "WRITE" | "READ" | "RELEASE" | "RELEASEDIR")
 }
 
-/// Requests a syscall sends and waits for (fuse_simple_request in the
-/// caller's context; a direct or write-through WRITE): entered the
-/// pending queue after the call mark of a call pending when it was read.
-fn anchors(e: &Event) -> bool {
-    e.pid.is_some_and(|p| p != 0)
-        && match e.op.as_deref() {
-            Some("OPEN" | "CREATE" | "FSYNC" | "FLUSH") => true,
-            Some("SETATTR") => e.size.is_some(),
-            Some("WRITE") => !e.is_cache_write(),
-            _ => false,
-        }
+/// The syscalls that send this request and wait for its reply
+/// (fuse_simple_request in the caller's context; a direct or
+/// write-through WRITE): such a request entered the pending queue after
+/// the call mark of one of them pending when it was read. None for a
+/// request no syscall waits for, or from pid 0 (a kernel thread).
+fn senders(e: &Event) -> &'static [&'static str] {
+    const OPEN: &[&str] = &["open", "openat", "creat"];
+    const SYNC: &[&str] = &["fsync", "fdatasync", "msync"];
+    const TRUNC: &[&str] = &["ftruncate", "truncate", "open", "openat", "creat"];
+    const WRITE: &[&str] = &["pwrite", "write", "pwritev", "writev", "sendfile"];
+    if e.pid.is_none_or(|p| p == 0) {
+        return &[];
+    }
+    match e.op.as_deref() {
+        Some("OPEN" | "CREATE") => OPEN,
+        Some("FSYNC") => SYNC,
+        Some("FLUSH") => &["close"],
+        Some("SETATTR") if e.size.is_some() => TRUNC,
+        Some("WRITE") if !e.is_cache_write() => WRITE,
+        _ => &[],
+    }
 }
 
 /// The cross-file coupling the one-inode model lacks: several files'
@@ -403,8 +445,8 @@ fn coupling(events: &[Event], owner: &[Owner], files: &[String], f: &Facts) -> O
     let mut anch: Vec<(u64, usize)> = events
         .iter()
         .enumerate()
-        .filter(|(i, e)| e.ev == "req" && anchors(e) && f.pending_at.contains_key(i))
-        .filter_map(|(i, e)| Some((e.unique?, f.pending_at[&i])))
+        .filter(|(i, e)| e.ev == "req" && f.sender_at.contains_key(i))
+        .filter_map(|(i, e)| Some((e.unique?, f.sender_at[&i])))
         .collect();
     anch.sort();
     let mut best = 0;
@@ -440,21 +482,24 @@ fn coupling(events: &[Event], owner: &[Owner], files: &[String], f: &Facts) -> O
             .and_then(|x| f.first_call.get(&x).copied())
             .unwrap_or(0);
         let kind = match op {
-            // dirtied by a syscall on the file; and a WRITE queued before
-            // an fsync of the file began ends before that fsync returns
-            // (file_write_and_wait_range waits on PG_writeback, which
-            // fuse_writepage_end clears after the reply)
+            // its pages were dirtied by a syscall on the file; and a
+            // WRITE queued before an fsync of the file began ends before
+            // that fsync returns (file_write_and_wait_range waits on
+            // PG_writeback, which fuse_writepage_end clears after the
+            // reply)
             "WRITE" if e.is_cache_write() => file
                 .and_then(|x| f.syncs.get(&x))
                 .into_iter()
                 .flatten()
                 .filter(|(_, ret)| *ret < r)
                 .map(|(call, _)| *call)
-                .fold(first, usize::max),
+                .fold(
+                    file.and_then(|x| f.first_dirty.get(&x).copied())
+                        .unwrap_or(first),
+                    usize::max,
+                ),
             // its syscall waits for it, so it was pending when it was read
-            "WRITE" if e.pid.is_some_and(|p| p != 0) => {
-                f.pending_at.get(&i).copied().unwrap_or(first)
-            }
+            "WRITE" => f.sender_at.get(&i).copied().unwrap_or(first),
             "RELEASE" => {
                 e.fh.and_then(|h| f.fh_opened.get(&h).copied())
                     .unwrap_or(0)

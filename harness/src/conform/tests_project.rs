@@ -190,6 +190,42 @@ fn the_bound_follows_the_requests() {
         w.contains("1 background requests of files f may count"),
         "{w}"
     );
+    // both files opened first: g's WRITE was queued after g's pwrite
+    // began, after f's WRITE ended
+    let l2: Vec<String> = [
+        "call T0 open f 0x42",
+        "req 4 CREATE name=f",
+        "reply 4 CREATE ino=2",
+        "ret T0 open 6",
+        "call T0 open g 0x42",
+        "req 6 CREATE name=g",
+        "reply 6 CREATE ino=3",
+        "ret T0 open 7",
+        "call T0 pwrite fd=6 off=0 A",
+        "ret T0 pwrite 4096",
+        "call T0 fsync fd=6",
+        "req 8 WRITE 0 4096 A cache",
+        "reply 8 WRITE",
+        "req 10 FSYNC",
+        "reply 10 FSYNC",
+        "ret T0 fsync 0",
+        "call T0 pwrite fd=7 off=0 B",
+        "ret T0 pwrite 4096",
+        "call T0 fsync fd=7",
+        "req 12 WRITE 0 4096 B cache node=3",
+        "reply 12 WRITE",
+        "req 14 FSYNC node=3",
+        "reply 14 FSYNC",
+        "ret T0 fsync 0",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut ev = trace(cfg, &l2);
+    for e in ev.iter_mut().filter(|e| e.ev == "req" || e.ev == "reply") {
+        e.thread = "fuser-0".into();
+    }
+    let c = conform_trace(&ev, None).unwrap();
+    assert_eq!(c.class, Class::Conforms, "{}", c.word);
 }
 
 /// What the split cannot tell or the model does not have is named: a
