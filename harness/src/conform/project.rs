@@ -271,7 +271,7 @@ pub fn project(events: &[Event]) -> Result<Split, String> {
             if let Owner::File(f) = o {
                 let ok = e.ret.is_some_and(|r| r >= 0);
                 match sc {
-                    "open" if ok => {
+                    "open" | "openat" | "creat" if ok => {
                         fds.insert(e.ret.unwrap_or(-1), f);
                     }
                     "mmap" if ok => *mapped.entry(f).or_default() += 1,
@@ -368,8 +368,10 @@ fn placeholder(e: &Event) -> Event {
 }
 
 /// The syscalls that dirty page-cache pages of their file: a page-cache
-/// WRITE is queued after one of them began.
+/// WRITE is queued after one of them began. `mmap`: a store through a
+/// shared mapping may be no syscall in the trace (`wbspec record`).
 const DIRTYING: &[&str] = &[
+    "mmap",
     "pwrite",
     "write",
     "pwritev",
