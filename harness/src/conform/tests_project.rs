@@ -290,10 +290,11 @@ fn what_cannot_be_split_is_named() {
     assert!(w.contains("syscall unlink has no model task"), "{w}");
 }
 
-/// Every recorded trace (of one file) splits as one file (it is checked as
-/// before): the split does not mistake one file for several.
+/// Every recorded trace of one scenario file splits as one file (it is
+/// checked as before): the split does not mistake one file for several;
+/// p_two_files (scenarios_files.rs) splits into its two files.
 #[test]
-fn recorded_traces_are_one_file() {
+fn recorded_traces_split_by_their_files() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces");
     let mut n = 0;
     for dir in std::fs::read_dir(root).unwrap() {
@@ -309,12 +310,56 @@ fn recorded_traces_are_one_file() {
                 continue;
             }
             n += 1;
-            assert!(
-                matches!(project(&ev), Ok(Split::One)),
-                "{} splits",
-                p.display()
-            );
+            match project(&ev) {
+                Ok(Split::One) => {
+                    assert!(!p.ends_with("6.18.44/p_two_files.jsonl"));
+                }
+                Ok(Split::Several(ps)) => {
+                    assert!(p.ends_with("6.18.44/p_two_files.jsonl"), "{}", p.display());
+                    let files: Vec<&str> = ps.iter().map(|x| x.file.as_str()).collect();
+                    assert_eq!(files, ["f", "g"]);
+                }
+                _ => panic!("{} is refused", p.display()),
+            }
         }
     }
-    assert!(n >= 59, "{n}");
+    assert!(n >= 60, "{n}");
+}
+
+/// The recorded p_two_files, altered: g's held WRITE is answered only
+/// after g's fsync returned. f's projection still conforms; g's does not,
+/// and the verdict names g.
+#[test]
+fn recorded_two_files_altered_is_gs_violation() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/traces/6.18.44/p_two_files.jsonl");
+    let mut ev = crate::trace::parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let c = conform_trace(&ev, None).unwrap();
+    assert_eq!(c.word, "conforms [2 files: f: conforms; g: conforms]");
+    // the held WRITE of g: its release and reply move after g's fsync
+    let held = ev.iter().find(|e| e.ev == "hold").unwrap().unique;
+    let moved: Vec<Event> = ev
+        .iter()
+        .filter(|e| (e.ev == "release" || e.ev == "reply") && e.unique == held)
+        .cloned()
+        .collect();
+    assert_eq!(moved.len(), 2);
+    ev.retain(|e| !((e.ev == "release" || e.ev == "reply") && e.unique == held));
+    let at = ev
+        .iter()
+        .rposition(|e| e.kind.as_deref() == Some("ret") && e.syscall.as_deref() == Some("fsync"))
+        .unwrap();
+    ev.splice(at + 1..at + 1, moved);
+    for (i, e) in ev.iter_mut().enumerate().skip(1) {
+        e.seq = i as u64;
+    }
+    let c = conform_trace(&ev, None).unwrap();
+    assert_eq!(c.class, Class::DoesNotConform, "{}", c.word);
+    assert!(
+        c.word.starts_with("VIOLATION")
+            && c.word
+                .ends_with("[file g; 2 files: f: conforms; g: VIOLATION]"),
+        "{}",
+        c.word
+    );
 }
