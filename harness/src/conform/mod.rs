@@ -396,7 +396,7 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
     }
     // Several files: one projection each, checked as one file's trace
     // (project.rs; docs/conformance.md, Several files).
-    match project::project(events)? {
+    match project::project(events) {
         project::Split::One => conform_file(events, scenario).map(|(c, _)| c),
         project::Split::NotModelled(why) => Ok(Conformance {
             word: format!("not-modelled ({why})"),

@@ -178,11 +178,11 @@ struct Facts {
     sender_at: HashMap<usize, usize>,
 }
 
-/// Split `events` (a validated trace) by file. `Err` is bad input.
-pub fn project(events: &[Event]) -> Result<Split, String> {
+/// Split `events` (a validated trace) by file.
+pub fn project(events: &[Event]) -> Split {
     let node_name = match nodes(events) {
         Ok(n) => n,
-        Err(why) => return Ok(Split::NotModelled(why)),
+        Err(why) => return Split::NotModelled(why),
     };
     // the names that are files: a syscall names them, or a request on
     // their nodeid
@@ -208,23 +208,25 @@ pub fn project(events: &[Event]) -> Result<Split, String> {
     let mut pend: HashMap<String, (Owner, usize, Option<i64>, String)> = HashMap::new();
     let mut mapped: BTreeMap<usize, u32> = BTreeMap::new();
     let mut facts = Facts::default();
+    // the first syscall the split cannot place: with one file it is
+    // that file's (checked as before), with several not modelled
+    let mut unplaced: Option<String> = None;
     for (i, e) in events.iter().enumerate().skip(1) {
         let sc = e.syscall.as_deref().unwrap_or("");
         if is_call(e) {
             let args = e.args.as_deref().unwrap_or("");
             let fd = num(arg(args, "fd")).map(|f| f as i64);
             let o = match (mark_path(e), sc, fd) {
-                (Some(p), _, _) if sc != "stat" || file_names.contains(&p) => {
-                    Owner::File(idx(&p))
-                }
+                (Some(p), _, _) if sc != "stat" || file_names.contains(&p) => Owner::File(idx(&p)),
                 (_, "syncfs" | "stat", _) => Owner::All,
                 (_, _, Some(fd)) => match fds.get(&fd) {
                     Some(f) => Owner::File(*f),
                     None => {
-                        return Err(format!(
-                            "bad trace: {} {sc} on fd {fd}, which no open mark returned: its file is unknown",
+                        unplaced.get_or_insert(format!(
+                            "{}: {sc} on fd {fd}, which no open mark returned: its file is unknown",
                             Tr::brief(e)
-                        ))
+                        ));
+                        Owner::All
                     }
                 },
                 (_, "store" | "munmap" | "msync" | "msync_async", _) => {
@@ -232,11 +234,12 @@ pub fn project(events: &[Event]) -> Result<Split, String> {
                     match live[..] {
                         [f] => Owner::File(f),
                         _ => {
-                            return Ok(Split::NotModelled(format!(
+                            unplaced.get_or_insert(format!(
                                 "{}: {sc} with shared mappings of {} files live and no path=: which file it acts on is not in the trace",
                                 Tr::brief(e),
                                 live.len()
-                            )))
+                            ));
+                            Owner::All
                         }
                     }
                 }
@@ -323,10 +326,13 @@ pub fn project(events: &[Event]) -> Result<Split, String> {
         }
     }
     if files.len() < 2 {
-        return Ok(Split::One);
+        return Split::One;
+    }
+    if let Some(why) = unplaced {
+        return Split::NotModelled(why);
     }
     if let Some(why) = coupling(events, &owner, &files, &facts) {
-        return Ok(Split::NotModelled(why));
+        return Split::NotModelled(why);
     }
     let mut out = vec![];
     for (k, name) in files.iter().enumerate() {
@@ -344,7 +350,7 @@ pub fn project(events: &[Event]) -> Result<Split, String> {
             events: ev,
         });
     }
-    Ok(Split::Several(out))
+    Split::Several(out)
 }
 
 /// A request (or its reply) of another file in a projection: its unique

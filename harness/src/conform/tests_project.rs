@@ -50,7 +50,7 @@ fn trace(cfg: serde_json::Value, lines: &[String]) -> Vec<Event> {
 #[test]
 fn two_conforming_files_conform() {
     let ev = trace(json!({}), &two_files("BC"));
-    let Split::Several(ps) = project(&ev).unwrap() else {
+    let Split::Several(ps) = project(&ev) else {
         panic!("not split")
     };
     assert_eq!(
@@ -264,10 +264,17 @@ fn what_cannot_be_split_is_named() {
     // with path= the store is g's
     let last = l.len() - 2;
     l[last] = "call T0 store off=0 M path=g";
-    assert!(matches!(
-        project(&tr(json!({}), &l)).unwrap(),
-        Split::Several(_)
-    ));
+    assert!(matches!(project(&tr(json!({}), &l)), Split::Several(_)));
+    // an fd no open returned: its file is unknown
+    let mut l = open2.to_vec();
+    l.extend(["call T0 fsync fd=9", "ret T0 fsync 0"]);
+    let w = nm(&l);
+    assert!(
+        w.contains("fsync on fd 9, which no open mark returned: its file is unknown"),
+        "{w}"
+    );
+    // with one file the split leaves it to the mapping, as before
+    assert!(matches!(project(&tr(json!({}), &l[4..])), Split::One));
     // g unlinked and created again: a second nodeid for one name
     let mut l = open2.to_vec();
     l.extend([
@@ -311,10 +318,10 @@ fn recorded_traces_split_by_their_files() {
             }
             n += 1;
             match project(&ev) {
-                Ok(Split::One) => {
+                Split::One => {
                     assert!(!p.ends_with("6.18.44/p_two_files.jsonl"));
                 }
-                Ok(Split::Several(ps)) => {
+                Split::Several(ps) => {
                     assert!(p.ends_with("6.18.44/p_two_files.jsonl"), "{}", p.display());
                     let files: Vec<&str> = ps.iter().map(|x| x.file.as_str()).collect();
                     assert_eq!(files, ["f", "g"]);
