@@ -18,6 +18,11 @@
 //!    event the model cannot produce (with the states still possible), or
 //!    `inconclusive` if the state bound is hit.
 //!
+//! A trace of several files is first split into one trace per file
+//! (project.rs), each checked as above, when the files' shared
+//! connection cannot make the kernel decide otherwise than the one-inode
+//! model.
+//!
 //! docs/conformance.md explains the mapping and its abstractions.
 use std::collections::BTreeMap;
 use std::fmt;

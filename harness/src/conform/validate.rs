@@ -24,7 +24,9 @@
 //!      the request's size, with one page tag per 4 KiB returned;
 //!    - nodeids: every request names the root or a nodeid a LOOKUP or
 //!      CREATE reply returned; a request on the file itself not the root;
-//!      requests on more than one file are not modelled (one inode);
+//!      requests on more than one file are not modelled (one inode) by
+//!      [`validate`]; [`validate_connection`] leaves them to the split
+//!      by file (project.rs);
 //!    - pids: a page-cache WRITE (FUSE_WRITE_CACHE), RELEASE and FORGET
 //!      carry pid 0 (sent without credentials); every request the model ties to a
 //!      syscall (non-CACHE WRITE, READ, SETATTR with a size, FSYNC, FLUSH,
