@@ -18,7 +18,8 @@
 //!   [`scenarios_fidelity`] (held-reply races), [`scenarios_cache`] (buffered
 //!   reads, munmap/msync, the background queue), [`scenarios_split`]
 //!   (write-through writes split into max_write chunks), [`scenarios_release`]
-//!   (the fh of writeback WRITEs and RELEASE).
+//!   (the fh of writeback WRITEs and RELEASE), [`scenarios_files`] (two
+//!   files on one connection).
 //! - [`mount`]: mount lookup and the bounded unmount / fusectl-abort escape hatches.
 //! - [`sys`]: raw libc syscall wrappers used by the workloads.
 //! - [`memcg`]: the cgroup-v1 reclaim scenarios (a child in its own memory cgroup).
@@ -47,6 +48,7 @@ pub mod scenarios;
 pub mod scenarios_cache;
 pub mod scenarios_dio;
 pub mod scenarios_fidelity;
+pub mod scenarios_files;
 pub mod scenarios_mmap;
 pub mod scenarios_release;
 pub mod scenarios_split;

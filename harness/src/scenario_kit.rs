@@ -109,13 +109,15 @@ pub(crate) fn wrap(ctx: &mut Ctx, body: impl FnOnce(&mut Ctx) -> Res) -> Res {
     Ok(())
 }
 
+/// Two requests for the same bytes of the same file (inode).
 fn overlap(a: &Event, b: &Event) -> bool {
     let (ao, ae) = (a.offset.unwrap_or(0), a.end.unwrap_or(0));
     let (bo, be) = (b.offset.unwrap_or(0), b.end.unwrap_or(0));
-    ao < be && bo < ae
+    a.nodeid == b.nodeid && ao < be && bo < ae
 }
 
-/// (c1) Two overlapping page-cache WRITEs are never outstanding at once.
+/// (c1) Two overlapping page-cache WRITEs of one inode are never
+/// outstanding at once.
 pub fn invariant_c1(t: &Tr) -> Option<String> {
     let ws = t.cache_writes();
     for (i, a) in ws.iter().enumerate() {

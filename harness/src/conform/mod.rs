@@ -18,6 +18,11 @@
 //!    event the model cannot produce (with the states still possible), or
 //!    `inconclusive` if the state bound is hit.
 //!
+//! A trace of several files is first split into one trace per file
+//! (project.rs), each checked as above, when the files' shared
+//! connection cannot make the kernel decide otherwise than the one-inode
+//! model.
+//!
 //! docs/conformance.md explains the mapping and its abstractions.
 use std::collections::BTreeMap;
 use std::fmt;
@@ -64,6 +69,10 @@ pub const FILTERED_OPS: &[(&str, &str)] = &[
     (
         "SETATTR(times)",
         "a SETATTR without a size (cmtime flush of fsync/close/writeback)",
+    ),
+    (
+        project::NOT_THIS_FILE,
+        "in one file's projection of a trace of several files: a request for another file, or a LOOKUP of a name no syscall names (docs/conformance.md, Several files)",
     ),
 ];
 
@@ -315,6 +324,7 @@ pub enum Translation {
 
 mod cli;
 mod gup;
+mod project;
 mod raw;
 mod returns;
 mod scan;
@@ -372,8 +382,9 @@ pub struct Conformance {
 
 /// Translate and check one trace. `Err` is bad input (one line).
 pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conformance, String> {
-    // Any trace must be one the recording server could have written.
-    let not_modelled = match validate::validate(events) {
+    // Any trace must be one the recording server could have written
+    // (a trace of several files is split by file below).
+    let not_modelled = match validate::validate_connection(events) {
         Err(validate::Invalid::Bad(e)) => return Err(e),
         Err(validate::Invalid::NotModelled(why)) => Some(why),
         Ok(()) => None,
@@ -401,12 +412,38 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
             detail,
         });
     }
-    match translate(events, scenario)? {
-        Translation::NotModelled(why) => Ok(Conformance {
+    // Several files: one projection each, checked as one file's trace
+    // (project.rs; docs/conformance.md, Several files).
+    match project::project(events) {
+        project::Split::One => conform_file(events, scenario).map(|(c, _)| c),
+        project::Split::NotModelled(why) => Ok(Conformance {
             word: format!("not-modelled ({why})"),
             class: Class::NotModelled,
             detail: None,
         }),
+        project::Split::Several(ps) => Ok(project::combine(
+            ps.into_iter()
+                .map(|p| {
+                    let v = conform_file(&p.events, scenario);
+                    (p.file, v)
+                })
+                .collect(),
+        )),
+    }
+}
+
+/// Translate and check the trace of one file; with the `seq` of the event
+/// a violation stopped at (u64::MAX: the end, or no violation).
+fn conform_file(events: &[Event], scenario: Option<&str>) -> project::FileVerdict {
+    match translate(events, scenario)? {
+        Translation::NotModelled(why) => Ok((
+            Conformance {
+                word: format!("not-modelled ({why})"),
+                class: Class::NotModelled,
+                detail: None,
+            },
+            u64::MAX,
+        )),
         Translation::Modelled(m) => {
             let v = check(&m, DEFAULT_BOUND);
             let (m, v) = retry_with_flusher(*m, v, DEFAULT_BOUND);
@@ -435,11 +472,18 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
                 ),
                 _ => v.report(&m),
             };
-            Ok(Conformance {
-                word,
-                class,
-                detail: Some(detail),
-            })
+            let at = match &v {
+                Verdict::Violation { index, .. } => m.obs.get(*index).map_or(u64::MAX, |o| o.seq),
+                _ => u64::MAX,
+            };
+            Ok((
+                Conformance {
+                    word,
+                    class,
+                    detail: Some(detail),
+                },
+                at,
+            ))
         }
     }
 }
@@ -448,5 +492,7 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
 mod test_trace;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_project;
 #[cfg(test)]
 mod tests_through;

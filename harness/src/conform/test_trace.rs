@@ -8,12 +8,14 @@ use serde_json::json;
 
 /// A hand-written trace in a compact notation, one event per line:
 /// `call T0 pwrite fd=6 off=0 AB` / `ret T0 pwrite 8192` (marks),
-/// `req U OP [off size tags] [cache] [size=N] [pid=P]`, `reply U OP [k=v...]`.
-/// Requests carry what the recorder writes: the file's nodeid (2; the root,
-/// 1, for LOOKUP and CREATE) and the pid of the call pending when they are
-/// read (7 + its number; 0 for a page-cache WRITE or RELEASE) unless
-/// `pid=` says otherwise. CREATE replies name ino 2, WRITE replies write the
-/// request's size, READ replies return as many bytes as they have tags.
+/// `req U OP [off size tags] [cache] [size=N] [pid=P] [node=N] [name=X]`,
+/// `reply U OP [k=v...] [ino=N]`.
+/// Requests carry what the recorder writes: the file's nodeid (2, or
+/// `node=`; the root, 1, for LOOKUP and CREATE) and the pid of the call
+/// pending when they are read (7 + its number; 0 for a page-cache WRITE or
+/// RELEASE) unless `pid=` says otherwise. CREATE replies name ino 2 (or
+/// `ino=`), WRITE replies write the request's size, READ replies return as
+/// many bytes as they have tags.
 pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
     let mut base = json!({"writeback_cache": true, "max_write": 1048576,
         "max_background": 16, "congestion_threshold": 12, "keep_cache": false,
@@ -67,6 +69,10 @@ pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
                         e.pid = p.parse().ok();
                     } else if let Some(h) = x.strip_prefix("fh=") {
                         e.fh = h.parse().ok();
+                    } else if let Some(n) = x.strip_prefix("node=") {
+                        e.nodeid = n.parse().ok();
+                    } else if let Some(n) = x.strip_prefix("name=") {
+                        e.name = Some(n.into());
                     } else if *x == "O_TRUNC" {
                         e.flag_names = Some(vec!["O_RDWR".into(), "O_TRUNC".into()]);
                     }
@@ -80,7 +86,9 @@ pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
                 e.op = Some(w[2].into());
                 let mut r = json!({});
                 for x in &w[3..] {
-                    if let Some(t) = x.strip_prefix("tags=") {
+                    if let Some(i) = x.strip_prefix("ino=") {
+                        r["ino"] = json!(i.parse::<u64>().unwrap());
+                    } else if let Some(t) = x.strip_prefix("tags=") {
                         r["page_tags"] = json!(t);
                         r["bytes"] = json!(t.len() * 4096);
                     } else if *x == "FOPEN_DIRECT_IO" || *x == "FOPEN_KEEP_CACHE" {
@@ -94,7 +102,7 @@ pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
                     r["open_flags"] = json!([]);
                 }
                 match w[2] {
-                    "CREATE" => r["ino"] = json!(2),
+                    "CREATE" if r.get("ino").is_none() => r["ino"] = json!(2),
                     "WRITE" => r["written"] = json!(sizes[&e.unique]),
                     "READ" if r.get("bytes").is_none() => r["bytes"] = json!(sizes[&e.unique]),
                     _ => {}

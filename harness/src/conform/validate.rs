@@ -24,7 +24,9 @@
 //!      the request's size, with one page tag per 4 KiB returned;
 //!    - nodeids: every request names the root or a nodeid a LOOKUP or
 //!      CREATE reply returned; a request on the file itself not the root;
-//!      requests on more than one file are not modelled (one inode);
+//!      requests on more than one file are not modelled (one inode) by
+//!      [`validate`]; [`validate_connection`] leaves them to the split
+//!      by file (project.rs);
 //!    - pids: a page-cache WRITE (FUSE_WRITE_CACHE), RELEASE and FORGET
 //!      carry pid 0 (sent without credentials); every request the model ties to a
 //!      syscall (non-CACHE WRITE, READ, SETATTR with a size, FSYNC, FLUSH,
@@ -136,7 +138,15 @@ fn in_caller_context(e: &Event) -> bool {
 pub fn validate(events: &[Event]) -> Result<(), Invalid> {
     check_header(events)?;
     check_marks(events)?;
-    check_requests(events)
+    check_requests(events, true)
+}
+
+/// [`validate`] without the one-inode rule: a trace of several files on
+/// one connection, before it is split by file (project.rs).
+pub fn validate_connection(events: &[Event]) -> Result<(), Invalid> {
+    check_header(events)?;
+    check_marks(events)?;
+    check_requests(events, false)
 }
 
 fn check_header(events: &[Event]) -> Result<(), Invalid> {
@@ -345,7 +355,7 @@ fn check_marks(events: &[Event]) -> Result<(), Invalid> {
 }
 
 /// Requests and replies: one reply each, byte counts, nodeids and pids.
-fn check_requests(events: &[Event]) -> Result<(), Invalid> {
+fn check_requests(events: &[Event], one_inode: bool) -> Result<(), Invalid> {
     let mut reqs: HashMap<u64, Req> = HashMap::new();
     let mut pending: HashMap<&str, Call> = HashMap::new();
     // nodeids the kernel learned from LOOKUP / CREATE replies, and the file
@@ -662,7 +672,7 @@ fn check_requests(events: &[Event]) -> Result<(), Invalid> {
             r.seq, r.op
         )));
     }
-    if file_nodes.len() > 1 {
+    if one_inode && file_nodes.len() > 1 {
         return Err(Invalid::NotModelled(format!(
             "requests for {} files (nodeids {file_nodes:?}): the model has one inode",
             file_nodes.len()

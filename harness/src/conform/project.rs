@@ -1,0 +1,645 @@
+//! Several files: a trace that touches several files is split into one
+//! trace per file (its projection), each checked against the one-inode
+//! model as a trace of one file is; the verdicts are combined. The split
+//! is refused (not modelled) when the files' shared connection could make
+//! the kernel decide differently from the one-inode model
+//! (docs/conformance.md, "Several files", has the argument).
+//!
+//! - Requests go to a file by `nodeid`; a LOOKUP, CREATE, UNLINK... in
+//!   the root by its `name`. A name is tied to a nodeid by the LOOKUP or
+//!   CREATE reply's `ino` (harness/src/server/ops.rs), or, for a request
+//!   without a name, by the one open() pending when it is read.
+//! - Syscall marks go to a file by a `path=REL` key when they have one;
+//!   otherwise `open` and `truncate` by their path word, fd-based ones by
+//!   the fd their open returned, `store`, `munmap` and `msync` by the one
+//!   file with a live shared mapping; `syncfs` acts on every file.
+//! - Everything else (the header, INIT, notes, holds, requests on the
+//!   root such as STATFS) goes to every projection and keeps its filter
+//!   rule. A request of another file, or a LOOKUP of a name no syscall
+//!   names, becomes a placeholder request `(not this file)` with its
+//!   `unique` (so a gap in the uniques is still found), filtered.
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde_json::json;
+
+use super::scan::{arg, num};
+use super::{Class, Conformance};
+use crate::trace::Event;
+use crate::trace_query::Tr;
+
+/// The op of a placeholder request in a projection (`FILTERED_OPS`).
+pub const NOT_THIS_FILE: &str = "(not this file)";
+
+/// Where an event goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Owner {
+    /// Every projection, unchanged.
+    All,
+    /// The projection of this file (index into the file list); a
+    /// placeholder in the others if it is a request or reply.
+    File(usize),
+    /// A placeholder in every projection (a LOOKUP of a name no syscall
+    /// names: kept, its pid would teach a projection's pending call a pid).
+    Nowhere,
+}
+
+/// One file's trace.
+pub struct Projection {
+    pub file: String,
+    pub events: Vec<Event>,
+}
+
+/// How a trace splits.
+pub enum Split {
+    /// One file (or none): checked as it is.
+    One,
+    /// Several files, one projection each, in order of first appearance.
+    Several(Vec<Projection>),
+    /// Several files, but the projection is not sound or not possible.
+    NotModelled(String),
+}
+
+/// The name a path stands for in the mount's root (the recording server
+/// has no directories: mkdir is answered ENOSYS).
+fn name_of(path: &str) -> String {
+    path.rsplit('/').next().unwrap_or(path).to_string()
+}
+
+/// The path a call mark names, if it names one (`path=`, or the path
+/// word of open and truncate).
+fn mark_path(e: &Event) -> Option<String> {
+    let args = e.args.as_deref().unwrap_or("");
+    if let Some(p) = arg(args, "path") {
+        return Some(name_of(p));
+    }
+    match e.syscall.as_deref() {
+        Some("open" | "truncate" | "stat") => args.split_whitespace().next().map(name_of),
+        _ => None,
+    }
+}
+
+fn is_call(e: &Event) -> bool {
+    e.ev == "mark" && e.kind.as_deref() == Some("call")
+}
+
+fn is_ret(e: &Event) -> bool {
+    e.ev == "mark" && e.kind.as_deref() == Some("ret")
+}
+
+/// The names and nodeids of the trace's files: nodeid -> name, from the
+/// LOOKUP and CREATE replies and the opens pending at CREATE and OPEN.
+fn nodes(events: &[Event]) -> Result<HashMap<u64, String>, String> {
+    let mut node_name: HashMap<u64, String> = HashMap::new();
+    let mut name_node: HashMap<String, u64> = HashMap::new();
+    let mut asked: HashMap<u64, (String, Option<String>)> = HashMap::new();
+    let mut opens: HashMap<String, String> = HashMap::new();
+    let only_open = |opens: &HashMap<String, String>| match opens.values().collect::<Vec<_>>()[..] {
+        [p] => Some(p.clone()),
+        _ => None,
+    };
+    let mut tie = |node: u64, name: String, e: &Event, weak: bool| -> Result<(), String> {
+        if let Some(n) = node_name.get(&node).filter(|n| **n != name) {
+            // (an OPEN names its file only through the pending open)
+            if weak {
+                return Ok(());
+            }
+            return Err(format!(
+                "{}: nodeid {node} is named {n} and {name} (a rename or a link): the projection keys files by name",
+                Tr::brief(e)
+            ));
+        }
+        if let Some(o) = name_node.get(&name).copied().filter(|o| *o != node) {
+            if weak {
+                return Ok(());
+            }
+            return Err(format!(
+                "{}: {name} is nodeid {node}, earlier nodeid {o} (unlinked and created again): the projection keys files by name",
+                Tr::brief(e)
+            ));
+        }
+        node_name.insert(node, name.clone());
+        name_node.insert(name, node);
+        Ok(())
+    };
+    for e in events {
+        if is_call(e) && e.syscall.as_deref() == Some("open") {
+            if let (Some(a), Some(p)) = (&e.actor, mark_path(e)) {
+                opens.insert(a.clone(), p);
+            }
+        } else if is_ret(e) {
+            if let Some(a) = &e.actor {
+                opens.remove(a);
+            }
+        } else if e.ev == "req" {
+            let (Some(u), Some(op)) = (e.unique, e.op.as_deref()) else {
+                continue;
+            };
+            match op {
+                "LOOKUP" | "CREATE" => {
+                    let name = e
+                        .name
+                        .clone()
+                        .or_else(|| (op == "CREATE").then(|| only_open(&opens)).flatten());
+                    asked.insert(u, (op.to_string(), name));
+                }
+                "OPEN" => {
+                    if let (Some(n), Some(p)) = (e.nodeid, only_open(&opens)) {
+                        tie(n, p, e, true)?;
+                    }
+                }
+                _ => {}
+            }
+        } else if e.ev == "reply" {
+            let Some((_, Some(name))) = e.unique.and_then(|u| asked.get(&u)) else {
+                continue;
+            };
+            if let Some(ino) = e.result.as_ref().and_then(|r| r["ino"].as_u64()) {
+                tie(ino, name.clone(), e, false)?;
+            }
+        }
+    }
+    Ok(node_name)
+}
+
+/// What the split learns on the way, for the coupling check.
+#[derive(Default)]
+struct Facts {
+    /// per file: position of its first call mark
+    first_call: BTreeMap<usize, usize>,
+    /// per file: position of its first call that may dirty its pages
+    first_dirty: BTreeMap<usize, usize>,
+    /// per file: (call, ret) positions of its fsync and fdatasync
+    syncs: BTreeMap<usize, Vec<(usize, usize)>>,
+    /// fh -> position of the OPEN or CREATE reply that returned it
+    fh_opened: HashMap<u64, usize>,
+    /// request position -> the earliest call mark, among the calls
+    /// pending when it was read, of a syscall that sends such a request
+    /// and waits for it ([`senders`])
+    sender_at: HashMap<usize, usize>,
+}
+
+/// Split `events` (a validated trace) by file.
+pub fn project(events: &[Event]) -> Split {
+    let node_name = match nodes(events) {
+        Ok(n) => n,
+        Err(why) => return Split::NotModelled(why),
+    };
+    // the names that are files: a syscall names them, or a request on
+    // their nodeid
+    let mut file_names: BTreeSet<String> = node_name.values().cloned().collect();
+    file_names.extend(
+        events
+            .iter()
+            .filter(|e| is_call(e) && e.syscall.as_deref() != Some("stat"))
+            .filter_map(mark_path),
+    );
+    let mut files: Vec<String> = vec![];
+    let mut idx = |n: &str| match files.iter().position(|f| f == n) {
+        Some(i) => i,
+        None => {
+            files.push(n.to_string());
+            files.len() - 1
+        }
+    };
+    let mut owner = vec![Owner::All; events.len()];
+    let mut req_owner: HashMap<u64, Owner> = HashMap::new();
+    let mut fds: HashMap<i64, usize> = HashMap::new();
+    // actor -> (owner, call position, fd, syscall) of its pending call
+    let mut pend: HashMap<String, (Owner, usize, Option<i64>, String)> = HashMap::new();
+    let mut mapped: BTreeMap<usize, u32> = BTreeMap::new();
+    let mut facts = Facts::default();
+    // the first syscall the split cannot place: with one file it is
+    // that file's (checked as before), with several not modelled
+    let mut unplaced: Option<String> = None;
+    for (i, e) in events.iter().enumerate().skip(1) {
+        let sc = e.syscall.as_deref().unwrap_or("");
+        if is_call(e) {
+            let args = e.args.as_deref().unwrap_or("");
+            let fd = num(arg(args, "fd")).map(|f| f as i64);
+            let o = match (mark_path(e), sc, fd) {
+                (Some(p), _, _) if sc != "stat" || file_names.contains(&p) => Owner::File(idx(&p)),
+                (_, "syncfs" | "stat", _) => Owner::All,
+                (_, _, Some(fd)) => match fds.get(&fd) {
+                    Some(f) => Owner::File(*f),
+                    None => {
+                        unplaced.get_or_insert(format!(
+                            "{}: {sc} on fd {fd}, which no open mark returned: its file is unknown",
+                            Tr::brief(e)
+                        ));
+                        Owner::All
+                    }
+                },
+                (_, "store" | "munmap" | "msync" | "msync_async", _) => {
+                    let live: Vec<usize> = mapped.keys().copied().collect();
+                    match live[..] {
+                        [f] => Owner::File(f),
+                        _ => {
+                            unplaced.get_or_insert(format!(
+                                "{}: {sc} with shared mappings of {} files live and no path=: which file it acts on is not in the trace",
+                                Tr::brief(e),
+                                live.len()
+                            ));
+                            Owner::All
+                        }
+                    }
+                }
+                // a syscall the mapping names as not modelled, in every
+                // projection
+                _ => Owner::All,
+            };
+            if let Owner::File(f) = o {
+                facts.first_call.entry(f).or_insert(i);
+                if DIRTYING.contains(&sc) {
+                    facts.first_dirty.entry(f).or_insert(i);
+                }
+            }
+            if sc == "close" {
+                if let Some(fd) = fd {
+                    fds.remove(&fd);
+                }
+            }
+            pend.insert(
+                e.actor.clone().unwrap_or_default(),
+                (o, i, fd, sc.to_string()),
+            );
+            owner[i] = o;
+        } else if is_ret(e) {
+            let (o, call, _, _) = pend.remove(e.actor.as_deref().unwrap_or("")).unwrap_or((
+                Owner::All,
+                i,
+                None,
+                String::new(),
+            ));
+            owner[i] = o;
+            if let Owner::File(f) = o {
+                let ok = e.ret.is_some_and(|r| r >= 0);
+                match sc {
+                    "open" | "openat" | "creat" if ok => {
+                        fds.insert(e.ret.unwrap_or(-1), f);
+                    }
+                    "mmap" if ok => *mapped.entry(f).or_default() += 1,
+                    "munmap" => {
+                        if let Some(n) = mapped.get_mut(&f) {
+                            *n -= 1;
+                            if *n == 0 {
+                                mapped.remove(&f);
+                            }
+                        }
+                    }
+                    "fsync" | "fdatasync" => facts.syncs.entry(f).or_default().push((call, i)),
+                    _ => {}
+                }
+            }
+        } else if e.ev == "req" {
+            let o = match (e.nodeid, e.name.as_deref()) {
+                (Some(n), _) if n != 1 => match node_name.get(&n) {
+                    Some(name) => Owner::File(idx(name)),
+                    None => Owner::File(idx(&format!("nodeid {n}"))),
+                },
+                (_, Some(name)) if file_names.contains(name) => Owner::File(idx(name)),
+                _ if e.op.as_deref() == Some("LOOKUP") => Owner::Nowhere,
+                _ => Owner::All,
+            };
+            let can = senders(e);
+            if let Some(first) = pend
+                .values()
+                .filter(|p| can.contains(&p.3.as_str()))
+                .map(|p| p.1)
+                .min()
+            {
+                facts.sender_at.insert(i, first);
+            }
+            req_owner.insert(e.unique.unwrap_or(0), o);
+            owner[i] = o;
+        } else if e.ev == "reply" {
+            owner[i] = req_owner
+                .get(&e.unique.unwrap_or(0))
+                .copied()
+                .unwrap_or(Owner::All);
+            if let Some(fh) = e.result.as_ref().and_then(|r| r["fh"].as_u64()) {
+                facts.fh_opened.entry(fh).or_insert(i);
+            }
+        } else if e.ev == "server_truncate" {
+            if let Some(n) = e.name.as_deref().filter(|n| file_names.contains(*n)) {
+                owner[i] = Owner::File(idx(n));
+            }
+        }
+    }
+    if files.len() < 2 {
+        return Split::One;
+    }
+    if let Some(why) = unplaced {
+        return Split::NotModelled(why);
+    }
+    if let Some(why) = coupling(events, &owner, &files, &facts) {
+        return Split::NotModelled(why);
+    }
+    let mut out = vec![];
+    for (k, name) in files.iter().enumerate() {
+        let mut ev = vec![events[0].clone()];
+        for (i, e) in events.iter().enumerate().skip(1) {
+            match owner[i] {
+                Owner::All => ev.push(e.clone()),
+                Owner::File(f) if f == k => ev.push(e.clone()),
+                _ if e.ev == "req" || e.ev == "reply" => ev.push(placeholder(e)),
+                _ => {}
+            }
+        }
+        out.push(Projection {
+            file: name.clone(),
+            events: ev,
+        });
+    }
+    Split::Several(out)
+}
+
+/// A request (or its reply) of another file in a projection: its unique
+/// and where it is, nothing the mapping reads. A FORGET stays a FORGET
+/// (it has no reply), of the root.
+fn placeholder(e: &Event) -> Event {
+    let mut p = Event::new(&e.ev);
+    p.seq = e.seq;
+    p.t_us = e.t_us;
+    p.thread = e.thread.clone();
+    p.unique = e.unique;
+    let forget = matches!(e.op.as_deref(), Some("FORGET" | "BATCH_FORGET"));
+    p.op = Some(if forget { "FORGET" } else { NOT_THIS_FILE }.into());
+    if e.ev == "req" {
+        p.nodeid = Some(1);
+        p.pid = Some(0);
+    } else {
+        p.result = Some(json!({}));
+    }
+    p
+}
+
+/// The syscalls that dirty page-cache pages of their file: a page-cache
+/// WRITE is queued after one of them began. `mmap`: a store through a
+/// shared mapping may be no syscall in the trace (`wbspec record`).
+const DIRTYING: &[&str] = &[
+    "mmap",
+    "pwrite",
+    "write",
+    "pwritev",
+    "writev",
+    "sendfile",
+    "splice",
+    "copy_file_range",
+    "store",
+];
+
+/// Requests that may be background (FR_BACKGROUND) and so count in
+/// fc->num_background: writeback WRITEs, readahead READs, RELEASE and
+/// RELEASEDIR (fuse_file_put → fuse_simple_background), and, with
+/// FUSE_ASYNC_DIO, direct READs and WRITEs. Every READ and WRITE is
+/// counted: which READ is readahead's is the model's choice.
+fn may_be_background(op: &str) -> bool {
+    matches!(op, "WRITE" | "READ" | "RELEASE" | "RELEASEDIR")
+}
+
+/// The syscalls that send this request and wait for its reply
+/// (fuse_simple_request in the caller's context; a direct or
+/// write-through WRITE): such a request entered the pending queue after
+/// the call mark of one of them pending when it was read. None for a
+/// request no syscall waits for, or from pid 0 (a kernel thread).
+fn senders(e: &Event) -> &'static [&'static str] {
+    const OPEN: &[&str] = &["open", "openat", "creat"];
+    const SYNC: &[&str] = &["fsync", "fdatasync", "msync"];
+    const TRUNC: &[&str] = &["ftruncate", "truncate", "open", "openat", "creat"];
+    const WRITE: &[&str] = &["pwrite", "write", "pwritev", "writev", "sendfile"];
+    if e.pid.is_none_or(|p| p == 0) {
+        return &[];
+    }
+    match e.op.as_deref() {
+        Some("OPEN" | "CREATE") => OPEN,
+        Some("FSYNC") => SYNC,
+        Some("FLUSH") => &["close"],
+        Some("SETATTR") if e.size.is_some() => TRUNC,
+        Some("WRITE") if !e.is_cache_write() => WRITE,
+        _ => &[],
+    }
+}
+
+/// The cross-file coupling the one-inode model lacks: several files'
+/// background requests may count in fc->num_background at once up to
+/// min(max_background, congestion_threshold). `Some(why)` refuses the
+/// projection. docs/conformance.md, "Several files", proves the bound:
+/// each request counts from a position no later than the kernel queued
+/// it (`lb`) to a position after fuse_request_end dropped it (`end`).
+fn coupling(events: &[Event], owner: &[Owner], files: &[String], f: &Facts) -> Option<String> {
+    let conf = events[0].config.as_ref()?;
+    let (mb, ct) = (
+        conf["max_background"].as_u64()?,
+        conf["congestion_threshold"].as_u64()?,
+    );
+    let limit = mb.min(ct) as usize;
+    let n = events.len();
+    // the next line of the same server thread after each position: a
+    // fuser thread logs a reply, then writes it (fuse_request_end runs in
+    // that write), then logs its next line. Other threads' names (the
+    // control connections) may be shared: to the end of the trace.
+    let mut next_same = vec![n; n];
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for i in (0..n).rev() {
+        let t = events[i].thread.as_str();
+        if t.starts_with("fuser") {
+            next_same[i] = seen.get(t).copied().unwrap_or(n);
+        }
+        seen.insert(t, i);
+    }
+    // LBU: a request entered the pending queue (and got its unique,
+    // fuse_dev_queue_req) after every request with a smaller unique did;
+    // an anchor entered it after a call mark
+    let mut anch: Vec<(u64, usize)> = events
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| e.ev == "req" && f.sender_at.contains_key(i))
+        .filter_map(|(i, e)| Some((e.unique?, f.sender_at[&i])))
+        .collect();
+    anch.sort();
+    let mut best = 0;
+    for a in anch.iter_mut() {
+        best = best.max(a.1);
+        a.1 = best;
+    }
+    let after_smaller = |u: u64| match anch.partition_point(|a| a.0 < u) {
+        0 => 0,
+        k => anch[k - 1].1,
+    };
+    let mut reply_at: HashMap<u64, usize> = HashMap::new();
+    for (i, e) in events.iter().enumerate() {
+        if e.ev == "reply" {
+            reply_at.entry(e.unique.unwrap_or(0)).or_insert(i);
+        }
+    }
+    // (lb, end, position of the request)
+    let mut live: Vec<(usize, usize, usize)> = vec![];
+    for (i, e) in events.iter().enumerate() {
+        let (true, Some(op), Some(u)) = (e.ev == "req", e.op.as_deref(), e.unique) else {
+            continue;
+        };
+        if !may_be_background(op) {
+            continue;
+        }
+        let Some(&r) = reply_at.get(&u) else { continue };
+        let file = match owner[i] {
+            Owner::File(x) => Some(x),
+            _ => None,
+        };
+        let first = file
+            .and_then(|x| f.first_call.get(&x).copied())
+            .unwrap_or(0);
+        let kind = match op {
+            // its pages were dirtied by a syscall on the file; and a
+            // WRITE queued before an fsync of the file began ends before
+            // that fsync returns (file_write_and_wait_range waits on
+            // PG_writeback, which fuse_writepage_end clears after the
+            // reply)
+            "WRITE" if e.is_cache_write() => file
+                .and_then(|x| f.syncs.get(&x))
+                .into_iter()
+                .flatten()
+                .filter(|(_, ret)| *ret < r)
+                .map(|(call, _)| *call)
+                .fold(
+                    file.and_then(|x| f.first_dirty.get(&x).copied())
+                        .unwrap_or(first),
+                    usize::max,
+                ),
+            // its syscall waits for it, so it was pending when it was read
+            "WRITE" => f.sender_at.get(&i).copied().unwrap_or(first),
+            "RELEASE" => {
+                e.fh.and_then(|h| f.fh_opened.get(&h).copied())
+                    .unwrap_or(0)
+                    .max(first)
+            }
+            "RELEASEDIR" => 0,
+            _ => first,
+        };
+        let lb = kind.max(after_smaller(u)).min(i);
+        live.push((lb, next_same[r], i));
+    }
+    live.sort();
+    let mut counted: Vec<(usize, usize, usize)> = vec![];
+    let mut k = 0;
+    for p in 0..n {
+        while k < live.len() && live[k].0 == p {
+            counted.push(live[k]);
+            k += 1;
+        }
+        counted.retain(|c| c.1 >= p);
+        if counted.len() >= limit {
+            let mut of: Vec<&str> = counted
+                .iter()
+                .filter_map(|c| match owner[c.2] {
+                    Owner::File(x) => Some(files[x].as_str()),
+                    _ => None,
+                })
+                .collect();
+            of.sort();
+            of.dedup();
+            let reqs: Vec<String> = counted
+                .iter()
+                .take(4)
+                .map(|c| {
+                    let e = &events[c.2];
+                    format!(
+                        "#{} {} u={}",
+                        e.seq,
+                        e.op.as_deref().unwrap_or(""),
+                        e.unique.unwrap_or(0)
+                    )
+                })
+                .collect();
+            let at = match p {
+                0 => "from the trace's start".to_string(),
+                _ => format!("from {}", Tr::brief(&events[p])),
+            };
+            return Some(format!(
+                "{} background requests of files {} may count in fc->num_background at once {at} ({}{}), reaching min(max_background {mb}, congestion_threshold {ct}) = {limit}: the files share one connection, and the one-inode model's fc->bg_queue and congestion decisions could then differ from the kernel's (docs/conformance.md, Several files)",
+                counted.len(),
+                of.join(", "),
+                reqs.join(", "),
+                if counted.len() > 4 { ", ..." } else { "" },
+            ));
+        }
+    }
+    None
+}
+
+/// One file's verdict: the conformance, and the trace `seq` of the event
+/// a violation stopped at (u64::MAX: at the end).
+pub type FileVerdict = Result<(Conformance, u64), String>;
+
+/// The verdict of the whole trace from its files' verdicts: conforms if
+/// every file conforms; otherwise the first violation (by `seq`), else
+/// the first other failure, not modelled, or conforms-to-cut, named with
+/// its file. Each file's verdict is listed in the word and the detail.
+pub fn combine(verdicts: Vec<(String, FileVerdict)>) -> Conformance {
+    let rank = |c: &Conformance| match c.class {
+        Class::DoesNotConform if c.word.starts_with("VIOLATION") => 0,
+        Class::DoesNotConform => 1,
+        Class::NotModelled => 2,
+        Class::ConformsToCut => 3,
+        Class::Conforms => 4,
+    };
+    let each: Vec<(String, Conformance, u64)> = verdicts
+        .into_iter()
+        .map(|(f, v)| match v {
+            Ok((c, seq)) => (f, c, seq),
+            // the whole trace is well formed (validated before the
+            // split); a projection that is not is the split's limit
+            Err(e) => {
+                let c = Conformance {
+                    word: format!("not-modelled (its projection is refused: {e})"),
+                    class: Class::NotModelled,
+                    detail: None,
+                };
+                (f, c, u64::MAX)
+            }
+        })
+        .collect();
+    let list = each
+        .iter()
+        .map(|(f, c, _)| {
+            let w = c.word.split_whitespace().next().unwrap_or("");
+            let w = w.trim_end_matches(':');
+            match c.word.find(" (+") {
+                Some(i) if c.class == Class::Conforms => format!("{f}: {w}{}", &c.word[i..]),
+                _ => format!("{f}: {w}"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let pick = each
+        .iter()
+        .min_by_key(|(_, c, seq)| (rank(c), if rank(c) == 0 { *seq } else { 0 }))
+        .expect("several files");
+    let (word, class) = match pick.1.class {
+        Class::Conforms => (
+            format!("conforms [{} files: {list}]", each.len()),
+            Class::Conforms,
+        ),
+        cl => (
+            format!(
+                "{} [file {}; {} files: {list}]",
+                pick.1.word,
+                pick.0,
+                each.len()
+            ),
+            cl,
+        ),
+    };
+    let mut detail = word.clone();
+    for (f, c, _) in &each {
+        detail += &format!("\n  file {f}: {}", c.word);
+        for l in c.detail.iter().flat_map(|d| d.lines().skip(1)) {
+            detail += &format!("\n  {l}");
+        }
+    }
+    Conformance {
+        word,
+        class,
+        detail: Some(detail),
+    }
+}
