@@ -36,7 +36,8 @@ const PG: u64 = 4096;
 const MODEL_PAGES: usize = wbspec_models::fuse::config::MAX_PAGES;
 const MODEL_WORKERS: usize = wbspec_models::fuse::config::MAX_WORKERS;
 const MODEL_TASKS: usize = wbspec_models::fuse::config::MAX_TASKS;
-/// Default bound on model states explored per trace.
+/// Default bound on the model states possible at one event (the
+/// closure the search holds; search.rs).
 pub const DEFAULT_BOUND: usize = 2_000_000;
 
 /// Requests the model does not have, dropped with their replies.
@@ -465,8 +466,10 @@ fn conform_file(events: &[Event], scenario: Option<&str>) -> project::FileVerdic
                 _ => (format!("{}{passes}", v.short()), Class::DoesNotConform),
             };
             let detail = match &v {
-                Verdict::Conforms { explored, .. } => format!(
-                    "{}\n{}\n  {explored} model states explored",
+                Verdict::Conforms {
+                    explored, widest, ..
+                } => format!(
+                    "{}\n{}\n  {explored} model states explored, at most {widest} possible at once",
                     v.short(),
                     m.summary()
                 ),

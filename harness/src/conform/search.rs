@@ -18,6 +18,9 @@ pub enum Verdict {
     Conforms {
         events: usize,
         explored: usize,
+        /// The most model states possible at once (after closing under
+        /// free steps, at one event): what the search holds in memory.
+        widest: usize,
     },
     Violation {
         /// Index into `Mapping::obs` (== obs.len() for "cannot finish").
@@ -295,7 +298,9 @@ fn closure(
     let mut buf = vec![];
     while let Some(n) = q.pop_front() {
         *explored += 1;
-        if *explored > bound {
+        // the bound is on the states possible at one event (memory), not
+        // on the trace's total (which grows with its length)
+        if all.len() >= bound {
             return None;
         }
         buf.clear();
@@ -408,6 +413,7 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
     let (mut sl, n0) = Slots::new(m, cap);
     let mut frontier: Vec<Node> = vec![n0];
     let mut explored = 0usize;
+    let mut widest = 0usize;
     for (i, oa) in m.obs.iter().enumerate() {
         if let Obs::Call(t) = oa.obs {
             if let Err(why) = sl.issue(m, t, &mut frontier) {
@@ -429,6 +435,7 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
                 why: None,
             };
         };
+        widest = widest.max(cl.len());
         let mut next: Vec<Node> = vec![];
         let mut expected = describe(m, &oa.obs);
         match &obs {
@@ -506,6 +513,7 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
         Verdict::Conforms {
             events: m.obs.len(),
             explored,
+            widest: widest.max(cl.len()),
         }
     } else {
         violation(

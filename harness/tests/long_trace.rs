@@ -1,0 +1,69 @@
+//! A long trace in the model's task slots (harness/src/conform/slots.rs,
+//! issue 21): rand_7_5000, a seeded random plan of 5,000 modelled
+//! syscalls on three threads (`conform --random 1 --seed 7 --length 5000`),
+//! recorded on Linux 6.18.44 and committed, conforms — with no kernel.
+//! Its cost is measured in docs/performance.md, not timed here.
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use wbspec_harness::conform::{conform_trace, translate, Class, Translation};
+use wbspec_harness::trace::parse_trace;
+
+#[test]
+fn a_5000_syscall_random_trace_conforms() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/long/rand_7_5000.jsonl");
+    let ev = parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let calls = ev
+        .iter()
+        .filter(|e| e.ev == "mark" && e.kind.as_deref() == Some("call"))
+        .count();
+    let threads: BTreeSet<_> = ev.iter().filter_map(|e| e.actor.clone()).collect();
+    assert!(calls >= 5000, "{calls} calls");
+    assert!(threads.len() >= 3, "{threads:?}");
+    let Ok(Translation::Modelled(m)) = translate(&ev, None) else {
+        panic!("not modelled")
+    };
+    assert!(m.cfg.tasks.len() >= 5000, "{} model tasks", m.cfg.tasks.len());
+    let c = conform_trace(&ev, None).unwrap();
+    assert_eq!((c.word.as_str(), c.class), ("conforms", Class::Conforms));
+}
+
+/// The same on this machine's kernel: a long plan (5,000 modelled
+/// syscalls, up to three threads, held races, mmap, truncate, direct I/O,
+/// fsync) recorded now conforms whatever interleaving the kernel chose.
+/// Root and /dev/fuse; a skip without them unless WBSPEC_REQUIRE_KERNEL.
+#[test]
+fn a_5000_syscall_random_plan_conforms_on_this_kernel() {
+    use wbspec_harness::require::{may_run, KERNEL};
+    if !may_run(
+        KERNEL,
+        "long random plan",
+        wbspec_harness::runner::cannot_run(),
+    ) {
+        return;
+    }
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wbspec-harness"))
+        .args(["conform", "--random", "1", "--seed", "200", "--length", "5000"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // bounded: the plan's own deadline is 20 s + 50 ms a syscall
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("conform --length 5000 ran past 600 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(
+        out.contains("Conform rand_200_5000 kernel=pass model=conforms"),
+        "{out}"
+    );
+    assert_eq!(status.code(), Some(0), "{out}");
+}
