@@ -99,6 +99,10 @@ pub const FILTERED_SYSCALLS: &[(&str, &str)] = &[
         "a mkdir or unlink that returned an error: a LOOKUP that found nothing (ENOENT), or none (EEXIST from the dcache); no file's state changed",
     ),
     (
+        "open of no file (ENOENT)",
+        "an open without O_CREAT that failed with ENOENT: its LOOKUP found no such name, no OPEN was sent, no fd exists",
+    ),
+    (
         "unlink (closed, unmapped file)",
         "ends the file's projection: no fd is open and no mapping is live, and every close ran fuse_flush's write_inode_now(inode, 1), so no dirty page is left; the name's next CREATE is a new file (its own projection, docs/conformance.md, Several files). An unlink of an open or mapped file is not modelled",
     ),

@@ -65,6 +65,23 @@ fn name_of(path: &str) -> String {
     path.rsplit('/').next().unwrap_or(path).to_string()
 }
 
+/// Syscalls that only look a name up (or fail to change it): on a name
+/// no request ties to a nodeid and no other syscall names, they name no
+/// file, and go to every projection, where their filter rules apply.
+const LOOKS_ONLY: &[&str] = &[
+    "stat",
+    "newfstatat",
+    "statx",
+    "lstat",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "mkdir",
+    "mkdirat",
+    "unlink",
+    "unlinkat",
+];
+
 /// The path a call mark names, if it names one (`path=`, or the path
 /// word of open and truncate).
 fn mark_path(e: &Event) -> Option<String> {
@@ -232,7 +249,7 @@ pub fn project(events: &[Event]) -> Split {
     file_names.extend(
         events
             .iter()
-            .filter(|e| is_call(e) && e.syscall.as_deref() != Some("stat"))
+            .filter(|e| is_call(e) && !LOOKS_ONLY.contains(&e.syscall.as_deref().unwrap_or("")))
             .filter_map(mark_path),
     );
     // successful unlinks of each name so far: which of its inode
@@ -242,6 +259,8 @@ pub fn project(events: &[Event]) -> Split {
     let label = |unlinks: &HashMap<String, usize>, name: &str| {
         gen_label(name, unlinks.get(name).copied().unwrap_or(0))
     };
+    // the files that have a nodeid
+    let labels: BTreeSet<String> = node_name.values().map(|n| n.1.clone()).collect();
     let mut files: Vec<String> = vec![];
     let mut idx = |n: &str| match files.iter().position(|f| f == n) {
         Some(i) => i,
@@ -268,10 +287,18 @@ pub fn project(events: &[Event]) -> Split {
             let o = match (mark_path(e), sc, fd) {
                 // the mount's root: no file's (FILTERED_SYSCALLS)
                 (Some(p), _, _) if p == "." => Owner::All,
-                (Some(p), _, _) if sc != "stat" || file_names.contains(&p) => {
+                // a look-up of a name in a lifetime no nodeid has (the
+                // journal's name after its last unlink): no file's
+                (Some(p), _, _)
+                    if LOOKS_ONLY.contains(&sc) && !labels.contains(&label(&unlinks, &p)) =>
+                {
+                    Owner::All
+                }
+                (Some(p), _, _) if !LOOKS_ONLY.contains(&sc) || file_names.contains(&p) => {
                     Owner::File(idx(&label(&unlinks, &p)))
                 }
-                (_, "syncfs" | "stat", _) => Owner::All,
+                (_, "syncfs", _) => Owner::All,
+                (_, s, _) if LOOKS_ONLY.contains(&s) => Owner::All,
                 (_, _, Some(fd)) => match fds.get(&fd) {
                     Some(f) => Owner::File(*f),
                     None => {
@@ -354,7 +381,9 @@ pub fn project(events: &[Event]) -> Split {
                     Some((_, l)) => Owner::File(idx(l)),
                     None => Owner::File(idx(&format!("nodeid {n}"))),
                 },
-                (_, Some(name)) if file_names.contains(name) => {
+                (_, Some(name))
+                    if file_names.contains(name) && labels.contains(&label(&unlinks, name)) =>
+                {
                     Owner::File(idx(&label(&unlinks, name)))
                 }
                 _ if e.op.as_deref() == Some("LOOKUP") => Owner::Nowhere,

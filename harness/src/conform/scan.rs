@@ -117,8 +117,9 @@ pub(super) struct Scan {
     pub(super) ret_tags: HashMap<usize, String>,
 }
 
-/// What each syscall returned, by the position of its call mark.
-fn returns_by_call(events: &[Event]) -> HashMap<usize, i64> {
+/// What each syscall returned (value, errno), by the position of its
+/// call mark.
+fn returns_by_call(events: &[Event]) -> HashMap<usize, (i64, i64)> {
     let mut open: HashMap<&str, usize> = HashMap::new();
     let mut out = HashMap::new();
     for (i, e) in events.iter().enumerate() {
@@ -131,7 +132,7 @@ fn returns_by_call(events: &[Event]) -> HashMap<usize, i64> {
             }
             "ret" if e.ev == "mark" => {
                 if let (Some(c), Some(r)) = (open.remove(a), e.ret) {
-                    out.insert(c, r);
+                    out.insert(c, (r, e.errno.unwrap_or(0) as i64));
                 }
             }
             _ => {}
@@ -235,7 +236,12 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                         direct_write: false,
                         through_write: false,
                     };
-                    let failed = ret_of.get(&i).is_some_and(|r| *r < 0);
+                    let failed = ret_of.get(&i).is_some_and(|r| r.0 < 0);
+                    // ENOENT: the name's LOOKUP found nothing
+                    let enoent = ret_of.get(&i).is_some_and(|r| r.1 == libc::ENOENT as i64);
+                    let creat = words
+                        .get(1)
+                        .is_some_and(|f| parse_open_flags(f) & libc::O_CREAT != 0);
                     let root = arg(&args, "path") == Some(".");
                     let task = match sc.as_str() {
                         // the root directory: OPENDIR, ACCESS, FSYNCDIR,
@@ -249,6 +255,10 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                         }
                         "mkdir" | "mkdirat" | "unlink" | "unlinkat" if failed => {
                             filt("syscall failed mkdir/unlink");
+                            None
+                        }
+                        "open" if failed && enoent && !creat => {
+                            filt("syscall open of no file (ENOENT)");
                             None
                         }
                         "unlink" | "unlinkat" => {
