@@ -529,6 +529,8 @@ mod test_trace;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_filters;
+#[cfg(test)]
 mod tests_project;
 #[cfg(test)]
 mod tests_through;
