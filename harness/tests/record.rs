@@ -525,44 +525,43 @@ fn ls_of_the_mount() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
-/// fio (if installed; .ci/setup installs it): a verified buffered
-/// random read/write job (psync, crc32c verify) records into a
-/// well-formed trace that conforms. fio's own setup (opendir, fchdir and
-/// close of the root, newfstatat, a failed mkdir and unlink, fadvise
-/// DONTNEED after the layout) goes by the filter rules of
-/// docs/conformance.md ("Programs checked fully"); `--fallocate=none`:
-/// the recorder answers FALLOCATE EOPNOTSUPP, a failed syscall.
-#[test]
-fn fio_job_conforms() {
+/// fio (if installed; .ci/setup installs it): a verified random
+/// read/write job of 4 KiB blocks on a 16 KiB file with `extra`
+/// options, recorded; asserted to conform. fio's own setup (opendir,
+/// fchdir and close of the root, newfstatat, a failed mkdir and unlink,
+/// fadvise DONTNEED after the layout and at each open) goes by the filter
+/// rules of docs/conformance.md ("Programs checked fully");
+/// `--fallocate=none`: the recorder answers FALLOCATE EOPNOTSUPP, a
+/// failed syscall.
+fn fio_conforms(test: &str, extra: &[&str]) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let fio = ["/usr/bin/fio", "/usr/local/bin/fio"]
         .into_iter()
         .find(|p| Path::new(p).exists());
     let missing = cannot_run().or_else(|| fio.is_none().then(|| "needs fio".into()));
-    if !may_run(KERNEL, "record fio", missing) {
+    if !may_run(KERNEL, test, missing) {
         return;
     }
-    let d = scratch("fio");
-    let r = record(
-        &d,
-        &[
-            fio.unwrap(),
-            "--name=j",
-            "--filename={mnt}/f",
-            "--size=16k",
-            "--bs=4k",
-            "--rw=randrw",
-            "--ioengine=psync",
-            "--verify=crc32c",
-            "--do_verify=1",
-            "--verify_state_save=0",
-            "--fallocate=none",
-            "--fadvise_hint=0",
-            "--unlink=0",
-            "--number_ios=64",
-            "--output=/dev/null",
-        ],
-    );
+    let d = scratch(test);
+    let mut cmd = vec![
+        fio.unwrap(),
+        "--name=j",
+        "--filename={mnt}/f",
+        "--size=16k",
+        "--bs=4k",
+        "--rw=randrw",
+        "--ioengine=psync",
+        "--verify=crc32c",
+        "--do_verify=1",
+        "--verify_state_save=0",
+        "--fallocate=none",
+        "--fadvise_hint=0",
+        "--unlink=0",
+        "--number_ios=64",
+        "--output=/dev/null",
+    ];
+    cmd.extend(extra);
+    let r = record(&d, &cmd);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let ev = &r.trace();
     requests_inside_calls(ev);
@@ -582,6 +581,19 @@ fn fio_job_conforms() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains(" model=conforms"), "{out}");
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Buffered psync randrw with crc32c verify.
+#[test]
+fn fio_job_conforms() {
+    fio_conforms("fio", &[]);
+}
+
+/// The same job with O_DIRECT (`--direct=1`): its verify pass reads
+/// through direct READs.
+#[test]
+fn fio_direct_job_conforms() {
+    fio_conforms("fio-direct", &["--direct=1"]);
 }
 
 /// sqlite3 (if installed; .ci/setup installs it) on a database in the
