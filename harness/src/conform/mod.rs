@@ -360,6 +360,7 @@ pub enum Translation {
 
 mod cli;
 mod gup;
+mod meta;
 mod project;
 mod raw;
 mod returns;

@@ -4,6 +4,7 @@
 //! observation, dropping what the model does not have by the listed filter
 //! rules. Everything is still in real 4 KiB pages; [`super::translate`]
 //! splits the file into model regions afterwards.
+use super::meta::{posix_locks_off, returns_by_call};
 use super::raw::*;
 use super::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -115,45 +116,6 @@ pub(super) struct Scan {
     pub(super) rets: HashMap<usize, i64>,
     /// the page tags a read's `ret` mark carries (`data=`), by task
     pub(super) ret_tags: HashMap<usize, String>,
-}
-
-/// What each syscall returned (value, errno), by the position of its
-/// call mark.
-fn returns_by_call(events: &[Event]) -> HashMap<usize, (i64, i64)> {
-    let mut open: HashMap<&str, usize> = HashMap::new();
-    let mut out = HashMap::new();
-    for (i, e) in events.iter().enumerate() {
-        let (Some(kind), Some(a)) = (e.kind.as_deref(), e.actor.as_deref()) else {
-            continue;
-        };
-        match kind {
-            "call" if e.ev == "mark" => {
-                open.insert(a, i);
-            }
-            "ret" if e.ev == "mark" => {
-                if let (Some(c), Some(r)) = (open.remove(a), e.ret) {
-                    out.insert(c, (r, e.errno.unwrap_or(0) as i64));
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// The recording server did not ask for FUSE_POSIX_LOCKS: its INIT
-/// reply's flags are fuser's defaults (FUSE_ASYNC_READ, FUSE_BIG_WRITES,
-/// FUSE_MAX_PAGES) and the `requested_extra` the init event logs
-/// (harness/src/server/ops.rs), so process_init_reply sets fc->no_lock.
-/// False when the trace has no such init event.
-fn posix_locks_off(events: &[Event]) -> bool {
-    events.iter().any(|e| {
-        e.ev == "init"
-            && e.result
-                .as_ref()
-                .and_then(|r| r["requested_extra"].as_str())
-                .is_some_and(|f| !f.contains("FUSE_POSIX_LOCKS"))
-    })
 }
 
 /// Scan the events after the header (`wbc`: writeback_cache; `keep_cache`:
