@@ -65,7 +65,14 @@ pub const FILTERED_OPS: &[(&str, &str)] = &[
     ("READDIR", "not modelled"),
     ("OPENDIR", "not modelled"),
     ("RELEASEDIR", "not modelled"),
-    ("UNLINK", "not modelled"),
+    (
+        "FSYNCDIR",
+        "fsync of the root directory (fuse_dir_fsync): no file's pages",
+    ),
+    (
+        "UNLINK",
+        "the request of an unlink the syscall rules filter (a failed one, or one of a closed, unmapped file); an unlink syscall no rule filters is not modelled",
+    ),
     ("FALLOCATE", "not modelled"),
     (
         "SETATTR(times)",
@@ -83,6 +90,35 @@ pub const FILTERED_SYSCALLS: &[(&str, &str)] = &[
     ("mmap", "sets up the mapping only; the store is the modelled event"),
     ("msync_async", "msync(MS_ASYNC) starts no I/O: mm/msync.c calls vfs_fsync_range for MS_SYNC only"),
     ("stat", "a LOOKUP of another name (used to stall the server)"),
+    ("statx_cached", "statx answered from the inode's cached attributes: no request"),
+    (
+        "on the root directory",
+        "opendir, fchdir, close, fsync/fdatasync and the stat family on the mount's root (path=.): OPENDIR, ACCESS (fuse_permission), RELEASEDIR, FSYNCDIR (fuse_dir_fsync) and GETATTR on nodeid 1; the root has no page cache and is not the model's inode",
+    ),
+    (
+        "failed mkdir/unlink",
+        "a mkdir or unlink that returned an error: a LOOKUP that found nothing (ENOENT), or none (EEXIST from the dcache); no file's state changed",
+    ),
+    (
+        "open of no file (ENOENT)",
+        "an open without O_CREAT that failed with ENOENT: its LOOKUP found no such name, no OPEN was sent, no fd exists",
+    ),
+    (
+        "unlink (closed, unmapped file)",
+        "ends the file's projection: no fd is open and no mapping is live, and every close ran fuse_flush's write_inode_now(inode, 1), so no dirty page is left; the name's next CREATE is a new file (its own projection, docs/conformance.md, Several files). An unlink of an open or mapped file is not modelled",
+    ),
+    (
+        "stat/access (writeback_cache)",
+        "newfstatat, statx, lstat, fstat, access, faccessat: a GETATTR, LOOKUP or ACCESS. With writeback_cache, fuse_change_attributes_i takes size and mtime from the inode, not the reply (fuse_get_cache_mask: STATX_SIZE | STATX_MTIME), so the reply neither truncates the page cache nor invalidates it (no FUSE_AUTO_INVAL_DATA either: the recording server does not ask for it). Without writeback_cache it is not modelled",
+    ),
+    (
+        "fcntl F_GETFD/F_SETFD/F_GETFL",
+        "the fd's close-on-exec flag or its status flags read: the fd table only, no request (F_SETFL, which can set O_DIRECT, is not modelled)",
+    ),
+    (
+        "fcntl lock (no FUSE_POSIX_LOCKS)",
+        "F_GETLK/F_SETLK/F_SETLKW and the OFD forms when the server did not ask for FUSE_POSIX_LOCKS (fc->no_lock, fs/fuse/inode.c process_init_reply): fuse_file_lock calls posix_test_lock or posix_lock_file, local lock lists only, no request and no page-cache effect. With POSIX locks negotiated it is not modelled",
+    ),
 ];
 
 // ---------------------------------------------------------------- observations
@@ -325,6 +361,7 @@ pub enum Translation {
 
 mod cli;
 mod gup;
+mod meta;
 mod project;
 mod raw;
 mod returns;
@@ -495,6 +532,8 @@ fn conform_file(events: &[Event], scenario: Option<&str>) -> project::FileVerdic
 mod test_trace;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_filters;
 #[cfg(test)]
 mod tests_project;
 #[cfg(test)]

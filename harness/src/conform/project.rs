@@ -65,6 +65,23 @@ fn name_of(path: &str) -> String {
     path.rsplit('/').next().unwrap_or(path).to_string()
 }
 
+/// Syscalls that only look a name up (or fail to change it): on a name
+/// no request ties to a nodeid and no other syscall names, they name no
+/// file, and go to every projection, where their filter rules apply.
+const LOOKS_ONLY: &[&str] = &[
+    "stat",
+    "newfstatat",
+    "statx",
+    "lstat",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "mkdir",
+    "mkdirat",
+    "unlink",
+    "unlinkat",
+];
+
 /// The path a call mark names, if it names one (`path=`, or the path
 /// word of open and truncate).
 fn mark_path(e: &Event) -> Option<String> {
@@ -86,42 +103,84 @@ fn is_ret(e: &Event) -> bool {
     e.ev == "mark" && e.kind.as_deref() == Some("ret")
 }
 
-/// The names and nodeids of the trace's files: nodeid -> name, from the
-/// LOOKUP and CREATE replies and the opens pending at CREATE and OPEN.
-fn nodes(events: &[Event]) -> Result<HashMap<u64, String>, String> {
-    let mut node_name: HashMap<u64, String> = HashMap::new();
-    let mut name_node: HashMap<String, u64> = HashMap::new();
+/// The file a name stands for after `unlinks` successful unlinks of it:
+/// each inode lifetime under the name is a file of its own (`f`, then
+/// `f#2`, ...).
+fn gen_label(name: &str, unlinks: usize) -> String {
+    match unlinks {
+        0 => name.to_string(),
+        k => format!("{name}#{}", k + 1),
+    }
+}
+
+/// The name of an UNLINK that succeeded, at its reply (`names`: the
+/// UNLINK requests' names by unique).
+fn unlinked_name(e: &Event, names: &HashMap<u64, String>) -> Option<String> {
+    let ok = e.result.as_ref().is_some_and(|r| r["errno"].is_null());
+    if e.ev != "reply" || e.op.as_deref() != Some("UNLINK") || !ok {
+        return None;
+    }
+    names.get(&e.unique?).cloned()
+}
+
+/// The trace's files: nodeid -> (name, file label), from the LOOKUP and
+/// CREATE replies and the opens pending at CREATE and OPEN. A name tied to
+/// a new nodeid after a successful UNLINK of it is a new file.
+fn nodes(events: &[Event]) -> Result<HashMap<u64, (String, String)>, String> {
+    let mut node_name: HashMap<u64, (String, String)> = HashMap::new();
+    let mut name_node: HashMap<String, (u64, usize)> = HashMap::new();
+    let mut unlinks: HashMap<String, usize> = HashMap::new();
+    let mut unlink_req: HashMap<u64, String> = HashMap::new();
     let mut asked: HashMap<u64, (String, Option<String>)> = HashMap::new();
     let mut opens: HashMap<String, String> = HashMap::new();
     let only_open = |opens: &HashMap<String, String>| match opens.values().collect::<Vec<_>>()[..] {
         [p] => Some(p.clone()),
         _ => None,
     };
-    let mut tie = |node: u64, name: String, e: &Event, weak: bool| -> Result<(), String> {
-        if let Some(n) = node_name.get(&node).filter(|n| **n != name) {
+    let mut tie = |node: u64,
+                   name: String,
+                   e: &Event,
+                   weak: bool,
+                   unlinks: &HashMap<String, usize>|
+     -> Result<(), String> {
+        let gen = unlinks.get(&name).copied().unwrap_or(0);
+        if let Some((n, _)) = node_name.get(&node).filter(|n| n.0 != name) {
             // (an OPEN names its file only through the pending open)
             if weak {
                 return Ok(());
             }
             return Err(format!(
-                "{}: nodeid {node} is named {n} and {name} (a rename or a link): the projection keys files by name",
+                "{}: nodeid {node} is named {n} and {name} (a rename or a link): the projection keys files by name and inode lifetime",
                 Tr::brief(e)
             ));
         }
-        if let Some(o) = name_node.get(&name).copied().filter(|o| *o != node) {
+        if node_name.contains_key(&node) {
+            return Ok(());
+        }
+        if let Some((o, g)) = name_node.get(&name).copied().filter(|o| o.0 != node) {
             if weak {
                 return Ok(());
             }
-            return Err(format!(
-                "{}: {name} is nodeid {node}, earlier nodeid {o} (unlinked and created again): the projection keys files by name",
-                Tr::brief(e)
-            ));
+            if g == gen {
+                return Err(format!(
+                    "{}: {name} is nodeid {node}, earlier nodeid {o} with no successful unlink of it between: the projection keys files by name and inode lifetime",
+                    Tr::brief(e)
+                ));
+            }
         }
-        node_name.insert(node, name.clone());
-        name_node.insert(name, node);
+        node_name.insert(node, (name.clone(), gen_label(&name, gen)));
+        name_node.insert(name, (node, gen));
         Ok(())
     };
     for e in events {
+        if e.ev == "req" && e.op.as_deref() == Some("UNLINK") {
+            if let (Some(u), Some(n)) = (e.unique, e.name.clone()) {
+                unlink_req.insert(u, n);
+            }
+        }
+        if let Some(n) = unlinked_name(e, &unlink_req) {
+            *unlinks.entry(n).or_default() += 1;
+        }
         if is_call(e) && e.syscall.as_deref() == Some("open") {
             if let (Some(a), Some(p)) = (&e.actor, mark_path(e)) {
                 opens.insert(a.clone(), p);
@@ -144,7 +203,7 @@ fn nodes(events: &[Event]) -> Result<HashMap<u64, String>, String> {
                 }
                 "OPEN" => {
                     if let (Some(n), Some(p)) = (e.nodeid, only_open(&opens)) {
-                        tie(n, p, e, true)?;
+                        tie(n, p, e, true, &unlinks)?;
                     }
                 }
                 _ => {}
@@ -154,7 +213,7 @@ fn nodes(events: &[Event]) -> Result<HashMap<u64, String>, String> {
                 continue;
             };
             if let Some(ino) = e.result.as_ref().and_then(|r| r["ino"].as_u64()) {
-                tie(ino, name.clone(), e, false)?;
+                tie(ino, name.clone(), e, false, &unlinks)?;
             }
         }
     }
@@ -186,13 +245,22 @@ pub fn project(events: &[Event]) -> Split {
     };
     // the names that are files: a syscall names them, or a request on
     // their nodeid
-    let mut file_names: BTreeSet<String> = node_name.values().cloned().collect();
+    let mut file_names: BTreeSet<String> = node_name.values().map(|n| n.0.clone()).collect();
     file_names.extend(
         events
             .iter()
-            .filter(|e| is_call(e) && e.syscall.as_deref() != Some("stat"))
+            .filter(|e| is_call(e) && !LOOKS_ONLY.contains(&e.syscall.as_deref().unwrap_or("")))
             .filter_map(mark_path),
     );
+    // successful unlinks of each name so far: which of its inode
+    // lifetimes a name stands for now (gen_label)
+    let mut unlinks: HashMap<String, usize> = HashMap::new();
+    let mut unlink_req: HashMap<u64, String> = HashMap::new();
+    let label = |unlinks: &HashMap<String, usize>, name: &str| {
+        gen_label(name, unlinks.get(name).copied().unwrap_or(0))
+    };
+    // the files that have a nodeid
+    let labels: BTreeSet<String> = node_name.values().map(|n| n.1.clone()).collect();
     let mut files: Vec<String> = vec![];
     let mut idx = |n: &str| match files.iter().position(|f| f == n) {
         Some(i) => i,
@@ -217,8 +285,20 @@ pub fn project(events: &[Event]) -> Split {
             let args = e.args.as_deref().unwrap_or("");
             let fd = num(arg(args, "fd")).map(|f| f as i64);
             let o = match (mark_path(e), sc, fd) {
-                (Some(p), _, _) if sc != "stat" || file_names.contains(&p) => Owner::File(idx(&p)),
-                (_, "syncfs" | "stat", _) => Owner::All,
+                // the mount's root: no file's (FILTERED_SYSCALLS)
+                (Some(p), _, _) if p == "." => Owner::All,
+                // a look-up of a name in a lifetime no nodeid has (the
+                // journal's name after its last unlink): no file's
+                (Some(p), _, _)
+                    if LOOKS_ONLY.contains(&sc) && !labels.contains(&label(&unlinks, &p)) =>
+                {
+                    Owner::All
+                }
+                (Some(p), _, _) if !LOOKS_ONLY.contains(&sc) || file_names.contains(&p) => {
+                    Owner::File(idx(&label(&unlinks, &p)))
+                }
+                (_, "syncfs", _) => Owner::All,
+                (_, s, _) if LOOKS_ONLY.contains(&s) => Owner::All,
                 (_, _, Some(fd)) => match fds.get(&fd) {
                     Some(f) => Owner::File(*f),
                     None => {
@@ -291,12 +371,21 @@ pub fn project(events: &[Event]) -> Split {
                 }
             }
         } else if e.ev == "req" {
+            if e.op.as_deref() == Some("UNLINK") {
+                if let (Some(u), Some(n)) = (e.unique, e.name.clone()) {
+                    unlink_req.insert(u, n);
+                }
+            }
             let o = match (e.nodeid, e.name.as_deref()) {
                 (Some(n), _) if n != 1 => match node_name.get(&n) {
-                    Some(name) => Owner::File(idx(name)),
+                    Some((_, l)) => Owner::File(idx(l)),
                     None => Owner::File(idx(&format!("nodeid {n}"))),
                 },
-                (_, Some(name)) if file_names.contains(name) => Owner::File(idx(name)),
+                (_, Some(name))
+                    if file_names.contains(name) && labels.contains(&label(&unlinks, name)) =>
+                {
+                    Owner::File(idx(&label(&unlinks, name)))
+                }
                 _ if e.op.as_deref() == Some("LOOKUP") => Owner::Nowhere,
                 _ => Owner::All,
             };
@@ -319,9 +408,13 @@ pub fn project(events: &[Event]) -> Split {
             if let Some(fh) = e.result.as_ref().and_then(|r| r["fh"].as_u64()) {
                 facts.fh_opened.entry(fh).or_insert(i);
             }
+            // the name stands for its next inode lifetime from here
+            if let Some(n) = unlinked_name(e, &unlink_req) {
+                *unlinks.entry(n).or_default() += 1;
+            }
         } else if e.ev == "server_truncate" {
             if let Some(n) = e.name.as_deref().filter(|n| file_names.contains(*n)) {
-                owner[i] = Owner::File(idx(n));
+                owner[i] = Owner::File(idx(&label(&unlinks, n)));
             }
         }
     }

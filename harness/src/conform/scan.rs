@@ -4,6 +4,7 @@
 //! observation, dropping what the model does not have by the listed filter
 //! rules. Everything is still in real 4 KiB pages; [`super::translate`]
 //! splits the file into model regions afterwards.
+use super::meta::{posix_locks_off, returns_by_call};
 use super::raw::*;
 use super::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -151,6 +152,19 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
     let mut rets: HashMap<usize, i64> = HashMap::new();
     let mut ret_tags: HashMap<usize, String> = HashMap::new();
     let mut filt = |rule: &str| *filtered.entry(rule.to_string()).or_default() += 1;
+    // what each call returned (by the call's position): some filter
+    // rules hold only for a failed call
+    let ret_of = returns_by_call(events);
+    // POSIX locks not negotiated (fc->no_lock): the byte-range locks rule
+    let no_lock = posix_locks_off(events);
+    // the file was unlinked (closed and unmapped): it has no later syscall
+    let mut unlinked = false;
+    // a fadvise(DONTNEED) dropped clean pages, which the model does not:
+    // until an open invalidates the cache, no task may read it
+    let mut dropped: Option<u64> = None;
+    // the last task of the file was an open that invalidated the cache
+    // (no FOPEN_KEEP_CACHE): no page is cached, in kernel or model
+    let mut fresh_open = false;
 
     'events: for (i, e) in events.iter().enumerate().skip(1) {
         let key = 2 * i as u64;
@@ -184,7 +198,93 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                         direct_write: false,
                         through_write: false,
                     };
+                    let failed = ret_of.get(&i).is_some_and(|r| r.0 < 0);
+                    // ENOENT: the name's LOOKUP found nothing
+                    let enoent = ret_of.get(&i).is_some_and(|r| r.1 == libc::ENOENT as i64);
+                    let creat = words
+                        .get(1)
+                        .is_some_and(|f| parse_open_flags(f) & libc::O_CREAT != 0);
+                    let root = arg(&args, "path") == Some(".");
                     let task = match sc.as_str() {
+                        // the root directory: OPENDIR, ACCESS, FSYNCDIR,
+                        // RELEASEDIR, GETATTR on nodeid 1 (FILTERED_SYSCALLS)
+                        "opendir" | "fchdir" | "close" | "fsync" | "fdatasync" | "fstat"
+                        | "newfstatat" | "statx" | "stat" | "lstat"
+                            if root =>
+                        {
+                            filt("syscall on the root directory");
+                            None
+                        }
+                        "mkdir" | "mkdirat" | "unlink" | "unlinkat" if failed => {
+                            filt("syscall failed mkdir/unlink");
+                            None
+                        }
+                        "open" if failed && enoent && !creat => {
+                            filt("syscall open of no file (ENOENT)");
+                            None
+                        }
+                        "unlink" | "unlinkat" => {
+                            if !fds.is_empty() || maps > 0 {
+                                return nm(format!("#{} unlink of a file still open or mapped: the inode outlives its name, which the model does not have", e.seq));
+                            }
+                            unlinked = true;
+                            filt("syscall unlink (closed, unmapped file)");
+                            None
+                        }
+                        "newfstatat" | "statx" | "lstat" | "fstat" | "access" | "faccessat"
+                        | "faccessat2"
+                            if wbc =>
+                        {
+                            filt("syscall stat/access (writeback_cache)");
+                            None
+                        }
+                        "fcntl" => match arg(&args, "cmd") {
+                            Some("F_GETFD" | "F_SETFD" | "F_GETFL") => {
+                                filt("syscall fcntl F_GETFD/F_SETFD/F_GETFL");
+                                None
+                            }
+                            Some(
+                                "F_GETLK" | "F_SETLK" | "F_SETLKW" | "F_OFD_GETLK" | "F_OFD_SETLK"
+                                | "F_OFD_SETLKW",
+                            ) if no_lock => {
+                                filt("syscall fcntl lock (no FUSE_POSIX_LOCKS)");
+                                None
+                            }
+                            c => {
+                                return nm(format!(
+                                    "#{} fcntl {} has no model task",
+                                    e.seq,
+                                    c.unwrap_or("(no cmd=)")
+                                ))
+                            }
+                        },
+                        // fuse_do_setattr with writeback_cache: a chown or
+                        // chmod first runs write_inode_now(inode, true), the
+                        // munmap task's program; its SETATTR has no size
+                        "fchown" | "fchmod" if wbc => Some(RawTask::Munmap),
+                        // generic_fadvise(POSIX_FADV_DONTNEED):
+                        // __filemap_fdatawrite_range(WB_SYNC_NONE), the
+                        // sync_file_range task, then mapping_try_invalidate
+                        // drops the clean pages (see `dropped`)
+                        "fadvise64" if words.get(3) == Some(&"DONTNEED") => {
+                            let a = num(words.get(1).copied()).unwrap_or(0);
+                            let l = num(words.get(2).copied()).unwrap_or(0);
+                            // right after an open that emptied the
+                            // cache, with no other task pending, there is
+                            // no clean page to drop
+                            let alone = pending.values().all(|p| p.task.is_none());
+                            if !(fresh_open && alone) {
+                                dropped = Some(e.seq);
+                            }
+                            if l == 0 {
+                                Some(RawTask::Writeback)
+                            } else {
+                                Some(RawTask::SyncRange {
+                                    first: pages_of(a, "fadvise offset")?,
+                                    n: pages_of(l, "fadvise length")?,
+                                })
+                            }
+                        }
                         "open" => {
                             let path = words.first().copied().unwrap_or("").to_string();
                             let fl = parse_open_flags(words.get(1).copied().unwrap_or(""));
@@ -351,12 +451,38 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                             filt("syscall statx_cached");
                             None
                         }
-                        "fstat" if wbc => {
-                            filt("syscall fstat (writeback_cache)");
-                            None
-                        }
                         other => return nm(format!("syscall {other} has no model task")),
                     };
+                    if task.is_some() {
+                        // (an open with another task pending: that task
+                        // may fill the cache after the invalidation)
+                        let alone = pending.values().all(|p| p.task.is_none());
+                        fresh_open =
+                            matches!(task, Some(RawTask::Open { .. })) && !keep_cache && alone;
+                    }
+                    match (&task, dropped) {
+                        // fuse_open's invalidate_inode_pages2 (no
+                        // FOPEN_KEEP_CACHE) drops every clean page too
+                        (Some(RawTask::Open { .. }), Some(_)) if !keep_cache => dropped = None,
+                        (
+                            Some(
+                                RawTask::Close
+                                | RawTask::CloseRelease
+                                | RawTask::SyncRange { .. }
+                                | RawTask::Fsync
+                                | RawTask::Writeback,
+                            ),
+                            _,
+                        )
+                        | (None, _)
+                        | (_, None) => {}
+                        (Some(_), Some(at)) => {
+                            return nm(format!("#{} {sc} after the fadvise(DONTNEED) at #{at} and before an open that invalidates the cache: the clean pages it dropped are not modelled", e.seq));
+                        }
+                    }
+                    if unlinked && task.is_some() {
+                        return nm(format!("#{} {sc} after the file was unlinked", e.seq));
+                    }
                     if let Some(t) = task {
                         let idx = tasks.len();
                         let mut label = format!("{actor} {sc} {args}").trim().to_string();

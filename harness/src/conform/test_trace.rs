@@ -88,6 +88,8 @@ pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
                 for x in &w[3..] {
                     if let Some(i) = x.strip_prefix("ino=") {
                         r["ino"] = json!(i.parse::<u64>().unwrap());
+                    } else if let Some(n) = x.strip_prefix("errno=") {
+                        r["errno"] = json!(n.parse::<i64>().unwrap());
                     } else if let Some(t) = x.strip_prefix("tags=") {
                         r["page_tags"] = json!(t);
                         r["bytes"] = json!(t.len() * 4096);

@@ -12,6 +12,8 @@
 //! | truncate | `truncate REL SIZE path=REL` |
 //! | sync_file_range | `sync_file_range fd=N OFF LEN FLAGS path=REL` |
 //! | fstat, newfstatat(fd, "", AT_EMPTY_PATH) | `fstat fd=N path=REL` |
+//! | fcntl | `fcntl fd=N cmd=F_SETLK path=REL` (the number if unnamed) |
+//! | fadvise64 | `fadvise64 fd=N OFF LEN ADVICE path=REL` (`DONTNEED`...) |
 //! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private path=REL` |
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
 //! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` |
@@ -408,6 +410,16 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
         libc::SYS_fsync => plain("fsync"),
         libc::SYS_fdatasync => plain("fdatasync"),
         libc::SYS_fstat => plain("fstat"),
+        // the command says whether it is a byte-range lock (conform
+        // filters those when the server did not negotiate POSIX locks)
+        libc::SYS_fcntl => call(
+            "fcntl",
+            format!("fd={fd} cmd={} path={rel}", fcntl_cmd(a[1])),
+        ),
+        libc::SYS_fadvise64 => call(
+            "fadvise64",
+            format!("fd={fd} {} {} {} path={rel}", a[1], a[2], fadvice(a[3])),
+        ),
         libc::SYS_ftruncate => call("ftruncate", format!("fd={fd} {} path={rel}", a[1])),
         libc::SYS_sync_file_range => call(
             "sync_file_range",
@@ -431,6 +443,38 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
         }
         _ => None,
     }
+}
+
+/// An fcntl command's name (the number when it is not one of these).
+fn fcntl_cmd(c: u64) -> String {
+    let n = match c as i32 {
+        libc::F_GETLK => "F_GETLK",
+        libc::F_SETLK => "F_SETLK",
+        libc::F_SETLKW => "F_SETLKW",
+        libc::F_OFD_GETLK => "F_OFD_GETLK",
+        libc::F_OFD_SETLK => "F_OFD_SETLK",
+        libc::F_OFD_SETLKW => "F_OFD_SETLKW",
+        libc::F_GETFD => "F_GETFD",
+        libc::F_SETFD => "F_SETFD",
+        libc::F_GETFL => "F_GETFL",
+        libc::F_SETFL => "F_SETFL",
+        _ => return c.to_string(),
+    };
+    n.to_string()
+}
+
+/// A posix_fadvise advice's name (the number when it is not one).
+fn fadvice(a: u64) -> String {
+    let n = match a as i32 {
+        libc::POSIX_FADV_NORMAL => "NORMAL",
+        libc::POSIX_FADV_RANDOM => "RANDOM",
+        libc::POSIX_FADV_SEQUENTIAL => "SEQUENTIAL",
+        libc::POSIX_FADV_WILLNEED => "WILLNEED",
+        libc::POSIX_FADV_DONTNEED => "DONTNEED",
+        libc::POSIX_FADV_NOREUSE => "NOREUSE",
+        _ => return a.to_string(),
+    };
+    n.to_string()
 }
 
 /// SYNC_FILE_RANGE_* flags as conform reads them (`WRITE` alone: the

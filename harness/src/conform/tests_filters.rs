@@ -1,0 +1,246 @@
+//! The filter rules for real programs' metadata syscalls
+//! (FILTERED_SYSCALLS, docs/conformance.md §2): each drops its syscall
+//! only under its condition, and the trace is not modelled otherwise;
+//! fchown and fadvise(DONTNEED) become the tasks the kernel runs.
+
+use super::test_trace::{mapping, not_modelled, tr, OPEN};
+use super::*;
+use serde_json::json;
+use wbspec_models::fuse::TaskSpec;
+
+const WRITE: &[&str] = &["call T0 pwrite fd=6 off=0 A", "ret T0 pwrite 4096"];
+
+/// The close, writing the dirty page back.
+const CLOSE_W: &[&str] = &[
+    "call T0 close fd=6",
+    "req 20 WRITE 0 4096 A cache",
+    "reply 20 WRITE",
+    "req 22 FLUSH",
+    "reply 22 FLUSH",
+    "ret T0 close 0",
+];
+
+/// The close, nothing dirty.
+const CLOSE: &[&str] = &[
+    "call T0 close fd=6",
+    "req 22 FLUSH",
+    "reply 22 FLUSH",
+    "ret T0 close 0",
+];
+
+/// OPEN, a pwrite, `mid`, and CLOSE_W on a mount with `cfg`.
+fn trace(cfg: serde_json::Value, mid: &[&str]) -> Vec<Event> {
+    trace_with(cfg, mid, CLOSE_W)
+}
+
+fn trace_with(cfg: serde_json::Value, mid: &[&str], close: &[&str]) -> Vec<Event> {
+    let mut l: Vec<&str> = OPEN.to_vec();
+    l.extend(WRITE);
+    l.extend(mid);
+    l.extend(close);
+    tr(cfg, &l)
+}
+
+/// `ev` with the recording server's init event, asking for `extra`.
+fn with_init(mut ev: Vec<Event>, extra: &str) -> Vec<Event> {
+    let mut e = Event::new("init");
+    e.unique = Some(2);
+    e.op = Some("INIT".into());
+    e.result = Some(json!({ "requested_extra": extra }));
+    ev.insert(1, e);
+    for (i, e) in ev.iter_mut().enumerate() {
+        e.seq = i as u64 + 1;
+    }
+    ev
+}
+
+fn class(ev: &[Event]) -> (Class, String) {
+    let c = conform_trace(ev, None).unwrap();
+    (c.class, c.word)
+}
+
+const STAT: &[&str] = &[
+    "call T0 newfstatat path=f",
+    "req 6 GETATTR",
+    "reply 6 GETATTR",
+    "ret T0 newfstatat 0",
+    "call T0 access path=f",
+    "req 8 ACCESS",
+    "reply 8 ACCESS",
+    "ret T0 access 0",
+];
+
+#[test]
+fn stat_and_access_only_with_writeback_cache() {
+    let (c, w) = class(&trace(json!({}), STAT));
+    assert_eq!(c, Class::Conforms, "{w}");
+    let w = not_modelled(&trace(json!({"writeback_cache": false}), STAT));
+    assert!(w.contains("syscall newfstatat has no model task"), "{w}");
+}
+
+#[test]
+fn root_directory_and_failed_lookups_are_filtered() {
+    let mid = [
+        "call T0 opendir . 0x0 path=.",
+        "req 6 OPENDIR node=1",
+        "reply 6 OPENDIR",
+        "ret T0 opendir 3",
+        "call T0 fchdir fd=3 path=.",
+        "ret T0 fchdir 0",
+        "call T0 fdatasync fd=3 path=.",
+        "req 8 FSYNCDIR node=1",
+        "reply 8 FSYNCDIR",
+        "ret T0 fdatasync 0",
+        "call T0 close fd=3 path=.",
+        "req 10 RELEASEDIR node=1 pid=0",
+        "reply 10 RELEASEDIR",
+        "ret T0 close 0",
+        "call T0 mkdir path=.",
+        "ret T0 mkdir -1 errno=17",
+        "call T0 unlink path=g",
+        "req 12 LOOKUP name=g",
+        "reply 12 LOOKUP errno=2",
+        "ret T0 unlink -1 errno=2",
+    ];
+    let m = mapping(&trace(json!({}), &mid));
+    assert_eq!(m.filtered["syscall on the root directory"], 4);
+    assert_eq!(m.filtered["syscall failed mkdir/unlink"], 2);
+    assert_eq!(m.cfg.tasks.len(), 2, "{:?}", m.cfg.tasks);
+    // an fsync of the file itself is still its task
+    let mut l = mid.to_vec();
+    l[6] = "call T0 fdatasync fd=6";
+    l[9] = "ret T0 fdatasync 0";
+    l[7] = "req 8 FSYNC";
+    l[8] = "reply 8 FSYNC";
+    assert!(mapping(&trace(json!({}), &l))
+        .cfg
+        .tasks
+        .contains(&TaskSpec::Fsync));
+}
+
+#[test]
+fn byte_range_locks_only_without_posix_locks() {
+    let mid = [
+        "call T0 fcntl fd=6 cmd=F_SETLK",
+        "ret T0 fcntl 0",
+        "call T0 fcntl fd=6 cmd=F_GETFD",
+        "ret T0 fcntl 1",
+    ];
+    let ev = trace(json!({}), &mid);
+    let (c, w) = class(&with_init(ev.clone(), "InitFlags(FUSE_WRITEBACK_CACHE)"));
+    assert_eq!(c, Class::Conforms, "{w}");
+    let w = not_modelled(&with_init(
+        ev.clone(),
+        "InitFlags(FUSE_POSIX_LOCKS | FUSE_WRITEBACK_CACHE)",
+    ));
+    assert!(w.contains("fcntl F_SETLK has no model task"), "{w}");
+    // no init event: what was negotiated is unknown
+    let w = not_modelled(&ev);
+    assert!(w.contains("fcntl F_SETLK has no model task"), "{w}");
+    // F_SETFL may set O_DIRECT
+    let ev = trace(
+        json!({}),
+        &["call T0 fcntl fd=6 cmd=F_SETFL", "ret T0 fcntl 0"],
+    );
+    let w = not_modelled(&with_init(ev, "InitFlags(FUSE_WRITEBACK_CACHE)"));
+    assert!(w.contains("fcntl F_SETFL has no model task"), "{w}");
+}
+
+#[test]
+fn fchown_is_write_inode_now_with_writeback_cache() {
+    let mid = [
+        "call T0 fchown fd=6",
+        "req 6 WRITE 0 4096 A cache",
+        "reply 6 WRITE",
+        "req 8 SETATTR",
+        "reply 8 SETATTR",
+        "ret T0 fchown 0",
+    ];
+    let ev = trace_with(json!({}), &mid, CLOSE);
+    let m = mapping(&ev);
+    assert_eq!(m.cfg.tasks[1], TaskSpec::Munmap);
+    let (c, w) = class(&ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+    let w = not_modelled(&trace(json!({"writeback_cache": false}), &mid));
+    assert!(w.contains("syscall fchown has no model task"), "{w}");
+}
+
+#[test]
+fn fadvise_dontneed_then_only_what_does_not_read() {
+    let dontneed = [
+        "call T0 fadvise64 fd=6 0 4096 DONTNEED",
+        "req 6 WRITE 0 4096 A cache",
+        "reply 6 WRITE",
+        "ret T0 fadvise64 0",
+    ];
+    let ev = trace_with(json!({}), &dontneed, CLOSE);
+    assert_eq!(
+        mapping(&ev).cfg.tasks[1],
+        TaskSpec::SyncRange { first: 0, n: 1 }
+    );
+    let (c, w) = class(&ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+    // a read after it: the dropped clean pages are not modelled
+    let mut l = dontneed.to_vec();
+    l.extend([
+        "call T0 pread fd=6 off=0 len=4096",
+        "ret T0 pread 4096 data=A",
+    ]);
+    let w = not_modelled(&trace_with(json!({}), &l, CLOSE));
+    assert!(w.contains("after the fadvise(DONTNEED)"), "{w}");
+    // other advice is not modelled
+    let w = not_modelled(&trace(
+        json!({}),
+        &["call T0 fadvise64 fd=6 0 0 RANDOM", "ret T0 fadvise64 0"],
+    ));
+    assert!(w.contains("syscall fadvise64 has no model task"), "{w}");
+}
+
+/// Right after an open that invalidated the cache (fio's
+/// `--invalidate=1`), a DONTNEED has no clean page to drop: the read
+/// after it is checked; with a read between the open and the DONTNEED
+/// (pages it may drop), the read after it is not modelled.
+#[test]
+fn fadvise_dontneed_after_an_invalidating_open() {
+    let reopen = |read_first: bool| {
+        let mut l: Vec<&str> = OPEN.to_vec();
+        l.extend(WRITE);
+        l.extend(CLOSE_W);
+        l.extend([
+            "call T0 open f 0x2",
+            "req 24 OPEN",
+            "reply 24 OPEN",
+            "ret T0 open 6",
+        ]);
+        let read = [
+            "call T0 pread fd=6 off=0 len=4096",
+            "req 26 READ 0 4096",
+            "reply 26 READ tags=A",
+            "ret T0 pread 4096 data=A",
+        ];
+        if read_first {
+            l.extend(read);
+        }
+        l.extend([
+            "call T0 fadvise64 fd=6 0 4096 DONTNEED",
+            "ret T0 fadvise64 0",
+        ]);
+        l.extend([
+            "call T0 pread fd=6 off=0 len=4096",
+            "req 30 READ 0 4096",
+            "reply 30 READ tags=A",
+            "ret T0 pread 4096 data=A",
+        ]);
+        l.extend([
+            "call T0 close fd=6",
+            "req 28 FLUSH",
+            "reply 28 FLUSH",
+            "ret T0 close 0",
+        ]);
+        tr(json!({}), &l)
+    };
+    let (c, w) = class(&reopen(false));
+    assert_eq!(c, Class::Conforms, "{w}");
+    let w = not_modelled(&reopen(true));
+    assert!(w.contains("after the fadvise(DONTNEED)"), "{w}");
+}
