@@ -495,4 +495,6 @@ mod tests;
 #[cfg(test)]
 mod tests_project;
 #[cfg(test)]
+mod tests_slots;
+#[cfg(test)]
 mod tests_through;

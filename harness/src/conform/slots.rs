@@ -315,10 +315,16 @@ impl Slots {
             }
         };
         self.slot_of.insert(t, s);
-        // data ids whose version no state holds any more are gone
-        let slot_ids: Vec<Id> = self.task.iter().map(|&g| id_of(g)).collect();
+        // data ids whose version no state holds any more are gone; an
+        // over slot that keeps its trace task (only one slot is reused)
+        // released its version, which `nv` may be: its id must not keep
+        // it, or a stale tag of its data would match the new syscall's
+        let writing: Vec<Id> = (0..self.task.len())
+            .filter(|&x| self.vers[x] != V_ZERO)
+            .map(|x| id_of(self.task[x]))
+            .collect();
         self.ver_of
-            .retain(|id, v| *id == ID_ZERO || slot_ids.contains(id) || held & (1 << *v) != 0);
+            .retain(|id, v| *id == ID_ZERO || writing.contains(id) || held & (1 << *v) != 0);
         self.ver_of.insert(id_of(t), nv);
         let (model, local) = Self::build(m, &self.task, &self.vers, &self.ver_of);
         if free.is_some() {
