@@ -27,7 +27,9 @@
 //! over task runs no more ops, a new version is one no state holds, and the
 //! model compares versions only for equality (rebase.rs in the model). So
 //! the verdict is the one the model would give with a slot per syscall,
-//! as long as no slot and no version runs out; when one does (more than
+//! but for restarted background passes (one pass in slots stands for any
+//! number of flusher runs: tests_slots.rs), as long as no slot and no
+//! version runs out; when one does (more than
 //! `MAX_TASKS` syscalls in progress or unreturned at once, more data of
 //! over syscalls alive at once than the 13 versions can name), the search
 //! stops and says so: inconclusive, not a violation.

@@ -74,3 +74,33 @@ fn a_released_version_still_named_by_a_slot_is_not_reassigned() {
         );
     }
 }
+
+/// Where slots and one slot per syscall part: a finished background
+/// writeback pass starts again when a slot is reused (slots.rs), so in
+/// slots one pass stands for any number of them. Three flusher WRITEs
+/// of one page, each after a write(2) returned, need three passes with
+/// one slot per syscall; in two slots (one the pass's) one pass does.
+#[test]
+fn a_reused_slot_restarts_finished_background_passes() {
+    let mut l: Vec<&str> = OPEN.to_vec();
+    l.extend([
+        "call T0 pwrite fd=6 off=0 A",
+        "ret T0 pwrite 4096",
+        "req 8 WRITE 0 4096 A cache",
+        "reply 8 WRITE",
+        "call T0 pwrite fd=6 off=0 B",
+        "ret T0 pwrite 4096",
+        "req 10 WRITE 0 4096 B cache",
+        "reply 10 WRITE",
+        "call T0 pwrite fd=6 off=0 C",
+        "ret T0 pwrite 4096",
+        "req 12 WRITE 0 4096 C cache",
+        "reply 12 WRITE",
+    ]);
+    let m = mapping(&tr(json!({}), &l));
+    let one = with_flusher(&m, 1).unwrap();
+    let full = check(&one, DEFAULT_BOUND);
+    let v = check_in_slots(&one, DEFAULT_BOUND, 2);
+    assert_eq!(kind(&full), "violation", "{}", full.short());
+    assert_eq!(kind(&v), "conforms", "{}", v.short());
+}
