@@ -405,13 +405,17 @@ fn recorded_l(inp: &Inputs) -> Result<String, String> {
         parts.push(format!(
             "on {what}, of {} traces {} conform ({} of them with \
              background writeback passes, docs/findings.md M-flusher), {} are \
-             not modelled and {} not conforming ({})",
+             not modelled and {} not conforming{}",
             r.total,
             r.conforms,
             r.background,
             r.not_modelled.len(),
             bad.len(),
-            names(&bad)
+            if bad.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", names(&bad))
+            }
         ));
     }
     Ok(format!(

@@ -184,8 +184,8 @@ options:
   --seed S              first seed of --random (0..=18446744073709551615, default 1;
                         S+N-1 must not pass it)
   --trace FILE          check a recorded trace (no root needed)
-  --scenario NAME       the trace is of scenario NAME (a name below or rand_<seed>);
-                        judged against its declaration
+  --scenario NAME       the trace is of scenario NAME (a name below, rand_<seed> or
+                        rand_<seed>_<L>); judged against its declaration
   --label TEXT          a free name for the trace, printed as label:TEXT; not judged
                         against any declaration
   --allow-not-modelled  accept traces not modelled that no declaration covers
@@ -487,5 +487,37 @@ fn one_trace(f: &std::path::Path, o: &Opts) -> i32 {
             eprintln!("conform: {}: {e}", f.display());
             exit::BAD_INPUT
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--scenario` takes the names `conform --random` gives, and only
+    /// those: canonical numbers, a length `--length` accepts.
+    #[test]
+    fn random_scenario_names() {
+        let max = crate::random::MAX_LENGTH;
+        for ok in ["rand_0", "rand_1", "rand_1_9", &format!("rand_7_{max}")] {
+            assert!(known_scenario(ok), "{ok}");
+        }
+        for bad in [
+            "rand_",
+            "rand__9",
+            "rand_1_",
+            "rand_01",
+            "rand_01_9",
+            "rand_1_09",
+            "rand_1_8",
+            "rand_1_0",
+            "rand_+1",
+            "rand_1_9_9",
+            "rand_18446744073709551616",
+            &format!("rand_1_{}", max + 1),
+        ] {
+            assert!(!known_scenario(bad), "{bad}");
+        }
+        assert!(help_text().contains("rand_<seed>_<L>); judged"));
     }
 }

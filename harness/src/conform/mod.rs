@@ -537,4 +537,6 @@ mod tests_filters;
 #[cfg(test)]
 mod tests_project;
 #[cfg(test)]
+mod tests_slots;
+#[cfg(test)]
 mod tests_through;

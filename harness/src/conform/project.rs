@@ -87,7 +87,10 @@ const LOOKS_ONLY: &[&str] = &[
 fn mark_path(e: &Event) -> Option<String> {
     let args = e.args.as_deref().unwrap_or("");
     if let Some(p) = arg(args, "path") {
-        return Some(name_of(p));
+        // `.`: the mount's root directory (a shell's stat of its working
+        // directory under `wbspec record`), no file: such a mark goes
+        // to every projection, as one without a path
+        return Some(name_of(p)).filter(|n| n != ".");
     }
     match e.syscall.as_deref() {
         Some("open" | "truncate" | "stat") => args.split_whitespace().next().map(name_of),

@@ -27,7 +27,9 @@
 //! over task runs no more ops, a new version is one no state holds, and the
 //! model compares versions only for equality (rebase.rs in the model). So
 //! the verdict is the one the model would give with a slot per syscall,
-//! as long as no slot and no version runs out; when one does (more than
+//! but for restarted background passes (one pass in slots stands for any
+//! number of flusher runs: tests_slots.rs), as long as no slot and no
+//! version runs out; when one does (more than
 //! `MAX_TASKS` syscalls in progress or unreturned at once, more data of
 //! over syscalls alive at once than the 13 versions can name), the search
 //! stops and says so: inconclusive, not a violation.
@@ -315,10 +317,16 @@ impl Slots {
             }
         };
         self.slot_of.insert(t, s);
-        // data ids whose version no state holds any more are gone
-        let slot_ids: Vec<Id> = self.task.iter().map(|&g| id_of(g)).collect();
+        // data ids whose version no state holds any more are gone; an
+        // over slot that keeps its trace task (only one slot is reused)
+        // released its version, which `nv` may be: its id must not keep
+        // it, or a stale tag of its data would match the new syscall's
+        let writing: Vec<Id> = (0..self.task.len())
+            .filter(|&x| self.vers[x] != V_ZERO)
+            .map(|x| id_of(self.task[x]))
+            .collect();
         self.ver_of
-            .retain(|id, v| *id == ID_ZERO || slot_ids.contains(id) || held & (1 << *v) != 0);
+            .retain(|id, v| *id == ID_ZERO || writing.contains(id) || held & (1 << *v) != 0);
         self.ver_of.insert(id_of(t), nv);
         let (model, local) = Self::build(m, &self.task, &self.vers, &self.ver_of);
         if free.is_some() {

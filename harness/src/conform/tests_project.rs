@@ -387,3 +387,24 @@ fn recorded_two_files_altered_is_gs_violation() {
         c.word
     );
 }
+
+/// The mount's root directory (`path=.` under `wbspec record`: a shell's
+/// stat of its working directory) is no file: a trace of one file and a
+/// syscall on the root is one file, not split into "." and the file.
+#[test]
+fn the_root_directory_is_not_a_file() {
+    let l: Vec<String> = [
+        "call T0 newfstatat path=.",
+        "ret T0 newfstatat 0",
+        "call T0 open f 0x42 path=f",
+        "req 4 CREATE name=f",
+        "reply 4 CREATE ino=2",
+        "ret T0 open 6",
+        "call T0 pwrite fd=6 off=0 A path=f",
+        "ret T0 pwrite 4096",
+    ]
+    .map(String::from)
+    .to_vec();
+    let ev = trace(json!({}), &l);
+    assert!(matches!(project(&ev), Split::One));
+}

@@ -64,6 +64,10 @@ pub fn parse_args(args: &[String]) -> Result<Opts, String> {
                 true => {}
                 false => return Err(format!("unknown option {o}")),
             },
+            // clap takes the first `--` of `wbspec record -- CMD`: a
+            // word with no --trace before it is that CMD, and the
+            // missing option is what to name
+            _ if trace.is_none() => return Err("--trace OUT is required".into()),
             o => return Err(format!("{o:?} before `--`: the command goes after `--`")),
         }
     }
@@ -269,6 +273,14 @@ mod tests {
         ] {
             assert!(parse_args(&v(bad)).is_err(), "{bad:?}");
         }
+        // `wbspec record -- true` reaches here as ["true"] (clap takes
+        // the `--`): the missing --trace is named, not a misplaced `--`
+        for bad in [&["true"][..], &["--no-wbc", "true"]] {
+            assert_eq!(parse_args(&v(bad)).unwrap_err(), "--trace OUT is required");
+        }
+        assert!(parse_args(&v(&["--trace", "t", "dd"]))
+            .unwrap_err()
+            .contains("before `--`"));
     }
 
     #[test]
