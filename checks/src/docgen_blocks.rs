@@ -67,11 +67,37 @@ pub fn scope(e: &Entry) -> String {
                 _ => "?".into(),
             })
             .collect();
-        v.push(format!(
-            "{}: {}",
-            plural(ts.len() as u64, "task"),
-            names.join(", ")
-        ));
+        // thread programs (`threads = [[...]]`): the tasks of each thread
+        // in brackets, in the order the thread runs them
+        let thread: Vec<u64> = c
+            .get("thread")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default();
+        if thread.len() == names.len() && !thread.is_empty() {
+            let n = thread.iter().max().map_or(0, |m| m + 1);
+            let progs: Vec<String> = (0..n)
+                .map(|th| {
+                    let ts: Vec<&str> = (0..names.len())
+                        .filter(|&i| thread[i] == th)
+                        .map(|i| names[i].as_str())
+                        .collect();
+                    format!("[{}]", ts.join(", "))
+                })
+                .collect();
+            v.push(format!(
+                "{} in {}: {}",
+                plural(ts.len() as u64, "task"),
+                plural(n, "thread"),
+                progs.join(", ")
+            ));
+        } else {
+            v.push(format!(
+                "{}: {}",
+                plural(ts.len() as u64, "task"),
+                names.join(", ")
+            ));
+        }
     }
     if let Some(d) = c.get("daemon_threads").and_then(Value::as_u64) {
         v.push(plural(d, "daemon thread"));

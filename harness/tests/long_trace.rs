@@ -1,6 +1,6 @@
 //! A long trace in the model's task slots (harness/src/conform/slots.rs,
-//! issue 21): rand_7_5000, a seeded random plan of 5,000 modelled
-//! syscalls on three threads (`conform --random 1 --seed 7 --length 5000`),
+//! issue 21): rand_200_5000, a seeded random plan of 5,000 modelled
+//! syscalls on three threads (`conform --random 1 --seed 200 --length 5000`),
 //! recorded on Linux 6.18.44 and committed, conforms — with no kernel.
 //! Its cost is measured in docs/performance.md, not timed here.
 use std::collections::BTreeSet;
@@ -11,7 +11,7 @@ use wbspec_harness::trace::parse_trace;
 
 #[test]
 fn a_5000_syscall_random_trace_conforms() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/long/rand_7_5000.jsonl");
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/long/rand_200_5000.jsonl");
     let ev = parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap();
     let calls = ev
         .iter()
