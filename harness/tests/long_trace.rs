@@ -23,7 +23,11 @@ fn a_5000_syscall_random_trace_conforms() {
     let Ok(Translation::Modelled(m)) = translate(&ev, None) else {
         panic!("not modelled")
     };
-    assert!(m.cfg.tasks.len() >= 5000, "{} model tasks", m.cfg.tasks.len());
+    assert!(
+        m.cfg.tasks.len() >= 5000,
+        "{} model tasks",
+        m.cfg.tasks.len()
+    );
     let c = conform_trace(&ev, None).unwrap();
     assert_eq!((c.word.as_str(), c.class), ("conforms", Class::Conforms));
 }
@@ -43,7 +47,9 @@ fn a_5000_syscall_random_plan_conforms_on_this_kernel() {
         return;
     }
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wbspec-harness"))
-        .args(["conform", "--random", "1", "--seed", "200", "--length", "5000"])
+        .args([
+            "conform", "--random", "1", "--seed", "200", "--length", "5000",
+        ])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();

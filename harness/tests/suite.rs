@@ -160,7 +160,8 @@ fn real_kernel_suite() {
     // each conforms or is not modelled with a reason; a violation names
     // the seed and the first event the model cannot produce.
     for seed in RANDOM_SEEDS {
-        let o = wbspec_harness::runner::run_one(&wbspec_harness::random::scenario(*seed, None), &opts);
+        let o =
+            wbspec_harness::runner::run_one(&wbspec_harness::random::scenario(*seed, None), &opts);
         println!("{}", o.line());
         assert_eq!(o.outcome, "pass", "seed {seed}: {}", o.line());
         let c = conform_trace(&o.trace, Some(&o.name)).unwrap_or_else(|e| Conformance {

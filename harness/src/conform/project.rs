@@ -87,10 +87,10 @@ const LOOKS_ONLY: &[&str] = &[
 fn mark_path(e: &Event) -> Option<String> {
     let args = e.args.as_deref().unwrap_or("");
     if let Some(p) = arg(args, "path") {
-        // `.`: the mount's root directory (a shell's stat of its working
-        // directory under `wbspec record`), no file: such a mark goes
-        // to every projection, as one without a path
-        return Some(name_of(p)).filter(|n| n != ".");
+        // (`.`: the mount's root directory, e.g. a shell's stat of its
+        // working directory under `wbspec record`: never a file; `project`
+        // gives its marks to every projection, and its fds too)
+        return Some(name_of(p));
     }
     match e.syscall.as_deref() {
         Some("open" | "truncate" | "stat") => args.split_whitespace().next().map(name_of),
@@ -253,7 +253,8 @@ pub fn project(events: &[Event]) -> Split {
         events
             .iter()
             .filter(|e| is_call(e) && !LOOKS_ONLY.contains(&e.syscall.as_deref().unwrap_or("")))
-            .filter_map(mark_path),
+            .filter_map(mark_path)
+            .filter(|n| n != "."),
     );
     // successful unlinks of each name so far: which of its inode
     // lifetimes a name stands for now (gen_label)
