@@ -468,20 +468,26 @@ fn start(ctx: &mut Ctx, actor: &str, o: &Op, f: Fds) -> Result<Pending, crate::f
 mod tests {
     use super::*;
 
+    /// A plan's modelled syscalls: its steps', and the fixed ones (the
+    /// opens, closes and munmap around them).
+    fn syscalls(a: &Plan) -> (usize, usize) {
+        let ops = a
+            .steps
+            .iter()
+            .map(|s| match s {
+                Step::Do(_) => 1,
+                Step::Race { others, .. } => 1 + others.len(),
+            })
+            .sum();
+        (ops, 1 + usize::from(a.direct) * 2 + usize::from(a.mapped))
+    }
+
     #[test]
     fn plans_are_reproducible_and_within_the_model() {
         for seed in 0..200 {
             let (a, b) = (plan(seed, None), plan(seed, None));
             assert_eq!(format!("{a:?}"), format!("{b:?}"), "seed {seed}");
-            let ops: usize = a
-                .steps
-                .iter()
-                .map(|s| match s {
-                    Step::Do(_) => 1,
-                    Step::Race { others, .. } => 1 + others.len(),
-                })
-                .sum();
-            let fixed = 1 + usize::from(a.direct) * 2 + usize::from(a.mapped);
+            let (ops, fixed) = syscalls(&a);
             assert!(ops + fixed <= TASKS, "seed {seed}: {a:?}");
             for s in &a.steps {
                 if let Step::Race { others, .. } = s {
@@ -503,15 +509,7 @@ mod tests {
     fn long_plans_have_their_length_and_three_threads() {
         for seed in 0..20 {
             let a = plan(seed, Some(5000));
-            let ops: usize = a
-                .steps
-                .iter()
-                .map(|s| match s {
-                    Step::Do(_) => 1,
-                    Step::Race { others, .. } => 1 + others.len(),
-                })
-                .sum();
-            let fixed = 1 + usize::from(a.direct) * 2 + usize::from(a.mapped);
+            let (ops, fixed) = syscalls(&a);
             assert_eq!(ops + fixed, 5000, "seed {seed}");
             assert!(
                 a.steps

@@ -9,15 +9,6 @@ use std::path::Path;
 use wbspec_harness::conform::{check, check_in_slots, translate, Translation, Verdict};
 use wbspec_harness::trace::parse_trace;
 
-fn kind(v: &Verdict) -> &'static str {
-    match v {
-        Verdict::Conforms { .. } => "conforms",
-        Verdict::Violation { .. } => "violation",
-        Verdict::Inconclusive { why: None, .. } => "bound",
-        Verdict::Inconclusive { why: Some(_), .. } => "limit",
-    }
-}
-
 #[test]
 fn fewer_slots_give_the_same_verdict_or_a_named_limit() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces");
@@ -41,7 +32,7 @@ fn fewer_slots_give_the_same_verdict_or_a_named_limit() {
                 }
                 total += 1;
                 let v = check_in_slots(&m, 2_000_000, cap);
-                match (kind(&full), kind(&v)) {
+                match (full.kind(), v.kind()) {
                     (a, b) if a == b => same_reused += 1,
                     (_, "limit") => limits += 1,
                     (a, b) => panic!(

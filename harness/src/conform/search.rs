@@ -43,6 +43,17 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// One word for the verdict's kind: conforms, violation, bound (the
+    /// state bound stopped it), limit (a model limit stopped it).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Verdict::Conforms { .. } => "conforms",
+            Verdict::Violation { .. } => "violation",
+            Verdict::Inconclusive { why: None, .. } => "bound",
+            Verdict::Inconclusive { why: Some(_), .. } => "limit",
+        }
+    }
+
     pub fn short(&self) -> String {
         match self {
             Verdict::Conforms { .. } => "conforms".into(),

@@ -268,8 +268,10 @@ impl Slots {
             if v == V_ZERO {
                 continue;
             }
-            let held = frontier.iter().fold(0u16, |b, n| b | n.0.versions());
-            if held & (1 << v) != 0 && zeros_of(&m.cfg.tasks[self.task[x]]) {
+            // (the states' versions are gathered only for a truncation)
+            if zeros_of(&m.cfg.tasks[self.task[x]])
+                && frontier.iter().any(|n| n.0.versions() & (1 << v) != 0)
+            {
                 for n in frontier.iter_mut() {
                     n.0.rename_version(v, V_ZERO);
                 }

@@ -8,15 +8,6 @@ use super::test_trace::{mapping, tr, OPEN};
 use super::*;
 use serde_json::json;
 
-fn kind(v: &Verdict) -> &'static str {
-    match v {
-        Verdict::Conforms { .. } => "conforms",
-        Verdict::Violation { .. } => "violation",
-        Verdict::Inconclusive { why: None, .. } => "bound",
-        Verdict::Inconclusive { why: Some(_), .. } => "limit",
-    }
-}
-
 /// The verdicts with one slot per syscall and with `cap` slots (these
 /// traces stay within the limits, so they must be the same).
 fn same_in_slots(l: &[&str], cap: usize) -> (String, String) {
@@ -25,8 +16,8 @@ fn same_in_slots(l: &[&str], cap: usize) -> (String, String) {
     let full = check(&m, DEFAULT_BOUND);
     let v = check_in_slots(&m, DEFAULT_BOUND, cap);
     (
-        format!("{}: {}", kind(&full), full.short()),
-        format!("{}: {}", kind(&v), v.short()),
+        format!("{}: {}", full.kind(), full.short()),
+        format!("{}: {}", v.kind(), v.short()),
     )
 }
 
@@ -101,8 +92,8 @@ fn a_reused_slot_restarts_finished_background_passes() {
     let one = with_flusher(&m, 1).unwrap();
     let full = check(&one, DEFAULT_BOUND);
     let v = check_in_slots(&one, DEFAULT_BOUND, 2);
-    assert_eq!(kind(&full), "violation", "{}", full.short());
-    assert_eq!(kind(&v), "conforms", "{}", v.short());
+    assert_eq!(full.kind(), "violation", "{}", full.short());
+    assert_eq!(v.kind(), "conforms", "{}", v.short());
 }
 
 /// A truncation's zeros outlive its slot (renamed `V_ZERO`): a read of
