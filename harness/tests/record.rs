@@ -635,6 +635,16 @@ fn file_verdicts(out: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Every file's verdict is "not modelled" for sub-page I/O, and only that.
+fn only_sub_page_io(files: &[(String, String)]) {
+    for (f, w) in files {
+        assert!(
+            w.starts_with("not-modelled (") && w.contains("is not a whole number of 4 KiB pages"),
+            "{f}: {w}"
+        );
+    }
+}
+
 /// What blocks sqlite3 is its sub-page I/O alone (docs/conformance.md,
 /// Programs checked fully): its metadata syscalls (fcntl locks, fchown,
 /// fstat, access, opendir and fsync of the root, unlink) all pass the
@@ -653,12 +663,7 @@ fn sqlite3_rollback_journal_is_blocked_only_by_sub_page_io() {
     let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
     assert!(names.contains(&"db.sqlite"), "{out}");
     assert!(names.contains(&"db.sqlite-journal#2"), "{out}");
-    for (f, w) in &files {
-        assert!(
-            w.starts_with("not-modelled (") && w.contains("is not a whole number of 4 KiB pages"),
-            "{f}: {w}"
-        );
-    }
+    only_sub_page_io(&files);
     std::fs::remove_dir_all(r.out.parent().unwrap()).unwrap();
 }
 
@@ -680,12 +685,7 @@ fn sqlite3_wal_exclusive_is_blocked_only_by_sub_page_io() {
     assert!(!marks(&r.trace()).iter().any(|m| m.contains(" mmap ")));
     let files = file_verdicts(&out);
     assert!(files.iter().any(|f| f.0 == "db.sqlite-wal"), "{out}");
-    for (f, w) in &files {
-        assert!(
-            w.starts_with("not-modelled (") && w.contains("is not a whole number of 4 KiB pages"),
-            "{f}: {w}"
-        );
-    }
+    only_sub_page_io(&files);
     std::fs::remove_dir_all(r.out.parent().unwrap()).unwrap();
 }
 
