@@ -466,6 +466,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         max_write,
         errors,
         short: 0,
+        sub: Default::default(),
     };
     // (any number of tasks: the search runs them in the model's task
     // slots, search.rs)

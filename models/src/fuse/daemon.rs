@@ -248,8 +248,10 @@ impl FuseModel {
                             | TaskSpec::Gup { .. }
                             | TaskSpec::Fault { .. }
                             | TaskSpec::DioMmap { .. }
-                            | TaskSpec::Read { .. } => {
-                                // (Read: read_folio's READ of one block)
+                            | TaskSpec::Read { .. }
+                            | TaskSpec::Write { .. } => {
+                                // (Read: read_folio's READ of one block;
+                                // Write: fuse_write_begin's, subpage.rs)
                                 self.answered(&mut s, t);
                                 if n > 1 {
                                     // a large folio (lfolio.rs): the reply

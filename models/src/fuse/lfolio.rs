@@ -47,16 +47,18 @@ pub fn folio_size(cfg: &Config) -> u8 {
         Kernel::C => cfg.folio_blocks.max(1),
         Kernel::L => 1,
         Kernel::T | Kernel::T2 => {
-            let fp = cfg.folio_pages.max(1);
+            // a page is `units_per_page` model units (subpage.rs)
+            let (fp, u) = (cfg.folio_pages.max(1), cfg.sub.units_per_page.max(1));
             if fp == 1 || cfg.variant.mut_lf_no_order_cap {
-                return fp;
+                return fp * u;
             }
-            // mapping_set_folio_order_range(mapping, 0, ilog2(cap))
-            let mut cap = cfg.max_pages.min(cfg.max_write.unwrap_or(u8::MAX));
+            // mapping_set_folio_order_range(mapping, 0, ilog2(cap)), the
+            // limits in whole pages (max_write >> PAGE_SHIFT)
+            let mut cap = (cfg.max_pages as u16).min(cfg.limit_pages(true).unwrap_or(u16::MAX));
             if cfg.variant.lf_cap_max_read {
-                cap = cap.min(cfg.max_read.unwrap_or(u8::MAX));
+                cap = cap.min(cfg.limit_pages(false).unwrap_or(u16::MAX));
             }
-            fp.min(1 << cap.max(1).ilog2())
+            fp.min(1 << cap.max(1).ilog2()) * u
         }
     }
 }
@@ -88,15 +90,18 @@ impl Config {
                 return Err(format!("task '{t}': readahead is modelled for T and T2"));
             }
         }
-        if fp == 1 {
+        // a folio in model positions: pages, times units per page
+        let u = self.sub.units_per_page.max(1);
+        if fp == 1 && u == 1 {
             return Ok(());
         }
-        if !self.pages.is_multiple_of(fp) {
+        let fu = fp * u;
+        if !self.pages.is_multiple_of(fu) {
             return Err(format!("with folio_pages = {fp}, pages are whole folios"));
         }
         for (mask, what) in [(self.cached, "cached"), (self.dirty, "dirty")] {
             for p in 0..self.pages {
-                if (mask >> p) & 1 != (mask >> (p - p % fp)) & 1 {
+                if (mask >> p) & 1 != (mask >> (p - p % fu)) & 1 {
                     return Err(format!(
                         "with folio_pages = {fp}, {what} covers whole folios"
                     ));
@@ -105,9 +110,12 @@ impl Config {
         }
         let mut sizing = 0;
         for t in &self.tasks {
-            let whole = |first: u8, n: u8| first.is_multiple_of(fp) && n.is_multiple_of(fp);
+            let whole = |first: u8, n: u8| first.is_multiple_of(fu) && n.is_multiple_of(fu);
             let bad = match *t {
-                TaskSpec::Write { first, n } => !self.writeback_cache || !whole(first, n),
+                // (a write may cover part of a folio of units: subpage.rs)
+                TaskSpec::Write { first, n } => {
+                    !self.writeback_cache || (u == 1 && !whole(first, n))
+                }
                 TaskSpec::Punch { first, n } | TaskSpec::Readahead { first, n } => !whole(first, n),
                 TaskSpec::Truncate { .. } | TaskSpec::Open { trunc: true, .. } => {
                     sizing += 1;
@@ -117,13 +125,13 @@ impl Config {
             };
             if bad {
                 return Err(format!(
-                    "task '{t}': with folio_pages = {fp}, writes, punches and readahead cover whole folios (write-through writes are not modelled)"
+                    "task '{t}': with folio_pages = {fp} and units_per_page = {u}, punches and readahead cover whole folios, and so do writes of whole pages (write-through writes are not modelled)"
                 ));
             }
         }
         if sizing > 1 {
             return Err(format!(
-                "with folio_pages = {fp}, at most one truncation (a zeroed folio tail is not tracked across a second size change)"
+                "with folio_pages = {fp} and units_per_page = {u}, at most one truncation (a zeroed folio tail is not tracked across a second size change)"
             ));
         }
         Ok(())
@@ -161,9 +169,8 @@ impl FuseModel {
     /// lf-limits for a READ of `n` model pages.
     pub(super) fn check_read_limits(&self, s: &mut State, n: u8) {
         let c = &self.cfg;
-        let bpp = c.blocks_per_page.max(1) as u16;
-        let pages = (n as u16).div_ceil(bpp);
-        if pages > c.max_pages as u16 || c.max_read.is_some_and(|mr| n as u16 > mr as u16 * bpp) {
+        let pages = (n as u16).div_ceil(c.per_page());
+        if pages > c.max_pages as u16 || c.limit_units(false).is_some_and(|mr| n as u16 > mr) {
             s.lf_viol |= VIOL_LF_LIMITS;
         }
     }
@@ -175,39 +182,10 @@ impl FuseModel {
             s.pages[p].ver = if (p as u8) < s.srv_size {
                 s.srv[p]
             } else {
-                V_ZERO
+                // fuse_short_read zero-fills: the page's current zeros
+                self.last_zeros(s.hist[p])
             };
         }
-    }
-
-    /// generic_perform_write over one large folio: write_begin, copy the
-    /// whole folio, write_end (folio dirty, i_size extended).
-    pub(super) fn copy_large_folio(
-        &self,
-        s: &mut State,
-        t: usize,
-        p: usize,
-        first: u8,
-        n: u8,
-    ) -> Option<Step> {
-        let f = self.folio(p);
-        if s.pages[f.start].locked() {
-            return None; // folio_lock sleeps
-        }
-        let ver = self.ver(t);
-        for q in f.clone() {
-            s.pages[q].set(PG_PRESENT | PG_UPTODATE | PG_DIRTY);
-            s.pages[q].ver = ver;
-            s.hist[q] = hist_push(s.hist[q], ver);
-        }
-        s.i_size = s.i_size.max(f.end as u8);
-        let done = f.end as u8 - first;
-        if done >= n {
-            self.advance(s, t);
-        } else {
-            s.tasks[t].cur = done;
-        }
-        Some(Step::CopyPage)
     }
 
     /// fuse_send_writepage's data_size: Σ descriptor lengths, or (before
@@ -229,10 +207,8 @@ impl FuseModel {
             s.lf_viol |= VIOL_LF_CROP;
         }
         let c = &self.cfg;
-        let bpp = c.blocks_per_page.max(1) as u16;
-        let pages = (sent as u16).div_ceil(bpp);
-        if pages > c.max_pages as u16 || c.max_write.is_some_and(|mw| sent as u16 > mw as u16 * bpp)
-        {
+        let pages = (sent as u16).div_ceil(c.per_page());
+        if pages > c.max_pages as u16 || c.limit_units(true).is_some_and(|mw| sent as u16 > mw) {
             s.lf_viol |= VIOL_LF_LIMITS;
         }
     }
@@ -245,8 +221,11 @@ impl FuseModel {
                 // the tail's dirty data is discarded
                 s.drops[q] = s.drops[q].saturating_add(1);
             }
-            // folio_zero_range: this truncation's zeros
-            s.pages[q].ver = self.ver(t);
+            // folio_zero_range: this truncation's zeros (the mutant
+            // leaves the tail as it was)
+            if !self.cfg.variant.mut_no_tail_zero {
+                s.pages[q].ver = self.ver(t);
+            }
         }
         self.folio_clear(s, p, PG_LOCKED);
     }
@@ -275,7 +254,7 @@ impl FuseModel {
         }
         // fuse_readahead: one round
         let c = &self.cfg;
-        let max = c.max_pages.min(c.max_read.unwrap_or(u8::MAX));
+        let max = c.readahead_units().min(u8::MAX as u16) as u8;
         let nr = task.saved - task.cur;
         let cur_pages = max.min(nr);
         let (mut pages, mut pos) = (0u8, task.cur as usize);

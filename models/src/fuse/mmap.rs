@@ -25,9 +25,13 @@ impl FuseModel {
         write: bool,
     ) -> Option<Result<Step, ()>> {
         let p = page as usize;
-        if s.tasks[t].ph == PH_GET && !(write && s.pages[p].present()) && page >= s.i_size {
-            // "if (unlikely(index >= max_idx)) return VM_FAULT_SIGBUS":
-            // the task ends without mapping
+        if s.tasks[t].ph == PH_GET
+            && !(write && s.pages[p].present())
+            && self.page_start(page) >= s.i_size
+        {
+            // "if (unlikely(index >= max_idx)) return VM_FAULT_SIGBUS",
+            // max_idx = DIV_ROUND_UP(i_size, PAGE_SIZE): the task ends
+            // without mapping
             s.tasks[t].pc = self.programs[t].len() as u8;
             return Some(Ok(Step::Sigbus));
         }

@@ -25,6 +25,7 @@ mod request;
 mod scope;
 pub mod state;
 pub mod step;
+mod subpage;
 pub mod svg;
 mod truncate;
 mod wbslots;
@@ -253,6 +254,18 @@ impl Spec for FuseModel {
         if cfg.blocks_per_page > 1 {
             v.push(format!("{} blocks/page", cfg.blocks_per_page));
         }
+        if cfg.sub.page_size != 4096 {
+            v.push(format!("{}K pages", cfg.sub.page_size / 1024));
+        }
+        if cfg.sub.units_per_page > 1 {
+            v.push(format!("{} units/page", cfg.sub.units_per_page));
+        }
+        if let Some(b) = cfg.sub.max_read_bytes {
+            v.push(format!("max_read {b}B"));
+        }
+        if let Some(b) = cfg.sub.max_write_bytes {
+            v.push(format!("max_write {b}B"));
+        }
         if let Some(r) = cfg.max_read {
             v.push(format!("max_read {r}p"));
         }
@@ -333,3 +346,5 @@ mod tests;
 mod tests_lfolio;
 #[cfg(test)]
 mod tests_split;
+#[cfg(test)]
+mod tests_subpage;

@@ -216,7 +216,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
     // max_read chunk, ended by a short reply; unsplit, the Send/Recv pair
     // of before.
     let direct_requests = |p: &mut Vec<Op>, write: bool, first: u8, n: u8| {
-        let lim = if write { cfg.max_write } else { cfg.max_read };
+        let lim = cfg.limit_units(write).map(|l| l.min(u8::MAX as u16) as u8);
         match lim {
             Some(l) if l < n => {
                 let mut chunks = vec![];
@@ -270,7 +270,11 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             p.push(Op::InodeLock);
             // fuse_fill_write_pages takes at most fc->max_write bytes and
             // fc->max_pages folios (fuse_wr_pages) per round
-            let lim = cfg.max_write.unwrap_or(u8::MAX).min(cfg.max_pages);
+            let lim = cfg
+                .limit_units(true)
+                .unwrap_or(u16::MAX)
+                .min(cfg.max_pages as u16 * cfg.per_page())
+                .min(u8::MAX as u16) as u8;
             if lim < n {
                 // the loop: per chunk fill, folio_wait_writeback, one
                 // synchronous WRITE; a short or failed reply ends it;

@@ -261,7 +261,7 @@ pub const PROPERTIES: &[PropertyDef] = &[
         name: "w-crop-in-folio",
         expectation: Expectation::Sometimes,
         stricter: None,
-        description: "a writeback WRITE cropped inside a large folio",
+        description: "a writeback WRITE cropped inside a folio (large, or a page of units)",
     },
     PropertyDef {
         name: "w-slots-grow",
@@ -364,6 +364,18 @@ pub const PROPERTIES: &[PropertyDef] = &[
         expectation: Expectation::Sometimes,
         stricter: None,
         description: "WB_SYNC_NONE writeback skipped: congested",
+    },
+    PropertyDef {
+        name: "w-wb-read",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "a partial write waits for fuse_write_begin's READ of its folio",
+    },
+    PropertyDef {
+        name: "w-eof-zeroed",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "a partial write zeroes the rest of a new folio beyond EOF",
     },
 ];
 
@@ -583,6 +595,12 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::BgOvertaken,
     w_ra_blocked,
     |_, s| s.ev == Event::WbCongested,
+    |_, s| {
+        s.tasks
+            .iter()
+            .any(|t| t.ph == super::subpage::PH_WB_READ && t.reply == NONE)
+    },
+    |_, s| s.ev == Event::EofZero,
 ];
 
 const fn str_eq(a: &str, b: &str) -> bool {

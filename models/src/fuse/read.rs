@@ -24,10 +24,11 @@ pub(super) const PH_RA_DONE: u8 = 2;
 pub(super) const PH_FOLIO_L: u8 = 3;
 pub(super) const PH_FOLIO: u8 = 4;
 
-/// The readahead window, in pages: ra->ra_pages for a FUSE bdi
-/// (VM_READAHEAD_PAGES, 128 KiB). Every window the model computes covers
-/// the model's pages up to EOF, except a standalone small random read.
-const RA_PAGES: u8 = 32;
+/// The readahead window in bytes: ra->ra_pages for a FUSE bdi is
+/// VM_READAHEAD_PAGES = SZ_128K / PAGE_SIZE (32 pages of 4 KiB, 2 of 64
+/// KiB). Every window the model computes covers the model's pages up to
+/// EOF, except a standalone small random read.
+const RA_BYTES: u32 = 128 * 1024;
 
 /// The outcome of one lookup step.
 pub(super) enum Got {
@@ -38,20 +39,30 @@ pub(super) enum Got {
 }
 
 /// get_init_ra_size(size, max) of mm/readahead.c.
-fn init_ra_size(req: u8) -> u8 {
-    let size = (req.max(1) as u16).next_power_of_two() as u8;
-    if size <= RA_PAGES / 32 {
+fn init_ra_size(req: u8, max: u8) -> u8 {
+    let size = (req.max(1) as u16).next_power_of_two().min(255) as u8;
+    if size <= max / 32 {
         size * 4
-    } else if size <= RA_PAGES / 4 {
+    } else if size <= max / 4 {
         size * 2
     } else {
-        RA_PAGES
+        max
     }
 }
 
 impl FuseModel {
-    /// 4 KiB pages before model page `p` (`Config::real_pages`).
+    /// ra->ra_pages in kernel pages.
+    fn ra_pages(&self) -> u8 {
+        (RA_BYTES / self.cfg.sub.page_size) as u8
+    }
+
+    /// Kernel pages before model page `p`: `Config::real_pages` (trace
+    /// conformance), or, with units smaller than a page, `p / U`.
     fn real_start(&self, p: u8) -> u32 {
+        let u = self.cfg.sub.units_per_page.max(1);
+        if u > 1 {
+            return (p / u) as u32;
+        }
         (0..p as usize).map(|q| self.cfg.real_pages[q] as u32).sum()
     }
 
@@ -59,6 +70,11 @@ impl FuseModel {
     /// partly inside counted in.
     fn model_span(&self, a: u32, b: u32) -> (u8, u8) {
         let n = self.cfg.pages;
+        let u = self.cfg.sub.units_per_page.max(1) as u32;
+        if u > 1 {
+            let lo = (a * u).min(n as u32) as u8;
+            return (lo, (b * u).min(n as u32) as u8);
+        }
         let lo = (0..n).rev().find(|&q| self.real_start(q) <= a).unwrap_or(0);
         let hi = (0..n).find(|&q| self.real_start(q) >= b).unwrap_or(n);
         (lo, hi)
@@ -73,7 +89,7 @@ impl FuseModel {
         let req = self.real_start(p + req) - start;
         let (w, asz) = if start == 0 {
             // start of file: initial window
-            let w = init_ra_size(req.min(255) as u8) as u32;
+            let w = init_ra_size(req.min(255) as u8, self.ra_pages()) as u32;
             (w, if w > req { w - req } else { w / 2 })
         } else {
             // page_cache_prev_miss: cached pages right before p
@@ -92,7 +108,7 @@ impl FuseModel {
                     // cached from the beginning of the file
                     contig *= 2;
                 }
-                ((contig + req).min(RA_PAGES as u32), 1)
+                ((contig + req).min(self.ra_pages() as u32), 1)
             }
         };
         let (_, hi) = self.model_span(start, start + w);
@@ -174,11 +190,7 @@ impl FuseModel {
             // fuse_readahead: a READ of the whole folios that fit
             // min(max_pages, max_read) pages (model pages are blocks with
             // sub-page blocks)
-            let c = &self.cfg;
-            let max = c
-                .max_pages
-                .min(c.max_read.unwrap_or(u8::MAX))
-                .saturating_mul(c.blocks_per_page.max(1));
+            let max = self.cfg.readahead_units().min(u8::MAX as u16) as u8;
             let (mut n, mut pos) = (0u8, first as usize);
             while pos < (first + len) as usize {
                 let f = self.folio(pos);
@@ -238,7 +250,7 @@ impl FuseModel {
         Step::ReadFolio
     }
 
-    fn read_folio_send(&self, s: &mut State, t: usize, q: usize) {
+    pub(super) fn read_folio_send(&self, s: &mut State, t: usize, q: usize) {
         // fuse_do_readfolio: attr_ver = fuse_get_attr_version()
         self.sample_attr(s, t);
         // one block, or a whole large folio (lfolio.rs)
@@ -313,7 +325,7 @@ impl FuseModel {
                             Step::ReadError
                         }
                     }
-                    Ok(true) if fault => {
+                    Ok(true) if fault && self.page_start(p as u8) >= s.i_size => {
                         // filemap_fault re-checks i_size: the page now
                         // lies beyond EOF, SIGBUS (read(2) stops at the
                         // new EOF on its next lookup)
@@ -407,8 +419,9 @@ impl FuseModel {
     /// do_sync_mmap_readahead's read-around, ra->start = pgoff -
     /// ra_pages / 2, ra->size = ra_pages, ra->async_size = ra_pages / 4.
     pub(super) fn fault_window(&self, page: u8) -> (u8, u8, u8) {
-        let lo = self.real_start(page).saturating_sub(RA_PAGES as u32 / 2);
-        let (lo, hi) = self.model_span(lo, lo + RA_PAGES as u32);
-        (lo, hi, RA_PAGES / 4)
+        let ra = self.ra_pages();
+        let lo = self.real_start(page).saturating_sub(ra as u32 / 2);
+        let (lo, hi) = self.model_span(lo, lo + ra as u32);
+        (lo, hi, ra / 4)
     }
 }

@@ -10,11 +10,17 @@ fn plural(n: u8, one: &str) -> String {
 
 pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
     let mut v = Vec::new();
+    let u = cfg.sub.units_per_page;
     v.push((
-        "pages",
+        if u > 1 { "units" } else { "pages" },
         format!(
-            "{} ({} in the file at the start, {} cached, {} dirty)",
+            "{}{} ({} in the file at the start, {} cached, {} dirty)",
             cfg.pages,
+            if u > 1 {
+                format!(" ({} pages of {u})", cfg.pages / u)
+            } else {
+                String::new()
+            },
             cfg.init_size,
             cfg.cached.count_ones(),
             cfg.dirty.count_ones()
@@ -35,7 +41,22 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
         String::new()
     };
     v.push(("folio", format!("{folio}{blocks}")));
-    let task = |i: usize| format!("T{i} \"{}\"", cfg.tasks[i]);
+    let sub = &cfg.sub;
+    if !sub.is_default() {
+        let lim = |b: Option<u32>| b.map_or("-".to_string(), |b| format!("{b} B"));
+        v.push((
+            "page",
+            format!(
+                "PAGE_SIZE {} B; positions p0.. are units of {} B ({} per page); max_read {}, max_write {} (the kernel's 4096-byte floor)",
+                sub.page_size,
+                cfg.unit_bytes(),
+                sub.units_per_page,
+                lim(sub.max_read_bytes),
+                lim(sub.max_write_bytes)
+            ),
+        ));
+    }
+    let task = |i: usize| format!("T{i} \"{}\"", cfg.task_text(i));
     if cfg.thread.is_empty() {
         let tasks: Vec<String> = (0..cfg.tasks.len()).map(task).collect();
         v.push(("tasks", tasks.join(", ")));
@@ -84,7 +105,16 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
         "mount",
         format!("{}; max_pages {}", mount.join(", "), cfg.max_pages),
     ));
-    let mut out = vec!["sizes below a page", "attributes other than size"];
+    let mut out = if cfg.sub.units_per_page > 1 {
+        vec![
+            "stores through a mapping",
+            "a second size change",
+            "iomap's per-block state",
+        ]
+    } else {
+        vec!["sizes below a page"]
+    };
+    out.push("attributes other than size");
     if cfg.errors == 0 {
         out.push("error replies");
     }

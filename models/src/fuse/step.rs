@@ -90,6 +90,9 @@ pub enum Step {
     RaEmpty,
     RaStop,
     RaNone,
+    /// Partial-folio writes (subpage.rs).
+    WriteBeginSendRead,
+    WriteBeginRead,
 }
 
 impl Step {
@@ -173,6 +176,8 @@ impl Step {
             Step::RaEmpty => "fuse_readahead: READ with no folio (oops)",
             Step::RaStop => "fuse_readahead: no folio fits, stop; read_pages unlocks the rest",
             Step::RaNone => "readahead: no folio to add",
+            Step::WriteBeginSendRead => "fuse_write_begin: fuse_do_readfolio, READ",
+            Step::WriteBeginRead => "fuse_write_begin: READ reply; copy, fuse_write_end",
         }
     }
 }

@@ -36,6 +36,7 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         max_write: None,
         errors: 0,
         short: 0,
+        sub: Default::default(),
     }
 }
 

@@ -34,9 +34,12 @@ impl FuseModel {
                 s.pages[p].clear(PG_LOCKED);
             }
             if self.lf_folio_pages() > 1 {
-                // a large folio is copied and dirtied whole (lfolio.rs)
-                Self::check_cached_store(s);
-                return self.copy_large_folio(s, t, p, first, n);
+                // a folio of several pages or units is dirtied whole
+                // (lfolio.rs); the write may cover part of it (subpage.rs)
+                if s.tasks[t].ph == 0 {
+                    Self::check_cached_store(s);
+                }
+                return self.op_copy_partial(s, t, p, first, n);
             }
             if s.pages[p].locked() {
                 return None; // folio_lock sleeps

@@ -48,6 +48,13 @@ impl FuseModel {
             s.drops[p as usize] = s.drops[p as usize].saturating_add(1);
         }
         s.writectr += 1;
+        let real_crop = crop;
+        // the mutant crops at the page holding i_size, not at its byte
+        let crop = if self.cfg.variant.mut_crop_by_page {
+            crop.next_multiple_of(self.per_page()).min(self.cfg.pages)
+        } else {
+            crop
+        };
         // data_size: the descriptors' lengths (lfolio.rs)
         let size = self.wpa_data_size(w);
         let sent = if w.first + size <= crop {
@@ -55,7 +62,7 @@ impl FuseModel {
         } else {
             crop.saturating_sub(w.first)
         };
-        self.check_writeback_request(s, w, crop, sent);
+        self.check_writeback_request(s, w, real_crop, sent);
         if w.first + size <= crop {
             // fuse_simple_background with args->force: never waits in
             // fuse_get_req, may wait on fc->bg_queue

@@ -49,6 +49,9 @@ pub fn defines(c: &Config) -> Result<Vec<String>, String> {
     if c.folio_blocks != 1 || c.folio_pages != 1 || c.blocks_per_page != 1 {
         return Err("large folios or sub-page blocks".into());
     }
+    if !c.sub.is_default() {
+        return Err("page size, units or byte limits (sub-page geometry)".into());
+    }
     if c.max_read.is_some() || c.max_write.is_some() {
         return Err("max_read / max_write".into());
     }

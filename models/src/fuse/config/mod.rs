@@ -133,6 +133,52 @@ pub struct Config {
     /// answer short: one page less than asked (`short = [...]`).
     #[serde(default)]
     pub short: u16,
+    /// Sub-page geometry: the kernel's PAGE_SIZE, model units per page and
+    /// the byte limits the server and mount negotiate (subpage.rs).
+    #[serde(default, skip_serializing_if = "SubPage::is_default")]
+    pub sub: SubPage,
+}
+
+/// Sizes below a page (issue 18): with `units_per_page` U > 1, the
+/// model's positions ("pages" p0, p1, ... of `Config::pages`, task ranges,
+/// i_size) are units of PAGE_SIZE / U bytes, and a kernel page (an order-0
+/// folio, or a large folio of `folio_pages` pages) is U units. The byte
+/// limits are what the server's INIT reply (max_write) and the mount
+/// option (max_read) give, after the kernel's clamps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SubPage {
+    /// Model units per kernel page (1, 2 or 4).
+    pub units_per_page: u8,
+    /// The kernel's PAGE_SIZE in bytes (4096, 16384, 65536).
+    pub page_size: u32,
+    /// fc->max_read in bytes (`None`: `Config::max_read` in pages, or
+    /// unlimited).
+    pub max_read_bytes: Option<u32>,
+    /// fc->max_write in bytes (`None`: `Config::max_write` in pages, or
+    /// unlimited).
+    pub max_write_bytes: Option<u32>,
+}
+
+impl Default for SubPage {
+    fn default() -> Self {
+        SubPage {
+            units_per_page: 1,
+            page_size: 4096,
+            max_read_bytes: None,
+            max_write_bytes: None,
+        }
+    }
+}
+
+impl SubPage {
+    pub fn is_default(&self) -> bool {
+        *self == SubPage::default()
+    }
+
+    /// Bytes per model unit.
+    pub fn unit_bytes(&self) -> u32 {
+        self.page_size / self.units_per_page.max(1) as u32
+    }
 }
 
 /// What the model reads off the whole workload (see `Config::whole`).

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::{
-    one_block, one_each, parse_errors, parse_short, yes, Config, Kernel, TaskSpec, Variant,
+    one_block, one_each, parse_errors, parse_short, yes, Config, Kernel, SubPage, TaskSpec, Variant,
 };
 
 /// The FUSE model's keys of a catalogue entry.
@@ -15,7 +15,8 @@ struct ConfigRaw {
     #[serde(default)]
     variant: Vec<String>,
     pages: u8,
-    init_size: u8,
+    /// Pages (an integer) or units (`"5u"`).
+    init_size: toml::Value,
     #[serde(default)]
     cached: Vec<u8>,
     #[serde(default)]
@@ -54,6 +55,62 @@ struct ConfigRaw {
     errors: Vec<String>,
     #[serde(default)]
     short: Vec<String>,
+    #[serde(default = "one_block")]
+    units_per_page: u8,
+    #[serde(default = "page_4k")]
+    page_size: u32,
+    max_read_bytes: Option<u32>,
+    max_write_bytes: Option<u32>,
+}
+
+fn page_4k() -> u32 {
+    4096
+}
+
+/// A page mask (bit per page) as a unit mask (U bits per page).
+fn unit_mask(m: u8, u: u8, what: &str) -> Result<u8, String> {
+    let mut out = 0u32;
+    for p in 0..8u32 {
+        if (m >> p) & 1 == 1 {
+            out |= ((1u32 << u) - 1) << (p * u as u32);
+        }
+    }
+    u8::try_from(out).map_err(|_| format!("{what}: a page beyond the model's units"))
+}
+
+/// A number of the task syntax: pages (`3`, times `u` units) or units
+/// (`3u`).
+fn unit_number(w: &str, u: u8) -> Result<u8, String> {
+    let (digits, units) = match w.strip_suffix('u') {
+        Some(d) => (d, true),
+        None => (w, false),
+    };
+    let n: u8 = digits.parse().map_err(|_| format!("bad number '{w}'"))?;
+    if units {
+        Ok(n)
+    } else {
+        n.checked_mul(u)
+            .ok_or_else(|| format!("'{w}' is too large"))
+    }
+}
+
+/// A task in pages and units (`write 1u+3u`, `truncate 5u`, `write 0+1`)
+/// rewritten in model units, the numbers TaskSpec::parse takes.
+pub(super) fn to_units(t: &str, u: u8) -> Result<String, String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, w) in t.split_whitespace().enumerate() {
+        let numeric = w.chars().next().is_some_and(|c| c.is_ascii_digit());
+        if i == 0 || !numeric {
+            out.push(w.to_string());
+            continue;
+        }
+        let conv = |x: &str| unit_number(x, u).map_err(|e| format!("task '{t}': {e}"));
+        out.push(match w.split_once('+') {
+            Some((a, b)) => format!("{}+{}", conv(a)?, conv(b)?),
+            None => conv(w)?.to_string(),
+        });
+    }
+    Ok(out.join(" "))
 }
 
 fn one() -> u8 {
@@ -83,9 +140,14 @@ impl Config {
         for f in crate::common::variant_flags(&raw.variant)? {
             variant.set(f)?;
         }
+        let u = raw.units_per_page;
+        if ![1, 2, 4].contains(&u) {
+            return Err(format!("units_per_page is 1, 2 or 4, got {u}"));
+        }
+        let task = |t: &str| TaskSpec::parse(&to_units(t, u)?);
         let mut tasks = Vec::new();
         for t in &raw.tasks {
-            tasks.push(TaskSpec::parse(t)?);
+            tasks.push(task(t)?);
         }
         // `threads = [[...], ...]`: the tasks of thread 0, then thread 1's,
         // ...; each remembers its thread.
@@ -100,17 +162,41 @@ impl Config {
                 return Err(format!("thread {th} has no task"));
             }
             for t in prog {
-                tasks.push(TaskSpec::parse(t)?);
+                tasks.push(task(t)?);
                 thread.push(th as u8);
             }
         }
+        if (raw.max_read.is_some() && raw.max_read_bytes.is_some())
+            || (raw.max_write.is_some() && raw.max_write_bytes.is_some())
+        {
+            return Err(
+                "give max_read (pages) or max_read_bytes, max_write or max_write_bytes, not both"
+                    .into(),
+            );
+        }
+        let pages = raw.pages;
+        if pages == 0 || pages as usize * u as usize > super::MAX_PAGES {
+            return Err(format!(
+                "pages x units_per_page must be 1..={} (model units), got {pages} x {u}",
+                super::MAX_PAGES
+            ));
+        }
+        let init_size = match &raw.init_size {
+            toml::Value::Integer(i) if (0..=pages as i64).contains(i) => *i as u8 * u,
+            toml::Value::String(w) => unit_number(w, u).map_err(|e| format!("init_size: {e}"))?,
+            v => {
+                return Err(format!(
+                    "init_size: pages (0..={pages}) or units (\"5u\"), got {v}"
+                ))
+            }
+        };
         let config = Config {
             kernel,
             variant,
-            pages: raw.pages,
-            init_size: raw.init_size,
-            cached: mask(&raw.cached, "cached")?,
-            dirty: mask(&raw.dirty, "dirty")?,
+            pages: pages * u,
+            init_size,
+            cached: unit_mask(mask(&raw.cached, "cached")?, u, "cached")?,
+            dirty: unit_mask(mask(&raw.dirty, "dirty")?, u, "dirty")?,
             daemon_threads: raw.daemon_threads,
             direct_io_allow_mmap: raw.direct_io_allow_mmap,
             parallel_dio: raw.parallel_dio,
@@ -118,6 +204,7 @@ impl Config {
             folio_blocks: raw.folio_blocks,
             writeback_cache: raw.writeback_cache,
             max_pages: raw.max_pages.unwrap_or(raw.pages),
+            // (pages; subpage.rs turns them into units)
             tasks,
             thread,
             whole: None,
@@ -133,6 +220,12 @@ impl Config {
             max_write: raw.max_write,
             errors: parse_errors(&raw.errors)?,
             short: parse_short(&raw.short)?,
+            sub: SubPage {
+                units_per_page: u,
+                page_size: raw.page_size,
+                max_read_bytes: raw.max_read_bytes,
+                max_write_bytes: raw.max_write_bytes,
+            },
         };
         config.validate()?;
         Ok(config)

@@ -22,6 +22,7 @@ impl Config {
         if p == 0 || p as usize > MAX_PAGES {
             return Err(format!("pages must be 1..={MAX_PAGES}, got {p}"));
         }
+        self.validate_subpage()?;
         self.validate_geometry()?;
         if !self.writeback_cache && self.variant.temp_pages {
             return Err("write-through (writeback_cache = false) is modelled for T, T2, C".into());
@@ -67,11 +68,14 @@ impl Config {
         if self.dirty & !self.cached != 0 {
             return Err("a dirty page must also be cached".into());
         }
-        // cached pages must lie inside the file
-        let inside = if self.init_size == 0 {
+        // cached pages must lie inside the file (with units smaller than a
+        // page, the EOF page is cached whole: its units beyond EOF zero)
+        let u = self.sub.units_per_page.max(1);
+        let end = self.init_size.next_multiple_of(u).min(p);
+        let inside = if end == 0 {
             0
         } else {
-            ((1u16 << self.init_size) - 1) as u8
+            ((1u16 << end) - 1) as u8
         };
         if self.cached & !inside != 0 {
             return Err("a cached page lies beyond init_size".into());

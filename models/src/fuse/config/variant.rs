@@ -163,6 +163,20 @@ pub struct Variant {
     /// attr_version and FUSE_I_SIZE_UNSTABLE (kills a4).
     #[serde(default)]
     pub mut_attr_no_version: bool,
+
+    // ---- issue 18: sizes below a page (subpage.rs)
+    /// truncate_inode_partial_folio does not zero the folio's tail beyond
+    /// the new EOF (kills b3 / a3 at unit granularity).
+    #[serde(default)]
+    pub mut_no_tail_zero: bool,
+    /// fuse_write_begin / fuse_write_end do not zero the parts of a new
+    /// folio at or beyond EOF that the write does not cover.
+    #[serde(default)]
+    pub mut_no_eof_zero: bool,
+    /// fuse_send_writepage crops a WRITE at the page holding i_size, not
+    /// at i_size's byte (kills lf-crop).
+    #[serde(default)]
+    pub mut_crop_by_page: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -197,6 +211,9 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_wb_error_ignored",
     "mut_setattr_error_size",
     "mut_attr_no_version",
+    "mut_no_tail_zero",
+    "mut_no_eof_zero",
+    "mut_crop_by_page",
 ];
 
 impl Variant {
@@ -265,6 +282,9 @@ impl Variant {
             "mut_wb_error_ignored" => &mut self.mut_wb_error_ignored,
             "mut_setattr_error_size" => &mut self.mut_setattr_error_size,
             "mut_attr_no_version" => &mut self.mut_attr_no_version,
+            "mut_no_tail_zero" => &mut self.mut_no_tail_zero,
+            "mut_no_eof_zero" => &mut self.mut_no_eof_zero,
+            "mut_crop_by_page" => &mut self.mut_crop_by_page,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -319,6 +339,9 @@ impl Variant {
             ("mut_wb_error_ignored", self.mut_wb_error_ignored),
             ("mut_setattr_error_size", self.mut_setattr_error_size),
             ("mut_attr_no_version", self.mut_attr_no_version),
+            ("mut_no_tail_zero", self.mut_no_tail_zero),
+            ("mut_no_eof_zero", self.mut_no_eof_zero),
+            ("mut_crop_by_page", self.mut_crop_by_page),
         ];
         for (n, on) in all {
             if on {

@@ -1,0 +1,282 @@
+//! Sizes below a page (issue 18): the kernel's PAGE_SIZE, model units
+//! smaller than a page, and fc->max_read / fc->max_write in bytes.
+//!
+//! With `units_per_page` U > 1 (T and T2), every model position is a unit
+//! of PAGE_SIZE / U bytes: task ranges, i_size, the server's size, the
+//! crop of a writeback WRITE. A kernel page is a folio of U units (with
+//! `folio_pages`, a large folio of that many pages), so what the kernel
+//! keeps per folio stays per folio (PG_dirty, PG_uptodate, PG_locked,
+//! PG_writeback: 6.16 has no iomap_folio_state for FUSE) and what it does
+//! per byte range is per unit range:
+//! - fuse_send_writepage crops a WRITE at i_size in bytes (the EOF page's
+//!   short WRITE);
+//! - truncate_inode_partial_folio zeroes the tail of the folio across the
+//!   new EOF (lfolio.rs, truncate_partial_folio);
+//! - fuse_write_begin on a folio that is not uptodate and not wholly
+//!   overwritten reads it (fuse_do_readfolio, a synchronous READ with the
+//!   folio locked), or, when the folio starts at or beyond EOF, zeroes
+//!   what the write does not cover (fuse_write_begin's head,
+//!   fuse_write_end's tail): `op_copy_partial` below;
+//! - a READ reply shorter than the folio zero-fills it (fuse_short_read);
+//! - filemap_fault gives SIGBUS only from the first page wholly beyond
+//!   EOF (`max_idx = DIV_ROUND_UP(i_size, PAGE_SIZE)`).
+//!
+//! The limits are bytes as the kernel holds them: the server's INIT reply
+//! sets max_write and the mount option max_read, both raised to at least
+//! 4096 bytes (not to a page), so on 16 KiB and 64 KiB pages a limit can
+//! be smaller than one page. fuse_readahead reads at most
+//! `min(max_pages, max_read / PAGE_SIZE)` pages per READ.
+
+use super::config::{Config, Kernel};
+use super::model::FuseModel;
+use super::state::*;
+use super::step::Step;
+
+/// `Task::ph` of a write waiting for fuse_write_begin's READ.
+pub(super) const PH_WB_READ: u8 = 7;
+
+/// The page sizes modelled: x86-64's 4 KiB, and arm64's and ppc64's
+/// 16 KiB / 64 KiB.
+pub const PAGE_SIZES: &[u32] = &[4096, 16384, 65536];
+
+/// The kernel's floor for max_read and max_write, in bytes.
+pub const MIN_LIMIT: u32 = 4096;
+
+impl Config {
+    /// Model positions per kernel page: units (T, T2) or blocks (C).
+    pub fn per_page(&self) -> u16 {
+        self.sub.units_per_page.max(1) as u16 * self.blocks_per_page.max(1) as u16
+    }
+
+    /// Bytes per model position.
+    pub fn unit_bytes(&self) -> u32 {
+        self.sub.page_size / self.per_page() as u32
+    }
+
+    /// fc->max_write (`write`) or fc->max_read in model positions; `None`:
+    /// larger than any request of the configuration.
+    pub fn limit_units(&self, write: bool) -> Option<u16> {
+        let (pages, bytes) = self.limits(write);
+        match bytes {
+            Some(b) => Some((b / self.unit_bytes()).min(u16::MAX as u32) as u16),
+            None => pages.map(|p| p as u16 * self.per_page()),
+        }
+    }
+
+    /// The same limit in whole kernel pages (`limit / PAGE_SIZE`, rounded
+    /// down as fuse_readahead and the folio order cap round it).
+    pub fn limit_pages(&self, write: bool) -> Option<u16> {
+        let (pages, bytes) = self.limits(write);
+        match bytes {
+            Some(b) => Some((b / self.sub.page_size).min(u16::MAX as u32) as u16),
+            None => pages.map(|p| p as u16),
+        }
+    }
+
+    fn limits(&self, write: bool) -> (Option<u8>, Option<u32>) {
+        if write {
+            (self.max_write, self.sub.max_write_bytes)
+        } else {
+            (self.max_read, self.sub.max_read_bytes)
+        }
+    }
+
+    /// Readahead's READ size in model positions: fuse_readahead's
+    /// `min(fc->max_pages, fc->max_read / PAGE_SIZE)` pages.
+    pub fn readahead_units(&self) -> u16 {
+        let pages = (self.max_pages as u16).min(self.limit_pages(false).unwrap_or(u16::MAX));
+        pages.saturating_mul(self.per_page())
+    }
+
+    /// Task `i` as the catalogue writes it: positions in units (`2u+1u`)
+    /// when a page has several.
+    pub fn task_text(&self, i: usize) -> String {
+        let text = self.tasks[i].to_string();
+        if self.sub.units_per_page <= 1 {
+            return text;
+        }
+        let mut out: Vec<String> = Vec::new();
+        for (k, w) in text.split_whitespace().enumerate() {
+            let numeric = w.chars().next().is_some_and(|c| c.is_ascii_digit());
+            out.push(if k > 0 && numeric {
+                w.split('+')
+                    .map(|x| format!("{x}u"))
+                    .collect::<Vec<_>>()
+                    .join("+")
+            } else {
+                w.to_string()
+            });
+        }
+        out.join(" ")
+    }
+
+    /// One-line errors for sub-page configurations the kernel cannot
+    /// produce or the model does not cover.
+    pub(super) fn validate_subpage(&self) -> Result<(), String> {
+        let sub = &self.sub;
+        if !PAGE_SIZES.contains(&sub.page_size) {
+            return Err(format!(
+                "page_size {}: the modelled page sizes are 4096, 16384 and 65536 bytes",
+                sub.page_size
+            ));
+        }
+        let u = sub.units_per_page;
+        if ![1, 2, 4].contains(&u) {
+            return Err(format!("units_per_page is 1, 2 or 4, got {u}"));
+        }
+        if u > 1 && !matches!(self.kernel, Kernel::T | Kernel::T2) {
+            return Err(
+                "units_per_page > 1 is modelled for T and T2 (C has iomap blocks: blocks_per_page)"
+                    .into(),
+            );
+        }
+        if u > 1 && !self.writeback_cache {
+            return Err("units_per_page > 1: write-through writes are not modelled".into());
+        }
+        if u > 1 {
+            for t in &self.tasks {
+                if matches!(
+                    t,
+                    super::config::TaskSpec::Mmap { .. }
+                        | super::config::TaskSpec::Gup { .. }
+                        | super::config::TaskSpec::DioMmap { .. }
+                ) {
+                    return Err(format!(
+                        "task '{t}': with units_per_page > 1, stores through a mapping are not modelled (a store beyond EOF in the EOF page, and fuse_do_setattr's truncate_pagecache_range(oldsize, ...) zeroing on extension)"
+                    ));
+                }
+            }
+        }
+        for (what, b, who) in [
+            (
+                "max_read_bytes",
+                sub.max_read_bytes,
+                "fuse_fill_super_common: the mount option",
+            ),
+            (
+                "max_write_bytes",
+                sub.max_write_bytes,
+                "process_init_reply: the server's INIT reply",
+            ),
+        ] {
+            let Some(b) = b else { continue };
+            if b < MIN_LIMIT {
+                return Err(format!(
+                    "{what} {b}: the kernel raises it to {MIN_LIMIT} ({who}, max_t(unsigned int, 4096, ...)); no mount has less"
+                ));
+            }
+            if b % self.unit_bytes() != 0 {
+                return Err(format!(
+                    "{what} {b} is not a whole number of model units ({} bytes): use units_per_page so that it is",
+                    self.unit_bytes()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FuseModel {
+    /// Model positions per kernel page.
+    pub fn per_page(&self) -> u8 {
+        self.cfg.per_page() as u8
+    }
+
+    /// The first position of the page holding position `p`.
+    pub fn page_start(&self, p: u8) -> u8 {
+        p - p % self.per_page()
+    }
+
+    /// One step of write(2) into folio `f` (position `p` of the write
+    /// `first..first+n`) when the write does not cover the whole folio
+    /// (units_per_page > 1): fuse_write_begin, the copy, fuse_write_end.
+    /// `None`: the task waits.
+    pub(super) fn op_copy_partial(
+        &self,
+        s: &mut State,
+        t: usize,
+        p: usize,
+        first: u8,
+        n: u8,
+    ) -> Option<Step> {
+        let f = self.folio(p);
+        let hi = ((first + n) as usize).min(f.end);
+        let task = s.tasks[t];
+        if task.ph == PH_WB_READ {
+            // fuse_do_readfolio waits for its READ's reply (folio locked)
+            if task.reply == NONE {
+                return None;
+            }
+            if task.reply == REPLY_ERR {
+                // the READ failed: write_begin returns -EIO, the folio is
+                // unlocked and dropped (not uptodate), write(2) ends
+                self.folio_clear(s, p, PG_LOCKED);
+                s.tasks[t].reply = NONE;
+                s.tasks[t].ph = 0;
+                s.tasks[t].pc = self.programs[t].len() as u8;
+                return Some(Step::ReadError);
+            }
+            self.short_read(s, t, f.start);
+            self.folio_set(s, p, PG_UPTODATE);
+            s.tasks[t].reply = NONE;
+            s.tasks[t].ph = 0;
+            // the folio stays locked: copy and write_end in this step
+            self.copy_units(s, t, p, hi, first, n);
+            return Some(Step::WriteBeginRead);
+        }
+        if s.pages[f.start].locked() {
+            return None; // __filemap_get_folio(FGP_WRITEBEGIN): folio_lock
+        }
+        let whole = p == f.start && hi == f.end;
+        let uptodate = s.pages[f.start].present() && self.folio_not_uptodate(s, p).is_none();
+        if !whole && !uptodate {
+            self.folio_set(s, p, PG_PRESENT);
+            if s.i_size as usize > f.start {
+                // fuse_write_begin: "if (fsize <= folio_pos(folio))" fails:
+                // fuse_do_readfolio, a synchronous READ of the folio
+                self.folio_set(s, p, PG_LOCKED);
+                self.read_folio_send(s, t, f.start);
+                s.tasks[t].ph = PH_WB_READ;
+                return Some(Step::WriteBeginSendRead);
+            }
+            // the folio starts at or beyond EOF: no READ. write_begin zeroes
+            // the head before the write, write_end the tail after it
+            // (folio_zero_segment), then marks the folio uptodate
+            for q in f.clone() {
+                if q < p || q >= hi {
+                    s.pages[q].ver = if self.cfg.variant.mut_no_eof_zero {
+                        // (the mutant: the folio's memory as allocated,
+                        // not any version of the file's data)
+                        NONE
+                    } else {
+                        self.last_zeros(s.hist[q])
+                    };
+                }
+            }
+            self.folio_set(s, p, PG_UPTODATE);
+            s.ev = Event::EofZero;
+        }
+        self.copy_units(s, t, p, hi, first, n);
+        Some(Step::CopyPage)
+    }
+
+    /// The copy and fuse_write_end for positions `p..hi` of one locked
+    /// uptodate folio: the folio is dirtied whole, i_size extended to the
+    /// write's end in this folio, the folio unlocked.
+    fn copy_units(&self, s: &mut State, t: usize, p: usize, hi: usize, first: u8, n: u8) {
+        let ver = self.ver(t);
+        for q in p..hi {
+            s.pages[q].ver = ver;
+            s.hist[q] = hist_push(s.hist[q], ver);
+        }
+        self.folio_set(s, p, PG_PRESENT | PG_UPTODATE | PG_DIRTY);
+        self.folio_clear(s, p, PG_LOCKED);
+        s.i_size = s.i_size.max(hi as u8);
+        let done = hi as u8 - first;
+        if done >= n {
+            self.advance(s, t);
+        } else {
+            s.tasks[t].cur = done;
+        }
+    }
+}

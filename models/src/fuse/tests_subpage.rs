@@ -1,0 +1,150 @@
+//! Unit tests of sizes below a page (subpage.rs): the catalogue syntax in
+//! units, the one-line refusals, fuse_write_begin's READ and zeroing, the
+//! byte crop and the limits in bytes.
+
+use super::config::*;
+use super::model::*;
+use super::state::*;
+use super::step::Step;
+use super::tests::{model, run, D0, T0};
+
+fn from_toml(text: &str) -> Result<Config, String> {
+    let table: toml::Table = text.parse().map_err(|e| format!("{e}"))?;
+    Config::from_table(&table)
+}
+
+const BASE: &str = "kernel = \"T\"\nunits_per_page = 4\npages = 1\ndaemon_threads = 1\n";
+
+#[test]
+fn task_ranges_in_units_and_pages() {
+    let c = from_toml(&format!(
+        "{BASE}init_size = \"3u\"\ncached = [0]\ntasks = [\"write 1u+2u\", \"truncate 1\", \"read 0+1\"]\n"
+    ))
+    .unwrap();
+    assert_eq!(c.pages, 4, "one page of four units");
+    assert_eq!(c.init_size, 3);
+    assert_eq!(c.cached, 0b1111, "the EOF page is cached whole");
+    assert_eq!(c.tasks[0], TaskSpec::Write { first: 1, n: 2 });
+    assert_eq!(
+        c.tasks[1],
+        TaskSpec::Truncate { size: 4 },
+        "a plain number is pages"
+    );
+    assert_eq!(c.tasks[2], TaskSpec::Read { first: 0, n: 4 });
+}
+
+#[test]
+fn configurations_the_kernel_cannot_produce_are_refused() {
+    let bad = |extra: &str, want: &str| {
+        let e = from_toml(&format!(
+            "{BASE}init_size = 1\ntasks = [\"fsync\"]\n{extra}"
+        ))
+        .unwrap_err();
+        assert!(e.contains(want), "{extra}: {e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    };
+    bad("page_size = 8192\n", "page_size 8192");
+    bad("max_write_bytes = 2048\n", "raises it to 4096");
+    bad("max_read_bytes = 1000\n", "raises it to 4096");
+    bad(
+        "max_write_bytes = 5000\n",
+        "not a whole number of model units",
+    );
+    bad("max_write = 1\nmax_write_bytes = 4096\n", "not both");
+    let e = from_toml(
+        "kernel = \"L\"\nunits_per_page = 2\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("modelled for T and T2"), "{e}");
+    let e = from_toml(&format!("{BASE}init_size = 1\ntasks = [\"mmap 1u\"]\n")).unwrap_err();
+    assert!(e.contains("stores through a mapping"), "{e}");
+    let e = from_toml(&format!("{BASE}units_per_page = 3\n")).unwrap_err();
+    assert!(!e.is_empty());
+    let e = from_toml(
+        "kernel = \"T\"\nunits_per_page = 4\npages = 2\ninit_size = 1\ntasks = [\"fsync\"]\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("pages x units_per_page"), "{e}");
+}
+
+#[test]
+fn limits_in_bytes_become_units_and_pages() {
+    let c = from_toml(&format!(
+        "{BASE}page_size = 16384\nmax_write_bytes = 4096\nmax_read_bytes = 8192\ninit_size = 1\ntasks = [\"fsync\"]\n"
+    ))
+    .unwrap();
+    assert_eq!(c.unit_bytes(), 4096);
+    assert_eq!(c.limit_units(true), Some(1));
+    assert_eq!(c.limit_units(false), Some(2));
+    // fuse_readahead: min(max_pages, max_read / PAGE_SIZE) = 0 pages
+    assert_eq!(c.limit_pages(false), Some(0));
+    assert_eq!(c.readahead_units(), 0);
+}
+
+/// A write of part of a page that is not cached, below EOF: write_begin
+/// sends a READ of the whole page with the folio locked, and the reply
+/// step copies and ends the write.
+#[test]
+fn partial_write_below_eof_reads_the_page_first() {
+    let c = from_toml(&format!(
+        "{BASE}init_size = \"2u\"\ntasks = [\"write 1u+1u\"]\n"
+    ))
+    .unwrap();
+    let m = model(c);
+    let s = run(&m, &m.initial(), T0, Step::InodeLock);
+    let s = run(&m, &s, T0, Step::WriteBeginSendRead);
+    assert!(s.pages[0].locked());
+    assert!(matches!(s.fuse_q[0], Req::Read { first: 0, n: 4, .. }));
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    let s = run(&m, &s, T0, Step::WriteBeginRead);
+    assert!(!s.pages[0].locked() && s.pages[0].dirty());
+    let ver = s.pages[1].ver;
+    assert_eq!(s.pages[0].ver, V_INIT, "unit 0 read from the server");
+    assert_ne!(ver, V_INIT, "unit 1 written");
+    assert_eq!(s.i_size, 2, "the write ends at i_size");
+}
+
+/// A write into a page that starts at EOF: no READ; the units the write
+/// does not cover are zeros (Event::EofZero), i_size ends at the write.
+#[test]
+fn partial_write_beyond_eof_zeroes_without_a_read() {
+    let c = from_toml(
+        "kernel = \"T\"\nunits_per_page = 2\npages = 2\ninit_size = \"2u\"\ndaemon_threads = 1\ntasks = [\"write 3u+1u\"]\n",
+    )
+    .unwrap();
+    let m = model(c);
+    let s = run(&m, &m.initial(), T0, Step::InodeLock);
+    let s = run(&m, &s, T0, Step::CopyPage);
+    assert!(s.fuse_q.is_empty(), "no READ");
+    assert_eq!(s.ev, Event::EofZero);
+    assert_eq!(s.pages[2].ver, V_ZERO);
+    assert_eq!(s.i_size, 4);
+}
+
+/// fuse_send_writepage crops at i_size's unit: a dirty page of four
+/// units with i_size at unit 3 sends three (lf-crop holds); the mutant
+/// cropping at the page sends four.
+#[test]
+fn the_eof_page_gets_a_short_write() {
+    let text =
+        format!("{BASE}init_size = \"3u\"\ncached = [0]\ntasks = [\"write 0u+3u\", \"wb all\"]\n");
+    for (mutant, sent) in [(false, 3), (true, 4)] {
+        let mut c = from_toml(&text).unwrap();
+        c.variant.mut_crop_by_page = mutant;
+        let m = model(c);
+        let s = run(&m, &m.initial(), T0, Step::InodeLock);
+        let s = run(&m, &s, T0, Step::CopyPage);
+        let s = run(&m, &s, T0, Step::UnlockReturn);
+        let t1 = Actor::Task(1);
+        let s = run(&m, &s, t1, Step::WbBegin);
+        let s = run(&m, &s, t1, Step::WbFolio);
+        let s = run(&m, &s, t1, Step::WbSend);
+        let got = s.fuse_q.iter().find_map(|r| match *r {
+            Req::CacheWrite { sent, .. } => Some(sent),
+            _ => None,
+        });
+        assert_eq!(got, Some(sent), "mutant {mutant}");
+        assert_eq!(super::lfolio::lf_crop(&m, &s), !mutant);
+    }
+}
