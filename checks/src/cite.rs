@@ -46,7 +46,7 @@ fn lines(out: &mut Vec<String>, head: &str, text: &str) {
     out.extend(wrap(head, text, WIDTH));
 }
 
-/// `T2 (6.19, 6.18.3+)`, plus the switches that differ from the state.
+/// `T2 (6.18.3+)`, plus the switches that differ from the state.
 fn kernel_label(e: &Entry, facts: &Facts) -> String {
     let k = e.check.kernel();
     let label = facts

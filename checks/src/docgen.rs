@@ -77,6 +77,10 @@ pub fn render(inp: &Inputs) -> Result<Vec<(&'static str, Doc)>, String> {
             "docs/performance.md",
             Doc::Blocks(crate::docgen_blocks::performance(inp)?),
         ),
+        (
+            "docs/model.md",
+            Doc::Blocks(crate::docgen_blocks::model_md()),
+        ),
     ])
 }
 

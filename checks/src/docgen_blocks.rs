@@ -589,6 +589,17 @@ pub fn citing(inp: &Inputs) -> Result<Blocks, String> {
     Ok(b)
 }
 
+/// docs/model.md: the FUSE model's step ↔ kernel function ↔ code tree
+/// table (models/src/fuse/step.rs), which no catalogue run changes.
+pub fn model_md() -> Blocks {
+    let mut b = Blocks::new();
+    b.insert(
+        "step-trees",
+        format!("\n\n{}\n", wbspec_models::fuse::step::step_tree_table()),
+    );
+    b
+}
+
 /// docs/performance.md: the catalogue's size and the benchmark set's
 /// pinned state counts today.
 pub fn performance(inp: &Inputs) -> Result<Blocks, String> {

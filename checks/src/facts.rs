@@ -242,7 +242,7 @@ impl Facts {
 
     /// The states of `model`, in file order.
     /// What kernel state `name` of `model` stands for in versions, as its
-    /// label says it (`T2 (6.19, 6.18.3+)` gives `6.19, 6.18.3+`); the
+    /// label says it (`T17 (6.17 - 6.18.2)` gives `6.17 - 6.18.2`); the
     /// name itself for a state without facts.
     pub fn versions(&self, model: &str, name: &str) -> String {
         match self.state(model, name) {

@@ -41,9 +41,10 @@ fn whole_catalogue_matches_expectations() {
         committed,
         "docs/results.md is stale: run cargo run --release -- check --all --update-docs"
     );
-    // Every generated block of README.md, harness/README.md, docs/citing.md
-    // and docs/performance.md is what this run would write (no second run
-    // of the catalogue: the blocks are rendered from the report).
+    // Every generated block of README.md, harness/README.md,
+    // docs/citing.md, docs/performance.md and docs/model.md is what this
+    // run would write (no second run of the catalogue: the blocks are
+    // rendered from the report).
     let docs = wbspec(&["docs", "--report", json.to_str().unwrap(), "--check"]);
     assert!(
         docs.status.success(),
@@ -189,6 +190,7 @@ fn stale_docs_are_named_and_regenerated(report: &std::path::Path) {
         "docs/results.md",
         "docs/citing.md",
         "docs/performance.md",
+        "docs/model.md",
     ] {
         std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
         std::fs::copy(root.join(f), d.join(f)).unwrap();

@@ -117,7 +117,8 @@ fn the_json_report_names_the_kernel_versions() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let k = &doc["checks"][0]["kernel"];
     assert_eq!(k["name"], "T");
-    assert_eq!(k["stable"], "6.16.y, 6.17.y, 6.18.0 - 6.18.2");
+    assert_eq!(k["stable"], "6.16.y");
+    assert_eq!(k["label"], "T (6.16)");
     assert!(k["excludes"]
         .as_array()
         .unwrap()
@@ -164,4 +165,110 @@ fn kernel_source_links_resolve() {
         }
     }
     assert!(links > 50, "only {links} links into kernel-sources.md");
+}
+
+/// Each code tree a FUSE narration can name is a kernel state of the
+/// model with its own `[[state]]`: the label a check carries is the
+/// tree its traces name, and `cite` / the JSON report print that tree's
+/// versions.
+#[test]
+fn every_code_tree_is_a_kernel_state_with_facts() {
+    use wbspec_models::fuse::step::Tree;
+    let f = facts().unwrap();
+    let cat = catalogue::load_dir(&catalogue_dir()).unwrap();
+    let fuse = cat
+        .entries
+        .iter()
+        .find(|e| e.check.model() == "fuse")
+        .expect("a fuse check");
+    let states: Vec<&str> = fuse.check.kernel_states().iter().map(|k| k.name).collect();
+    let labels: Vec<&str> = Tree::ALL.iter().map(|t| t.label()).collect();
+    assert_eq!(states, labels);
+    for t in Tree::ALL {
+        let s = f
+            .state("fuse", t.label())
+            .unwrap_or_else(|| panic!("no [[state]] for tree {}", t.label()));
+        assert!(
+            s.label.starts_with(&format!("{} (", t.label())),
+            "{}",
+            s.label
+        );
+    }
+    // a label that shares mechanics is still its own state in the JSON
+    let tmp = tmpdir();
+    let json = tmp.path().join("r.json");
+    let out = wbspec(&[
+        "check",
+        "t17-trunc-vs-wb-2p",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let k = &doc["checks"][0]["kernel"];
+    assert_eq!(k["name"], "T17");
+    assert_eq!(k["label"], "T17 (6.17 - 6.18.2)");
+    assert_eq!(doc["checks"][0]["config"]["kernel"], "T");
+    assert_eq!(doc["checks"][0]["config"]["tree"], "V617");
+}
+
+/// Every saved FUSE trace narrates each step with the function names of
+/// the tree its kernel label names (a T17 trace prints 6.17's, not
+/// 6.16's), and has a name for every step.
+#[test]
+fn saved_traces_narrate_their_labels_tree() {
+    use wbspec_models::fuse::step::Tree;
+    use wbspec_models::fuse::Step;
+    let mut seen = std::collections::BTreeSet::new();
+    for e in std::fs::read_dir(repo_root().join("traces")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().and_then(|x| x.to_str()) != Some("json") {
+            continue;
+        }
+        let t: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        if t["model"] != "fuse" {
+            continue;
+        }
+        let label = t["kernel"].as_str().unwrap();
+        let tree = Tree::parse(label).unwrap_or_else(|| panic!("{}: label {label}", p.display()));
+        let actions = t["actions"].as_array().unwrap();
+        let steps = t["steps"].as_array().unwrap();
+        assert_eq!(actions.len(), steps.len(), "{}", p.display());
+        for (a, s) in actions.iter().zip(steps) {
+            let step: Step = serde_json::from_value(a["step"].clone()).unwrap();
+            assert_eq!(
+                s["kernel_fn"].as_str().unwrap(),
+                step.kernel_fn(tree),
+                "{}: step {}",
+                p.display(),
+                s["n"]
+            );
+        }
+        seen.insert(label.to_string());
+    }
+    for l in ["L", "T", "T17", "T2", "C"] {
+        assert!(seen.contains(l), "no saved trace of {l}: {seen:?}");
+    }
+}
+
+/// docs/model.md's step/tree table is what step.rs generates (the
+/// block `check --all --update-docs` writes), without a catalogue run.
+#[test]
+fn the_step_tree_table_in_docs_model_is_current() {
+    let text = std::fs::read_to_string(repo_root().join("docs/model.md")).unwrap();
+    let open = "<!-- wbspec:gen step-trees -->";
+    let a = text.find(open).expect("the step-trees block") + open.len();
+    let b = a + text[a..].find("<!-- /wbspec:gen -->").unwrap();
+    let want = wbspec::docgen_blocks::model_md();
+    assert_eq!(
+        &text[a..b],
+        want["step-trees"].as_str(),
+        "docs/model.md's step-trees block is stale: run cargo run --release -- check --all --update-docs"
+    );
 }

@@ -432,6 +432,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     }
     let cfg = Config {
         kernel: kstate,
+        tree: None,
         variant: kvariant,
         pages: regions.len() as u8,
         init_size: 0,

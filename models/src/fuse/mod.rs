@@ -65,7 +65,11 @@ impl stateright::Model for FuseModel {
     }
 
     fn format_action(&self, a: &Action) -> String {
-        format!("{}: {}", self.actor_label(a.actor), a.step.kernel_fn())
+        format!(
+            "{}: {}",
+            self.actor_label(a.actor),
+            a.step.kernel_fn(self.cfg.tree())
+        )
     }
 
     fn as_svg(&self, path: stateright::Path<State, Action>) -> Option<String> {
@@ -81,7 +85,9 @@ impl stateright::Model for FuseModel {
 const KERNEL_STATES: &[KernelState] = &[
     KernelState { name: "L" },
     KernelState { name: "T" },
+    KernelState { name: "T17" },
     KernelState { name: "T2" },
+    KernelState { name: "T19" },
     KernelState { name: "C" },
 ];
 
@@ -113,7 +119,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_lf_datasize_pages", kind: SwitchKind::Mutant, description: "fuse_send_writepage sizes a WRITE as num_folios * PAGE_SIZE (before v2 patch 08)" },
     SwitchDef { name: "mut_lf_no_order_cap", kind: SwitchKind::Mutant, description: "large folios: no folio order cap" },
     SwitchDef { name: "mut_realloc_no_grow", kind: SwitchKind::Mutant, description: "fuse_pages_realloc returns true without growing the arrays" },
-    SwitchDef { name: "mut_iomode_no_wait", kind: SwitchKind::Mutant, description: "fuse_file_cached_io_start does not wait for parallel direct writes" },
+    SwitchDef { name: "mut_iomode_no_wait", kind: SwitchKind::Mutant, description: "fuse_file_cached_io_open does not wait for parallel direct writes" },
     SwitchDef { name: "mut_wb_error_ignored", kind: SwitchKind::Mutant, description: "fuse_writepage_end without mapping_set_error" },
     SwitchDef { name: "mut_setattr_error_size", kind: SwitchKind::Mutant, description: "a failed SETATTR(size) still writes the requested i_size" },
     SwitchDef { name: "mut_attr_no_version", kind: SwitchKind::Mutant, description: "GETATTR replies and short READs ignore attr_version and SIZE_UNSTABLE" },
@@ -192,8 +198,9 @@ impl Spec for FuseModel {
         KERNEL_STATES
     }
 
+    /// The catalogue label: its code tree's (`T17`, `T2`, ...).
     fn kernel_of(cfg: &Config) -> String {
-        format!("{:?}", cfg.kernel)
+        cfg.tree().label().to_string()
     }
 
     fn switches() -> &'static [SwitchDef] {
@@ -313,7 +320,7 @@ impl Spec for FuseModel {
     }
 
     fn step_fn(&self, a: &Action) -> &'static str {
-        a.step.kernel_fn()
+        a.step.kernel_fn(self.cfg.tree())
     }
 
     fn lanes(&self) -> Vec<String> {

@@ -374,7 +374,7 @@ pub fn describe(m: &FuseModel, b: &State, a: &State, act: &Action) -> String {
     if let Some(d) = reclaim::describe(m, b, a, act) {
         return d;
     }
-    let mut bits: Vec<String> = vec![act.step.kernel_fn().to_string()];
+    let mut bits: Vec<String> = vec![act.step.kernel_fn(m.cfg.tree()).to_string()];
     if b.writectr != a.writectr {
         bits.push(if a.writectr < 0 {
             format!("writectr=NOWRITE+{}", a.writectr - FUSE_NOWRITE)

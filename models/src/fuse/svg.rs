@@ -128,7 +128,7 @@ pub fn sequence_svg(m: &FuseModel, states: &[State], actions: &[Action]) -> Stri
         let (b, s) = (&states[k], &states[k + 1]);
         let y = row_y(k + 1);
         let lane = actor_lane(a.actor);
-        let mut label = format!("{} {}", k + 1, a.step.kernel_fn());
+        let mut label = format!("{} {}", k + 1, a.step.kernel_fn(m.cfg.tree()));
         match a.actor {
             Actor::Task(t) => {
                 // a task step only appends to /dev/fuse

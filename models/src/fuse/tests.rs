@@ -9,6 +9,7 @@ use super::step::Step;
 pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
     Config {
         kernel: Kernel::T,
+        tree: None,
         variant: Variant::base(Kernel::T),
         pages,
         init_size: pages,

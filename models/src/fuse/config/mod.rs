@@ -35,6 +35,11 @@ pub const MAX_TASKS: usize = 8;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Config {
     pub kernel: Kernel,
+    /// The code tree the narrations name when the catalogue's label is
+    /// not the kernel state's own (`kernel = "T17"`: T's mechanics, 6.17's
+    /// functions); `None`: `Tree::of(kernel)`. Never changes mechanics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<crate::fuse::step::Tree>,
     pub variant: Variant,
     /// Pages modelled (1..=4).
     pub pages: u8,
@@ -238,6 +243,12 @@ fn yes() -> bool {
 }
 
 impl Config {
+    /// The code tree the configuration's narrations name.
+    pub fn tree(&self) -> crate::fuse::step::Tree {
+        self.tree
+            .unwrap_or(crate::fuse::step::Tree::of(self.kernel))
+    }
+
     /// Does anything read fi->attr_version (a GETATTR, or a page-cache
     /// READ that may be short on a write-through mount)? Without a reader
     /// the model does not track attr_version, the size history (a4) or a

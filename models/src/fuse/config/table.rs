@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::{
-    one_block, one_each, parse_errors, parse_short, yes, Config, Kernel, SubPage, TaskSpec, Variant,
+    one_block, one_each, parse_errors, parse_short, yes, Config, SubPage, TaskSpec, Variant,
 };
 
 /// The FUSE model's keys of a catalogue entry.
@@ -134,8 +134,13 @@ impl Config {
         let raw: ConfigRaw = toml::Value::Table(table.clone())
             .try_into()
             .map_err(|e: toml::de::Error| e.message().to_string())?;
-        let kernel = Kernel::parse(&raw.kernel)
-            .ok_or_else(|| format!("unknown kernel state '{}' (known: L, T, T2, C)", raw.kernel))?;
+        let tree = crate::fuse::step::Tree::parse(&raw.kernel).ok_or_else(|| {
+            format!(
+                "unknown kernel state '{}' (known: L, T, T17, T2, T19, C)",
+                raw.kernel
+            )
+        })?;
+        let kernel = tree.kernel();
         let mut variant = Variant::base(kernel);
         for f in crate::common::variant_flags(&raw.variant)? {
             variant.set(f)?;
@@ -192,6 +197,7 @@ impl Config {
         };
         let config = Config {
             kernel,
+            tree: (tree != crate::fuse::step::Tree::of(kernel)).then_some(tree),
             variant,
             pages: pages * u,
             init_size,

@@ -24,6 +24,14 @@ impl Config {
         }
         self.validate_subpage()?;
         self.validate_geometry()?;
+        if let Some(t) = self.tree.filter(|t| t.kernel() != self.kernel) {
+            return Err(format!(
+                "tree {} runs kernel {:?}, not {:?}",
+                t.label(),
+                t.kernel(),
+                self.kernel
+            ));
+        }
         if !self.writeback_cache && self.variant.temp_pages {
             return Err("write-through (writeback_cache = false) is modelled for T, T2, C".into());
         }

@@ -30,17 +30,12 @@ pub enum Kernel {
 }
 
 impl Kernel {
+    /// The mechanics a catalogue label runs: its code tree's
+    /// (`Tree::parse`; T17 runs T's, T19 runs T2's). Labels only: which
+    /// releases a label stands for is data (checks/facts/kernels.toml);
+    /// "6.18" would be T17 before 6.18.3 and T2 after.
     pub fn parse(s: &str) -> Option<Kernel> {
-        match s {
-            // Labels only: which releases a label stands for is data
-            // (checks/facts/kernels.toml); "6.18" would be T before
-            // 6.18.3 and T2 after.
-            "L" => Some(Kernel::L),
-            "T" => Some(Kernel::T),
-            "T2" | "T''" | "T″" => Some(Kernel::T2),
-            "C" => Some(Kernel::C),
-            _ => None,
-        }
+        crate::fuse::step::Tree::parse(s).map(|t| t.kernel())
     }
 }
 
@@ -147,7 +142,7 @@ pub struct Variant {
     /// fuse_pages_realloc returns true without growing the arrays (kills
     /// lf-slots with c3880a7b10e4 in place).
     pub mut_realloc_no_grow: bool,
-    /// fuse_file_cached_io_start does not wait on direct_io_waitq for the
+    /// fuse_file_cached_io_open does not wait on direct_io_waitq for the
     /// parallel direct writes in progress (kills i1).
     #[serde(default)]
     pub mut_iomode_no_wait: bool,
