@@ -35,6 +35,7 @@ const GROUPS: &[&str] = &[
     "## Buffered readers and the background queue",
     "## Model corrections",
     "## Real kernels in a VM",
+    "## Pages larger than 4 KiB",
 ];
 
 /// How many rows of the recorded traces' verdicts.tsv files name `id` as

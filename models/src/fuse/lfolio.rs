@@ -349,6 +349,9 @@ pub fn why(m: &FuseModel, states: &[State], prop: &str) -> Vec<String> {
     let b = &states[states.len().saturating_sub(2)];
     let c = &m.cfg;
     let lim = |v: Option<u8>| v.map_or("unlimited".to_string(), |x| format!("{x}p"));
+    let lim_b = |v: Option<u16>, ub: u32| {
+        v.map_or("unlimited".to_string(), |x| format!("{} B", x as u32 * ub))
+    };
     let mut out = Vec::new();
     let new_reqs: Vec<String> = s
         .fuse_q
@@ -358,26 +361,30 @@ pub fn why(m: &FuseModel, states: &[State], prop: &str) -> Vec<String> {
         .collect();
     match prop {
         "lf-limits" => out.push(format!(
-            "{} exceeds the limits: max_read {}, max_write {}, max_pages {}p; folios are {} pages{}",
+            "{} exceeds the limits: max_read {}, max_write {}, max_pages {}p; folios are {} {}{}",
             if new_reqs.is_empty() {
                 "the request just built".to_string()
             } else {
                 new_reqs.join(", ")
             },
-            lim(c.max_read),
-            lim(c.max_write),
+            lim_b(c.limit_units(false), c.unit_bytes()),
+            lim_b(c.limit_units(true), c.unit_bytes()),
             c.max_pages,
             m.lf_folio_pages(),
-            if c.variant.lf_cap_max_read {
+            if c.per_page() > 1 { "units" } else { "pages" },
+            if c.variant.lf_cap_max_read || c.folio_pages <= 1 {
                 ""
             } else {
                 " (the order cap ignores max_read)"
             }
         )),
         "lf-progress" => out.push(format!(
-            "fuse_readahead's round takes no folio: the next folio has {} pages, a READ at most {} (min(max_pages, max_read)); without v5's `if (!pages)` guard fuse_send_readpages is called with no folio and reads folio_pos(ap->folios[0])",
+            "fuse_readahead's round takes no folio: the next folio has {} {}, a READ at most {} pages (min(max_pages {}, max_read / PAGE_SIZE {})); without v5's `if (!pages)` guard fuse_send_readpages is called with no folio and reads folio_pos(ap->folios[0])",
             m.lf_folio_pages(),
-            c.max_pages.min(c.max_read.unwrap_or(u8::MAX))
+            if c.per_page() > 1 { "units" } else { "pages" },
+            c.readahead_units() / c.per_page(),
+            c.max_pages,
+            lim(c.limit_pages(false).map(|p| p.min(255) as u8))
         )),
         "lf-crop" => out.push(format!(
             "{} does not carry exactly the folios' pages below i_size={}p{}",
