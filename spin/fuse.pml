@@ -104,6 +104,10 @@
 #ifndef MUT_WB_IGNORES_WRITEBACK
 #define MUT_WB_IGNORES_WRITEBACK 0
 #endif
+/* iomap writeback (6.17+): a dirty folio wholly beyond i_size is skipped */
+#ifndef IOMAP_WB_EOF
+#define IOMAP_WB_EOF 0
+#endif
 /* capacity of /dev/fuse and fi->queued_writes (an overflow is an
  * assertion failure, never a silent drop) */
 #ifndef MAXQ
@@ -135,6 +139,7 @@
 #define EV_DROP 2
 #define EV_CROP 3
 #define EV_SECOND 7
+#define EV_WB_EOF_SKIP 24
 
 /* request kinds on /dev/fuse: (kind, a, b, c) */
 #define K_CW 1      /* CacheWrite { first = a, n = b, sent = c } */
@@ -594,7 +599,7 @@ inline window_close(t) {
 }
 
 /* folio_clear_dirty_for_io + fuse_writepages_fill + folio_unlock (T) */
-inline fill(t, p) {
+inline fill_send(t, p) {
   pf[p] = (pf[p] & ~(PG_DIRTY | PG_TOWRITE | PG_LOCKED)) | PG_WRITEBACK;
   /* fuse_writepage_need_send: max_pages, or not contiguous */
   if
@@ -610,6 +615,24 @@ inline fill(t, p) {
   bn[t]++;
   cur[t] = p + 1
 }
+
+/* folio_clear_dirty_for_io + fuse_writepages_fill + folio_unlock (T);
+ * with IOMAP_WB_EOF (6.17+ iomap writeback) a folio wholly beyond i_size
+ * is only unlocked: iomap_writeback_handle_eof, no writeback, no WRITE */
+inline fill(t, p) {
+  if
+  :: IOMAP_WB_EOF && p >= i_size ->
+     if
+     :: HAS(p, PG_DIRTY) -> drops[p]++
+     :: else
+     fi;
+     pf[p] = pf[p] & ~(PG_DIRTY | PG_LOCKED);
+     ev = EV_WB_EOF_SKIP;
+     cur[t] = p + 1
+  :: else -> fill_send(t, p)
+  fi
+}
+
 
 /* the folio leaves the page cache */
 inline remove_page(p) {

@@ -377,6 +377,12 @@ pub const PROPERTIES: &[PropertyDef] = &[
         stricter: None,
         description: "a partial write zeroes the rest of a new folio beyond EOF",
     },
+    PropertyDef {
+        name: "w-wb-eof-skip",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "iomap writeback skips a dirty folio wholly beyond i_size",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -601,6 +607,7 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
             .any(|t| t.ph == super::subpage::PH_WB_READ && t.reply == NONE)
     },
     |_, s| s.ev == Event::EofZero,
+    |_, s| s.ev == Event::WbEofSkip,
 ];
 
 const fn str_eq(a: &str, b: &str) -> bool {

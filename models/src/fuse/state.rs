@@ -405,9 +405,6 @@ pub enum Event {
     /// fuse_writepages returned at once: WB_SYNC_NONE while
     /// num_background >= congestion_threshold.
     WbCongested,
-    /// fuse_write_begin / fuse_write_end zeroed the parts of a folio at or
-    /// beyond EOF that a write does not cover (subpage.rs).
-    EofZero,
     /// Direct reclaim in a daemon worker marked a folio under writeback
     /// PG_reclaim and went on (shrink_folio_list case 2).
     ReclaimMark,
@@ -437,6 +434,11 @@ pub enum Event {
     /// A task took a step while a split write-through write was between
     /// two of its chunks (fuse_perform_write's loop, inode_lock held).
     ThroughGap,
+    /// fuse_write_begin / fuse_write_end zeroed the parts of a folio at or
+    /// beyond EOF that a write does not cover (subpage.rs).
+    EofZero,
+    /// iomap writeback skipped a dirty folio wholly beyond i_size.
+    WbEofSkip,
 }
 
 /// The whole state.

@@ -194,7 +194,7 @@ impl Tree {
     }
 
     /// Writeback (and buffered writes, launder) through iomap: 6.17 on.
-    fn iomap_writeback(self) -> bool {
+    pub fn iomap_writeback(self) -> bool {
         self >= Tree::V617
     }
 

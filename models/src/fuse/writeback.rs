@@ -264,6 +264,33 @@ impl FuseModel {
         if self.cfg.variant.temp_pages {
             return self.fill_l(s, t, p);
         }
+        let f = self.folio(p);
+        if self.cfg.variant.iomap_wb_eof && f.start as u8 >= s.i_size {
+            // folio_clear_dirty_for_io, then iomap_writeback_folio →
+            // iomap_writeback_handle_eof: the folio lies wholly beyond
+            // i_size (a truncation in progress will remove it): unlock, no
+            // writeback, no WRITE; its dirty data is discarded
+            for q in f.clone() {
+                if s.pages[q].dirty() {
+                    s.drops[q] = s.drops[q].saturating_add(1);
+                }
+            }
+            self.folio_clear(s, p, PG_DIRTY | PG_LOCKED);
+            s.tasks[t].cur = f.end as u8;
+            s.ev = Event::WbEofSkip;
+            return;
+        }
+        if self.cfg.variant.iomap_wb_eof && f.end as u8 > s.i_size {
+            // a folio across i_size: end_pos = i_size, and
+            // folio_zero_segment zeroes the rest in the page cache
+            for q in s.i_size as usize..f.end {
+                if s.pages[q].dirty() {
+                    s.drops[q] = s.drops[q].saturating_add(1);
+                }
+                s.pages[q].clear(PG_DIRTY);
+                s.pages[q].ver = self.last_zeros(s.hist[q]);
+            }
+        }
         // folio_clear_dirty_for_io; then one writeback range per run of
         // dirty blocks (one run: the folio, in T; C: iomap's dirty ranges,
         // fuse_iomap_writeback_range each)

@@ -19,6 +19,7 @@ const SWITCHES: &[(&str, &str)] = &[
         "MUT_INVALIDATE_UNDER_NOWRITE",
     ),
     ("mut_wb_ignores_writeback", "MUT_WB_IGNORES_WRITEBACK"),
+    ("iomap_wb_eof", "IOMAP_WB_EOF"),
 ];
 
 /// Flags that are on in T or T2 but change nothing the twin's tasks do:

@@ -142,6 +142,9 @@ impl Config {
         })?;
         let kernel = tree.kernel();
         let mut variant = Variant::base(kernel);
+        // a label's code tree decides what its mechanics lack: T17 runs
+        // T's with 6.17's iomap writeback
+        variant.iomap_wb_eof |= tree.iomap_writeback();
         for f in crate::common::variant_flags(&raw.variant)? {
             variant.set(f)?;
         }

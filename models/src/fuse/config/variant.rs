@@ -123,6 +123,15 @@ pub struct Variant {
     /// c3880a7b10e4 (2026): fuse_folios_need_send sends the batch once
     /// its descriptors fill fc->max_pages slots. (wbslots.rs)
     pub slot_check: bool,
+    /// iomap writeback (6.17+, ef7e7cbb323f): iomap_writeback_folio →
+    /// iomap_writeback_handle_eof skips a dirty folio wholly beyond
+    /// i_size (dirty cleared by writeback_iter, no PG_writeback, no
+    /// WRITE, folio unlocked), and cuts a folio across i_size at i_size,
+    /// zeroing the rest in the page cache. Off (6.16): the folio gets
+    /// PG_writeback and a WRITE that fuse_send_writepage drops or crops
+    /// when it is sent. On for T2 and C, and for the T17 label.
+    #[serde(default)]
+    pub iomap_wb_eof: bool,
     /// Large folios: the folio order cap honours max_read (the Aug 2025
     /// "fuse: enable large folios" posting); off, v2 patch 12's cap
     /// ilog2(min(max_write / PAGE, max_pages)). (lfolio.rs)
@@ -196,6 +205,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_odirect_no_post_invalidate",
     "reclaim_flag",
     "slot_check",
+    "iomap_wb_eof",
     "lf_cap_max_read",
     "lf_readahead_guard",
     "mut_vmscan_ignores_flag",
@@ -227,6 +237,7 @@ impl Variant {
                 dio_flush_always: true,
                 dio_invalidate_after_write: true,
                 reclaim_flag: true,
+                iomap_wb_eof: true,
                 ..Variant::default()
             },
             Kernel::C => Variant {
@@ -234,6 +245,7 @@ impl Variant {
                 dio_invalidate_after_write: true,
                 reclaim_flag: true,
                 slot_check: true,
+                iomap_wb_eof: true,
                 ..Variant::default()
             },
         }
@@ -267,6 +279,7 @@ impl Variant {
             "mut_odirect_no_post_invalidate" => &mut self.mut_odirect_no_post_invalidate,
             "reclaim_flag" => &mut self.reclaim_flag,
             "slot_check" => &mut self.slot_check,
+            "iomap_wb_eof" => &mut self.iomap_wb_eof,
             "lf_cap_max_read" => &mut self.lf_cap_max_read,
             "lf_readahead_guard" => &mut self.lf_readahead_guard,
             "mut_vmscan_ignores_flag" => &mut self.mut_vmscan_ignores_flag,
@@ -324,6 +337,7 @@ impl Variant {
             ),
             ("reclaim_flag", self.reclaim_flag),
             ("slot_check", self.slot_check),
+            ("iomap_wb_eof", self.iomap_wb_eof),
             ("lf_cap_max_read", self.lf_cap_max_read),
             ("lf_readahead_guard", self.lf_readahead_guard),
             ("mut_vmscan_ignores_flag", self.mut_vmscan_ignores_flag),
