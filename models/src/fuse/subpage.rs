@@ -209,11 +209,15 @@ impl FuseModel {
             }
             if task.reply == REPLY_ERR {
                 // the READ failed: write_begin returns -EIO, the folio is
-                // unlocked and dropped (not uptodate), write(2) ends
+                // unlocked and put (it stays cached, not uptodate);
+                // generic_perform_write stops, and fuse_cache_write_iter
+                // still ends with inode_unlock: on to the program's last
+                // op (UnlockReturn), which closes the write's window over
+                // what it copied before
                 self.folio_clear(s, p, PG_LOCKED);
                 s.tasks[t].reply = NONE;
                 s.tasks[t].ph = 0;
-                s.tasks[t].pc = self.programs[t].len() as u8;
+                s.tasks[t].pc = self.programs[t].len() as u8 - 1;
                 return Some(Step::ReadError);
             }
             self.short_read(s, t, f.start);

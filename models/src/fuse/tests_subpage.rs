@@ -6,7 +6,7 @@ use super::config::*;
 use super::model::*;
 use super::state::*;
 use super::step::Step;
-use super::tests::{model, run, D0, T0};
+use super::tests::{model, run, D0, T0, T1};
 
 fn from_toml(text: &str) -> Result<Config, String> {
     let table: toml::Table = text.parse().map_err(|e| format!("{e}"))?;
@@ -147,4 +147,31 @@ fn the_eof_page_gets_a_short_write() {
         assert_eq!(got, Some(sent), "mutant {mutant}");
         assert_eq!(super::lfolio::lf_crop(&m, &s), !mutant);
     }
+}
+
+/// fuse_write_begin's READ fails: write(2) returns -EIO, but
+/// fuse_cache_write_iter's inode_unlock still runs, so a later syscall
+/// that takes the inode lock (fsync) is not blocked for ever (e holds).
+#[test]
+fn a_failed_write_begin_read_unlocks_the_inode() {
+    let c = from_toml(&format!(
+        "{BASE}init_size = \"2u\"\nerrors = [\"READ\"]\ntasks = [\"write 1u+1u\", \"fsync\"]\n"
+    ))
+    .unwrap();
+    let m = model(c);
+    let s = run(&m, &m.initial(), T0, Step::InodeLock);
+    let s = run(&m, &s, T0, Step::WriteBeginSendRead);
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReplyError);
+    let s = run(&m, &s, T0, Step::ReadError);
+    assert!(!s.pages[0].locked() && !s.pages[0].dirty());
+    assert_eq!(s.rwsem.owner, 0, "write(2) still holds i_rwsem");
+    let s = run(&m, &s, T0, Step::UnlockReturn);
+    assert!(m.task_done(&s, 0));
+    assert!(s.rwsem.is_free(), "inode_unlock ran");
+    assert_eq!(s.i_size, 2, "nothing was written");
+    // fsync can now take the inode lock
+    let s = run(&m, &s, T1, Step::Entry);
+    let s = run(&m, &s, T1, Step::InodeLock);
+    assert!(super::properties::e(&m, &s));
 }
