@@ -148,11 +148,15 @@ impl FuseModel {
         }
     }
 
-    /// Is any issue-11 geometry configured (large folios, sub-page blocks,
-    /// max_read, max_write)?
+    /// Is any issue-11 or issue-18 geometry configured (large folios,
+    /// sub-page blocks, max_read, max_write, sizes below a page)?
     pub(super) fn lf_geometry(&self) -> bool {
         let c = &self.cfg;
-        c.folio_pages > 1 || c.blocks_per_page > 1 || c.max_read.is_some() || c.max_write.is_some()
+        c.folio_pages > 1
+            || c.blocks_per_page > 1
+            || c.max_read.is_some()
+            || c.max_write.is_some()
+            || !c.sub.is_default()
     }
 
     /// The READ of fuse_read_folio for block `q`: the block (C: iomap reads

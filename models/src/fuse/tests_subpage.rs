@@ -175,3 +175,38 @@ fn a_failed_write_begin_read_unlocks_the_inode() {
     let s = run(&m, &s, T1, Step::InodeLock);
     assert!(super::properties::e(&m, &s));
 }
+
+/// fuse_writepage_need_send counts pages against max_pages and bytes
+/// against max_write: two dirty pages of two units each, 4 KiB pages.
+/// max_pages 2 and no byte limit: one WRITE of both pages; max_write
+/// 4096 bytes (one page): the second page starts a new WRITE, and no
+/// WRITE exceeds max_write (lf-limits holds).
+#[test]
+fn writeback_batches_count_pages_and_bytes_not_units() {
+    let base = "kernel = \"T\"\nunits_per_page = 2\npages = 2\ninit_size = \"4u\"\ncached = [0, 1]\ndirty = [0, 1]\ndaemon_threads = 1\ntasks = [\"fsync\"]\n";
+    for (extra, want) in [
+        ("", vec![(0u8, 4u8)]),
+        (
+            "max_pages = 4\nmax_write_bytes = 4096\n",
+            vec![(0, 2), (2, 2)],
+        ),
+    ] {
+        let m = model(from_toml(&format!("{base}{extra}")).unwrap());
+        let s = run(&m, &m.initial(), T0, Step::Entry);
+        let s = run(&m, &s, T0, Step::InodeLock);
+        let s = run(&m, &s, T0, Step::WbBegin);
+        let s = run(&m, &s, T0, Step::WbFolio);
+        let s = run(&m, &s, T0, Step::WbFolio);
+        let s = run(&m, &s, T0, Step::WbSend);
+        let got: Vec<(u8, u8)> = s
+            .fuse_q
+            .iter()
+            .filter_map(|r| match *r {
+                Req::CacheWrite { first, n, .. } => Some((first, n)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got, want, "{extra}");
+        assert!(super::lfolio::lf_limits(&m, &s), "{extra}");
+    }
+}
