@@ -264,6 +264,30 @@ impl FuseModel {
         Some(Step::CopyPage)
     }
 
+    /// fuse_do_setattr extended the file from `old` to `new` units: the
+    /// cached units in between, the tail of the old EOF folio, hold zeros
+    /// (nothing stores beyond EOF here: a short READ, fuse_write_begin
+    /// and truncate_inode_partial_folio zero it, and stores through a
+    /// mapping are refused). The server's file now has this truncation's
+    /// zeros there (daemon.rs), so the cached units are relabelled to
+    /// them: the same bytes. Debian 6.12.117's fuse_do_setattr also
+    /// zeroes that range (`if (outarg.attr.size > oldsize)
+    /// truncate_pagecache_range(inode, oldsize, outarg.attr.size - 1)`,
+    /// absent from 6.1.192); without the relabelling, the WRITE that
+    /// carries those zeros was judged older than the truncation (a2, a3,
+    /// b3). Data that is not zeros (a mutant's) is left alone.
+    pub(super) fn extend_in_folio(&self, s: &mut State, t: usize, old: u8, new: u8) {
+        if self.cfg.sub.units_per_page <= 1 {
+            return;
+        }
+        let vt = self.ver(t);
+        for q in old as usize..(new as usize).min(self.cfg.pages as usize) {
+            if s.pages[q].present() && self.is_zeros(s.pages[q].ver) {
+                s.pages[q].ver = vt;
+            }
+        }
+    }
+
     /// The copy and fuse_write_end for positions `p..hi` of one locked
     /// uptodate folio: the folio is dirtied whole, i_size extended to the
     /// write's end in this folio, the folio unlocked.

@@ -210,3 +210,44 @@ fn writeback_batches_count_pages_and_bytes_not_units() {
         assert!(super::lfolio::lf_limits(&m, &s), "{extra}");
     }
 }
+
+/// An extending truncation inside the cached EOF page: the server fills
+/// [1u, 3u) with the truncation's zeros, and the page's units there are
+/// zeros too, so the laundered WRITE carries no data older than the
+/// truncation (a2) and the quiescent file matches (a3).
+#[test]
+fn an_extension_inside_the_eof_page_keeps_its_zeros_current() {
+    let c = from_toml(&format!(
+        "{BASE}init_size = \"1u\"\ncached = [0]\ntasks = [\"write 0u+1u\", \"truncate 3u\"]\n"
+    ))
+    .unwrap();
+    let m = model(c);
+    let s = run(&m, &m.initial(), T0, Step::InodeLock);
+    let s = run(&m, &s, T0, Step::CopyPage);
+    let s = run(&m, &s, T0, Step::UnlockReturn);
+    assert_eq!(s.pages[1].ver, V_ZERO);
+    let s = run(&m, &s, T1, Step::InodeLock);
+    let s = run(&m, &s, T1, Step::SetNowrite);
+    let s = run(&m, &s, T1, Step::WaitNowrite);
+    let s = run(&m, &s, T1, Step::SendSetattr);
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    let s = run(&m, &s, T1, Step::SetattrReply);
+    let vt = m.ver(1);
+    assert_eq!(s.i_size, 3);
+    assert_eq!((s.pages[1].ver, s.pages[2].ver), (vt, vt));
+    assert_eq!(s.pages[3].ver, V_ZERO, "beyond the new EOF: untouched");
+    // truncate_pagecache, then the launder WRITE of units 0..3
+    let mut s = s;
+    while !m.quiescent(&s) {
+        let steps = super::tests::enabled(&m, &s, T1);
+        let d = super::tests::enabled(&m, &s, D0);
+        s = match (steps.first(), d.first()) {
+            (Some(&st), _) => run(&m, &s, T1, st),
+            (None, Some(&st)) => run(&m, &s, D0, st),
+            _ => panic!("stuck"),
+        };
+        assert!(s.viol & VIOL_A2 == 0, "a2");
+    }
+    assert!(super::properties::a3(&m, &s));
+}
