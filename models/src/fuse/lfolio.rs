@@ -352,7 +352,27 @@ pub fn why(m: &FuseModel, states: &[State], prop: &str) -> Vec<String> {
     let s = states.last().expect("a path has a state");
     let b = &states[states.len().saturating_sub(2)];
     let c = &m.cfg;
-    let lim = |v: Option<u8>| v.map_or("unlimited".to_string(), |x| format!("{x}p"));
+    // a limit as configured: in bytes (subpage.rs) or in pages
+    let lim = |write: bool| {
+        let (pages, bytes) = if write {
+            (c.max_write, c.sub.max_write_bytes)
+        } else {
+            (c.max_read, c.sub.max_read_bytes)
+        };
+        match (bytes, pages) {
+            (Some(b), _) => format!("{b} B"),
+            (None, Some(p)) => format!("{p}p"),
+            (None, None) => "unlimited".to_string(),
+        }
+    };
+    // a folio's size: pages, and units when a page has several
+    let u = c.sub.units_per_page.max(1);
+    let fp = m.lf_folio_pages();
+    let folio = if u > 1 {
+        format!("{} page(s) of {u} units", fp / u)
+    } else {
+        format!("{fp} pages")
+    };
     let mut out = Vec::new();
     let new_reqs: Vec<String> = s
         .fuse_q
@@ -362,26 +382,33 @@ pub fn why(m: &FuseModel, states: &[State], prop: &str) -> Vec<String> {
         .collect();
     match prop {
         "lf-limits" => out.push(format!(
-            "{} exceeds the limits: max_read {}, max_write {}, max_pages {}p; folios are {} pages{}",
+            "{} exceeds the limits: max_read {}, max_write {}, max_pages {}p; folios are {}{}",
             if new_reqs.is_empty() {
                 "the request just built".to_string()
             } else {
                 new_reqs.join(", ")
             },
-            lim(c.max_read),
-            lim(c.max_write),
+            lim(false),
+            lim(true),
             c.max_pages,
-            m.lf_folio_pages(),
-            if c.variant.lf_cap_max_read {
+            folio,
+            if c.variant.lf_cap_max_read || c.folio_pages <= 1 {
                 ""
             } else {
                 " (the order cap ignores max_read)"
             }
         )),
         "lf-progress" => out.push(format!(
-            "fuse_readahead's round takes no folio: the next folio has {} pages, a READ at most {} (min(max_pages, max_read)); without v5's `if (!pages)` guard fuse_send_readpages is called with no folio and reads folio_pos(ap->folios[0])",
-            m.lf_folio_pages(),
-            c.max_pages.min(c.max_read.unwrap_or(u8::MAX))
+            "fuse_readahead's round takes no folio: the next folio is {}, a READ at most {} page(s) (min(max_pages {}, max_read {}{})); without v5's `if (!pages)` guard fuse_send_readpages is called with no folio and reads folio_pos(ap->folios[0])",
+            folio,
+            (c.max_pages as u16).min(c.limit_pages(false).unwrap_or(u16::MAX)),
+            c.max_pages,
+            lim(false),
+            if c.sub.max_read_bytes.is_some() {
+                format!(" / PAGE_SIZE {}", c.sub.page_size)
+            } else {
+                String::new()
+            }
         )),
         "lf-crop" => out.push(format!(
             "{} does not carry exactly the folios' pages below i_size={}p{}",

@@ -259,3 +259,22 @@ fn an_extension_inside_the_eof_page_keeps_its_zeros_current() {
     }
     assert!(super::properties::a3(&m, &s));
 }
+
+/// The lf-limits sentence names the limit that was passed as the server
+/// negotiated it (bytes) and the folio in pages of units: 16 KiB pages,
+/// max_write 4096, one dirty page written back whole.
+#[test]
+fn lf_limits_narration_names_byte_limits() {
+    let c = from_toml(&format!(
+        "{BASE}page_size = 16384\nmax_write_bytes = 4096\ninit_size = \"4u\"\ncached = [0]\ndirty = [0]\ntasks = [\"wb all\"]\n"
+    ))
+    .unwrap();
+    let m = model(c);
+    let s0 = run(&m, &m.initial(), T0, Step::WbBegin);
+    let s1 = run(&m, &s0, T0, Step::WbFolio);
+    let s2 = run(&m, &s1, T0, Step::WbSend);
+    assert!(!super::lfolio::lf_limits(&m, &s2), "a 16 KiB WRITE");
+    let why = super::lfolio::why(&m, &[s1, s2], "lf-limits").join(" ");
+    assert!(why.contains("max_write 4096 B"), "{why}");
+    assert!(why.contains("1 page(s) of 4 units"), "{why}");
+}
