@@ -147,6 +147,18 @@ impl Config {
                 }
             }
         }
+        if matches!(self.kernel, Kernel::T2 | Kernel::C) && self.limit_pages(false) == Some(0) {
+            // fuse_readahead's max_read / PAGE_SIZE = 0 is T's folio loop;
+            // 6.19 reads through iomap (4ea907108a5c), whose
+            // fuse_handle_readahead puts the first range in a READ
+            // whatever max_read is: no oops, a READ over max_read. T2
+            // (6.18.3+ and 6.19) and C narrate T's loop.
+            return Err(format!(
+                "max_read_bytes {} below page_size {} is modelled on T only: 6.19+ reads through iomap (4ea907108a5c), whose readahead sends the page over max_read where T's fuse_readahead loop oopses",
+                sub.max_read_bytes.unwrap_or(0),
+                sub.page_size
+            ));
+        }
         for (what, b, who) in [
             (
                 "max_read_bytes",

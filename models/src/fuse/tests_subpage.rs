@@ -66,6 +66,13 @@ fn configurations_the_kernel_cannot_produce_are_refused() {
     assert!(e.contains("modelled for T and T2"), "{e}");
     let e = from_toml(&format!("{BASE}init_size = 1\ntasks = [\"mmap 1u\"]\n")).unwrap_err();
     assert!(e.contains("stores through a mapping"), "{e}");
+    for k in ["T2", "C"] {
+        let e = from_toml(&format!(
+            "kernel = \"{k}\"\npage_size = 16384\nmax_read_bytes = 4096\npages = 1\ninit_size = 1\ndaemon_threads = 1\ntasks = [\"read 0+1\"]\n"
+        ))
+        .unwrap_err();
+        assert!(e.contains("modelled on T only"), "{k}: {e}");
+    }
     let e = from_toml(&format!("{BASE}units_per_page = 3\n")).unwrap_err();
     assert!(!e.is_empty());
     let e = from_toml(
