@@ -371,7 +371,7 @@ pub fn why(m: &FuseModel, states: &[State], prop: &str) -> Vec<String> {
     let folio = if u > 1 {
         format!("{} page(s) of {u} units", fp / u)
     } else {
-        format!("{fp} pages")
+        format!("{fp} page(s)")
     };
     let mut out = Vec::new();
     let new_reqs: Vec<String> = s

@@ -179,8 +179,13 @@ impl Config {
             }
             if b % self.unit_bytes() != 0 {
                 return Err(format!(
-                    "{what} {b} is not a whole number of model units ({} bytes): use units_per_page so that it is",
-                    self.unit_bytes()
+                    "{what} {b} is not a whole number of model positions ({} bytes): make them smaller with {}",
+                    self.unit_bytes(),
+                    if matches!(self.kernel, Kernel::C) {
+                        "blocks_per_page (C: fuseblk blocks)"
+                    } else {
+                        "units_per_page"
+                    }
                 ));
             }
         }

@@ -56,7 +56,7 @@ fn configurations_the_kernel_cannot_produce_are_refused() {
     bad("max_read_bytes = 1000\n", "raises it to 4096");
     bad(
         "max_write_bytes = 5000\n",
-        "not a whole number of model units",
+        "not a whole number of model positions",
     );
     bad("max_write = 1\nmax_write_bytes = 4096\n", "not both");
     let e = from_toml(
