@@ -247,6 +247,9 @@ fn an_extension_inside_the_eof_page_keeps_its_zeros_current() {
     let s = run(&m, &s, T1, Step::SendSetattr);
     let s = run(&m, &s, D0, Step::DaemonRead);
     let s = run(&m, &s, D0, Step::DaemonReply);
+    // the server has the truncation's zeros, the page its own: the same
+    // bytes, no stale folio (w-stale-cached)
+    assert!(!super::properties::w_stale_cached(&m, &s));
     let s = run(&m, &s, T1, Step::SetattrReply);
     let vt = m.ver(1);
     assert_eq!(s.i_size, 3);
