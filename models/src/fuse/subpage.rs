@@ -193,7 +193,69 @@ impl Config {
     }
 }
 
+/// Narration with units smaller than a page: the sentences of narrate.rs
+/// and the requests' labels print sizes as `3p` and positions as `page
+/// 3`, which with `units_per_page` > 1 are units. Rewrites a size
+/// (`size=3p`, `i_size is 3p`, `truncation to 3p`, `became 3p`) to `3u`
+/// and `page 3` to `unit 3`; limits counted in pages (`max_pages 1p`)
+/// stay pages.
+pub fn unit_words(text: &str) -> String {
+    const SIZE_BEFORE: &[&str] = &["size=", "size is ", "size ", "became ", "truncation to "];
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        // copy up to the next digit run (digits are ASCII: the slices end
+        // on character boundaries)
+        let Some(d) = text[i..].find(|c: char| c.is_ascii_digit()) else {
+            out.push_str(&text[i..]);
+            break;
+        };
+        out.push_str(&text[i..i + d]);
+        i += d;
+        let j = (i..b.len())
+            .find(|&k| !b[k].is_ascii_digit())
+            .unwrap_or(b.len());
+        if i > 0 && b[i - 1].is_ascii_alphanumeric() {
+            // part of a word (p0, v15, T0)
+            out.push_str(&text[i..j]);
+            i = j;
+            continue;
+        }
+        let head = &text[..i];
+        let ends_word = |k: usize| k >= b.len() || !b[k].is_ascii_alphanumeric();
+        if j < b.len()
+            && b[j] == b'p'
+            && ends_word(j + 1)
+            && SIZE_BEFORE.iter().any(|w| head.ends_with(w))
+        {
+            out.push_str(&text[i..j]);
+            out.push('u');
+            i = j + 1;
+            continue;
+        }
+        if head.ends_with("page ") && !head.ends_with("_page ") && ends_word(j) {
+            // `page 3` → `unit 3` ("page " is the last five bytes of out)
+            out.truncate(out.len() - "page ".len());
+            out.push_str("unit ");
+        }
+        out.push_str(&text[i..j]);
+        i = j;
+    }
+    out
+}
+
 impl FuseModel {
+    /// A narration sentence in the model's positions (`unit_words` when a
+    /// page has several units).
+    pub fn positions_text(&self, text: String) -> String {
+        if self.cfg.sub.units_per_page > 1 {
+            unit_words(&text)
+        } else {
+            text
+        }
+    }
+
     /// Model positions per kernel page.
     pub fn per_page(&self) -> u8 {
         self.cfg.per_page() as u8

@@ -288,3 +288,27 @@ fn lf_limits_narration_names_byte_limits() {
     assert!(why.contains("max_write 4096 B"), "{why}");
     assert!(why.contains("1 page(s) of 4 units"), "{why}");
 }
+
+/// Narration in units: sizes and positions become units, page counts of
+/// limits stay pages.
+#[test]
+fn narration_says_units() {
+    use super::subpage::unit_words;
+    assert_eq!(
+        unit_words("sends SETATTR(size=3p T0); i_size=3p"),
+        "sends SETATTR(size=3u T0); i_size=3u"
+    );
+    assert_eq!(
+        unit_words("server size is 3p but i_size is 1p"),
+        "server size is 3u but i_size is 1u"
+    );
+    assert_eq!(
+        unit_words("carrying page 1 = v0 (never written), older than the truncation to 3p by T0 (page 1 history [0, 2])"),
+        "carrying unit 1 = v0 (never written), older than the truncation to 3u by T0 (unit 1 history [0, 2])"
+    );
+    assert_eq!(
+        unit_words("max_pages 1p; folios are 1 page(s) of 4 units; p0:v4 dirty; PAGE_SIZE 16384; WRITE(p0-2)"),
+        "max_pages 1p; folios are 1 page(s) of 4 units; p0:v4 dirty; PAGE_SIZE 16384; WRITE(p0-2)"
+    );
+    assert_eq!(unit_words("T″ → page 2, size=4p"), "T″ → unit 2, size=4u");
+}
