@@ -109,7 +109,7 @@ impl Config {
             }
         }
         let mut sizing = 0;
-        for t in &self.tasks {
+        for (i, t) in self.tasks.iter().enumerate() {
             let whole = |first: u8, n: u8| first.is_multiple_of(fu) && n.is_multiple_of(fu);
             let bad = match *t {
                 // (a write may cover part of a folio of units: subpage.rs)
@@ -125,7 +125,8 @@ impl Config {
             };
             if bad {
                 return Err(format!(
-                    "task '{t}': with folio_pages = {fp} and units_per_page = {u}, punches and readahead cover whole folios, and so do writes of whole pages (write-through writes are not modelled)"
+                    "task '{}': with folio_pages = {fp} and units_per_page = {u}, punches and readahead cover whole folios, and so do writes of whole pages (write-through writes are not modelled)",
+                    self.task_text(i)
                 ));
             }
         }

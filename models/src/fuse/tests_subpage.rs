@@ -80,6 +80,11 @@ fn configurations_the_kernel_cannot_produce_are_refused() {
     )
     .unwrap_err();
     assert!(e.contains("pages x units_per_page"), "{e}");
+    // positions in errors are the catalogue's units
+    let e = from_toml(&format!("{BASE}init_size = 1\ntasks = [\"write 3u+2u\"]\n")).unwrap_err();
+    assert!(e.contains("'write 3u+2u' goes beyond unit 3"), "{e}");
+    let e = from_toml(&format!("{BASE}init_size = \"5u\"\ntasks = [\"fsync\"]\n")).unwrap_err();
+    assert!(e.contains("init_size 5u exceeds 4 units"), "{e}");
 }
 
 #[test]
