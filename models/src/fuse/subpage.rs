@@ -181,10 +181,10 @@ impl Config {
                 return Err(format!(
                     "{what} {b} is not a whole number of model positions ({} bytes): make them smaller with {}",
                     self.unit_bytes(),
-                    if matches!(self.kernel, Kernel::C) {
-                        "blocks_per_page (C: fuseblk blocks)"
-                    } else {
-                        "units_per_page"
+                    match self.kernel {
+                        Kernel::C => "blocks_per_page (C: fuseblk blocks)",
+                        Kernel::T | Kernel::T2 => "units_per_page",
+                        Kernel::L => "units_per_page, which is modelled for T and T2, not L",
                     }
                 ));
             }
