@@ -186,10 +186,14 @@ impl Config {
         }
         let pages = raw.pages;
         if pages == 0 || pages as usize * u as usize > super::MAX_PAGES {
-            return Err(format!(
-                "pages x units_per_page must be 1..={} (model units), got {pages} x {u}",
-                super::MAX_PAGES
-            ));
+            return Err(if u == 1 {
+                format!("pages must be 1..={}, got {pages}", super::MAX_PAGES)
+            } else {
+                format!(
+                    "pages x units_per_page must be 1..={} (model units), got {pages} x {u}",
+                    super::MAX_PAGES
+                )
+            });
         }
         let init_size = match &raw.init_size {
             toml::Value::Integer(i) if (0..=pages as i64).contains(i) => *i as u8 * u,
