@@ -371,6 +371,15 @@ fn malformed_catalogues_are_rejected_with_the_problem_named() {
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T2\"\npages = 1\ninit_size = 1\ndaemon_threads = 4\ntasks = [\"fsync\"]\n", "daemon_threads must be 1..=3"),
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T2\"\npages = 1\ninit_size = 1\nshort = [\"SETATTR\"]\ntasks = [\"fsync\"]\n", "short: 'SETATTR' cannot be answered short"),
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T2\"\npages = 1\ninit_size = 1\ntasks = [\"remote-truncate 0\"]\n", "write-through mounts"),
+        // sizes below a page (issue 18): configurations no kernel has, and
+        // ones the model does not step through
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\nunits_per_page = 3\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n", "units_per_page is 1, 2 or 4"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npage_size = 8192\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n", "page_size 8192"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\nunits_per_page = 4\nmax_write_bytes = 2048\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n", "raises it to 4096"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\nunits_per_page = 4\npages = 1\ninit_size = \"5u\"\ntasks = [\"fsync\"]\n", "init_size 5u exceeds 4 units"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\nunits_per_page = 4\npages = 1\ninit_size = 1\ntasks = [\"write 200+200\"]\n", "'200' is too large"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"C\"\npage_size = 16384\nmax_write_bytes = 4096\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n", "blocks_per_page"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T19\"\npage_size = 16384\nunits_per_page = 4\nmax_read_bytes = 4096\npages = 1\ninit_size = 1\ntasks = [\"read 0+1\"]\n", "modelled up to 6.18"),
     ];
     for (text, needle) in cases {
         let dir = tmpdir();

@@ -191,7 +191,7 @@ fn bad_names_and_filter_values_are_one_line_errors() {
     );
     one_line_error(
         &wbspec(&["list", "--kernel", "T9"]),
-        "--kernel T9: no model has this kernel state (known: L, T, T2",
+        "--kernel T9: no model has this kernel state (known: L, T, T17, T2",
     );
     // the task syntax is listed
     one_line_error(&wbspec(&["list", "--task", "dio-wrote"]), "dio-write F+N");

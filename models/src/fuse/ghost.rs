@@ -29,20 +29,24 @@ impl FuseModel {
         hist_list(h)
             .into_iter()
             .rev()
-            .find(|&v| {
-                v == V_ZERO
-                    || (v >= 2
-                        && matches!(
-                            self.task_of_version(v).map(|t| &self.cfg.tasks[t]),
-                            Some(
-                                TaskSpec::Truncate { .. }
-                                    | TaskSpec::Open { trunc: true, .. }
-                                    | TaskSpec::Punch { .. }
-                                    | TaskSpec::RemoteTruncate { .. }
-                            )
-                        ))
-            })
+            .find(|&v| self.is_zeros(v))
             .unwrap_or(V_ZERO)
+    }
+
+    /// Does version `v` stand for zeros: never written, or a truncation's
+    /// or hole punch's zeros?
+    pub(super) fn is_zeros(&self, v: u8) -> bool {
+        v == V_ZERO
+            || (v >= 2
+                && matches!(
+                    self.task_of_version(v).map(|t| &self.cfg.tasks[t]),
+                    Some(
+                        TaskSpec::Truncate { .. }
+                            | TaskSpec::Open { trunc: true, .. }
+                            | TaskSpec::Punch { .. }
+                            | TaskSpec::RemoteTruncate { .. }
+                    )
+                ))
     }
 
     /// The write's syscall window opens.

@@ -109,7 +109,7 @@ impl Config {
             }
         }
         let mut sizing = 0;
-        for t in &self.tasks {
+        for (i, t) in self.tasks.iter().enumerate() {
             let whole = |first: u8, n: u8| first.is_multiple_of(fu) && n.is_multiple_of(fu);
             let bad = match *t {
                 // (a write may cover part of a folio of units: subpage.rs)
@@ -125,7 +125,8 @@ impl Config {
             };
             if bad {
                 return Err(format!(
-                    "task '{t}': with folio_pages = {fp} and units_per_page = {u}, punches and readahead cover whole folios, and so do writes of whole pages (write-through writes are not modelled)"
+                    "task '{}': with folio_pages = {fp} and units_per_page = {u}, punches and readahead cover whole folios, and so do writes of whole pages (write-through writes are not modelled)",
+                    self.task_text(i)
                 ));
             }
         }
@@ -148,11 +149,15 @@ impl FuseModel {
         }
     }
 
-    /// Is any issue-11 geometry configured (large folios, sub-page blocks,
-    /// max_read, max_write)?
+    /// Is any issue-11 or issue-18 geometry configured (large folios,
+    /// sub-page blocks, max_read, max_write, sizes below a page)?
     pub(super) fn lf_geometry(&self) -> bool {
         let c = &self.cfg;
-        c.folio_pages > 1 || c.blocks_per_page > 1 || c.max_read.is_some() || c.max_write.is_some()
+        c.folio_pages > 1
+            || c.blocks_per_page > 1
+            || c.max_read.is_some()
+            || c.max_write.is_some()
+            || !c.sub.is_default()
     }
 
     /// The READ of fuse_read_folio for block `q`: the block (C: iomap reads
@@ -348,9 +353,26 @@ pub fn why(m: &FuseModel, states: &[State], prop: &str) -> Vec<String> {
     let s = states.last().expect("a path has a state");
     let b = &states[states.len().saturating_sub(2)];
     let c = &m.cfg;
-    let lim = |v: Option<u8>| v.map_or("unlimited".to_string(), |x| format!("{x}p"));
-    let lim_b = |v: Option<u16>, ub: u32| {
-        v.map_or("unlimited".to_string(), |x| format!("{} B", x as u32 * ub))
+    // a limit as configured: in bytes (subpage.rs) or in pages
+    let lim = |write: bool| {
+        let (pages, bytes) = if write {
+            (c.max_write, c.sub.max_write_bytes)
+        } else {
+            (c.max_read, c.sub.max_read_bytes)
+        };
+        match (bytes, pages) {
+            (Some(b), _) => format!("{b} B"),
+            (None, Some(p)) => format!("{p}p"),
+            (None, None) => "unlimited".to_string(),
+        }
+    };
+    // a folio's size: pages, and units when a page has several
+    let u = c.sub.units_per_page.max(1);
+    let fp = m.lf_folio_pages();
+    let folio = if u > 1 {
+        format!("{} page(s) of {u} units", fp / u)
+    } else {
+        format!("{fp} page(s)")
     };
     let mut out = Vec::new();
     let new_reqs: Vec<String> = s
@@ -361,17 +383,16 @@ pub fn why(m: &FuseModel, states: &[State], prop: &str) -> Vec<String> {
         .collect();
     match prop {
         "lf-limits" => out.push(format!(
-            "{} exceeds the limits: max_read {}, max_write {}, max_pages {}p; folios are {} {}{}",
+            "{} exceeds the limits: max_read {}, max_write {}, max_pages {}p; folios are {}{}",
             if new_reqs.is_empty() {
                 "the request just built".to_string()
             } else {
                 new_reqs.join(", ")
             },
-            lim_b(c.limit_units(false), c.unit_bytes()),
-            lim_b(c.limit_units(true), c.unit_bytes()),
+            lim(false),
+            lim(true),
             c.max_pages,
-            m.lf_folio_pages(),
-            if c.per_page() > 1 { "units" } else { "pages" },
+            folio,
             if c.variant.lf_cap_max_read || c.folio_pages <= 1 {
                 ""
             } else {
@@ -379,12 +400,16 @@ pub fn why(m: &FuseModel, states: &[State], prop: &str) -> Vec<String> {
             }
         )),
         "lf-progress" => out.push(format!(
-            "fuse_readahead's round takes no folio: the next folio has {} {}, a READ at most {} pages (min(max_pages {}, max_read / PAGE_SIZE {})); without v5's `if (!pages)` guard fuse_send_readpages is called with no folio and reads folio_pos(ap->folios[0])",
-            m.lf_folio_pages(),
-            if c.per_page() > 1 { "units" } else { "pages" },
-            c.readahead_units() / c.per_page(),
+            "fuse_readahead's round takes no folio: the next folio is {}, a READ at most {} page(s) (min(max_pages {}, max_read {}{})); without v5's `if (!pages)` guard fuse_send_readpages is called with no folio and reads folio_pos(ap->folios[0])",
+            folio,
+            (c.max_pages as u16).min(c.limit_pages(false).unwrap_or(u16::MAX)),
             c.max_pages,
-            lim(c.limit_pages(false).map(|p| p.min(255) as u8))
+            lim(false),
+            if c.sub.max_read_bytes.is_some() {
+                format!(" / PAGE_SIZE {}", c.sub.page_size)
+            } else {
+                String::new()
+            }
         )),
         "lf-crop" => out.push(format!(
             "{} does not carry exactly the folios' pages below i_size={}p{}",

@@ -344,11 +344,14 @@ impl Spec for FuseModel {
     }
 
     fn describe(&self, before: &State, after: &State, a: &Action) -> String {
-        narrate::describe(self, before, after, a)
+        self.positions_text(narrate::describe(self, before, after, a))
     }
 
     fn why(&self, states: &[State], actions: &[Action], prop: &str) -> Vec<String> {
         narrate::why(self, states, actions, prop)
+            .into_iter()
+            .map(|l| self.positions_text(l))
+            .collect()
     }
 }
 #[cfg(test)]

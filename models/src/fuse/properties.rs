@@ -512,6 +512,9 @@ pub fn w_stale_cached(m: &FuseModel, s: &State) -> bool {
             && !pg.locked()
             && (p as u8) < s.srv_size
             && hist_older(s.hist[p], pg.ver, s.srv[p])
+            // zeros against zeros (a hole, a truncation's) are the same
+            // bytes: not stale
+            && !(m.is_zeros(pg.ver) && m.is_zeros(s.srv[p]))
     })
 }
 

@@ -218,6 +218,12 @@ impl FuseModel {
                     Step::SetattrReply
                 }
                 RecvKind::Setattr { release } => {
+                    // an extension within the cached EOF folio
+                    // (subpage.rs): its units in [oldsize, size) become
+                    // this truncation's zeros before the queued WRITEs go
+                    if reply > task.saved {
+                        self.extend_in_folio(s, t, task.saved, reply);
+                    }
                     // lock fi->lock; i_size_write(outarg.attr.size);
                     // __fuse_release_nowrite; unlock
                     if release && self.cfg.variant.mut_crop_old_size {

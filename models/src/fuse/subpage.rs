@@ -147,6 +147,18 @@ impl Config {
                 }
             }
         }
+        if self.tree().iomap_reads() && self.limit_pages(false) == Some(0) {
+            // fuse_readahead's max_read / PAGE_SIZE = 0 is the folio loop
+            // of 6.16 - 6.18.y (T, T17, T2); 6.19 reads through iomap
+            // (4ea907108a5c), whose fuse_handle_readahead puts the first
+            // range in a READ whatever max_read is: no oops, a READ over
+            // max_read. T19 and C narrate the folio loop's mechanics.
+            return Err(format!(
+                "max_read_bytes {} below page_size {} is modelled up to 6.18 (T, T17, T2): 6.19+ reads through iomap (4ea907108a5c), whose readahead sends the page over max_read where the older fuse_readahead loop oopses",
+                sub.max_read_bytes.unwrap_or(0),
+                sub.page_size
+            ));
+        }
         for (what, b, who) in [
             (
                 "max_read_bytes",
@@ -167,8 +179,13 @@ impl Config {
             }
             if b % self.unit_bytes() != 0 {
                 return Err(format!(
-                    "{what} {b} is not a whole number of model units ({} bytes): use units_per_page so that it is",
-                    self.unit_bytes()
+                    "{what} {b} is not a whole number of model positions ({} bytes): make them smaller with {}",
+                    self.unit_bytes(),
+                    match self.kernel {
+                        Kernel::C => "blocks_per_page (C: fuseblk blocks)",
+                        Kernel::T | Kernel::T2 => "units_per_page",
+                        Kernel::L => "units_per_page, which is modelled for T and T2, not L",
+                    }
                 ));
             }
         }
@@ -176,7 +193,69 @@ impl Config {
     }
 }
 
+/// Narration with units smaller than a page: the sentences of narrate.rs
+/// and the requests' labels print sizes as `3p` and positions as `page
+/// 3`, which with `units_per_page` > 1 are units. Rewrites a size
+/// (`size=3p`, `i_size is 3p`, `truncation to 3p`, `became 3p`) to `3u`
+/// and `page 3` to `unit 3`; limits counted in pages (`max_pages 1p`)
+/// stay pages.
+pub fn unit_words(text: &str) -> String {
+    const SIZE_BEFORE: &[&str] = &["size=", "size is ", "size ", "became ", "truncation to "];
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        // copy up to the next digit run (digits are ASCII: the slices end
+        // on character boundaries)
+        let Some(d) = text[i..].find(|c: char| c.is_ascii_digit()) else {
+            out.push_str(&text[i..]);
+            break;
+        };
+        out.push_str(&text[i..i + d]);
+        i += d;
+        let j = (i..b.len())
+            .find(|&k| !b[k].is_ascii_digit())
+            .unwrap_or(b.len());
+        if i > 0 && b[i - 1].is_ascii_alphanumeric() {
+            // part of a word (p0, v15, T0)
+            out.push_str(&text[i..j]);
+            i = j;
+            continue;
+        }
+        let head = &text[..i];
+        let ends_word = |k: usize| k >= b.len() || !b[k].is_ascii_alphanumeric();
+        if j < b.len()
+            && b[j] == b'p'
+            && ends_word(j + 1)
+            && SIZE_BEFORE.iter().any(|w| head.ends_with(w))
+        {
+            out.push_str(&text[i..j]);
+            out.push('u');
+            i = j + 1;
+            continue;
+        }
+        if head.ends_with("page ") && !head.ends_with("_page ") && ends_word(j) {
+            // `page 3` → `unit 3` ("page " is the last five bytes of out)
+            out.truncate(out.len() - "page ".len());
+            out.push_str("unit ");
+        }
+        out.push_str(&text[i..j]);
+        i = j;
+    }
+    out
+}
+
 impl FuseModel {
+    /// A narration sentence in the model's positions (`unit_words` when a
+    /// page has several units).
+    pub fn positions_text(&self, text: String) -> String {
+        if self.cfg.sub.units_per_page > 1 {
+            unit_words(&text)
+        } else {
+            text
+        }
+    }
+
     /// Model positions per kernel page.
     pub fn per_page(&self) -> u8 {
         self.cfg.per_page() as u8
@@ -209,11 +288,15 @@ impl FuseModel {
             }
             if task.reply == REPLY_ERR {
                 // the READ failed: write_begin returns -EIO, the folio is
-                // unlocked and dropped (not uptodate), write(2) ends
+                // unlocked and put (it stays cached, not uptodate);
+                // generic_perform_write stops, and fuse_cache_write_iter
+                // still ends with inode_unlock: on to the program's last
+                // op (UnlockReturn), which closes the write's window over
+                // what it copied before
                 self.folio_clear(s, p, PG_LOCKED);
                 s.tasks[t].reply = NONE;
                 s.tasks[t].ph = 0;
-                s.tasks[t].pc = self.programs[t].len() as u8;
+                s.tasks[t].pc = self.programs[t].len() as u8 - 1;
                 return Some(Step::ReadError);
             }
             self.short_read(s, t, f.start);
@@ -258,6 +341,30 @@ impl FuseModel {
         }
         self.copy_units(s, t, p, hi, first, n);
         Some(Step::CopyPage)
+    }
+
+    /// fuse_do_setattr extended the file from `old` to `new` units: the
+    /// cached units in between, the tail of the old EOF folio, hold zeros
+    /// (nothing stores beyond EOF here: a short READ, fuse_write_begin
+    /// and truncate_inode_partial_folio zero it, and stores through a
+    /// mapping are refused). The server's file now has this truncation's
+    /// zeros there (daemon.rs), so the cached units are relabelled to
+    /// them: the same bytes. Debian 6.12.117's fuse_do_setattr also
+    /// zeroes that range (`if (outarg.attr.size > oldsize)
+    /// truncate_pagecache_range(inode, oldsize, outarg.attr.size - 1)`,
+    /// absent from 6.1.192); without the relabelling, the WRITE that
+    /// carries those zeros was judged older than the truncation (a2, a3,
+    /// b3). Data that is not zeros (a mutant's) is left alone.
+    pub(super) fn extend_in_folio(&self, s: &mut State, t: usize, old: u8, new: u8) {
+        if self.cfg.sub.units_per_page <= 1 {
+            return;
+        }
+        let vt = self.ver(t);
+        for q in old as usize..(new as usize).min(self.cfg.pages as usize) {
+            if s.pages[q].present() && self.is_zeros(s.pages[q].ver) {
+                s.pages[q].ver = vt;
+            }
+        }
     }
 
     /// The copy and fuse_write_end for positions `p..hi` of one locked

@@ -46,10 +46,13 @@ impl FuseModel {
             // c3880a7b10e4: "Reached max pages or max folio slots"
             return true;
         }
-        let bpp = c.blocks_per_page.max(1) as u16;
+        // positions per page: blocks (C) or units (T, T2: subpage.rs);
+        // "Reached max pages" counts pages, "Reached max write bytes"
+        // bytes (fc->max_write, in positions)
+        let per_page = c.per_page();
         let bytes = (task.bn + rl) as u16;
-        let over_pages = bytes.div_ceil(bpp) > c.max_pages as u16;
-        let over_write = c.max_write.is_some_and(|mw| bytes > mw as u16 * bpp);
+        let over_pages = bytes.div_ceil(per_page) > c.max_pages as u16;
+        let over_write = c.limit_units(true).is_some_and(|mw| bytes > mw);
         if over_pages || over_write {
             if self.lf_geometry() {
                 s.ev = Event::BatchCut;

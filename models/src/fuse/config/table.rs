@@ -95,9 +95,15 @@ fn unit_number(w: &str, u: u8) -> Result<u8, String> {
 }
 
 /// A task in pages and units (`write 1u+3u`, `truncate 5u`, `write 0+1`)
-/// rewritten in model units, the numbers TaskSpec::parse takes.
+/// rewritten in model units, the numbers TaskSpec::parse takes. A range
+/// without a count is one page or one unit as its start is written
+/// (`read 1` is page 1, `read 1u` unit 1).
 pub(super) fn to_units(t: &str, u: u8) -> Result<String, String> {
     let mut out: Vec<String> = Vec::new();
+    let kind = t.split_whitespace().next().unwrap_or("");
+    let ranged = super::TASK_SYNTAX
+        .iter()
+        .any(|f| f.split_whitespace().next() == Some(kind) && f.contains("F+N"));
     for (i, w) in t.split_whitespace().enumerate() {
         let numeric = w.chars().next().is_some_and(|c| c.is_ascii_digit());
         if i == 0 || !numeric {
@@ -107,6 +113,10 @@ pub(super) fn to_units(t: &str, u: u8) -> Result<String, String> {
         let conv = |x: &str| unit_number(x, u).map_err(|e| format!("task '{t}': {e}"));
         out.push(match w.split_once('+') {
             Some((a, b)) => format!("{}+{}", conv(a)?, conv(b)?),
+            None if ranged => {
+                let n = if w.ends_with('u') { "1u" } else { "1" };
+                format!("{}+{}", conv(w)?, conv(n)?)
+            }
             None => conv(w)?.to_string(),
         });
     }

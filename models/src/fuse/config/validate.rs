@@ -67,7 +67,15 @@ impl Config {
             }
         }
         if self.init_size > p {
-            return Err(format!("init_size {} exceeds pages {p}", self.init_size));
+            let (u, what) = if self.sub.units_per_page > 1 {
+                ("u", "units")
+            } else {
+                ("", "pages")
+            };
+            return Err(format!(
+                "init_size {}{u} exceeds {p} {what}",
+                self.init_size
+            ));
         }
         let all = ((1u16 << p) - 1) as u8;
         if self.cached & !all != 0 || self.dirty & !all != 0 {
@@ -141,15 +149,23 @@ impl Config {
                 return Err(format!("thread {th} has no task"));
             }
         }
-        for t in &self.tasks {
+        // (with units smaller than a page, positions are units: the task
+        // as the catalogue wrote it, `2u+1u`, and "unit")
+        let what = if self.sub.units_per_page > 1 {
+            "unit"
+        } else {
+            "page"
+        };
+        for (i, t) in self.tasks.iter().enumerate() {
+            let text = self.task_text(i);
             if let Some((first, n)) = t.range() {
                 if first as usize + n as usize > p as usize {
-                    return Err(format!("task '{t}' goes beyond page {}", p - 1));
+                    return Err(format!("task '{text}' goes beyond {what} {}", p - 1));
                 }
             }
             if let TaskSpec::Truncate { size } = t {
                 if *size > p {
-                    return Err(format!("task '{t}' exceeds pages {p}"));
+                    return Err(format!("task '{text}' exceeds {p} {what}s"));
                 }
             }
             if let TaskSpec::RemoteTruncate { size } = *t {
