@@ -39,7 +39,26 @@ pub fn scope(e: &Entry) -> String {
     let c = e.check.config_json();
     let mut v = Vec::new();
     if let Some(p) = c.get("pages").and_then(Value::as_u64) {
-        v.push(plural(p, "page"));
+        // sizes below a page (fuse): `pages` counts units of the page
+        let sub = c.get("sub");
+        let u = sub
+            .and_then(|s| s.get("units_per_page"))
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+            .max(1);
+        let ps = sub
+            .and_then(|s| s.get("page_size"))
+            .and_then(Value::as_u64)
+            .unwrap_or(4096);
+        if u > 1 || ps != 4096 {
+            let mut t = format!("{} of {} KiB", plural(p / u, "page"), ps / 1024);
+            if u > 1 {
+                t += &format!(" in {p} units");
+            }
+            v.push(t);
+        } else {
+            v.push(plural(p, "page"));
+        }
     }
     if let Some(ts) = c.get("tasks").and_then(Value::as_array) {
         let names: Vec<String> = ts
