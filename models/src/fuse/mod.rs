@@ -129,6 +129,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_no_tail_zero", kind: SwitchKind::Mutant, description: "truncate_inode_partial_folio without zeroing the tail" },
     SwitchDef { name: "mut_no_eof_zero", kind: SwitchKind::Mutant, description: "a partial write into a new folio beyond EOF without zeroing the rest" },
     SwitchDef { name: "mut_crop_by_page", kind: SwitchKind::Mutant, description: "fuse_send_writepage crops at the page holding i_size" },
+    SwitchDef { name: "mut_wb_no_read", kind: SwitchKind::Mutant, description: "fuse_write_begin zeroes a partly written folio below EOF instead of reading it" },
 ];
 
 impl Spec for FuseModel {

@@ -314,7 +314,7 @@ impl FuseModel {
         let uptodate = s.pages[f.start].present() && self.folio_not_uptodate(s, p).is_none();
         if !whole && !uptodate {
             self.folio_set(s, p, PG_PRESENT);
-            if s.i_size as usize > f.start {
+            if s.i_size as usize > f.start && !self.cfg.variant.mut_wb_no_read {
                 // fuse_write_begin: "if (fsize <= folio_pos(folio))" fails:
                 // fuse_do_readfolio, a synchronous READ of the folio
                 self.folio_set(s, p, PG_LOCKED);

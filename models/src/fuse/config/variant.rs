@@ -181,6 +181,10 @@ pub struct Variant {
     /// at i_size's byte (kills lf-crop).
     #[serde(default)]
     pub mut_crop_by_page: bool,
+    /// fuse_write_begin never reads a partly written folio below EOF: it
+    /// zeroes the rest as if the folio started beyond EOF (kills a3).
+    #[serde(default)]
+    pub mut_wb_no_read: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -219,6 +223,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_no_tail_zero",
     "mut_no_eof_zero",
     "mut_crop_by_page",
+    "mut_wb_no_read",
 ];
 
 impl Variant {
@@ -293,6 +298,7 @@ impl Variant {
             "mut_no_tail_zero" => &mut self.mut_no_tail_zero,
             "mut_no_eof_zero" => &mut self.mut_no_eof_zero,
             "mut_crop_by_page" => &mut self.mut_crop_by_page,
+            "mut_wb_no_read" => &mut self.mut_wb_no_read,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -351,6 +357,7 @@ impl Variant {
             ("mut_no_tail_zero", self.mut_no_tail_zero),
             ("mut_no_eof_zero", self.mut_no_eof_zero),
             ("mut_crop_by_page", self.mut_crop_by_page),
+            ("mut_wb_no_read", self.mut_wb_no_read),
         ];
         for (n, on) in all {
             if on {
