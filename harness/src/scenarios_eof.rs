@@ -1,5 +1,6 @@
 //! EOF-page scenarios at sizes below a page (issue 18): a partial-page
-//! truncation racing the EOF page's writeback (u_trunc_eof_wb), and a
+//! truncation racing the EOF page's writeback (u_trunc_eof_wb: the WRITE
+//! in flight first; u_crop_eof: the truncation first), and a
 //! write extending within the EOF page, whose fuse_write_begin READs the
 //! page, racing a buffered read at EOF (u_extend_eof_read). Their traces
 //! have offsets and sizes of 1 KiB units, which trace conformance maps
@@ -17,6 +18,7 @@ pub fn all() -> Vec<Scenario> {
     let dflt = |_: &mut ServerConfig| {};
     vec![
         sc!("u_trunc_eof_wb", "ftruncate(1K) into the EOF page while its 3K writeback WRITE is held: waits for the WRITE (fuse_set_nowrite), SETATTR(1K) after its reply, the server ends with 1K", dflt, |c| wrap(c, trunc_eof_wb)),
+        sc!("u_crop_eof", "3K written; ftruncate(1K) with its SETATTR held: writeback started meanwhile queues the EOF page's WRITE in the kernel; after the reply it is sent cropped to 1K and ftruncate waits for it (the partial folio's writeback)", dflt, |c| wrap(c, crop_eof)),
         sc!("u_extend_eof_read", "pwrite(1K at 2K) into the uncached EOF page of a 1K file READs the page first (fuse_write_begin); a read at 0 during that held READ waits for the folio and returns the 3K written", dflt, |c| wrap(c, extend_eof_read)),
     ]
 }
@@ -173,4 +175,74 @@ fn extend_eof_read(ctx: &mut Ctx) -> Res {
     )?;
     ctx.close("T0", fd)?;
     ctx.expect_file_units("f", 3 * K, "A.B")
+}
+
+/// 3K written (A, B, C, 1K each); ftruncate(1K) with its SETATTR held,
+/// so the truncation is inside fuse_set_nowrite; sync_file_range starts
+/// writeback meanwhile. The page's WRITE is queued in the kernel (the
+/// inode is NOWRITE), unseen by the server; after the SETATTR reply
+/// fuse_release_nowrite sends it cropped at the new i_size (1K of A), and
+/// truncate_pagecache waits for the EOF folio's writeback before
+/// ftruncate returns. Should background writeback have sent the page
+/// before the hold, that WRITE carries the whole 3K and none is queued.
+fn crop_eof(ctx: &mut Ctx) -> Res {
+    let fd = ctx.create("T0", "f")?;
+    ctx.pwrite_units("T0", fd, 0, "ABC", UNIT)?;
+    ctx.ctl("hold SETATTR n=1 size=1")?;
+    let mut p = ctx.spawn("T1", "ftruncate", &format!("fd={fd} {K}"), move || {
+        sys::ftruncate(fd, K)
+    })?;
+    ctx.wait_held(1, 2000)?;
+    let w0 = ctx.count("WRITE")?;
+    ctx.sfr("T2", fd)?;
+    ctx.sleep_ms(SETTLE_MS);
+    let w1 = ctx.count("WRITE")?;
+    ctx.expect(
+        "no WRITE read while SETATTR(size) is held",
+        w1 == w0,
+        || format!("{} WRITEs", w1 - w0),
+    )?;
+    ctx.ctl("release all")?;
+    let (r, _) = p.join(3000)?;
+    ctx.expect("ftruncate succeeds", r.ret == 0, || {
+        format!("errno {}", r.errno)
+    })?;
+    let t = ctx.trace()?;
+    let s = first(
+        &t.reqs("SETATTR")
+            .into_iter()
+            .filter(|e| e.size == Some(K))
+            .collect::<Vec<_>>(),
+        "SETATTR(1K)",
+    )?;
+    let sr = t.reply_seq(s).unwrap_or(u64::MAX);
+    let ret = t.mark_seq("ret", "T1", "ftruncate")?;
+    let ws = t.cache_writes();
+    if w0 == 0 {
+        let wr = ws.first().and_then(|w| t.reply_seq(w)).unwrap_or(u64::MAX);
+        ctx.expect(
+            "the queued WRITE is sent after the SETATTR reply, cropped to 1K, and answered before ftruncate returns",
+            ws.len() == 1
+                && ws[0].seq > sr
+                && ws[0].offset == Some(0)
+                && ws[0].size == Some(K)
+                && units(ws[0], K) == "A"
+                && wr < ret,
+            || briefs(&ws),
+        )?;
+    } else {
+        ctx.expect(
+            "background writeback sent the whole 3K before the truncation; nothing was queued",
+            ws.len() == 1 && ws[0].size == Some(3 * K) && units(ws[0], 3 * K) == "ABC",
+            || briefs(&ws),
+        )?;
+    }
+    let data = ctx.pread("T0", fd, 0, PG as usize)?;
+    ctx.expect(
+        "a read after the truncation returns the 1K of A",
+        data.len() == UNIT && data.iter().all(|b| *b == b'A'),
+        || format!("{} bytes", data.len()),
+    )?;
+    ctx.close("T0", fd)?;
+    ctx.expect_file_units("f", K, "A")
 }
