@@ -34,6 +34,19 @@ fn units(e: &Event, len: u64) -> String {
 
 const K: u64 = UNIT as u64;
 
+/// After a truncation to 1K: a read of the page returns the 1K of A, and
+/// after the close the server holds that 1K.
+fn truncated_to_1k_of_a(ctx: &mut Ctx, fd: i32) -> Res {
+    let data = ctx.pread("T0", fd, 0, PG as usize)?;
+    ctx.expect(
+        "a read after the truncation returns the 1K of A",
+        data.len() == UNIT && data.iter().all(|b| *b == b'A'),
+        || format!("{} bytes", data.len()),
+    )?;
+    ctx.close("T0", fd)?;
+    ctx.expect_file_units("f", K, "A")
+}
+
 /// 3K written at 0 of a new file, its writeback WRITE held; ftruncate to
 /// 1K. fuse_do_setattr takes fuse_set_nowrite, which waits for the
 /// WRITE in flight, so no SETATTR goes out while it is held; the WRITE,
@@ -90,14 +103,7 @@ fn trunc_eof_wb(ctx: &mut Ctx) -> Res {
         sizes.len() == 1 && s.size == Some(K) && s.seq > wr && ret > sr,
         || Tr::brief(s),
     )?;
-    let data = ctx.pread("T0", fd, 0, PG as usize)?;
-    ctx.expect(
-        "a read after the truncation returns the 1K",
-        data.len() == UNIT && data.iter().all(|b| *b == b'A'),
-        || format!("{} bytes", data.len()),
-    )?;
-    ctx.close("T0", fd)?;
-    ctx.expect_file_units("f", K, "A")
+    truncated_to_1k_of_a(ctx, fd)
 }
 
 /// A 1K file, not cached (written, fsynced, closed; the reopen drops the
@@ -237,12 +243,5 @@ fn crop_eof(ctx: &mut Ctx) -> Res {
             || briefs(&ws),
         )?;
     }
-    let data = ctx.pread("T0", fd, 0, PG as usize)?;
-    ctx.expect(
-        "a read after the truncation returns the 1K of A",
-        data.len() == UNIT && data.iter().all(|b| *b == b'A'),
-        || format!("{} bytes", data.len()),
-    )?;
-    ctx.close("T0", fd)?;
-    ctx.expect_file_units("f", K, "A")
+    truncated_to_1k_of_a(ctx, fd)
 }
