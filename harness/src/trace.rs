@@ -284,7 +284,13 @@ pub const UNIT: usize = 1024;
 /// ([`units_from`]); headers of such recorders say `unit_tags: true`.
 pub fn unit_tags(data: &[u8]) -> Option<String> {
     let units: String = data.chunks(UNIT).map(|c| page_tag(c[0])).collect();
-    (units != units_from(&page_tags(data), None, data.len() as u64)).then_some(units)
+    units_if_needed(&page_tags(data), &units, data.len() as u64)
+}
+
+/// `units` (the 1 KiB unit tags of `len` bytes) when the page tags `page`
+/// do not give them, as [`unit_tags`] records them.
+pub fn units_if_needed(page: &str, units: &str, len: u64) -> Option<String> {
+    (units != units_from(page, None, len)).then(|| units.to_string())
 }
 
 /// The 1 KiB unit tags of `len` bytes of data given by its page tags and,

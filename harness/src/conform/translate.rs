@@ -333,13 +333,22 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         specs.push(spec);
     }
     let allowed = |p: u8, s: &str| -> Vec<Id> {
+        let wrote = letters
+            .get(&(p, s.to_string()))
+            .cloned()
+            .unwrap_or_default();
         if !s.is_empty() && s.chars().all(|c| c == '.') {
-            zero_versions.clone()
+            // zeros: never written, a truncation's, or a write of zeros
+            // (a program's buffer with a zero unit or page)
+            let mut v = zero_versions.clone();
+            for w in wrote {
+                if !v.contains(&w) {
+                    v.push(w);
+                }
+            }
+            v
         } else {
-            letters
-                .get(&(p, s.to_string()))
-                .cloned()
-                .unwrap_or_default()
+            wrote
         }
     };
     let payload = |first: u64, n: u64, tags: &str| -> Vec<Vec<Id>> {
