@@ -52,6 +52,14 @@ fn the_unit_is_the_largest_that_divides_every_size() {
     // the write returns its bytes: units of 1 KiB
     use super::returns::{returns, Returns};
     assert_eq!(returns(&m, 0), Returns::Exactly(2048));
+    // 2 KiB units over two pages: fc->max_pages (256 pages of 1 MiB)
+    // covers both
+    let m = mapping(&write_fsync(2048, 6144, None, json!({})));
+    assert_eq!(m.cfg.sub.units_per_page, 2);
+    assert_eq!(m.cfg.pages, 4);
+    assert_eq!(m.cfg.max_pages, 2);
+    let m = mapping(&write_fsync(2048, 6144, None, json!({"max_write": 4096})));
+    assert_eq!(m.cfg.max_pages, 1);
     // an aligned trace keeps whole pages
     let m = mapping(&write_fsync(0, 8192, None, json!({})));
     assert_eq!(m.cfg.sub.units_per_page, 1);

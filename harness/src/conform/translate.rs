@@ -237,10 +237,11 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     if unit < PG {
         // (kernel pages: fc->max_pages against the units' pages)
         max_pages = (regions.len() as u8 / per_page)
-            .min(real_max_pages as u8)
+            .min(real_max_pages.min(u8::MAX as u64) as u8)
             .max(1);
     }
-    while max_pages > 1
+    while unit == PG
+        && max_pages > 1
         && regions
             .windows(max_pages as usize)
             .any(|w| w.iter().map(|r| r.1 - r.0).sum::<u64>() > real_max_pages)
