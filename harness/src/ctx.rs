@@ -222,6 +222,37 @@ impl Ctx {
         Ok(d)
     }
 
+    /// pwrite `unit` bytes per letter of `tags` at `off` (sizes below a
+    /// page); the mark has the data's page tags, its byte count (`len=`)
+    /// and, where the page tags do not give them, its 1 KiB unit tags
+    /// (`units=`), as trace conformance reads them.
+    pub fn pwrite_units(
+        &mut self,
+        actor: &str,
+        fd: i32,
+        off: u64,
+        tags: &str,
+        unit: usize,
+    ) -> Result<u64, Fail> {
+        let mut buf = sys::AlignedBuf::new(tags.len() * unit);
+        for (i, c) in tags.bytes().enumerate() {
+            buf.bytes_mut()[i * unit..(i + 1) * unit].fill(c);
+        }
+        let len = buf.bytes().len();
+        let units = crate::trace::unit_tags(buf.bytes())
+            .map(|u| format!(" units={u}"))
+            .unwrap_or_default();
+        let args = format!(
+            "fd={fd} off={off} {} len={len}{units}",
+            crate::trace::page_tags(buf.bytes())
+        );
+        let (n, d) = self.sys_ok(actor, "pwrite", &args, || sys::pwrite(fd, buf.bytes(), off))?;
+        self.expect("pwrite complete", n as usize == len, || {
+            format!("short write {n}")
+        })?;
+        Ok(d)
+    }
+
     /// pread; the `ret` mark carries the data read as page tags
     /// (`data=AB`), which trace conformance checks against the page cache.
     pub fn pread(&mut self, actor: &str, fd: i32, off: u64, len: usize) -> Result<Vec<u8>, Fail> {
@@ -318,6 +349,28 @@ impl Ctx {
         Err(format!("dump: no file {name}").into())
     }
 
+    /// Check the server-side file's size and 1 KiB unit tags.
+    pub fn expect_file_units(&mut self, name: &str, size: u64, units: &str) -> Res {
+        let j = self.ctl("dump")?;
+        let v: serde_json::Value =
+            serde_json::from_str(&j).map_err(|e| format!("dump json: {e}"))?;
+        let f = v
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|f| f["name"] == name)
+            .ok_or_else(|| format!("dump: no file {name}"))?;
+        let (s, u) = (
+            f["size"].as_u64().unwrap_or(0),
+            f["unit_tags"].as_str().unwrap_or(""),
+        );
+        self.expect(
+            "server file content (1 KiB units)",
+            s == size && u == units,
+            || format!("server {name}: size {s} units {u:?}, expected size {size} units {units:?}"),
+        )
+    }
+
     /// Check the server-side file content at the end of a scenario.
     pub fn expect_file(&mut self, name: &str, size: u64, tags: &str) -> Res {
         let (s, t) = self.server_file(name)?;
@@ -342,10 +395,14 @@ fn read_at(fd: i32, off: u64, len: usize) -> (Ret, u64, Vec<u8>) {
     (r, d, buf.bytes()[..n].to_vec())
 }
 
-/// The `ret` mark of a read, with its data as page tags.
+/// The `ret` mark of a read, with its data as page tags (and, where they
+/// do not give them, 1 KiB unit tags: `units=`).
 fn read_ret(actor: &str, r: &Ret, d: u64, data: &[u8]) -> String {
+    let units = crate::trace::unit_tags(data)
+        .map(|u| format!(" units={u}"))
+        .unwrap_or_default();
     format!(
-        "ret {actor} pread {} errno={} dur_us={d} data={}",
+        "ret {actor} pread {} errno={} dur_us={d} data={}{units}",
         r.ret,
         r.errno,
         crate::trace::page_tags(data)

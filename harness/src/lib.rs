@@ -47,6 +47,7 @@ pub mod scenario_kit;
 pub mod scenarios;
 pub mod scenarios_cache;
 pub mod scenarios_dio;
+pub mod scenarios_eof;
 pub mod scenarios_fidelity;
 pub mod scenarios_files;
 pub mod scenarios_mmap;

@@ -4,14 +4,15 @@
 //! notes, not asserted (see [`Ctx::expect`]).
 //!
 //! Conventions: file `f` in the mount; every 4 KiB page is filled with one
-//! letter, so `page_tags` identify payloads; actor T0 is the scenario thread,
+//! letter, so `page_tags` identify payloads (the u_ scenarios,
+//! [`crate::scenarios_eof`], fill 1 KiB units: `unit_tags`); actor T0 is the scenario thread,
 //! T1/T2 are helper threads. A blocked syscall is given [`SETTLE_MS`](crate::scenario_kit::SETTLE_MS) to reach
 //! its kernel wait point before we assert that it is still blocked.
 //!
 //! This file is the table only (with the server configurations it names);
 //! the bodies are in files by kernel area: [`crate::scenarios_writeback`],
 //! [`crate::scenarios_truncate`], [`crate::scenarios_mmap`],
-//! [`crate::scenarios_dio`]; what they share is in [`crate::scenario_kit`].
+//! [`crate::scenarios_dio`], [`crate::scenarios_eof`]; what they share is in [`crate::scenario_kit`].
 use crate::ctx::Ctx;
 use crate::fail::Res;
 use crate::scenario_kit::{sc, wrap, Scenario, PG};
@@ -104,6 +105,7 @@ pub fn all() -> Vec<Scenario> {
     v.extend(crate::dio_folios::scenarios());
     v.extend(crate::scenarios_fidelity::all());
     v.extend(crate::scenarios_cache::all());
+    v.extend(crate::scenarios_eof::all());
     v.extend(crate::scenarios_split::all());
     v.extend(crate::scenarios_release::all());
     v.extend(crate::scenarios_files::all());

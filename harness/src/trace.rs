@@ -95,6 +95,10 @@ pub struct Event {
     /// the `ret` mark of a read: the same for the data it returned (`data=`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_tags: Option<String>,
+    /// The same data's 1 KiB units ([`unit_tags`]), only where the page
+    /// tags do not give them (the `ret` mark of a read: `units=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_tags: Option<String>,
     /// SETATTR: valid mask RECONSTRUCTED from fuser's decoded Options (see server/ops.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid: Option<u32>,
@@ -190,6 +194,9 @@ impl Event {
                     } else if let Some(v) = p.strip_prefix("data=") {
                         // a read's returned data, as page tags
                         e.page_tags = Some(v.to_string());
+                    } else if let Some(v) = p.strip_prefix("units=") {
+                        // the same data's 1 KiB unit tags (`unit_tags`)
+                        e.unit_tags = Some(v.to_string());
                     }
                 }
             }
@@ -264,6 +271,39 @@ pub fn parse_trace(text: &str) -> Result<Vec<Event>, String> {
 /// First byte of every 4 KiB page: letters as-is, 0 as '.', other bytes as '?'.
 pub fn page_tags(data: &[u8]) -> String {
     data.chunks(4096).map(|c| page_tag(c[0])).collect()
+}
+
+/// The smallest unit of data tags: trace conformance maps data whose
+/// offsets and sizes are not whole pages onto units of 1 or 2 KiB.
+pub const UNIT: usize = 1024;
+
+/// First byte of every 1 KiB unit of `data`, as [`page_tags`] tags them,
+/// when the page tags do not give them (some unit starts with another
+/// byte than its 4 KiB page); `None` when every unit's tag is its page's.
+/// A recorder writes both, so a reader rebuilds every unit's tag
+/// ([`units_from`]); headers of such recorders say `unit_tags: true`.
+pub fn unit_tags(data: &[u8]) -> Option<String> {
+    let units: String = data.chunks(UNIT).map(|c| page_tag(c[0])).collect();
+    units_if_needed(&page_tags(data), &units, data.len() as u64)
+}
+
+/// `units` (the 1 KiB unit tags of `len` bytes) when the page tags `page`
+/// do not give them, as [`unit_tags`] records them.
+pub fn units_if_needed(page: &str, units: &str, len: u64) -> Option<String> {
+    (units != units_from(page, None, len)).then(|| units.to_string())
+}
+
+/// The 1 KiB unit tags of `len` bytes of data given by its page tags and,
+/// where recorded, its unit tags ([`unit_tags`]).
+pub fn units_from(page_tags: &str, unit_tags: Option<&str>, len: u64) -> String {
+    match unit_tags {
+        Some(u) => u.to_string(),
+        None => page_tags
+            .chars()
+            .flat_map(|c| std::iter::repeat_n(c, 4096 / UNIT))
+            .take(len.div_ceil(UNIT as u64) as usize)
+            .collect(),
+    }
 }
 
 /// The tag of a page whose first byte is `b` ([`page_tags`]).
@@ -353,5 +393,18 @@ mod tests {
         d.extend(vec![b'C'; 10]);
         assert_eq!(page_tags(&d), "A.C");
         assert_eq!(page_tags(&[]), "");
+    }
+
+    #[test]
+    fn unit_tags_only_where_pages_do_not_give_them() {
+        let mut d = vec![b'A'; 3072];
+        assert_eq!(unit_tags(&d), None);
+        assert_eq!(units_from(&page_tags(&d), None, 3072), "AAA");
+        d.extend(vec![0u8; 1024]);
+        d.extend(vec![b'B'; 2048]);
+        assert_eq!(unit_tags(&d).as_deref(), Some("AAA.BB"));
+        assert_eq!(units_from("AB", unit_tags(&d).as_deref(), 6144), "AAA.BB");
+        let m = Event::mark("ret T0 pread 4096 errno=0 data=A units=A.A.");
+        assert_eq!(m.unit_tags.as_deref(), Some("A.A."));
     }
 }

@@ -353,6 +353,46 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A program's I/O below a page (docs/conformance.md, "Units below a
+/// page"): 3 KiB of A, a zero KiB and B written at once, fsynced,
+/// truncated to 2 KiB and read back. The recorder's marks carry the
+/// 1 KiB units the page tags do not give (`units=A.B`, the read's
+/// `units=A.`), and the trace conforms in 1 KiB units, the zero unit a
+/// write of zeros.
+#[test]
+fn python_sub_page_io_conforms_in_units() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record python3") {
+        return;
+    }
+    let d = scratch("py-units");
+    let prog = "import os
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+assert os.pwrite(fd, b'A' * 1024 + bytes(1024) + b'B' * 1024, 0) == 3072
+os.fsync(fd)
+os.ftruncate(fd, 2048)
+assert os.pread(fd, 4096, 0) == b'A' * 1024 + bytes(1024)
+os.close(fd)
+";
+    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ev = &r.trace();
+    requests_inside_calls(ev);
+    let m: Vec<String> = marks(ev).iter().map(|m| strip_actor(m)).collect();
+    assert!(
+        m.contains(&"call pwrite fd=3 off=0 A len=3072 units=A.B path=f".to_string()),
+        "{m:#?}"
+    );
+    assert!(
+        m.iter()
+            .any(|l| l.starts_with("ret pread 2048 ") && l.ends_with("data=A units=A.")),
+        "{m:#?}"
+    );
+    let (code, out) = conform(&r);
+    assert_eq!(code, 0, "{out}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn python_read_and_mmap_marks_carry_data_and_file_ranges() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -565,7 +605,9 @@ fn fio_conforms(test: &str, extra: &[&str]) {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let ev = &r.trace();
     requests_inside_calls(ev);
-    // psync: every data I/O is a pread/pwrite of one 4 KiB block
+    // psync: every data I/O is a pread/pwrite of one 4 KiB block (fio's
+    // random bytes give its pwrites 1 KiB unit tags, `units=`, which
+    // whole-page traces do not use)
     let io: Vec<String> = marks(ev)
         .iter()
         .map(|m| strip_actor(m))
@@ -574,7 +616,7 @@ fn fio_conforms(test: &str, extra: &[&str]) {
     assert!(io.len() >= 8, "{io:#?}");
     assert!(
         io.iter()
-            .all(|m| m.contains(" len=4096 path=f") && m.contains(" off=")),
+            .all(|m| m.contains(" len=4096 ") && m.ends_with(" path=f") && m.contains(" off=")),
         "{io:#?}"
     );
     let (code, out) = conform(&r);

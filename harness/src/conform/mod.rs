@@ -271,7 +271,9 @@ pub struct Mapping {
     pub scenario: String,
     pub cfg: Config,
     pub obs: Vec<ObsAt>,
-    /// Model page i = real 4 KiB pages regions[i].0 .. regions[i].1.
+    /// Model page i = real 4 KiB pages regions[i].0 .. regions[i].1 (in
+    /// a trace mapped in units below a page, `cfg.sub.units_per_page` >
+    /// 1: unit i, regions[i] = (i, i + 1)).
     pub regions: Vec<(u64, u64)>,
     /// Model task index -> "T1 ftruncate fd=6 4096".
     pub task_labels: Vec<String>,
@@ -540,3 +542,5 @@ mod tests_project;
 mod tests_slots;
 #[cfg(test)]
 mod tests_through;
+#[cfg(test)]
+mod tests_units;

@@ -25,7 +25,7 @@
 //! mark in the task's state, so a failing fsync or close is accepted
 //! whenever the check has errors). A task that returned a value must not
 //! have failed in the model.
-use super::{Id, Mapping, PG};
+use super::{Id, Mapping};
 
 use wbspec_models::fuse::state::{Req, State, NONE};
 use wbspec_models::fuse::TaskSpec;
@@ -48,11 +48,13 @@ pub enum Returns {
     NotMapped,
 }
 
-/// Real bytes of model pages `first..first+n`.
+/// Real bytes of model pages `first..first+n` (regions count 4 KiB
+/// pages, or units below a page: `Config::unit_bytes`).
 fn bytes(m: &Mapping, first: u8, n: u8) -> i64 {
+    let unit = m.cfg.unit_bytes() as u64;
     m.regions[first as usize..(first + n) as usize]
         .iter()
-        .map(|r| ((r.1 - r.0) * PG) as i64)
+        .map(|r| ((r.1 - r.0) * unit) as i64)
         .sum()
 }
 

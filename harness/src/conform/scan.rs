@@ -64,13 +64,49 @@ fn byte_arg(args: &str, key: &str, base: u64, seq: u64, sc: &str) -> Result<u64,
     }
 }
 
-pub(super) fn pages_of(bytes: u64, what: &str) -> Result<u64, String> {
-    if !bytes.is_multiple_of(PG) {
+/// What a value the scan cannot express in its unit says: translate then
+/// scans again in a smaller unit (2 KiB, then 1 KiB).
+pub(super) const UNALIGNED: &str = "is not a whole number of 4 KiB pages";
+
+/// `bytes` in units of `unit` bytes (4 KiB pages, or 2 or 1 KiB units).
+pub(super) fn pages_of(bytes: u64, what: &str, unit: u64) -> Result<u64, String> {
+    if !bytes.is_multiple_of(unit) {
         return nm(format!(
-            "{what} {bytes} is not a whole number of 4 KiB pages"
+            "{what} {bytes} {UNALIGNED}{}",
+            if unit < PG {
+                format!(
+                    " nor of {} KiB units (the model's smallest unit, a quarter page)",
+                    unit / 1024
+                )
+            } else {
+                String::new()
+            }
         ));
     }
-    Ok(bytes / PG)
+    Ok(bytes / unit)
+}
+
+/// The data tags, one per unit of `unit` bytes, of `len` bytes of data
+/// recorded with page tags `page` and 1 KiB unit tags `units` where the
+/// page tags do not give them (trace::unit_tags).
+pub(super) fn tags_in(
+    unit: u64,
+    page: &str,
+    units: Option<&str>,
+    len: u64,
+) -> Result<String, String> {
+    if unit == PG {
+        return Ok(page.to_string());
+    }
+    let k = (unit / crate::trace::UNIT as u64) as usize;
+    let all = crate::trace::units_from(page, units, len);
+    if all.len() as u64 != len.div_ceil(crate::trace::UNIT as u64) {
+        return Err(format!(
+            "bad trace: {} unit tags {all:?} for {len} bytes",
+            all.len()
+        ));
+    }
+    Ok(all.chars().step_by(k).collect())
 }
 
 pub(super) fn parse_open_flags(s: &str) -> i32 {
@@ -120,7 +156,15 @@ pub(super) struct Scan {
 
 /// Scan the events after the header (`wbc`: writeback_cache; `keep_cache`:
 /// FOPEN_KEEP_CACHE on every OPEN reply).
-pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan, String> {
+/// `unit`: the bytes of one position of the result (4096, or 2048 or
+/// 1024 for a trace whose sizes are not whole pages); tags are per unit.
+pub(super) fn scan(
+    events: &[Event],
+    wbc: bool,
+    keep_cache: bool,
+    unit: u64,
+) -> Result<Scan, String> {
+    let pages_of = |b: u64, what: &str| pages_of(b, what, unit);
     let mut raw: Vec<(u64, u64, RawObs, String)> = vec![]; // (order key, seq, obs, what)
     let mut tasks: Vec<(RawTask, String)> = vec![];
     let mut filtered: BTreeMap<String, usize> = BTreeMap::new();
@@ -319,17 +363,24 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                         // (iter_file_splice_write → vfs_iter_write)
                         "pwrite" | "sendfile" => {
                             let off = byte_arg(&args, "off", 0, e.seq, &sc)?;
-                            let tags = words.get(2).copied().unwrap_or("").to_string();
+                            let ptags = words.get(2).copied().unwrap_or("").to_string();
                             let first = pages_of(off, "pwrite offset")?;
-                            let n = tags.len() as u64;
+                            let n = ptags.len() as u64;
                             // `len=` (wbspec record): the bytes written,
-                            // one tag per 4 KiB of them
-                            if arg(&args, "len").is_some() {
-                                let len = byte_arg(&args, "len", off, e.seq, &sc)?;
-                                if pages_of(len, "pwrite length")? != n {
-                                    return Err(format!("bad trace: #{} {sc} of {len} bytes with {n} page tags: {args:?}", e.seq));
+                            // one tag per 4 KiB of them (`units=`: per
+                            // 1 KiB, where those do not give them)
+                            let len = match arg(&args, "len") {
+                                Some(_) => {
+                                    let len = byte_arg(&args, "len", off, e.seq, &sc)?;
+                                    if len.div_ceil(PG) != n {
+                                        return Err(format!("bad trace: #{} {sc} of {len} bytes with {n} page tags: {args:?}", e.seq));
+                                    }
+                                    len
                                 }
-                            }
+                                None => n * PG,
+                            };
+                            let n = pages_of(len, "pwrite length")?;
+                            let tags = tags_in(unit, &ptags, arg(&args, "units"), len)?;
                             let kind = fd_kind(&fds)?;
                             p.direct_write = kind != FdKind::Cached;
                             p.through_write = kind == FdKind::Cached && !wbc;
@@ -432,7 +483,7 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                         }
                         "store" => {
                             let off = num(arg(&args, "off")).unwrap_or(0);
-                            let page = off / PG;
+                            let page = off / unit;
                             p.store_page = Some(page);
                             Some(RawTask::Mmap {
                                 page,
@@ -546,17 +597,17 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                             ));
                         }
                         rets.extend(e.ret.map(|r| (t, r)));
-                        ret_tags.extend(e.page_tags.clone().map(|g| (t, g)));
+                        let got = e.ret.unwrap_or(0).max(0) as u64;
+                        let tags = match &e.page_tags {
+                            Some(g) => Some(tags_in(unit, g, e.unit_tags.as_deref(), got)?),
+                            None => None,
+                        };
+                        ret_tags.extend(tags.clone().map(|g| (t, g)));
                         match p.read_first {
                             Some(first) => raw.push((
                                 key,
                                 e.seq,
-                                RawObs::ReadRet(
-                                    t,
-                                    first,
-                                    e.ret.unwrap_or(0).max(0) as u64,
-                                    e.page_tags.clone(),
-                                ),
+                                RawObs::ReadRet(t, first, got, tags),
                                 brief,
                             )),
                             None => raw.push((key, e.seq, RawObs::Ret(t), brief)),
@@ -586,7 +637,12 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                     "WRITE" => {
                         let first = pages_of(e.offset.unwrap_or(0), "WRITE offset")?;
                         let n = pages_of(e.size.unwrap_or(0), "WRITE size")?;
-                        let tags = e.page_tags.clone().unwrap_or_default();
+                        let tags = tags_in(
+                            unit,
+                            e.page_tags.as_deref().unwrap_or_default(),
+                            e.unit_tags.as_deref(),
+                            e.size.unwrap_or(0),
+                        )?;
                         if e.is_cache_write() {
                             Some(RawReq::CacheWrite { first, n, tags })
                         } else if !wbc && !pending.values().any(|p| p.direct_write) {
@@ -730,11 +786,20 @@ pub(super) fn scan(events: &[Event], wbc: bool, keep_cache: bool) -> Result<Scan
                             _ => return nm(format!("{brief}: this error reply is not modelled")),
                         }
                     }
-                    let data = e
-                        .result
-                        .as_ref()
-                        .and_then(|r| r["page_tags"].as_str().map(str::to_string));
                     let bytes = e.result.as_ref().and_then(|r| r["bytes"].as_u64());
+                    if unit < PG && bytes.is_some_and(|b| !b.is_multiple_of(unit)) {
+                        return nm(format!(
+                            "{brief}: a READ reply of {} bytes, not whole units of {unit} bytes",
+                            bytes.unwrap_or(0)
+                        ));
+                    }
+                    let data = match e.result.as_ref().and_then(|r| r["page_tags"].as_str()) {
+                        Some(g) => {
+                            let units = e.result.as_ref().and_then(|r| r["unit_tags"].as_str());
+                            Some(tags_in(unit, g, units, bytes.unwrap_or(0))?)
+                        }
+                        None => None,
+                    };
                     raw.push((key, e.seq, RawObs::Reply(r, data, bytes), brief));
                 }
             }

@@ -9,7 +9,9 @@ use serde_json::json;
 /// A hand-written trace in a compact notation, one event per line:
 /// `call T0 pwrite fd=6 off=0 AB` / `ret T0 pwrite 8192` (marks),
 /// `req U OP [off size tags] [cache] [size=N] [pid=P] [node=N] [name=X]`,
-/// `reply U OP [k=v...] [ino=N]`.
+/// `reply U OP [k=v...] [ino=N]`; a WRITE request's and a READ reply's
+/// `units=` are its 1 KiB unit tags, a READ reply's `bytes=` (after
+/// `tags=`) its byte count.
 /// Requests carry what the recorder writes: the file's nodeid (2, or
 /// `node=`; the root, 1, for LOOKUP and CREATE) and the pid of the call
 /// pending when they are read (7 + its number; 0 for a page-cache WRITE or
@@ -19,7 +21,8 @@ use serde_json::json;
 pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
     let mut base = json!({"writeback_cache": true, "max_write": 1048576,
         "max_background": 16, "congestion_threshold": 12, "keep_cache": false,
-        "dio_on_odirect": true, "direct_io_allow_mmap": false, "atomic_o_trunc": false});
+        "dio_on_odirect": true, "direct_io_allow_mmap": false, "atomic_o_trunc": false,
+        "unit_tags": true});
     for (k, v) in cfg.as_object().unwrap() {
         base[k] = v.clone();
     }
@@ -73,6 +76,8 @@ pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
                         e.nodeid = n.parse().ok();
                     } else if let Some(n) = x.strip_prefix("name=") {
                         e.name = Some(n.into());
+                    } else if let Some(u) = x.strip_prefix("units=") {
+                        e.unit_tags = Some(u.into());
                     } else if *x == "O_TRUNC" {
                         e.flag_names = Some(vec!["O_RDWR".into(), "O_TRUNC".into()]);
                     }
@@ -93,6 +98,10 @@ pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
                     } else if let Some(t) = x.strip_prefix("tags=") {
                         r["page_tags"] = json!(t);
                         r["bytes"] = json!(t.len() * 4096);
+                    } else if let Some(b) = x.strip_prefix("bytes=") {
+                        r["bytes"] = json!(b.parse::<u64>().unwrap());
+                    } else if let Some(u) = x.strip_prefix("units=") {
+                        r["unit_tags"] = json!(u);
                     } else if *x == "FOPEN_DIRECT_IO" || *x == "FOPEN_KEEP_CACHE" {
                         if r.get("open_flags").is_none() {
                             r["open_flags"] = json!([]);

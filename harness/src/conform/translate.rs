@@ -5,7 +5,7 @@
 //! boundaries, the tasks' data versions and request patterns, the `Config`.
 
 use super::raw::*;
-use super::scan::{scan, Scan};
+use super::scan::{scan, Scan, UNALIGNED};
 use super::*;
 use std::collections::BTreeMap;
 
@@ -16,6 +16,10 @@ use crate::trace::Event;
 /// What a read returned, per model page: the versions its data may be
 /// (`None`: past the bytes returned).
 type PagesRead = Vec<(u8, Option<Vec<Id>>)>;
+
+/// The smallest unit a trace is mapped in: a quarter of a 4 KiB page
+/// (the model's units_per_page is at most 4).
+const MIN_UNIT: u64 = 1024;
 
 /// The model state and variant `release` stands for (fuse model entries
 /// of the `[[release]]` table, [`crate::kernels`]).
@@ -111,19 +115,40 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             w[1]
         ));
     }
-    let Scan {
-        mut raw,
-        tasks,
-        filtered,
-        max_inflight,
-        last_mark_key,
-        implicit_flush,
-        errors,
-        cut,
-        through_reqs,
-        rets,
-        ret_tags,
-    } = scan(events, wbc, keep_cache)?;
+    let (
+        Scan {
+            mut raw,
+            tasks,
+            filtered,
+            max_inflight,
+            last_mark_key,
+            implicit_flush,
+            errors,
+            cut,
+            through_reqs,
+            rets,
+            ret_tags,
+        },
+        unit,
+    ) = {
+        // the largest unit (4 KiB, 2 KiB, 1 KiB) that every offset,
+        // length and size is a whole number of
+        let mut unit = PG;
+        loop {
+            match scan(events, wbc, keep_cache, unit) {
+                Err(e) if e.contains(UNALIGNED) && unit > MIN_UNIT => unit /= 2,
+                r => break (r?, unit),
+            }
+        }
+    };
+    // units below a page: the model's sub-page units (cfg.sub)
+    let per_page = (PG / unit) as u8;
+    if unit < PG && !flag("unit_tags", false) {
+        return nm(format!(
+            "offsets or sizes in {} KiB units, and the recorder gives data tags per 4 KiB page only (its header has no unit_tags): the data of each unit is not known",
+            unit / 1024
+        ));
+    }
     // Implicit closes start right after the body's last mark.
     for (k, idx) in implicit_flush {
         if k < last_mark_key {
@@ -180,6 +205,20 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     }
     bounds.sort();
     bounds.dedup();
+    if unit < PG {
+        // every model position is one unit: the model derives the page
+        // arithmetic from units_per_page; the file is whole pages of units
+        let end = bounds.last().copied().unwrap_or(0);
+        let units = end.next_multiple_of(per_page as u64);
+        if units > MODEL_PAGES as u64 {
+            return nm(format!(
+                "needs {units} units of {unit} bytes (the trace reaches byte {}, {} pages of {per_page} units); the model has {MODEL_PAGES} units in all",
+                end * unit,
+                units / per_page as u64
+            ));
+        }
+        bounds = (0..=units).collect();
+    }
     let regions: Vec<(u64, u64)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
     if regions.is_empty() {
         return nm("the trace touches no page");
@@ -195,7 +234,14 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     let range = |first: u64, n: u64| (at(first), at(first + n) - at(first));
     // model max_pages: most consecutive model pages whose real pages fit one WRITE
     let mut max_pages = regions.len() as u8;
-    while max_pages > 1
+    if unit < PG {
+        // (kernel pages: fc->max_pages against the units' pages)
+        max_pages = (regions.len() as u8 / per_page)
+            .min(real_max_pages.min(u8::MAX as u64) as u8)
+            .max(1);
+    }
+    while unit == PG
+        && max_pages > 1
         && regions
             .windows(max_pages as usize)
             .any(|w| w.iter().map(|r| r.1 - r.0).sum::<u64>() > real_max_pages)
@@ -288,13 +334,22 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         specs.push(spec);
     }
     let allowed = |p: u8, s: &str| -> Vec<Id> {
+        let wrote = letters
+            .get(&(p, s.to_string()))
+            .cloned()
+            .unwrap_or_default();
         if !s.is_empty() && s.chars().all(|c| c == '.') {
-            zero_versions.clone()
+            // zeros: never written, a truncation's, or a write of zeros
+            // (a program's buffer with a zero unit or page)
+            let mut v = zero_versions.clone();
+            for w in wrote {
+                if !v.contains(&w) {
+                    v.push(w);
+                }
+            }
+            v
         } else {
-            letters
-                .get(&(p, s.to_string()))
-                .cloned()
-                .unwrap_or_default()
+            wrote
         }
     };
     let payload = |first: u64, n: u64, tags: &str| -> Vec<Vec<Id>> {
@@ -353,7 +408,12 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                     (mf, mn): (u8, u8),
                     whole: bool|
      -> Result<PagesRead, String> {
-        let end = first + bytes.div_ceil(PG);
+        if unit < PG && !bytes.is_multiple_of(unit) {
+            return nm(format!(
+                "#{seq} a read returned {bytes} bytes, not whole units of {unit} bytes"
+            ));
+        }
+        let end = first + bytes.div_ceil(unit);
         let mut chk = vec![];
         for p in mf..mf + mn {
             let reg = regions[p as usize];
@@ -467,7 +527,10 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         max_write,
         errors,
         short: 0,
-        sub: Default::default(),
+        sub: wbspec_models::fuse::config::SubPage {
+            units_per_page: per_page,
+            ..Default::default()
+        },
     };
     // (any number of tasks: the search runs them in the model's task
     // slots, search.rs)
@@ -570,10 +633,22 @@ impl Mapping {
     /// Several lines: the model configuration and the mapping (for --verbose
     /// and reports).
     pub fn summary(&self) -> String {
-        let mut s = format!(
-            "  model: kernel {:?}, {} pages {:?} (4 KiB page ranges), max_pages {}, {} daemon worker(s)",
-            self.cfg.kernel, self.cfg.pages, self.regions, self.cfg.max_pages, self.cfg.daemon_threads
-        );
+        let mut s = if self.cfg.sub.units_per_page > 1 {
+            format!(
+                "  model: kernel {:?}, {} units of {} bytes ({} per 4 KiB page), max_pages {}, {} daemon worker(s)",
+                self.cfg.kernel,
+                self.cfg.pages,
+                self.cfg.unit_bytes(),
+                self.cfg.sub.units_per_page,
+                self.cfg.max_pages,
+                self.cfg.daemon_threads
+            )
+        } else {
+            format!(
+                "  model: kernel {:?}, {} pages {:?} (4 KiB page ranges), max_pages {}, {} daemon worker(s)",
+                self.cfg.kernel, self.cfg.pages, self.regions, self.cfg.max_pages, self.cfg.daemon_threads
+            )
+        };
         if let Some(w) = self.cfg.max_write {
             s += &format!(", max_write {w} (the recorded write-through chunks)");
         }

@@ -227,7 +227,10 @@ const MOUNT_FACTS: &[(&str, Fact)] = &[
 
 /// Mount facts a header may omit (read as false then), but which, when
 /// present, must have their type: a `"true"` or `1` is not read as false.
-const OPTIONAL_FACTS: &[(&str, Fact)] = &[("parallel_dio", Fact::Flag)];
+/// `unit_tags`: the recorder writes 1 KiB unit tags where page tags do
+/// not give them (trace::unit_tags); without it an unaligned trace's
+/// units are not known.
+const OPTIONAL_FACTS: &[(&str, Fact)] = &[("parallel_dio", Fact::Flag), ("unit_tags", Fact::Flag)];
 
 /// Event kinds, `seq` order, and matched calls and returns.
 fn check_marks(events: &[Event]) -> Result<(), Invalid> {

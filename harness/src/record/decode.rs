@@ -379,10 +379,10 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
             if len == 0 || (env.mapped && proc::mapped_on_mount(env.mnt, pid, &bufs)) {
                 return None;
             }
-            let tags = proc::tags(pid, &bufs, len)?;
+            let (tags, units) = proc::tags_and_units(pid, &bufs, len)?;
             call(
                 "pwrite",
-                format!("fd={fd} off={off} {tags} len={len} path={rel}"),
+                format!("fd={fd} off={off} {tags} len={len}{units} path={rel}"),
             )
         }
         libc::SYS_sendfile => {
@@ -397,13 +397,13 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
                 u64::from_ne_bytes(proc::read_mem(pid, a[2], 8)?.try_into().ok()?)
             };
             // what the source holds from its offset, up to the count
-            let (tags, len) = proc::file_tags(pid, src, src_off, a[3])?;
+            let (tags, len, units) = proc::file_tags_and_units(pid, src, src_off, a[3])?;
             if tags.is_empty() {
                 return None;
             }
             call(
                 "sendfile",
-                format!("fd={fd} off={pos} {tags} len={len} path={rel}"),
+                format!("fd={fd} off={pos} {tags} len={len}{units} path={rel}"),
             )
         }
         libc::SYS_close => plain("close"),
@@ -521,12 +521,14 @@ fn path_call(pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call> {
 }
 
 /// The `ret` mark's tail for a call that returned `ret` (bytes for a
-/// read): ` data=TAGS` for a read, empty otherwise. None: the data could
+/// read): ` data=TAGS` (and ` units=TAGS` where the page tags do not
+/// give the 1 KiB units) for a read, empty otherwise. None: the data could
 /// not be read.
 pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> Option<String> {
     match &c.at_exit {
         AtExit::Data(bufs) if ret >= 0 => {
-            Some(format!(" data={}", proc::tags(pid, bufs, ret as u64)?))
+            let (tags, units) = proc::tags_and_units(pid, bufs, ret as u64)?;
+            Some(format!(" data={tags}{units}"))
         }
         _ => Some(String::new()),
     }

@@ -267,6 +267,22 @@ pub fn read_iovecs(pid: i32, iov: u64, cnt: u64) -> Option<Vec<(u64, u64)>> {
 /// bytes of the buffers `bufs` of `pid`, concatenated: the first byte of
 /// every 4 KiB of that data, read one byte each.
 pub fn tags(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<String> {
+    tags_by(pid, bufs, total, 4096)
+}
+
+/// The page tags of the same data and, where they do not give them, its
+/// 1 KiB unit tags as a mark's ` units=TAGS` ([`crate::trace::unit_tags`]).
+pub fn tags_and_units(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<(String, String)> {
+    let page = tags(pid, bufs, total)?;
+    let units = tags_by(pid, bufs, total, crate::trace::UNIT as u64)?;
+    let extra = crate::trace::units_if_needed(&page, &units, total)
+        .map(|u| format!(" units={u}"))
+        .unwrap_or_default();
+    Some((page, extra))
+}
+
+/// The first byte of every `step` bytes of that data, as tags.
+fn tags_by(pid: i32, bufs: &[(u64, u64)], total: u64, step: u64) -> Option<String> {
     // the address of each byte at offset 0, 4096, ... of the data
     let mut addrs = vec![];
     let mut at = 0u64; // data offset where the current buffer starts
@@ -274,7 +290,7 @@ pub fn tags(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<String> {
     for (base, len) in bufs {
         while next < total && next < at + len {
             addrs.push(base + (next - at));
-            next += 4096;
+            next += step;
         }
         at += len;
         if next >= total {
@@ -313,6 +329,21 @@ pub fn tags(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<String> {
 /// end of the file): sendfile's source, read by the tracer through
 /// /proc/PID/fd/N.
 pub fn file_tags(pid: i32, fd: i64, off: u64, len: u64) -> Option<(String, u64)> {
+    file_tags_by(pid, fd, off, len, 4096)
+}
+
+/// The same source's page tags, its byte count, and, where the page tags
+/// do not give them, its 1 KiB unit tags as ` units=TAGS`.
+pub fn file_tags_and_units(pid: i32, fd: i64, off: u64, len: u64) -> Option<(String, u64, String)> {
+    let (page, n) = file_tags(pid, fd, off, len)?;
+    let (units, _) = file_tags_by(pid, fd, off, len, crate::trace::UNIT as u64)?;
+    let extra = crate::trace::units_if_needed(&page, &units, n)
+        .map(|u| format!(" units={u}"))
+        .unwrap_or_default();
+    Some((page, n, extra))
+}
+
+fn file_tags_by(pid: i32, fd: i64, off: u64, len: u64, step: u64) -> Option<(String, u64)> {
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).ok()?;
     let size = f.metadata().ok()?.len();
@@ -323,7 +354,7 @@ pub fn file_tags(pid: i32, fd: i64, off: u64, len: u64) -> Option<(String, u64)>
         let mut b = [0u8];
         f.read_exact_at(&mut b, at).ok()?;
         s.push(crate::trace::page_tag(b[0]));
-        at += 4096;
+        at += step;
     }
     Some((s, end - off))
 }

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use super::record::errno_result;
 use super::shared::{lock, Core, CtlState, Done, Parked, Rule};
 use crate::control::{Command, ReleaseWhich};
-use crate::trace::{page_tags, Event};
+use crate::trace::{page_tags, unit_tags, units_from, Event};
 
 impl Core {
     /// Should this reply to `op` be an injected -EIO (`fail OP`)? Decided
@@ -233,7 +233,9 @@ impl Core {
                     .iter()
                     .map(|(ino, f)| {
                         json!({"ino": ino, "name": f.name, "size": f.data.len(),
-                               "page_tags": page_tags(&f.data)})
+                               "page_tags": page_tags(&f.data),
+                               "unit_tags": units_from(&page_tags(&f.data),
+                                   unit_tags(&f.data).as_deref(), f.data.len() as u64)})
                     })
                     .collect();
                 format!("ok {}", Value::Array(v))

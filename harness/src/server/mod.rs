@@ -141,7 +141,12 @@ pub fn run_server(
 ) -> std::io::Result<()> {
     let trace = File::create(trace_path)?;
     let core = Arc::new(Core::new(cfg.clone(), trace));
-    let cfg_json = serde_json::to_value(&cfg).unwrap_or(Value::Null);
+    let mut cfg_json = serde_json::to_value(&cfg).unwrap_or(Value::Null);
+    // data events carry 1 KiB unit tags where the page tags do not give
+    // them (trace::unit_tags): unaligned traces can be checked per unit
+    if let Some(m) = cfg_json.as_object_mut() {
+        m.insert("unit_tags".into(), Value::Bool(true));
+    }
     core.log(Event::header(&kernel_release(), cfg_json, scenario));
 
     let mut config = Config::default();

@@ -20,7 +20,7 @@ use super::record::{
 };
 use super::shared::lock;
 use super::RecFs;
-use crate::trace::{page_tags, Event};
+use crate::trace::{page_tags, unit_tags, Event};
 
 impl Filesystem for RecFs {
     crate::unimpl::recorded_enosys_ops!();
@@ -365,7 +365,13 @@ impl Filesystem for RecFs {
             core.log_reply(
                 unique,
                 "READ",
-                json!({"bytes": data.len(), "page_tags": page_tags(&data)}),
+                {
+                    let mut r = json!({"bytes": data.len(), "page_tags": page_tags(&data)});
+                    if let Some(u) = unit_tags(&data) {
+                        r["unit_tags"] = json!(u);
+                    }
+                    r
+                },
                 t0,
             );
             reply.data(&data);
@@ -396,6 +402,7 @@ impl Filesystem for RecFs {
         e.flag_names = Some(open_flag_names(flags.0));
         e.lock_owner = lock_owner.map(|l| l.0);
         e.page_tags = Some(page_tags(data));
+        e.unit_tags = unit_tags(data);
         // The payload borrows fuser's read buffer: copy it before deferring.
         let data = data.to_vec();
         self.go(e, Some(wf & 1 != 0), move |core, unique, t0| {

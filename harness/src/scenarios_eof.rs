@@ -1,0 +1,247 @@
+//! EOF-page scenarios at sizes below a page (issue 18): a partial-page
+//! truncation racing the EOF page's writeback (u_trunc_eof_wb: the WRITE
+//! in flight first; u_crop_eof: the truncation first), and a
+//! write extending within the EOF page, whose fuse_write_begin READs the
+//! page, racing a buffered read at EOF (u_extend_eof_read). Their traces
+//! have offsets and sizes of 1 KiB units, which trace conformance maps
+//! onto the model's units (docs/conformance.md, "Units below a page").
+//! The table entries are [`all`]; conventions as in [`crate::scenarios`].
+use crate::ctx::Ctx;
+use crate::fail::Res;
+use crate::scenario_kit::{briefs, first, sc, wrap, Scenario, PG, SETTLE_MS};
+use crate::server::ServerConfig;
+use crate::sys;
+use crate::trace::{units_from, Event, UNIT};
+use crate::trace_query::Tr;
+
+pub fn all() -> Vec<Scenario> {
+    let dflt = |_: &mut ServerConfig| {};
+    vec![
+        sc!("u_trunc_eof_wb", "ftruncate(1K) into the EOF page while its 3K writeback WRITE is held: waits for the WRITE (fuse_set_nowrite), SETATTR(1K) after its reply, the server ends with 1K", dflt, |c| wrap(c, trunc_eof_wb)),
+        sc!("u_crop_eof", "3K written; ftruncate(1K) with its SETATTR held: writeback started meanwhile queues the EOF page's WRITE in the kernel; after the reply it is sent cropped to 1K and ftruncate waits for it (the partial folio's writeback)", dflt, |c| wrap(c, crop_eof)),
+        sc!("u_extend_eof_read", "pwrite(1K at 2K) into the uncached EOF page of a 1K file READs the page first (fuse_write_begin); a read at 0 during that held READ waits for the folio and returns the 3K written", dflt, |c| wrap(c, extend_eof_read)),
+    ]
+}
+
+/// The 1 KiB unit tags of a request's or a read's data.
+fn units(e: &Event, len: u64) -> String {
+    units_from(
+        e.page_tags.as_deref().unwrap_or(""),
+        e.unit_tags.as_deref(),
+        len,
+    )
+}
+
+const K: u64 = UNIT as u64;
+
+/// After a truncation to 1K: a read of the page returns the 1K of A, and
+/// after the close the server holds that 1K.
+fn truncated_to_1k_of_a(ctx: &mut Ctx, fd: i32) -> Res {
+    let data = ctx.pread("T0", fd, 0, PG as usize)?;
+    ctx.expect(
+        "a read after the truncation returns the 1K of A",
+        data.len() == UNIT && data.iter().all(|b| *b == b'A'),
+        || format!("{} bytes", data.len()),
+    )?;
+    ctx.close("T0", fd)?;
+    ctx.expect_file_units("f", K, "A")
+}
+
+/// 3K written at 0 of a new file, its writeback WRITE held; ftruncate to
+/// 1K. fuse_do_setattr takes fuse_set_nowrite, which waits for the
+/// WRITE in flight, so no SETATTR goes out while it is held; the WRITE,
+/// sent before the truncation, carries the 3K; after its reply SETATTR(1K)
+/// truncates the server, truncate_pagecache zeroes the page's tail and
+/// the mapping is invalidated: a read returns the 1K.
+fn trunc_eof_wb(ctx: &mut Ctx) -> Res {
+    let fd = ctx.create("T0", "f")?;
+    ctx.ctl("hold WRITE n=1 cache=1")?;
+    ctx.pwrite_units("T0", fd, 0, "AAA", UNIT)?;
+    ctx.sfr("T0", fd)?;
+    ctx.wait_held(1, 2000)?;
+    let sa0 = ctx.count("SETATTR")?;
+    let mut tr = ctx.spawn("T1", "ftruncate", &format!("fd={fd} {K}"), move || {
+        sys::ftruncate(fd, K)
+    })?;
+    ctx.sleep_ms(SETTLE_MS);
+    let blocked = !tr.done();
+    ctx.expect(
+        "ftruncate into the EOF page waits while the page's WRITE is held",
+        blocked,
+        || "returned early".into(),
+    )?;
+    let sa = ctx.count("SETATTR")? - sa0;
+    ctx.expect("no SETATTR while the WRITE is held", sa == 0, || {
+        format!("{sa} SETATTRs")
+    })?;
+    ctx.ctl("release all")?;
+    let (r, _) = tr.join(3000)?;
+    ctx.expect("ftruncate succeeds", r.ret == 0, || {
+        format!("errno {}", r.errno)
+    })?;
+    let t = ctx.trace()?;
+    let ws = t.cache_writes();
+    ctx.expect(
+        "one WRITE, the 3K sent before the truncation (not cropped)",
+        ws.len() == 1
+            && ws[0].offset == Some(0)
+            && ws[0].size == Some(3 * K)
+            && units(ws[0], 3 * K) == "AAA",
+        || briefs(&ws),
+    )?;
+    let wr = t.reply_seq(ws[0]).unwrap_or(u64::MAX);
+    let sizes: Vec<&Event> = t
+        .reqs("SETATTR")
+        .into_iter()
+        .filter(|e| e.size.is_some())
+        .collect();
+    let s = first(&sizes, "SETATTR(size)")?;
+    let sr = t.reply_seq(s).unwrap_or(u64::MAX);
+    let ret = t.mark_seq("ret", "T1", "ftruncate")?;
+    ctx.expect(
+        "SETATTR(1K) after the WRITE reply; ftruncate returns after its reply",
+        sizes.len() == 1 && s.size == Some(K) && s.seq > wr && ret > sr,
+        || Tr::brief(s),
+    )?;
+    truncated_to_1k_of_a(ctx, fd)
+}
+
+/// A 1K file, not cached (written, fsynced, closed; the reopen drops the
+/// clean page: fuse_open without FOPEN_KEEP_CACHE). pwrite of 1K at 2K:
+/// the folio is not uptodate, the write does not cover it, and it starts
+/// below EOF, so fuse_write_begin READs it (fuse_do_readfolio) with the
+/// folio locked: that READ is held. A buffered read at 0 meanwhile finds
+/// the locked folio and waits; after the reply the write copies its 1K,
+/// fuse_write_end sets i_size to 3K and unlocks: the reader returns 3K,
+/// A, zeros, B (the READ's short reply zero-filled the page's tail).
+fn extend_eof_read(ctx: &mut Ctx) -> Res {
+    let fd = ctx.create("T0", "f")?;
+    ctx.pwrite_units("T0", fd, 0, "A", UNIT)?;
+    ctx.fsync("T0", fd)?;
+    ctx.close("T0", fd)?;
+    let fd = ctx.open("T0", "f", libc::O_RDWR)?;
+    let r0 = ctx.count("READ")?;
+    ctx.ctl("hold READ n=1")?;
+    let mut buf = sys::AlignedBuf::new(UNIT);
+    buf.bytes_mut().fill(b'B');
+    let mut wr = ctx.spawn(
+        "T1",
+        "pwrite",
+        &format!("fd={fd} off={} B len={K}", 2 * K),
+        move || sys::pwrite(fd, buf.bytes(), 2 * K),
+    )?;
+    ctx.wait_held(1, 2000)?;
+    let t = ctx.trace()?;
+    let rq = t.reqs("READ");
+    ctx.expect(
+        "the write READs the whole EOF page first",
+        rq.len() as u64 == r0 + 1
+            && rq
+                .last()
+                .is_some_and(|r| r.offset == Some(0) && r.size == Some(PG)),
+        || briefs(&rq),
+    )?;
+    let mut rd = ctx.spawn_pread("T2", fd, 0, PG as usize)?;
+    ctx.sleep_ms(SETTLE_MS);
+    let (wb, rb) = (!wr.done(), !rd.done());
+    ctx.expect(
+        "the write and the read wait while the READ is held",
+        wb && rb,
+        || format!("write waits {wb}, read waits {rb}"),
+    )?;
+    let n = ctx.count("READ")?;
+    ctx.expect("the reader sends no READ of its own", n == r0 + 1, || {
+        format!("{} READs", n - r0)
+    })?;
+    ctx.ctl("release all")?;
+    let (w, _) = wr.join(3000)?;
+    ctx.expect("the write writes 1K", w.ret == K as i64, || {
+        format!("{w:?}")
+    })?;
+    let (r, _) = rd.join(3000)?;
+    let t = ctx.trace()?;
+    let m = t
+        .mark("ret", "T2", "pread")
+        .ok_or_else(|| crate::scenario_kit::fail("pread mark", "no ret mark".into()))?;
+    let got = units(m, r.ret.max(0) as u64);
+    ctx.expect(
+        "the read returns 3K: A, the page's zeros, B",
+        r.ret == 3 * K as i64 && got == "A.B",
+        || format!("{} bytes, units {got:?}", r.ret),
+    )?;
+    let rq = first(&t.reqs("READ")[r0 as usize..], "the held READ")?;
+    let reply = t.reply(rq);
+    let bytes = reply
+        .and_then(|e| e.result.as_ref())
+        .and_then(|r| r["bytes"].as_u64());
+    ctx.expect(
+        "the READ reply carries the 1K on the server",
+        bytes == Some(K),
+        || format!("{bytes:?}"),
+    )?;
+    ctx.close("T0", fd)?;
+    ctx.expect_file_units("f", 3 * K, "A.B")
+}
+
+/// 3K written (A, B, C, 1K each); ftruncate(1K) with its SETATTR held,
+/// so the truncation is inside fuse_set_nowrite; sync_file_range starts
+/// writeback meanwhile. The page's WRITE is queued in the kernel (the
+/// inode is NOWRITE), unseen by the server; after the SETATTR reply
+/// fuse_release_nowrite sends it cropped at the new i_size (1K of A), and
+/// truncate_pagecache waits for the EOF folio's writeback before
+/// ftruncate returns. Should background writeback have sent the page
+/// before the hold, that WRITE carries the whole 3K and none is queued.
+fn crop_eof(ctx: &mut Ctx) -> Res {
+    let fd = ctx.create("T0", "f")?;
+    ctx.pwrite_units("T0", fd, 0, "ABC", UNIT)?;
+    ctx.ctl("hold SETATTR n=1 size=1")?;
+    let mut p = ctx.spawn("T1", "ftruncate", &format!("fd={fd} {K}"), move || {
+        sys::ftruncate(fd, K)
+    })?;
+    ctx.wait_held(1, 2000)?;
+    let w0 = ctx.count("WRITE")?;
+    ctx.sfr("T2", fd)?;
+    ctx.sleep_ms(SETTLE_MS);
+    let w1 = ctx.count("WRITE")?;
+    ctx.expect(
+        "no WRITE read while SETATTR(size) is held",
+        w1 == w0,
+        || format!("{} WRITEs", w1 - w0),
+    )?;
+    ctx.ctl("release all")?;
+    let (r, _) = p.join(3000)?;
+    ctx.expect("ftruncate succeeds", r.ret == 0, || {
+        format!("errno {}", r.errno)
+    })?;
+    let t = ctx.trace()?;
+    let s = first(
+        &t.reqs("SETATTR")
+            .into_iter()
+            .filter(|e| e.size == Some(K))
+            .collect::<Vec<_>>(),
+        "SETATTR(1K)",
+    )?;
+    let sr = t.reply_seq(s).unwrap_or(u64::MAX);
+    let ret = t.mark_seq("ret", "T1", "ftruncate")?;
+    let ws = t.cache_writes();
+    if w0 == 0 {
+        let wr = ws.first().and_then(|w| t.reply_seq(w)).unwrap_or(u64::MAX);
+        ctx.expect(
+            "the queued WRITE is sent after the SETATTR reply, cropped to 1K, and answered before ftruncate returns",
+            ws.len() == 1
+                && ws[0].seq > sr
+                && ws[0].offset == Some(0)
+                && ws[0].size == Some(K)
+                && units(ws[0], K) == "A"
+                && wr < ret,
+            || briefs(&ws),
+        )?;
+    } else {
+        ctx.expect(
+            "background writeback sent the whole 3K before the truncation; nothing was queued",
+            ws.len() == 1 && ws[0].size == Some(3 * K) && units(ws[0], 3 * K) == "ABC",
+            || briefs(&ws),
+        )?;
+    }
+    truncated_to_1k_of_a(ctx, fd)
+}
