@@ -281,13 +281,12 @@ impl FuseModel {
             return;
         }
         if self.cfg.variant.iomap_wb_eof && f.end as u8 > s.i_size {
-            // a folio across i_size: end_pos = i_size, and
-            // folio_zero_segment zeroes the rest in the page cache
+            // a folio across i_size: folio_zero_segment zeroes the rest in
+            // the page cache, and the range ends at i_size (end_pos): the
+            // WRITE's crop at i_size below sends the same units. The
+            // folio's PG_writeback still ends with that WRITE, so the
+            // range stays the folio's here.
             for q in s.i_size as usize..f.end {
-                if s.pages[q].dirty() {
-                    s.drops[q] = s.drops[q].saturating_add(1);
-                }
-                s.pages[q].clear(PG_DIRTY);
                 s.pages[q].ver = self.last_zeros(s.hist[q]);
             }
         }
