@@ -5,6 +5,8 @@
 //! page, racing a buffered read at EOF (u_extend_eof_read). Their traces
 //! have offsets and sizes of 1 KiB units, which trace conformance maps
 //! onto the model's units (docs/conformance.md, "Units below a page").
+//! u2_write_beyond_eof writes in 2 KiB units: a page that starts at EOF
+//! is zeroed by fuse_write_begin, not read.
 //! The table entries are [`all`]; conventions as in [`crate::scenarios`].
 use crate::ctx::Ctx;
 use crate::fail::Res;
@@ -20,6 +22,7 @@ pub fn all() -> Vec<Scenario> {
         sc!("u_trunc_eof_wb", "ftruncate(1K) into the EOF page while its 3K writeback WRITE is held: waits for the WRITE (fuse_set_nowrite), SETATTR(1K) after its reply, the server ends with 1K", dflt, |c| wrap(c, trunc_eof_wb)),
         sc!("u_crop_eof", "3K written; ftruncate(1K) with its SETATTR held: writeback started meanwhile queues the EOF page's WRITE in the kernel; after the reply it is sent cropped to 1K and ftruncate waits for it (the partial folio's writeback)", dflt, |c| wrap(c, crop_eof)),
         sc!("u_extend_eof_read", "pwrite(1K at 2K) into the uncached EOF page of a 1K file READs the page first (fuse_write_begin); a read at 0 during that held READ waits for the folio and returns the 3K written", dflt, |c| wrap(c, extend_eof_read)),
+        sc!("u2_write_beyond_eof", "2 KiB units: pwrite(2K at 6K) into a new page beyond the 2K EOF sends no READ (the folio starts at EOF: fuse_write_begin zeroes it); a read returns A, 4K of zeros, B, and the server holds the same after fsync", dflt, |c| wrap(c, write_beyond_eof_2k)),
     ]
 }
 
@@ -244,4 +247,39 @@ fn crop_eof(ctx: &mut Ctx) -> Res {
         )?;
     }
     truncated_to_1k_of_a(ctx, fd)
+}
+
+/// 2 KiB of A at 0 of a new file, fsync; then 2 KiB of B at 6K. The
+/// second page (4K..8K) starts at or beyond EOF (2K), so
+/// fuse_write_begin zeroes the bytes the write does not cover instead of
+/// READing the page: no READ at all. A read of 8K returns A, 4K of
+/// zeros, B; after fsync the server holds the same. The trace's offsets
+/// are whole 2 KiB units: conformance maps it onto 2 units per page.
+fn write_beyond_eof_2k(ctx: &mut Ctx) -> Res {
+    const U2: u64 = 2 * K;
+    let fd = ctx.create("T0", "f")?;
+    ctx.pwrite_units("T0", fd, 0, "A", U2 as usize)?;
+    ctx.fsync("T0", fd)?;
+    ctx.pwrite_units("T0", fd, 3 * U2, "B", U2 as usize)?;
+    let data = ctx.pread("T0", fd, 0, (4 * U2) as usize)?;
+    let want: Vec<u8> = [
+        vec![b'A'; U2 as usize],
+        vec![0; 2 * U2 as usize],
+        vec![b'B'; U2 as usize],
+    ]
+    .concat();
+    ctx.expect(
+        "the read returns 8K: 2K of A, 4K of zeros, 2K of B",
+        data == want,
+        || format!("{} bytes", data.len()),
+    )?;
+    ctx.fsync("T0", fd)?;
+    let t = ctx.trace()?;
+    ctx.expect(
+        "no READ: the pages were written, and the second starts at EOF",
+        t.reqs("READ").is_empty(),
+        || format!("{} READs", t.reqs("READ").len()),
+    )?;
+    ctx.close("T0", fd)?;
+    ctx.expect_file_units("f", 4 * U2, "AA....BB")
 }
