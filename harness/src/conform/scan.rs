@@ -95,7 +95,7 @@ pub(super) fn tags_in(
     units: Option<&str>,
     len: u64,
 ) -> Result<String, String> {
-    if unit == PG {
+    if unit == PG && units.is_none() {
         return Ok(page.to_string());
     }
     let k = (unit / crate::trace::UNIT as u64) as usize;
@@ -105,6 +105,24 @@ pub(super) fn tags_in(
             "bad trace: {} unit tags {all:?} for {len} bytes",
             all.len()
         ));
+    }
+    // one tag per unit stands for the unit's data: a unit whose 1 KiB
+    // parts differ (a buffer written so, or a WRITE or read with one part
+    // stale) is checked in a smaller unit, or else a difference inside a
+    // unit would go unseen
+    if let Some(c) = all
+        .as_bytes()
+        .chunks(k)
+        .find(|c| c.iter().any(|t| *t != c[0]))
+    {
+        return nm(format!(
+            "data with unit tags {all:?} (one unit of {unit} bytes holds {:?}) {UNALIGNED} nor of {} KiB units of one tag",
+            String::from_utf8_lossy(c),
+            unit / 1024
+        ));
+    }
+    if unit == PG {
+        return Ok(page.to_string());
     }
     Ok(all.chars().step_by(k).collect())
 }
