@@ -106,6 +106,19 @@ pub(super) fn tags_in(
             all.len()
         ));
     }
+    // a page's tag is its first byte, so its first unit's tag: unit tags
+    // that say otherwise contradict the page tags
+    let per_page = PG as usize / crate::trace::UNIT;
+    if units.is_some()
+        && page
+            .chars()
+            .zip(all.chars().step_by(per_page))
+            .any(|(p, u)| p != u)
+    {
+        return Err(format!(
+            "bad trace: unit tags {all:?} disagree with page tags {page:?} (a page's tag is its first unit's)"
+        ));
+    }
     // one tag per unit stands for the unit's data: a unit whose 1 KiB
     // parts differ (a buffer written so, or a WRITE or read with one part
     // stale) is checked in a smaller unit, or else a difference inside a
