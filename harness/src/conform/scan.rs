@@ -119,10 +119,15 @@ pub(super) fn tags_in(
             "bad trace: unit tags {all:?} disagree with page tags {page:?} (a page's tag is its first unit's)"
         ));
     }
-    // one tag per unit stands for the unit's data: a unit whose 1 KiB
-    // parts differ (a buffer written so, or a WRITE or read with one part
-    // stale) is checked in a smaller unit, or else a difference inside a
-    // unit would go unseen
+    if unit == PG {
+        // whole-page traces compare page tags; unit tags (fio's random
+        // bytes give every 1 KiB its own) are not used
+        return Ok(page.to_string());
+    }
+    // one tag per unit stands for the unit's data: a 2 KiB unit whose
+    // 1 KiB parts differ (a buffer written so, or a WRITE or read with one
+    // part stale) is checked in 1 KiB units, or else a difference inside
+    // the unit would go unseen
     if let Some(c) = all
         .as_bytes()
         .chunks(k)
@@ -133,9 +138,6 @@ pub(super) fn tags_in(
             String::from_utf8_lossy(c),
             unit / 1024
         ));
-    }
-    if unit == PG {
-        return Ok(page.to_string());
     }
     Ok(all.chars().step_by(k).collect())
 }
