@@ -182,6 +182,15 @@ fn altered_traces_do_not_conform() {
         // returns 2K of a 1K file, SETATTR carries 2K for ftruncate(1K)
         // and a queued writeback WRITE sent whole past the new 1K EOF
         ("u_crop_eof_not_cropped", At("req WRITE")),
+        // every size a whole 2 KiB, but the WRITE's second 1 KiB of its
+        // first 2 KiB is stale (A for B): checked in 1 KiB units, not 2
+        ("u_crop_eof_2k_write_half_stale", At("req WRITE")),
+        // the WRITE's page tag B and its unit tag A contradict (a page's
+        // tag is its first unit's); the unit tag alone had conformed
+        (
+            "u_crop_eof_unit_tags_disagree",
+            Bad("unit tags \"A\" disagree with page tags \"B\""),
+        ),
         ("u_extend_eof_read_stale_zeros", At("ret T2 pread")),
         ("u_extend_eof_read_write_loses_b", At("req WRITE")),
         ("u_trunc_eof_wb_read_past_eof", At("reply READ")),

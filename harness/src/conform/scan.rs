@@ -95,7 +95,7 @@ pub(super) fn tags_in(
     units: Option<&str>,
     len: u64,
 ) -> Result<String, String> {
-    if unit == PG {
+    if unit == PG && units.is_none() {
         return Ok(page.to_string());
     }
     let k = (unit / crate::trace::UNIT as u64) as usize;
@@ -104,6 +104,39 @@ pub(super) fn tags_in(
         return Err(format!(
             "bad trace: {} unit tags {all:?} for {len} bytes",
             all.len()
+        ));
+    }
+    // a page's tag is its first byte, so its first unit's tag: unit tags
+    // that say otherwise contradict the page tags
+    let per_page = PG as usize / crate::trace::UNIT;
+    if units.is_some()
+        && page
+            .chars()
+            .zip(all.chars().step_by(per_page))
+            .any(|(p, u)| p != u)
+    {
+        return Err(format!(
+            "bad trace: unit tags {all:?} disagree with page tags {page:?} (a page's tag is its first unit's)"
+        ));
+    }
+    if unit == PG {
+        // whole-page traces compare page tags; unit tags (fio's random
+        // bytes give every 1 KiB its own) are not used
+        return Ok(page.to_string());
+    }
+    // one tag per unit stands for the unit's data: a 2 KiB unit whose
+    // 1 KiB parts differ (a buffer written so, or a WRITE or read with one
+    // part stale) is checked in 1 KiB units, or else a difference inside
+    // the unit would go unseen
+    if let Some(c) = all
+        .as_bytes()
+        .chunks(k)
+        .find(|c| c.iter().any(|t| *t != c[0]))
+    {
+        return nm(format!(
+            "data with unit tags {all:?} (one unit of {unit} bytes holds {:?}) {UNALIGNED} nor of {} KiB units of one tag",
+            String::from_utf8_lossy(c),
+            unit / 1024
         ));
     }
     Ok(all.chars().step_by(k).collect())

@@ -120,3 +120,19 @@ fn a_reply_of_part_of_a_unit_is_not_modelled() {
         "{w}"
     );
 }
+
+/// A 2 KiB-aligned trace whose WRITE has its second 1 KiB stale (zeros
+/// where A was written) is checked in 1 KiB units, where the stale half
+/// is a violation; in 2 KiB units only each unit's first 1 KiB tag was
+/// compared and the trace conformed. (Whole-page traces compare page
+/// tags only: fio's random bytes give every 1 KiB its own tag.)
+#[test]
+fn a_difference_inside_a_unit_is_not_hidden_by_a_larger_unit() {
+    let ok = mapping(&write_fsync(0, 2048, None, json!({})));
+    assert_eq!(ok.cfg.sub.units_per_page, 2);
+    let half = write_fsync(0, 2048, Some("A."), json!({}));
+    let bad = mapping(&half);
+    assert_eq!(bad.cfg.sub.units_per_page, 4);
+    let v = check(&bad, DEFAULT_BOUND);
+    assert!(matches!(v, Verdict::Violation { .. }), "{}", v.report(&bad));
+}
