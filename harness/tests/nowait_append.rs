@@ -45,8 +45,11 @@ fn io_uring_appends_land_exactly_once_on_xfs() {
     // The throttle is the precondition, not a promise: under other
     // memory load the inline attempts may stop earlier (or not reach the
     // pause). Up to ATTEMPTS runs, each checked for exactly-once, until
-    // one shows the throttle.
-    const ATTEMPTS: usize = 3;
+    // one shows the throttle. (3 attempts were not enough once in CI on
+    // 2026-12-02: 0 throttles in 3 runs after the suite's other
+    // real-kernel tests; alone it throttles in the first run. Each
+    // attempt is about 1-4 s and is checked for exactly-once.)
+    const ATTEMPTS: usize = 8;
     let cfg = Config::default();
     let mut throttled = 0;
     let mut r = None;
