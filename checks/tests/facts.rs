@@ -97,24 +97,23 @@ fn every_kernel_state_has_facts_and_every_fact_a_state() {
     }
 }
 
-/// The JSON report's `kernel` object carries the state's versions.
-#[test]
-fn the_json_report_names_the_kernel_versions() {
+/// The JSON report of `wbspec check NAME --json`.
+fn json_report(name: &str) -> serde_json::Value {
     let tmp = tmpdir();
     let json = tmp.path().join("r.json");
-    let out = wbspec(&[
-        "check",
-        "t-fopen-dio-read",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = wbspec(&["check", name, "--json", json.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+/// The JSON report's `kernel` object carries the state's versions.
+#[test]
+fn the_json_report_names_the_kernel_versions() {
+    let doc = json_report("t-fopen-dio-read");
     let k = &doc["checks"][0]["kernel"];
     assert_eq!(k["name"], "T");
     assert_eq!(k["stable"], "6.16.y");
@@ -195,21 +194,7 @@ fn every_code_tree_is_a_kernel_state_with_facts() {
         );
     }
     // a label that shares mechanics is still its own state in the JSON
-    let tmp = tmpdir();
-    let json = tmp.path().join("r.json");
-    let out = wbspec(&[
-        "check",
-        "t17-trunc-vs-wb-2p",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc = json_report("t17-trunc-vs-wb-2p");
     let k = &doc["checks"][0]["kernel"];
     assert_eq!(k["name"], "T17");
     assert_eq!(k["label"], "T17 (6.17 - 6.18.2)");
