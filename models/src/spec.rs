@@ -75,8 +75,11 @@ impl SwitchKind {
     }
 }
 
-/// Most properties a model may have (`hits` is a bitmask).
-pub const MAX_PROPERTIES: usize = 64;
+/// A set of properties, bit `i` for property `i` (`Spec::hits`).
+pub type Hits = u128;
+
+/// Most properties a model may have (`hits` is a `Hits` bitmask).
+pub const MAX_PROPERTIES: usize = Hits::BITS as usize;
 
 pub trait Spec:
     Model<
@@ -115,7 +118,7 @@ pub trait Spec:
     fn condition(&self, i: usize, s: &Self::State) -> bool;
     /// Bit `i` set when state `s` violates always-property `i` or reaches
     /// witness `i`. Models may override it with a faster evaluation.
-    fn hits(&self, s: &Self::State) -> u64 {
+    fn hits(&self, s: &Self::State) -> Hits {
         let mut h = 0;
         for (i, p) in Self::property_defs().iter().enumerate() {
             let c = self.condition(i, s);
@@ -130,7 +133,7 @@ pub trait Spec:
     /// them (the exhaustive search has computed them anyway). Models may
     /// override it to read enabledness (deadlock, blocked tasks) from
     /// `succ` instead of executing steps again; it must equal `hits(s)`.
-    fn hits_given(&self, s: &Self::State, succ: &[(Self::Action, Self::State)]) -> u64 {
+    fn hits_given(&self, s: &Self::State, succ: &[(Self::Action, Self::State)]) -> Hits {
         let _ = succ;
         self.hits(s)
     }
@@ -252,7 +255,8 @@ macro_rules! cond_table {
 }
 cond_table!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27
     28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54
-    55 56 57 58 59 60 61 62 63);
+    55 56 57 58 59 60 61 62 63
+    64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127);
 
 /// The properties as Stateright sees them (Explorer, Stateright's own
 /// checkers), plus `EXPLORE_ALL`.

@@ -38,7 +38,7 @@ pub use state::State;
 pub use step::Step;
 
 use crate::common::encode::Enc;
-use crate::spec::{self, KernelState, PropertyDef, Spec, SwitchDef, SwitchKind};
+use crate::spec::{self, Hits, KernelState, PropertyDef, Spec, SwitchDef, SwitchKind};
 
 /// Version of the model's step semantics, recorded in every saved trace
 /// (traces/*.json) and checked by `wbspec replay`. Bump it whenever a
@@ -157,7 +157,7 @@ impl Spec for FuseModel {
         properties::CONDITIONS[i](self, s)
     }
 
-    fn hits_given(&self, s: &State, succ: &[(Action, State)]) -> u64 {
+    fn hits_given(&self, s: &State, succ: &[(Action, State)]) -> Hits {
         properties::hits_given(self, s, succ)
     }
 

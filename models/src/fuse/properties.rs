@@ -7,7 +7,7 @@ use super::program::Op;
 use super::reclaim;
 use super::state::*;
 use super::wbslots;
-use crate::spec::{PropertyDef, Stricter};
+use crate::spec::{Hits, PropertyDef, Stricter};
 use stateright::Expectation;
 
 /// Every property, in `CONDITIONS` order.
@@ -644,10 +644,14 @@ const I_E: usize = index_of("e");
 const I_C1: usize = index_of("c1");
 const I_DIO_WAITS_WB: usize = index_of("w-dio-waits-wb");
 
+// `hits_given` evaluates properties 0..128 only: more would be silently
+// ignored, so more do not compile.
+const _: () = assert!(PROPERTIES.len() <= crate::spec::MAX_PROPERTIES);
+
 /// Bit i set when property i is an `always` property (its condition
 /// holding is no hit).
-const ALWAYS: u64 = {
-    let mut m = 0u64;
+const ALWAYS: Hits = {
+    let mut m: Hits = 0;
     let mut i = 0;
     while i < PROPERTIES.len() {
         if !matches!(PROPERTIES[i].expectation, Expectation::Sometimes) {
@@ -679,11 +683,11 @@ fn c1_fast(m: &FuseModel, s: &State) -> bool {
 /// `c1` in one pass; every other property is its condition. Equal to the
 /// generic `hits` (checks/tests/engines.rs compares them on every
 /// reachable state of every catalogue check but the largest).
-pub fn hits_given(m: &FuseModel, s: &State, succ: &[(Action, State)]) -> u64 {
+pub fn hits_given(m: &FuseModel, s: &State, succ: &[(Action, State)]) -> Hits {
     /// Condition `I` (0 past the last property), each a direct call the
     /// compiler can inline: no loop, no dispatch through the table.
     #[inline(always)]
-    fn bit<const I: usize>(m: &FuseModel, s: &State, succ: &[(Action, State)]) -> u64 {
+    fn bit<const I: usize>(m: &FuseModel, s: &State, succ: &[(Action, State)]) -> Hits {
         if I >= CONDITIONS.len() {
             return 0;
         }
@@ -694,14 +698,15 @@ pub fn hits_given(m: &FuseModel, s: &State, succ: &[(Action, State)]) -> u64 {
             I_DIO_WAITS_WB => dio_waits_wb(m, s, |t| !enabled(t) && !m.task_done(s, t)),
             _ => CONDITIONS[I](m, s),
         };
-        (holds as u64) << I
+        (holds as Hits) << I
     }
     macro_rules! bits {
         ($($i:literal)*) => { 0 $(| bit::<$i>(m, s, succ))* };
     }
-    let c: u64 = bits!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26
+    let c: Hits = bits!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26
         27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55
-        56 57 58 59 60 61 62 63);
+        56 57 58 59 60 61 62 63
+        64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127);
     c ^ ALWAYS
 }
 
