@@ -79,6 +79,9 @@ pub struct Finding {
     pub reproduced: String,
     /// When the finding was last checked against the sources.
     pub checked: String,
+    /// Fix switches wbspec proposes for it (`SwitchKind::Fix`), each
+    /// turned on by a catalogue check paired with one of `checks`.
+    pub fixes: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -92,6 +95,8 @@ struct RawFinding {
     kernels: Vec<String>,
     reproduced: String,
     checked: String,
+    #[serde(default)]
+    fixes: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -205,6 +210,28 @@ pub fn parse(text: &str, what: &str, cat: &Catalogue) -> Result<Vec<Finding>, St
                 return Err(format!("{at}: unknown kernel state '{k}'"));
             }
         }
+        for f in &r.fixes {
+            let is_fix = entries.iter().any(|e| {
+                e.check
+                    .switch_defs()
+                    .iter()
+                    .any(|d| &d.name == f && d.kind == wbspec_models::spec::SwitchKind::Fix)
+            });
+            if !is_fix {
+                return Err(format!(
+                    "{at}: fix '{f}' is no fix switch of its checks' models"
+                ));
+            }
+            let shown = cat.entries.iter().any(|e| {
+                e.pair.as_ref().is_some_and(|p| r.checks.contains(p))
+                    && e.check.switches_changed().iter().any(|s| s == f)
+            });
+            if !shown {
+                return Err(format!(
+                    "{at}: fix '{f}' has no catalogue check that turns it on and is paired with one of the finding's checks"
+                ));
+            }
+        }
         out.push(Finding {
             id: r.id,
             title: r.title,
@@ -214,6 +241,7 @@ pub fn parse(text: &str, what: &str, cat: &Catalogue) -> Result<Vec<Finding>, St
             kernels: r.kernels,
             reproduced: r.reproduced,
             checked: r.checked,
+            fixes: r.fixes,
         });
     }
     Ok(out)

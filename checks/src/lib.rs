@@ -24,3 +24,4 @@ pub mod shard;
 pub mod show;
 pub mod tally;
 pub mod trace;
+pub mod with;

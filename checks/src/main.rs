@@ -98,6 +98,14 @@ enum Cmd {
         /// pinned state count (merge the JSON reports with merge-reports).
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
+        /// Family run: run the checks again with this switch on (e.g. a
+        /// fix of docs/findings.md; repeatable) and judge each against its
+        /// expected verdicts: a property expected to hold that is violated
+        /// is a new violation (exit 1); one expected violated that holds is
+        /// fixed. Pins are not compared. With --all: every check; those
+        /// whose model lacks the switch or refuses it are not applicable.
+        #[arg(long = "with", value_name = "SWITCH")]
+        with: Vec<String>,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -285,6 +293,67 @@ impl Out {
     fn flush(&mut self) -> Result<(), String> {
         self.0.flush().map_err(|e| format!("standard output: {e}"))
     }
+}
+
+/// The checks `check` runs: every one with `all`, else those named or
+/// tagged by `names`, each once, in the order named.
+fn select<'a>(entries: &'a [Entry], names: &[String], all: bool) -> Result<Vec<&'a Entry>, String> {
+    if all {
+        if !names.is_empty() {
+            return Err("give check names or --all, not both".into());
+        }
+        return Ok(entries.iter().collect());
+    }
+    if names.is_empty() {
+        return Err("name at least one check, or use --all (see `wbspec list`)".into());
+    }
+    let mut v: Vec<&Entry> = Vec::new();
+    for n in names {
+        let hits: Vec<&Entry> = entries
+            .iter()
+            .filter(|e| &e.name == n || e.has_tag(n))
+            .collect();
+        if hits.is_empty() {
+            return Err(format!("unknown check '{n}' (see `wbspec list`)"));
+        }
+        for h in hits {
+            if !v.iter().any(|x| x.name == h.name) {
+                v.push(h);
+            }
+        }
+    }
+    Ok(v)
+}
+
+/// `check --with`: every selected check with the switches on, one line
+/// each, then the summary (with.rs). Exit 1 unless clean.
+fn with_run(
+    out: &mut Out,
+    selected: &[&Entry],
+    flags: &[String],
+    set: &Settings,
+) -> Result<u8, String> {
+    for f in flags {
+        if !selected
+            .iter()
+            .any(|e| e.check.switch_defs().iter().any(|d| d.name == f))
+        {
+            return Err(format!(
+                "--with {f}: no selected check's model has such a switch (see `wbspec show CHECK` for a model's switches)"
+            ));
+        }
+    }
+    let mut judged = Vec::new();
+    for e in selected {
+        eprintln!("running {} with {} ...", e.name, flags.join("+"));
+        let j = wbspec::with::run(e, flags, set)?;
+        out.line(&wbspec::with::line(&e.name, flags, &j))?;
+        judged.push((e.name.clone(), j));
+    }
+    let (line, ok) = wbspec::with::summary(flags, &judged);
+    out.line(&line)?;
+    out.flush()?;
+    Ok(if ok { 0 } else { 1 })
 }
 
 fn find<'a>(entries: &'a [Entry], name: &str) -> Result<&'a Entry, String> {
@@ -621,9 +690,24 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             write_traces,
             traces_dir,
             shard,
+            with,
             run,
         } => {
             let set = run.settings()?;
+            if !with.is_empty() {
+                if update_pins
+                    || update_docs
+                    || write_traces
+                    || markdown.is_some()
+                    || json.is_some()
+                    || shard.is_some()
+                    || explain
+                {
+                    return Err("--with runs a configuration the catalogue does not pin: it takes no --update-pins, --update-docs, --write-traces, --markdown, --json, --shard or --explain".into());
+                }
+                let selected = select(entries, &names, all)?;
+                return with_run(out, &selected, &with, &set);
+            }
             if update_docs && (!all || shard.is_some() || !own) {
                 return Err(
                     "--update-docs needs --all, no --shard, and the checkout's own catalogue"
@@ -673,24 +757,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     None => entries.iter().collect(),
                 }
             } else {
-                if names.is_empty() {
-                    return Err("name at least one check, or use --all (see `wbspec list`)".into());
-                }
-                let mut v: Vec<&Entry> = Vec::new();
-                for n in &names {
-                    let hits: Vec<&Entry> = entries
-                        .iter()
-                        .filter(|e| &e.name == n || e.has_tag(n))
-                        .collect();
-                    if hits.is_empty() {
-                        return Err(format!("unknown check '{n}' (see `wbspec list`)"));
-                    }
-                    for h in hits {
-                        if !v.iter().any(|x| x.name == h.name) {
-                            v.push(h);
-                        }
-                    }
-                }
+                let mut v = select(entries, &names, false)?;
                 if update_pins {
                     // a check's derived twins (`-bg1`) are pinned with it:
                     // `check --all` judges them too

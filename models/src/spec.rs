@@ -63,6 +63,9 @@ pub enum SwitchKind {
     Proposal,
     /// A deliberately broken protection (a vacuity guard).
     Mutant,
+    /// A fix wbspec proposes for one of its findings (docs/findings.md):
+    /// precise enough to write the kernel patch from.
+    Fix,
 }
 
 impl SwitchKind {
@@ -71,6 +74,7 @@ impl SwitchKind {
             SwitchKind::Kernel => "kernel",
             SwitchKind::Proposal => "proposal",
             SwitchKind::Mutant => "mutant",
+            SwitchKind::Fix => "fix",
         }
     }
 }

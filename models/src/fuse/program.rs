@@ -254,6 +254,16 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
     };
     // fuse_direct_io step (B): fuse_sync_writes if the range has writeback.
     let dio_sync_writes = !(nowritectr || v.p_syncwrites || v.p_writeiter);
+    // (B) for a write: if filemap_range_has_writeback, fuse_sync_writes;
+    // with fix_pdio_wait_range, filemap_fdatawait_range of the range
+    let write_b = |p: &mut Vec<Op>, first: u8, n: u8| {
+        if v.fix_pdio_wait_range {
+            p.push(Op::FdataWait { first, n });
+        } else {
+            p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
+            sync_writes(p);
+        }
+    };
     match *spec {
         TaskSpec::Write { first, n } if cfg.writeback_cache => {
             // fuse_cache_write_iter → generic_file_write_iter (writeback_cache)
@@ -381,10 +391,19 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 // notify_change → fuse_do_setattr(ATTR_OPEN): with
                 // atomic_o_trunc, i_size_write(0) and truncate_pagecache(0),
                 // no SETATTR, no FUSE_NOWRITE
-                p.push(Op::InodeLock);
-                p.push(Op::OpenTruncSize);
-                p.push(Op::TruncatePagecache);
-                p.push(Op::UnlockReturn { unlock: true });
+                if v.fix_otrunc_setattr {
+                    // fix (b): SETATTR(size=0) under FUSE_NOWRITE, as
+                    // without atomic_o_trunc
+                    do_setattr_size(&mut p);
+                } else {
+                    p.push(Op::InodeLock);
+                    // fix (a): return at once, fuse_open truncated
+                    if !v.fix_otrunc_keep_size {
+                        p.push(Op::OpenTruncSize);
+                        p.push(Op::TruncatePagecache);
+                    }
+                    p.push(Op::UnlockReturn { unlock: true });
+                }
             } else {
                 p.push(Op::Recv(RecvKind::Plain));
                 // fuse_finish_open → fuse_file_io_open
@@ -546,8 +565,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 }
                 if dio_sync_writes {
                     // (B)
-                    p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
-                    sync_writes(&mut p);
+                    write_b(&mut p, first, n);
                 }
                 // (C), since 80e4f25262f9 (6.6)
                 if !v.dio_write_no_invalidate {
@@ -593,8 +611,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             });
             // fuse_direct_IO → fuse_direct_io: (A), (C) skipped (no FOPEN_DIRECT_IO)
             if dio_sync_writes {
-                p.push(Op::IfRangeHasWriteback { first, n, skip: 2 });
-                sync_writes(&mut p);
+                write_b(&mut p, first, n);
             }
             direct_requests(&mut p, true, first, n);
             // kiocb_invalidate_post_direct_write

@@ -383,6 +383,18 @@ pub const PROPERTIES: &[PropertyDef] = &[
         stricter: None,
         description: "iomap writeback skips a dirty folio wholly beyond i_size",
     },
+    PropertyDef {
+        name: "w-otrunc-gap",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "atomic open(O_TRUNC) between fuse_open's return and handle_truncate, after a write landed (i_size > 0): F-otrunc's window",
+    },
+    PropertyDef {
+        name: "w-pdio-folio-locked",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "two direct writers hold i_rwsem shared while a folio is locked (filemap_range_has_writeback true): F-pdio-lock's window",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -611,7 +623,29 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     },
     |_, s| s.ev == Event::EofZero,
     |_, s| s.ev == Event::WbEofSkip,
+    w_otrunc_gap,
+    |_, s| s.rwsem.readers >= 2 && s.pages.iter().any(|p| p.locked()),
 ];
+
+/// F-otrunc's window: an atomic open(O_TRUNC) has returned from fuse_open
+/// (its inode_lock dropped) and waits to take it again for
+/// handle_truncate, while i_size > 0: a write landed in between.
+fn w_otrunc_gap(m: &FuseModel, s: &State) -> bool {
+    s.i_size > 0
+        && (0..s.tasks.len()).any(|t| {
+            let pc = s.tasks[t].pc as usize;
+            matches!(
+                m.cfg.tasks[t],
+                super::config::TaskSpec::Open { trunc: true, .. }
+            ) && m.cfg.atomic_o_trunc
+                && pc > 0
+                && matches!(m.current_op(s, t), Some(Op::InodeLock))
+                && matches!(
+                    m.programs[t].get(pc - 1),
+                    Some(Op::UnlockReturn { unlock: true })
+                )
+        })
+}
 
 const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());

@@ -35,9 +35,11 @@ pub const MAX_PASSES: u8 = 2;
 
 impl FuseModel {
     /// Does the inode's mapping carry AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM?
-    /// (fuse_init_file_inode: only on writeback_cache mounts.)
+    /// (fuse_init_file_inode: only on writeback_cache mounts, unless
+    /// `fix_reclaim_flag_always`.)
     pub fn reclaim_flag(&self) -> bool {
-        self.cfg.variant.reclaim_flag && self.cfg.writeback_cache
+        self.cfg.variant.reclaim_flag
+            && (self.cfg.writeback_cache || self.cfg.variant.fix_reclaim_flag_always)
     }
 
     /// Worker `w` sleeps in folio_wait_writeback from reclaim and the folio

@@ -72,6 +72,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_bdp_skip_nowait",
     "mut_bdp_no_freerun",
     "mut_iolock_leak_on_eagain",
+    "fix_append_punt",
 ];
 
 /// Behaviour switches. A kernel state sets a base; a check may add a
@@ -136,6 +137,14 @@ pub struct Variant {
     /// xfs_file_buffered_write returns -EAGAIN without xfs_iunlock
     /// (kills e).
     pub mut_iolock_leak_on_eagain: bool,
+
+    // ---- fixes wbspec proposes (docs/findings.md)
+    /// io2 fix (N1): io_write punts a buffered IOCB_APPEND write to io-wq
+    /// before any inline attempt (`goto ret_eagain` next to the
+    /// FOP_BUFFER_WASYNC test), so one blocking attempt under the IOLOCK
+    /// writes it whole, as before 6.0.
+    #[serde(default)]
+    pub fix_append_punt: bool,
 }
 
 impl Variant {
@@ -175,6 +184,7 @@ impl Variant {
             "mut_bdp_skip_nowait" => &mut self.mut_bdp_skip_nowait,
             "mut_bdp_no_freerun" => &mut self.mut_bdp_no_freerun,
             "mut_iolock_leak_on_eagain" => &mut self.mut_iolock_leak_on_eagain,
+            "fix_append_punt" => &mut self.fix_append_punt,
             _ => return None,
         })
     }

@@ -77,6 +77,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_bdp_skip_nowait", kind: SwitchKind::Mutant, description: "NOWAIT iomap_write_iter skips balance_dirty_pages" },
     SwitchDef { name: "mut_bdp_no_freerun", kind: SwitchKind::Mutant, description: "NOWAIT balance_dirty_pages refuses even under the limit" },
     SwitchDef { name: "mut_iolock_leak_on_eagain", kind: SwitchKind::Mutant, description: "xfs_file_buffered_write returns -EAGAIN without xfs_iunlock" },
+    SwitchDef { name: "fix_append_punt", kind: SwitchKind::Fix, description: "io2 fix: io_write punts a buffered O_APPEND write to io-wq before any inline NOWAIT attempt" },
 ];
 
 impl Spec for NowaitModel {

@@ -102,6 +102,9 @@ pub fn describe(m: &NowaitModel, b: &State, a: &State, act: &Action) -> String {
     let wq = matches!(act.actor, Actor::Iowq(_));
     match act.step {
         Step::IlockIocb => format!("xfs_ilock_iocb takes the IOLOCK ({})", mode(&at, wq)),
+        Step::AppendPunt => {
+            "io_write: a buffered O_APPEND write is punted to io-wq before any inline attempt (fix_append_punt)".into()
+        }
         Step::IlockIocbEagain => format!(
             "xfs_ilock_iocb(IOCB_NOWAIT) finds the IOLOCK held and returns -EAGAIN; {}",
             outcome(m, b, a, t)

@@ -8,6 +8,9 @@ pub enum Step {
     // ---- a write attempt (io_uring inline, io-wq retry, write(2))
     /// xfs_ilock_iocb(IOLOCK_EXCL) succeeded.
     IlockIocb,
+    /// io_write with `fix_append_punt`: a buffered IOCB_APPEND write goes
+    /// to io-wq without an inline attempt.
+    AppendPunt,
     /// xfs_ilock_iocb under IOCB_NOWAIT failed: -EAGAIN, io_write punts.
     IlockIocbEagain,
     /// xfs_file_write_checks: generic_write_checks, kiocb_modified passed.
@@ -47,6 +50,9 @@ impl Step {
     pub fn kernel_fn(self) -> &'static str {
         match self {
             Step::IlockIocb => "xfs_ilock_iocb(IOLOCK_EXCL)",
+            Step::AppendPunt => {
+                "io_write: IOCB_APPEND buffered write, ret_eagain: punt to io-wq (fix)"
+            }
             Step::IlockIocbEagain => "xfs_ilock_iocb: trylock failed, -EAGAIN; io_write punts",
             Step::WriteChecks => "xfs_file_write_checks: generic_write_checks, kiocb_modified",
             Step::WriteChecksEagain => "kiocb_modified: -EAGAIN; xfs_iunlock; io_write punts",

@@ -24,8 +24,16 @@ enum TimeUpdate {
 
 impl NowaitModel {
     pub(super) fn exec_writer(&self, s: &mut State, t: usize) -> Option<Step> {
-        let (uring, _, _) = self.cfg.tasks[t].write().expect("a write task");
+        let (uring, append, _) = self.cfg.tasks[t].write().expect("a write task");
         match s.tasks[t].ph {
+            // fix_append_punt: io_write sends a buffered append to io-wq
+            Phase::Start if uring && append && self.cfg.variant.fix_append_punt => {
+                let task = &mut s.tasks[t];
+                task.ph = Phase::Queued;
+                task.wq = true;
+                s.ev = Event::EagainPunt;
+                Some(Step::AppendPunt)
+            }
             // io_uring: the inline issue runs with IOCB_NOWAIT; write(2) blocks.
             Phase::Start => self.ilock_iocb(s, t, uring),
             // io_wq_submit_work -> io_write without IO_URING_F_NONBLOCK

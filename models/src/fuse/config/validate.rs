@@ -32,6 +32,12 @@ impl Config {
                 self.kernel
             ));
         }
+        if self.variant.fix_pdio_wait_range && self.variant.temp_pages {
+            return Err("fix_pdio_wait_range needs PG_writeback to last until the WRITE's reply (0c58a97f919c, 6.16+); state L ends it at once (temp pages)".into());
+        }
+        if self.variant.fix_otrunc_keep_size && self.variant.fix_otrunc_setattr {
+            return Err("fix_otrunc_keep_size and fix_otrunc_setattr are two designs of one fix: turn on one".into());
+        }
         if !self.writeback_cache && self.variant.temp_pages {
             return Err("write-through (writeback_cache = false) is modelled for T, T2, C".into());
         }

@@ -185,6 +185,32 @@ pub struct Variant {
     /// zeroes the rest as if the folio started beyond EOF (kills a3).
     #[serde(default)]
     pub mut_wb_no_read: bool,
+
+    // ---- issue 19: fixes wbspec proposes for its findings (findings.md)
+    /// F-otrunc fix (a): fuse_do_setattr with ATTR_OPEN and
+    /// fc->atomic_o_trunc returns at once, without i_size_write(0) and
+    /// truncate_pagecache(0): fuse_open already did both under inode_lock
+    /// and FUSE_NOWRITE, and the inode lock was dropped in between, so a
+    /// write that landed since is kept.
+    #[serde(default)]
+    pub fix_otrunc_keep_size: bool,
+    /// F-otrunc fix (b): fuse_do_setattr with ATTR_OPEN sends
+    /// SETATTR(size=0) under FUSE_NOWRITE even with fc->atomic_o_trunc,
+    /// as without it: one more round trip per O_TRUNC open.
+    #[serde(default)]
+    pub fix_otrunc_setattr: bool,
+    /// F-pdio-lock fix: fuse_direct_io step (B) for a write waits with
+    /// filemap_fdatawait_range on its own range instead of calling
+    /// fuse_sync_writes, so writers under the shared i_rwsem never nest
+    /// FUSE_NOWRITE. Sound only where PG_writeback lasts until the WRITE
+    /// is answered (0c58a97f919c, 6.16+): refused with temp pages.
+    #[serde(default)]
+    pub fix_pdio_wait_range: bool,
+    /// F-reclaim-nowbc fix: fuse_init_file_inode sets
+    /// AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM on every mount, not only with
+    /// fc->writeback_cache (Joanne Koong's Oct 2025 proposal).
+    #[serde(default)]
+    pub fix_reclaim_flag_always: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -224,6 +250,10 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_no_eof_zero",
     "mut_crop_by_page",
     "mut_wb_no_read",
+    "fix_otrunc_keep_size",
+    "fix_otrunc_setattr",
+    "fix_pdio_wait_range",
+    "fix_reclaim_flag_always",
 ];
 
 impl Variant {
@@ -299,6 +329,10 @@ impl Variant {
             "mut_no_eof_zero" => &mut self.mut_no_eof_zero,
             "mut_crop_by_page" => &mut self.mut_crop_by_page,
             "mut_wb_no_read" => &mut self.mut_wb_no_read,
+            "fix_otrunc_keep_size" => &mut self.fix_otrunc_keep_size,
+            "fix_otrunc_setattr" => &mut self.fix_otrunc_setattr,
+            "fix_pdio_wait_range" => &mut self.fix_pdio_wait_range,
+            "fix_reclaim_flag_always" => &mut self.fix_reclaim_flag_always,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -358,6 +392,10 @@ impl Variant {
             ("mut_no_eof_zero", self.mut_no_eof_zero),
             ("mut_crop_by_page", self.mut_crop_by_page),
             ("mut_wb_no_read", self.mut_wb_no_read),
+            ("fix_otrunc_keep_size", self.fix_otrunc_keep_size),
+            ("fix_otrunc_setattr", self.fix_otrunc_setattr),
+            ("fix_pdio_wait_range", self.fix_pdio_wait_range),
+            ("fix_reclaim_flag_always", self.fix_reclaim_flag_always),
         ];
         for (n, on) in all {
             if on {

@@ -1,0 +1,192 @@
+//! `check --with SWITCH`: a family run. Each selected check runs again with
+//! one more switch on (typically a fix wbspec proposes for a finding,
+//! docs/findings.md) and is judged against the check's own expected
+//! verdicts:
+//! - a property the check expects to hold and that is now violated is a
+//!   NEW VIOLATION (the run exits 1);
+//! - a property the check expects violated that now holds is reported as
+//!   fixed;
+//! - a witness the check pins as reached and that is no longer reached is
+//!   reported (the switch closes that window): information, since a fix
+//!   may close a window on purpose; the finding's own `-fix` checks in the
+//!   catalogue pin the windows that must stay reached.
+//!
+//! Pins (state counts, witness counts) are not compared: the
+//! configuration is not the catalogue's. A check whose model has no such
+//! switch, or whose model refuses the configuration with it (e.g. a fix
+//! that needs 6.16's writeback on state L), is listed as not applicable,
+//! with the model's reason.
+
+use crate::catalogue::{Entry, Verdict, Witnesses};
+use crate::check;
+use crate::outcome::{self, CheckResult, Settings};
+
+/// How one check fared with the switch.
+pub enum Judged {
+    /// The model has no such switch, or refuses the configuration with it.
+    NotApplicable(String),
+    Ran(Box<CheckResult>),
+}
+
+/// The check `e` with `flags` added to its `variant` list: an entry with
+/// the same expectations and no pins. `Err` is the reason it does not
+/// apply.
+pub fn derive(e: &Entry, flags: &[String]) -> Result<Entry, String> {
+    let defs = e.check.switch_defs();
+    let mut own = e.settings.clone();
+    let mut variant: Vec<toml::Value> = match own.get("variant") {
+        None => vec![],
+        Some(toml::Value::Array(a)) => a.clone(),
+        Some(_) => return Err("its `variant` is not a list".into()),
+    };
+    for f in flags {
+        if !defs.iter().any(|d| d.name == f) {
+            return Err(format!("model {} has no switch '{f}'", e.model));
+        }
+        let has = |s: &str| variant.iter().any(|v| v.as_str() == Some(s));
+        if has(f) {
+            return Err(format!("it already turns '{f}' on"));
+        }
+        if has(&format!("!{f}")) {
+            return Err(format!("it turns '{f}' off"));
+        }
+        variant.push(toml::Value::String(f.clone()));
+    }
+    own.insert("variant".into(), toml::Value::Array(variant));
+    let check = check::from_table(&e.model, &own)?;
+    // a derived -bg1 twin runs its parent's configuration, congested
+    let check = if e.parent.is_some() {
+        check
+            .congested()
+            .map(|(c, _)| c)
+            .ok_or("its congested twin does not exist with the switch")?
+    } else {
+        check
+    };
+    let witnesses = match &e.witnesses {
+        Witnesses::Pinned(m) => Witnesses::Listed(
+            m.iter()
+                .filter(|(_, &n)| n > 0)
+                .map(|(k, _)| k.clone())
+                .collect(),
+        ),
+        w => w.clone(),
+    };
+    Ok(Entry {
+        name: format!("{}+{}", e.name, flags.join("+")),
+        states: None,
+        violations: Default::default(),
+        witnesses,
+        settings: own,
+        check,
+        ..e.clone()
+    })
+}
+
+/// Runs `e` with `flags`.
+pub fn run(e: &Entry, flags: &[String], set: &Settings) -> Result<Judged, String> {
+    match derive(e, flags) {
+        Err(why) => Ok(Judged::NotApplicable(why)),
+        Ok(d) => Ok(Judged::Ran(Box::new(outcome::run(&d, set, true)?))),
+    }
+}
+
+/// The judgement of one run: new violations, fixed properties, witnesses
+/// no longer reached.
+pub struct Verdicts {
+    pub new: Vec<&'static str>,
+    pub fixed: Vec<&'static str>,
+    pub closed: Vec<&'static str>,
+    pub complete: bool,
+}
+
+impl Verdicts {
+    pub fn of(r: &CheckResult) -> Verdicts {
+        let mut v = Verdicts {
+            new: vec![],
+            fixed: vec![],
+            closed: vec![],
+            complete: r.complete,
+        };
+        for p in &r.props {
+            match (p.expected, p.observed) {
+                (Verdict::Holds, Verdict::Violated) => v.new.push(p.name),
+                (Verdict::Violated, Verdict::Holds) => v.fixed.push(p.name),
+                _ => {}
+            }
+        }
+        for w in &r.witnesses {
+            if w.listed && w.count == 0 && r.complete {
+                v.closed.push(w.name);
+            }
+        }
+        v
+    }
+    /// No new violation, and a complete run (an incomplete one proves
+    /// nothing).
+    pub fn ok(&self) -> bool {
+        self.new.is_empty() && self.complete
+    }
+}
+
+/// One verdict line for `check --with`.
+pub fn line(name: &str, flags: &[String], j: &Judged) -> String {
+    let with = flags.join("+");
+    match j {
+        Judged::NotApplicable(why) => format!("With {with} {name} not-applicable: {why}"),
+        Judged::Ran(r) => {
+            let v = Verdicts::of(r);
+            let mut parts = vec![];
+            if !v.complete {
+                parts.push(format!(
+                    "INCOMPLETE ({}): not a proof",
+                    r.stopped.map(|s| s.describe()).unwrap_or_default()
+                ));
+            }
+            if !v.new.is_empty() {
+                parts.push(format!("NEW VIOLATION {}", v.new.join(" ")));
+            }
+            if !v.fixed.is_empty() {
+                parts.push(format!("fixed {}", v.fixed.join(" ")));
+            }
+            if !v.closed.is_empty() {
+                parts.push(format!("window closed {}", v.closed.join(" ")));
+            }
+            if parts.is_empty() {
+                parts.push("as expected".into());
+            }
+            format!(
+                "With {with} {name} {} ({} states)",
+                parts.join("; "),
+                r.unique_states
+            )
+        }
+    }
+}
+
+/// The summary line and whether the family run is clean.
+pub fn summary(flags: &[String], judged: &[(String, Judged)]) -> (String, bool) {
+    let (mut ran, mut na, mut new, mut fixed, mut closed, mut incomplete) = (0, 0, 0, 0, 0, 0);
+    for (_, j) in judged {
+        match j {
+            Judged::NotApplicable(_) => na += 1,
+            Judged::Ran(r) => {
+                ran += 1;
+                let v = Verdicts::of(r);
+                new += (!v.new.is_empty()) as usize;
+                fixed += (!v.fixed.is_empty()) as usize;
+                closed += (!v.closed.is_empty()) as usize;
+                incomplete += (!v.complete) as usize;
+            }
+        }
+    }
+    let ok = new == 0 && incomplete == 0 && ran > 0;
+    (
+        format!(
+            "With {}: {ran} checks run, {na} not applicable; {new} with a new violation, {incomplete} incomplete; {fixed} fixed; {closed} with a window closed{}",
+            flags.join("+"),
+            if ok { "" } else { " — NOT CLEAN" }
+        ),
+        ok,
+    )
+}
