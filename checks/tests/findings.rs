@@ -36,6 +36,8 @@ const GROUPS: &[&str] = &[
     "## Model corrections",
     "## Real kernels in a VM",
     "## Pages larger than 4 KiB",
+    // proposals for findings classed in their own entries
+    "## Fix proposals",
 ];
 
 /// How many rows of the recorded traces' verdicts.tsv files name `id` as
