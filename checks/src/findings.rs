@@ -57,6 +57,16 @@ impl Class {
         }
     }
 
+    /// The class as docs/findings.md's Class lines say it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Class::BugNotReported => "bug, not reported upstream",
+            Class::BugKnown => "bug, known",
+            Class::Intended => "intended behaviour",
+            Class::Hypothetical => "hypothetical",
+            Class::KernelFact => "kernel fact",
+        }
+    }
     pub fn is_bug(self) -> bool {
         matches!(self, Class::BugNotReported | Class::BugKnown)
     }
@@ -82,6 +92,9 @@ pub struct Finding {
     /// Fix switches wbspec proposes for it (`SwitchKind::Fix`), each
     /// turned on by a catalogue check paired with one of `checks`.
     pub fixes: Vec<String>,
+    /// Its real-kernel reproducer (reproduce.rs: `scenario:NAME`,
+    /// `vm:NAME` or `nowait-append`), if it has one.
+    pub reproducer: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -97,6 +110,8 @@ struct RawFinding {
     checked: String,
     #[serde(default)]
     fixes: Vec<String>,
+    #[serde(default)]
+    reproducer: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -232,6 +247,9 @@ pub fn parse(text: &str, what: &str, cat: &Catalogue) -> Result<Vec<Finding>, St
                 ));
             }
         }
+        if let Some(rep) = &r.reproducer {
+            crate::reproduce::parse(rep).map_err(|e| format!("{at}: {e}"))?;
+        }
         out.push(Finding {
             id: r.id,
             title: r.title,
@@ -242,6 +260,7 @@ pub fn parse(text: &str, what: &str, cat: &Catalogue) -> Result<Vec<Finding>, St
             reproduced: r.reproduced,
             checked: r.checked,
             fixes: r.fixes,
+            reproducer: r.reproducer,
         });
     }
     Ok(out)

@@ -200,6 +200,29 @@ enum Cmd {
         #[arg(long, default_value_t = 3000)]
         port: u16,
     },
+    /// Write a finding's mail-ready report, docs/reports/ID.md, from
+    /// data (findings.toml, the catalogue, its fix checks); ≤ 72 columns.
+    Report {
+        /// Finding ids (checks/facts/findings.toml); with --all, every
+        /// finding that has a fix or a reproducer.
+        ids: Vec<String>,
+        #[arg(long)]
+        all: bool,
+        /// Print to standard output instead of writing the file.
+        #[arg(long)]
+        stdout: bool,
+    },
+    /// Run a finding's real-kernel reproducer and print what the kernel
+    /// did next to what the model predicts: exit 0 when reproduced, 1
+    /// when not, 2 when it cannot run here (checks/facts/findings.toml,
+    /// `reproducer`).
+    Reproduce {
+        /// The finding id.
+        id: String,
+        /// Guest kernel image, for a reproducer that runs only in a VM.
+        #[arg(long, value_name = "IMAGE")]
+        kernel: Option<String>,
+    },
     /// Print a citation block for a review mail (≤ 72 columns).
     Cite {
         /// The check to cite (its `pair`, if any, is cited with it).
@@ -511,6 +534,57 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 move |p| check.serve(p),
                 &mut std::io::stdout(),
             )
+        }
+        Cmd::Report { ids, all, stdout } => {
+            let fs = findings::load(&findings::path_for(&cat.dir), &cat)?;
+            let chosen: Vec<&findings::Finding> = if all {
+                if !ids.is_empty() {
+                    return Err("give finding ids or --all, not both".into());
+                }
+                fs.iter()
+                    .filter(|f| !f.fixes.is_empty() || f.reproducer.is_some())
+                    .collect()
+            } else {
+                if ids.is_empty() {
+                    return Err(
+                        "name a finding id (checks/facts/findings.toml), or use --all".into(),
+                    );
+                }
+                ids.iter()
+                    .map(|id| {
+                        fs.iter().find(|f| &f.id == id).ok_or_else(|| {
+                            format!(
+                                "unknown finding '{id}' (ids are in checks/facts/findings.toml)"
+                            )
+                        })
+                    })
+                    .collect::<Result<_, _>>()?
+            };
+            let dir = paths::workspace_root()?.join("docs/reports");
+            for f in chosen {
+                let text = wbspec::finding_report::report(f, entries)?.join("\n") + "\n";
+                if stdout {
+                    out.line(text.trim_end())?;
+                } else {
+                    if !own {
+                        return Err("report writes into the checkout's docs/reports: use --stdout with --catalogue".into());
+                    }
+                    let p = dir.join(format!("{}.md", f.id));
+                    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                    paths::check_output(&p)?;
+                    paths::write_atomic(&p, text.as_bytes())?;
+                    eprintln!("wrote {}", p.display());
+                }
+            }
+            Ok(0)
+        }
+        Cmd::Reproduce { id, kernel } => {
+            let fs = findings::load(&findings::path_for(&cat.dir), &cat)?;
+            let f = fs.iter().find(|f| f.id == id).ok_or_else(|| {
+                format!("unknown finding '{id}' (ids are in checks/facts/findings.toml)")
+            })?;
+            out.flush()?;
+            wbspec::reproduce::run(f, entries, kernel.as_deref())
         }
         Cmd::Cite { check } => {
             let e = find(entries, &check)?;
