@@ -97,6 +97,9 @@ fn reproduce_f_otrunc_on_the_host() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(text.contains("Model predicts (F-otrunc):"), "{text}");
-    assert!(text.contains("  t2-otrunc-atomic-race (T2): a3 violated"), "{text}");
+    assert!(
+        text.contains("  t2-otrunc-atomic-race (T2): a3 violated"),
+        "{text}"
+    );
     assert!(text.contains("Reproduced: "), "{text}");
 }

@@ -521,6 +521,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             rp
         },
         memcg_v1: false,
+        reclaim_env: Default::default(),
         folio_pages: 1,
         blocks_per_page: 1,
         max_read: None,

@@ -291,6 +291,15 @@ impl Spec for FuseModel {
         if cfg.memcg_v1 {
             v.push("memcg v1".into());
         }
+        if cfg.reclaim_env.memcg_v2 {
+            v.push("memcg v2".into());
+        }
+        if cfg.reclaim_env.mglru {
+            v.push("MGLRU".into());
+        }
+        if cfg.reclaim_env.charged_elsewhere {
+            v.push("charged elsewhere".into());
+        }
         if cfg.parallel_dio {
             v.push("parallel dio".into());
         }

@@ -20,6 +20,10 @@
 //! userspace allocation). Reclaim at another moment, or global / v2
 //! reclaim, only ever marks folios (case 2), which no property observes,
 //! so without `Config::memcg_v1` no reclaim step is generated at all.
+//! `Config::reclaim_env` takes one precondition away at a time: cgroup
+//! v2 memcg reclaim (marks only), MGLRU (sort_folio never isolates a
+//! folio under writeback: marks only), or the file's folios charged to a
+//! memcg the server does not allocate in (no reclaim step meets them).
 //!
 //! Abstractions: a pass meets one folio under writeback, any one (LRU
 //! order is not modelled); at most `MAX_PASSES` passes per request (one
@@ -49,9 +53,24 @@ impl FuseModel {
         p != NONE && s.pages[p as usize].wb()
     }
 
+    /// Does a worker's memcg reclaim meet the file's folios? (memcg v1 or
+    /// v2 reclaim in the daemon, the folios charged to its memcg.)
+    pub fn reclaim_meets_file(&self) -> bool {
+        let env = self.cfg.reclaim_env;
+        (self.cfg.memcg_v1 || env.memcg_v2) && !env.charged_elsewhere
+    }
+
+    /// May shrink_folio_list wait on a folio under writeback at all?
+    /// Only legacy (v1) memcg reclaim on the classic LRU: cgroup v2
+    /// reclaim is writeback_throttling_sane (case 2), and MGLRU's
+    /// sort_folio never isolates a folio under writeback.
+    fn may_wait(&self) -> bool {
+        self.cfg.memcg_v1 && !self.cfg.reclaim_env.memcg_v2 && !self.cfg.reclaim_env.mglru
+    }
+
     /// The reclaim steps of a worker handling a request.
     pub(super) fn reclaim_actions(&self, s: &State, w: usize, out: &mut Vec<Action>) {
-        if !self.cfg.memcg_v1 {
+        if !self.reclaim_meets_file() {
             return;
         }
         let actor = Actor::Daemon(w as u8);
@@ -80,7 +99,7 @@ impl FuseModel {
 
     /// One reclaim step of worker `w` (None when not enabled).
     pub(super) fn exec_reclaim(&self, s0: &State, w: usize, step: Step) -> Option<State> {
-        if !self.cfg.memcg_v1 || !matches!(s0.workers[w], Worker::Busy { .. }) {
+        if !self.reclaim_meets_file() || !matches!(s0.workers[w], Worker::Busy { .. }) {
             return None;
         }
         let mut s = *s0;
@@ -100,8 +119,10 @@ impl FuseModel {
                 }
                 s.rcl[w].passes += 1;
                 let flagged = self.reclaim_flag() && !self.cfg.variant.mut_vmscan_ignores_flag;
-                if !s.pages[p].has(PG_RECLAIM) || flagged {
+                if !s.pages[p].has(PG_RECLAIM) || flagged || !self.may_wait() {
                     // case 2: folio_set_reclaim, activate, next folio
+                    // (MGLRU: sort_folio's folio_inc_gen sets PG_reclaim
+                    // and keeps the folio; v2: writeback_throttling_sane)
                     self.folio_set(&mut s, p, PG_RECLAIM);
                     s.ev = Event::ReclaimMark;
                 } else {

@@ -98,8 +98,19 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
     if cfg.async_dio {
         mount.push("async_dio");
     }
-    if cfg.memcg_v1 {
-        mount.push("memcg v1 reclaim");
+    let env = cfg.reclaim_env;
+    if cfg.memcg_v1 || env.memcg_v2 {
+        mount.push(if env.memcg_v2 {
+            "memcg v2 reclaim"
+        } else {
+            "memcg v1 reclaim"
+        });
+        if env.mglru {
+            mount.push("MGLRU");
+        }
+        if env.charged_elsewhere {
+            mount.push("folios charged outside the daemon's memcg");
+        }
     }
     v.push((
         "mount",
@@ -121,7 +132,7 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
     if cfg.short == 0 {
         out.push("short replies");
     }
-    if !cfg.memcg_v1 {
+    if !cfg.memcg_v1 && !cfg.reclaim_env.memcg_v2 {
         out.push("memory reclaim");
     }
     if cfg.folio_pages == 1 {

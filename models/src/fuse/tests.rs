@@ -31,6 +31,7 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         async_dio: false,
         real_pages: [1; MAX_PAGES],
         memcg_v1: false,
+        reclaim_env: Default::default(),
         folio_pages: 1,
         blocks_per_page: 1,
         max_read: None,

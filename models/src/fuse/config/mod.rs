@@ -115,6 +115,10 @@ pub struct Config {
     /// handling a request may enter direct reclaim (reclaim.rs).
     #[serde(default)]
     pub memcg_v1: bool,
+    /// The rest of the reclaim environment (reclaim.rs): cgroup v2 memcg
+    /// reclaim instead of v1, MGLRU, where the file's folios are charged.
+    #[serde(default)]
+    pub reclaim_env: ReclaimEnv,
     /// T, T2: pages per folio once large folios are enabled (whole-folio
     /// dirty and uptodate, one PG_writeback per folio), before the order
     /// cap (lfolio.rs). 1 = order 0, as in every released kernel.
@@ -301,5 +305,31 @@ impl Config {
                     .collect()
             })
             .collect()
+    }
+}
+
+/// Where and how a daemon worker's direct reclaim runs (reclaim.rs).
+/// Catalogue keys `memcg_v2`, `mglru`, `charged_elsewhere`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ReclaimEnv {
+    /// cgroup v2 memcg reclaim reaches the daemon (instead of v1):
+    /// writeback_throttling_sane() is true there, so shrink_folio_list
+    /// only ever marks a folio under writeback (case 2).
+    #[serde(default)]
+    pub memcg_v2: bool,
+    /// MGLRU (lru_gen_enabled()): sort_folio moves a folio under
+    /// writeback to the next generation (setting PG_reclaim) and never
+    /// isolates it, so reclaim never waits on it.
+    #[serde(default)]
+    pub mglru: bool,
+    /// The file's folios are charged to a memcg the server does not
+    /// allocate in: the server's memcg reclaim never meets them.
+    #[serde(default)]
+    pub charged_elsewhere: bool,
+}
+
+impl ReclaimEnv {
+    pub fn is_default(&self) -> bool {
+        *self == ReclaimEnv::default()
     }
 }

@@ -45,6 +45,12 @@ struct ConfigRaw {
     async_dio: bool,
     #[serde(default)]
     memcg_v1: bool,
+    #[serde(default)]
+    memcg_v2: bool,
+    #[serde(default)]
+    mglru: bool,
+    #[serde(default)]
+    charged_elsewhere: bool,
     #[serde(default = "one_block")]
     folio_pages: u8,
     #[serde(default = "one_block")]
@@ -237,6 +243,11 @@ impl Config {
             async_dio: raw.async_dio,
             real_pages: one_each(),
             memcg_v1: raw.memcg_v1,
+            reclaim_env: super::ReclaimEnv {
+                memcg_v2: raw.memcg_v2,
+                mglru: raw.mglru,
+                charged_elsewhere: raw.charged_elsewhere,
+            },
             folio_pages: raw.folio_pages,
             blocks_per_page: raw.blocks_per_page,
             max_read: raw.max_read,

@@ -32,6 +32,16 @@ impl Config {
                 self.kernel
             ));
         }
+        let env = self.reclaim_env;
+        if env.memcg_v2 && self.memcg_v1 {
+            return Err("memcg_v1 and memcg_v2: the daemon's memcg is one or the other".into());
+        }
+        if (env.mglru || env.charged_elsewhere) && !self.memcg_v1 && !env.memcg_v2 {
+            return Err(
+                "mglru and charged_elsewhere describe memcg reclaim: give memcg_v1 or memcg_v2"
+                    .into(),
+            );
+        }
         if self.variant.fix_pdio_wait_range && self.variant.temp_pages {
             return Err("fix_pdio_wait_range needs PG_writeback to last until the WRITE's reply (0c58a97f919c, 6.16+); state L ends it at once (temp pages)".into());
         }
