@@ -5,8 +5,8 @@ use wbspec::outcome::Settings;
 use wbspec::runner::Engine;
 use wbspec::search::Limits;
 use wbspec::{
-    bench, cite, docgen, explore, findings, outcome, paths, pins, report, results, shard, show,
-    trace,
+    bench, cite, docgen, dropops, explore, findings, outcome, paths, pins, report, results, shard,
+    show, trace,
 };
 
 use clap::{Parser, Subcommand};
@@ -98,8 +98,31 @@ enum Cmd {
         /// pinned state count (merge the JSON reports with merge-reports).
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
+        /// Run the named checks without this kernel call (an op label,
+        /// `caller:callee`, as `wbspec ops` lists it); repeatable. A
+        /// what-if run: verdicts are compared with the catalogue's, pins
+        /// are not; exit 1 when a verdict changes.
+        #[arg(long, value_name = "LABEL")]
+        drop: Vec<String>,
+        /// With --all: op mutation instead of the catalogue run. Each op
+        /// label is dropped in turn over the checks whose programs run it
+        /// (killed: some verdict changes); survivors must be explained
+        /// in [[equivalent-op]]. Shardable with --shard (over labels).
+        #[arg(long)]
+        mutate_ops: bool,
         #[command(flatten)]
         run: RunArgs,
+    },
+    /// List the op labels `check --drop` and `drop = [...]` take: kernel
+    /// function, the task kinds whose programs run it, kernel states,
+    /// checks; then the ops that cannot be dropped, with the reason.
+    Ops {
+        /// Only checks of this kernel state (e.g. T2).
+        #[arg(long, value_name = "STATE")]
+        kernel: Option<String>,
+        /// Only ops of tasks of this kind (e.g. truncate).
+        #[arg(long, value_name = "KIND")]
+        task: Option<String>,
     },
     /// Measure exploration throughput: unique states, transitions,
     /// states/s, bytes per stored state and peak RSS, medians over
@@ -605,6 +628,17 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             }
             Ok(0)
         }
+        Cmd::Ops { kernel, task } => {
+            let f = show::Filter {
+                kernel,
+                task: task.clone(),
+                tag: None,
+            };
+            f.validate(&cat)?;
+            let sel: Vec<&Entry> = entries.iter().filter(|e| f.matches(e)).collect();
+            out.lines(&dropops::ops_lines(&sel, task.as_deref()))?;
+            Ok(0)
+        }
         Cmd::Show { check } => {
             let e = find(entries, &check)?;
             out.lines(&show::show(e, &cat))?;
@@ -621,9 +655,70 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             write_traces,
             traces_dir,
             shard,
+            drop,
+            mutate_ops,
             run,
         } => {
             let set = run.settings()?;
+            if mutate_ops {
+                if !all {
+                    return Err("--mutate-ops needs --all".into());
+                }
+                if update_pins
+                    || update_docs
+                    || markdown.is_some()
+                    || write_traces
+                    || explain
+                    || !drop.is_empty()
+                    || set.limits != Limits::default()
+                    || set.symmetry.is_some()
+                {
+                    return Err("--mutate-ops runs alone (with --shard, --json): no pins, docs, traces, --drop or bounds".into());
+                }
+                let sh = shard.as_deref().map(shard::Shard::parse).transpose()?;
+                if let Some(p) = &json {
+                    paths::check_output(p)?;
+                }
+                if let Some(b) = dropops::unknown_equivalents(&cat).first() {
+                    return Err(b.clone());
+                }
+                let t0 = std::time::Instant::now();
+                let res =
+                    dropops::mutate_ops(&cat, sh, &mut |l| out.line(l).and_then(|()| out.flush()))?;
+                let score = dropops::score_line(&res);
+                out.line(&score)?;
+                out.line(&format!(
+                    "Op-mutation time: {:.1}s",
+                    t0.elapsed().as_secs_f64()
+                ))?;
+                if let Some(p) = json {
+                    let doc = serde_json::json!({
+                        "op_mutation": res.iter().map(|r| r.json()).collect::<Vec<_>>(),
+                        "score": score,
+                        "shard": sh.map(|s| serde_json::json!({"index": s.index, "count": s.count})),
+                    });
+                    let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+                    paths::write_atomic(&p, (text + "\n").as_bytes())?;
+                }
+                return Ok(if res.iter().any(|r| r.failed()) { 1 } else { 0 });
+            }
+            if !drop.is_empty() {
+                if all {
+                    return Err("--drop names checks, not --all (check --all --mutate-ops drops every op in turn)".into());
+                }
+                if update_pins {
+                    return Err("--update-pins refused with --drop: a dropped run's counts are not the catalogue's pins".into());
+                }
+                if markdown.is_some() {
+                    return Err(
+                        "--markdown refused with --drop: the results table is the catalogue's"
+                            .into(),
+                    );
+                }
+                if write_traces && traces_dir.is_none() {
+                    return Err("--write-traces with --drop needs --traces-dir: traces/ holds the catalogue's own".into());
+                }
+            }
             if update_docs && (!all || shard.is_some() || !own) {
                 return Err(
                     "--update-docs needs --all, no --shard, and the checkout's own catalogue"
@@ -710,6 +805,21 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 }
                 v
             };
+            // a what-if run: the checks with the drops (a label that
+            // matches nothing in a check is an error naming it)
+            let derived: Vec<Entry> = if drop.is_empty() {
+                Vec::new()
+            } else {
+                selected
+                    .iter()
+                    .map(|e| dropops::with_drops(e, &drop))
+                    .collect::<Result<_, _>>()?
+            };
+            let selected: Vec<&Entry> = if drop.is_empty() {
+                selected
+            } else {
+                derived.iter().collect()
+            };
             for e in &selected {
                 outcome::validate(e, &set)?;
             }
@@ -745,6 +855,13 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             for e in &selected {
                 eprintln!("running {} ...", e.name);
                 let r = outcome::run(e, &set, true)?;
+                if !r.dropped.is_empty() {
+                    out.line(&format!(
+                        "Dropped {}: {} (a what-if run, not the kernel: verdicts compared with the catalogue's, pins not compared)",
+                        e.name,
+                        r.dropped.join(" ")
+                    ))?;
+                }
                 out.lines(&report::verdict_lines(&r))?;
                 if explain {
                     out.lines(&report::counterexample_lines(e, &r)?)?;
@@ -763,7 +880,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             let mut bad = results_v.iter().filter(|r| !r.ok()).count();
             out.lines(&report::summary_lines(&results_v, t0.elapsed()))?;
             // a shard cannot judge what needs every check: merge-reports does
-            let ms = if shard.is_some() {
+            let ms = if shard.is_some() || !drop.is_empty() {
                 None
             } else {
                 results::mutation_score(&selected, &results_v)

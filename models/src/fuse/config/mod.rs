@@ -142,6 +142,11 @@ pub struct Config {
     /// the byte limits the server and mount negotiate (subpage.rs).
     #[serde(default, skip_serializing_if = "SubPage::is_default")]
     pub sub: SubPage,
+    /// Op labels dropped from the task programs (`drop = [...]`,
+    /// `wbspec check --drop`; oplabel.rs): a what-if run, not the
+    /// catalogue's kernel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop: Vec<String>,
 }
 
 /// Sizes below a page (issue 18): with `units_per_page` U > 1, the
