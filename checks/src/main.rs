@@ -439,6 +439,17 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 t.model_version
             ))?;
             out.lines(&wbspec::explain::wrap("", &t.question, 72))?;
+            let drops = r.check.drops();
+            if !drops.is_empty() {
+                out.lines(&wbspec::explain::wrap(
+                    "",
+                    &format!(
+                        "Dropped: {} (a what-if run, not the kernel)",
+                        drops.join(", ")
+                    ),
+                    72,
+                ))?;
+            }
             out.lines(&r.check.explain(&t.property, &t.counterexample())?)?;
             Ok(0)
         }

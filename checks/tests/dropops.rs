@@ -166,6 +166,7 @@ fn a_dropped_trace_replays() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let e = wbspec(&["explain", f.to_str().unwrap()]);
     assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
+    assert!(stdout(&e).contains("Dropped: fuse_do_setattr:fuse_set_nowrite"));
 }
 
 #[test]
@@ -282,4 +283,23 @@ expect = { a1 = "violated", a2 = "violated", a3 = "violated" }
     let t = stdout(&c);
     assert!(t.contains("fuse_do_setattr:fuse_set_nowrite"), "{t}");
     assert!(t.contains("not the kernel"), "{t}");
+}
+
+/// One shard of the catalogue's op mutation (the whole run is a separate
+/// job of minutes, docs/performance.md): every op of the shard is killed
+/// or explained in [[equivalent-op]], and no explanation is stale.
+#[test]
+fn catalogue_op_mutation_shard_is_clean() {
+    let o = wbspec(&["check", "--all", "--mutate-ops", "--shard", "1/8"]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(
+        !text.contains("SURVIVED") && !text.contains("STALE"),
+        "{text}"
+    );
+    assert!(text.contains(", 0 unexplained survivors"), "{text}");
+    assert!(
+        text.lines().filter(|l| l.starts_with("Op ")).count() >= 5,
+        "{text}"
+    );
 }
