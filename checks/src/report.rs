@@ -37,6 +37,10 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
         let status = match w.status(r.witnesses_pinned) {
             // a partial count is compared with no pin
             _ if !r.complete => "incomplete".to_string(),
+            // a window the catalogue's run reaches and the drop closes
+            _ if !r.dropped.is_empty() && w.listed && w.count == 0 => {
+                "UNREACHED with the drop (the catalogue's run reaches it)".to_string()
+            }
             _ if !r.dropped.is_empty() => "not compared (drop)".to_string(),
             Err(m) => m,
             Ok(()) if !r.witnesses_pinned => "unpinned".to_string(),

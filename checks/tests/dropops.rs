@@ -45,6 +45,11 @@ fn dropping_setattrs_nowrite_reproduces_p_nowritectr() {
     assert!(text.contains("Dropped t-trunc-vs-wb-2p: fuse_do_setattr:fuse_set_nowrite"));
     assert!(text.contains("a1 Sometimes 4 112 CHANGED by the drop (catalogue: holds)"));
     assert!(text.contains("not compared (dropped fuse_do_setattr:fuse_set_nowrite)"));
+    // the window the NOWRITE opens is gone, and said so
+    assert!(text.contains(
+        "Witness t-trunc-vs-wb-2p w-nowrite-queued Unreached 0 112 UNREACHED with the drop"
+    ));
+    assert!(text.contains("Witness t-trunc-vs-wb-2p w-crop Reached 5 112 not compared (drop)"));
     assert!(!text.contains("MISMATCH"), "{text}");
     let c = &v["checks"][0];
     assert_eq!(c["dropped"][0], "fuse_do_setattr:fuse_set_nowrite");
