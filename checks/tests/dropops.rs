@@ -68,9 +68,10 @@ fn dropping_setattrs_nowrite_reproduces_p_nowritectr() {
     }
 }
 
-/// Dropping fuse_fsync's inode_lock drops its inode_unlock (else the
-/// run could not complete, or would deadlock every later locker): the
-/// run is complete and the catalogue's verdicts stay.
+/// A drop that changes no verdict exits 0; dropping fuse_fsync's
+/// inode_lock drops its inode_unlock (else every later locker would
+/// wait forever, or the unlock would release a lock it does not hold):
+/// the run is complete and the catalogue's verdicts stay.
 #[test]
 fn a_dropped_lock_drops_its_unlock() {
     let (out, v) = report(&[
@@ -262,7 +263,8 @@ tasks = ["wb none", "truncate 1"]
     );
 }
 
-/// A catalogue `drop` is shown by `show` and `cite`.
+/// A catalogue `drop` is shown by `show` and `cite`, and pinned like any
+/// configuration.
 #[test]
 fn a_catalogue_drop_is_shown_and_cited() {
     let d = fake_checkout(
@@ -284,8 +286,20 @@ expect = { a1 = "violated", a2 = "violated", a3 = "violated" }
         s.contains("Dropped:   fuse_do_setattr:fuse_set_nowrite"),
         "{s}"
     );
+    // the entry's own drop is its configuration: pinned and compared
+    let p = wbspec_in(d.path(), &["check", "tw", "--update-pins"]);
+    assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+    let r = wbspec_in(d.path(), &["check", "tw"]);
+    let rt = stdout(&r);
+    assert!(r.status.success(), "{rt}");
+    assert!(
+        rt.contains("States tw complete 112 depth=18") && rt.contains(" ok"),
+        "{rt}"
+    );
+    assert!(!rt.contains("(drop)"), "{rt}");
     let c = wbspec_in(d.path(), &["cite", "tw"]);
     let t = stdout(&c);
+    assert!(c.status.success(), "{t}");
     assert!(t.contains("fuse_do_setattr:fuse_set_nowrite"), "{t}");
     assert!(t.contains("not the kernel"), "{t}");
 }
