@@ -12,6 +12,7 @@
 use crate::catalogue::{Catalogue, Entry, Verdict};
 use crate::check;
 use crate::outcome::{self, Settings};
+use crate::paths;
 use crate::shard::Shard;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -333,4 +334,39 @@ pub fn score_line(res: &[OpResult]) -> String {
         "Op-mutation score: {killed}/{} ops killed, {eq} equivalent (explained in [[equivalent-op]]), {surv} unexplained survivors",
         killed + surv,
     )
+}
+
+/// `check --all --mutate-ops [--shard I/N] [--json FILE]`: the per-op
+/// lines, the score and the time; exit 1 when an op survives
+/// unexplained or an `[[equivalent-op]]` is killed.
+pub fn run(
+    cat: &Catalogue,
+    shard: Option<Shard>,
+    json: Option<&std::path::Path>,
+    out: &mut dyn FnMut(&str) -> Result<(), String>,
+) -> Result<u8, String> {
+    if let Some(p) = json {
+        paths::check_output(p)?;
+    }
+    if let Some(b) = unknown_equivalents(cat).first() {
+        return Err(b.clone());
+    }
+    let t0 = std::time::Instant::now();
+    let res = mutate_ops(cat, shard, out)?;
+    let score = score_line(&res);
+    out(&score)?;
+    out(&format!(
+        "Op-mutation time: {:.1}s",
+        t0.elapsed().as_secs_f64()
+    ))?;
+    if let Some(p) = json {
+        let doc = json!({
+            "op_mutation": res.iter().map(|r| r.json()).collect::<Vec<_>>(),
+            "score": score,
+            "shard": shard.map(|s| json!({"index": s.index, "count": s.count})),
+        });
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+        paths::write_atomic(p, (text + "\n").as_bytes())?;
+    }
+    Ok(if res.iter().any(|r| r.failed()) { 1 } else { 0 })
 }

@@ -687,31 +687,9 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     return Err("--mutate-ops runs alone (with --shard, --json): no pins, docs, traces, --drop or bounds".into());
                 }
                 let sh = shard.as_deref().map(shard::Shard::parse).transpose()?;
-                if let Some(p) = &json {
-                    paths::check_output(p)?;
-                }
-                if let Some(b) = dropops::unknown_equivalents(&cat).first() {
-                    return Err(b.clone());
-                }
-                let t0 = std::time::Instant::now();
-                let res =
-                    dropops::mutate_ops(&cat, sh, &mut |l| out.line(l).and_then(|()| out.flush()))?;
-                let score = dropops::score_line(&res);
-                out.line(&score)?;
-                out.line(&format!(
-                    "Op-mutation time: {:.1}s",
-                    t0.elapsed().as_secs_f64()
-                ))?;
-                if let Some(p) = json {
-                    let doc = serde_json::json!({
-                        "op_mutation": res.iter().map(|r| r.json()).collect::<Vec<_>>(),
-                        "score": score,
-                        "shard": sh.map(|s| serde_json::json!({"index": s.index, "count": s.count})),
-                    });
-                    let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
-                    paths::write_atomic(&p, (text + "\n").as_bytes())?;
-                }
-                return Ok(if res.iter().any(|r| r.failed()) { 1 } else { 0 });
+                return dropops::run(&cat, sh, json.as_deref(), &mut |l| {
+                    out.line(l).and_then(|()| out.flush())
+                });
             }
             if !drop.is_empty() {
                 if all {
