@@ -174,12 +174,22 @@ pub struct Unobservable {
     pub why: String,
 }
 
+/// An op whose drop no catalogue check can tell apart
+/// (`[[equivalent-op]]`, `check --all --mutate-ops`), with the reason.
+#[derive(Clone, Debug)]
+pub struct EquivalentOp {
+    pub model: String,
+    pub label: String,
+    pub why: String,
+}
+
 /// A loaded catalogue.
 #[derive(Clone, Debug)]
 pub struct Catalogue {
     pub dir: PathBuf,
     pub entries: Vec<Entry>,
     pub unobservable: Vec<Unobservable>,
+    pub equivalent_ops: Vec<EquivalentOp>,
     /// Hash of the catalogue's contents (every `.toml` file's name and
     /// text, in load order), 16 hex digits: a report records it so that
     /// `merge-reports` can tell a shard of another catalogue.
@@ -205,6 +215,7 @@ pub fn load_dir(dir: &Path) -> Result<Catalogue, String> {
         dir: dir.to_path_buf(),
         entries: Vec::new(),
         unobservable: Vec::new(),
+        equivalent_ops: Vec::new(),
         hash: String::new(),
     };
     let mut h = crate::fingerprint::WordHasher::new();
@@ -216,6 +227,8 @@ pub fn load_dir(dir: &Path) -> Result<Catalogue, String> {
             text.hash(&mut h);
         }
         let (entries, unobs) = parse(&text, &f)?;
+        cat.equivalent_ops
+            .extend(equivalent_ops(&text).map_err(|e| format!("{}: {e}", f.display()))?);
         for e in entries {
             if cat.entries.iter().any(|o| o.name == e.name) {
                 return Err(format!(
@@ -325,14 +338,53 @@ pub fn parse(text: &str, f: &Path) -> Result<(Vec<Entry>, Vec<Unobservable>), St
                     unobs.push(unobservable(c).map_err(|e| format!("{fd}: {e}"))?);
                 }
             }
+            // read by `equivalent_ops`
+            "equivalent-op" => {}
             other => {
                 return Err(format!(
-                    "{fd}: unknown top-level key `{other}` (expected [[check]] or [[unobservable]])"
+                    "{fd}: unknown top-level key `{other}` (expected [[check]], [[unobservable]] or [[equivalent-op]])"
                 ))
             }
         }
     }
     Ok((entries, unobs))
+}
+
+/// The `[[equivalent-op]]` tables of a catalogue file: `label`, `why`,
+/// optional `model` (default fuse).
+pub fn equivalent_ops(text: &str) -> Result<Vec<EquivalentOp>, String> {
+    let doc: toml::Table = toml::from_str(text).map_err(|e| paths::one_line(e.message()))?;
+    let Some(v) = doc.get("equivalent-op") else {
+        return Ok(Vec::new());
+    };
+    let arr = v
+        .as_array()
+        .ok_or("`equivalent-op` must be an array of tables ([[equivalent-op]])")?;
+    let mut out = Vec::new();
+    for c in arr {
+        let t = c
+            .as_table()
+            .ok_or("an [[equivalent-op]] entry is not a table")?;
+        for k in t.keys() {
+            if !["model", "label", "why"].contains(&k.as_str()) {
+                return Err(format!("[[equivalent-op]]: unknown field `{k}`"));
+            }
+        }
+        let label = str_key(t, "label")?.ok_or("[[equivalent-op]]: missing field `label`")?;
+        let why = printable(
+            "why",
+            str_key(t, "why")?.ok_or("[[equivalent-op]]: missing field `why`")?,
+        )?;
+        if why.trim().is_empty() {
+            return Err(format!("[[equivalent-op]] {label}: `why` is empty"));
+        }
+        out.push(EquivalentOp {
+            model: str_key(t, "model")?.unwrap_or("fuse").to_string(),
+            label: label.to_string(),
+            why: why.to_string(),
+        });
+    }
+    Ok(out)
 }
 
 fn str_key<'a>(t: &'a toml::Table, k: &str) -> Result<Option<&'a str>, String> {

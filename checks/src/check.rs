@@ -39,6 +39,11 @@ pub trait Check: Send + Sync {
     fn congested(&self) -> Option<(Arc<dyn Check>, &'static str)>;
     /// Does the model define a symmetry reduction?
     fn has_symmetry(&self) -> bool;
+    /// Every op of the task programs with its drop label (`Spec::ops`);
+    /// `None`: the model's programs cannot be dropped from.
+    fn ops(&self) -> Option<Vec<wbspec_models::spec::OpInfo>>;
+    /// The op labels the configuration drops.
+    fn drops(&self) -> Vec<String>;
     fn explore(&self, label: &str, opt: &RunOptions, progress: bool) -> Exploration;
     /// Shortest counterexample of an always-property (an error for a name
     /// the model does not have).
@@ -113,6 +118,12 @@ impl<M: Spec> Check for Typed<M> {
 
     fn scope(&self) -> Vec<(&'static str, String)> {
         M::scope(self.model.config())
+    }
+    fn ops(&self) -> Option<Vec<wbspec_models::spec::OpInfo>> {
+        M::ops(self.model.config())
+    }
+    fn drops(&self) -> Vec<String> {
+        M::drops(self.model.config())
     }
     fn config_json(&self) -> Value {
         serde_json::to_value(self.model.config()).expect("configurations serialise")

@@ -8,6 +8,7 @@ pub mod check;
 pub mod cite;
 pub mod docgen;
 pub mod docgen_blocks;
+pub mod dropops;
 pub mod explain;
 pub mod explore;
 pub mod facts;

@@ -5,8 +5,8 @@ use wbspec::outcome::Settings;
 use wbspec::runner::Engine;
 use wbspec::search::Limits;
 use wbspec::{
-    bench, cite, docgen, explore, findings, outcome, paths, pins, report, results, shard, show,
-    trace,
+    bench, cite, docgen, dropops, explore, findings, outcome, paths, pins, report, results, shard,
+    show, trace,
 };
 
 use clap::{Parser, Subcommand};
@@ -106,8 +106,31 @@ enum Cmd {
         /// whose model lacks the switch or refuses it are not applicable.
         #[arg(long = "with", value_name = "SWITCH")]
         with: Vec<String>,
+        /// Run the named checks without this kernel call (an op label,
+        /// `caller:callee`, as `wbspec ops` lists it); repeatable. A
+        /// what-if run: verdicts are compared with the catalogue's, pins
+        /// are not; exit 1 when a verdict changes.
+        #[arg(long, value_name = "LABEL")]
+        drop: Vec<String>,
+        /// With --all: op mutation instead of the catalogue run. Each op
+        /// label is dropped in turn over the checks whose programs run it
+        /// (killed: some verdict changes); survivors must be explained
+        /// in [[equivalent-op]]. Shardable with --shard (over labels).
+        #[arg(long)]
+        mutate_ops: bool,
         #[command(flatten)]
         run: RunArgs,
+    },
+    /// List the op labels `check --drop` and `drop = [...]` take: kernel
+    /// function, the task kinds whose programs run it, kernel states,
+    /// checks; then the ops that cannot be dropped, with the reason.
+    Ops {
+        /// Only checks of this kernel state (e.g. T2).
+        #[arg(long, value_name = "STATE")]
+        kernel: Option<String>,
+        /// Only ops of tasks of this kind (e.g. truncate).
+        #[arg(long, value_name = "KIND")]
+        task: Option<String>,
     },
     /// Measure exploration throughput: unique states, transitions,
     /// states/s, bytes per stored state and peak RSS, medians over
@@ -508,6 +531,17 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 t.model_version
             ))?;
             out.lines(&wbspec::explain::wrap("", &t.question, 72))?;
+            let drops = r.check.drops();
+            if !drops.is_empty() {
+                out.lines(&wbspec::explain::wrap(
+                    "",
+                    &format!(
+                        "Dropped: {} (a what-if run, not the kernel)",
+                        drops.join(", ")
+                    ),
+                    72,
+                ))?;
+            }
             out.lines(&r.check.explain(&t.property, &t.counterexample())?)?;
             Ok(0)
         }
@@ -748,6 +782,17 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             }
             Ok(0)
         }
+        Cmd::Ops { kernel, task } => {
+            let f = show::Filter {
+                kernel,
+                task: task.clone(),
+                tag: None,
+            };
+            f.validate(&cat)?;
+            let sel: Vec<&Entry> = entries.iter().filter(|e| f.matches(e)).collect();
+            out.lines(&dropops::ops_lines(&sel, task.as_deref()))?;
+            Ok(0)
+        }
         Cmd::Show { check } => {
             let e = find(entries, &check)?;
             out.lines(&show::show(e, &cat))?;
@@ -765,6 +810,8 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             traces_dir,
             shard,
             with,
+            drop,
+            mutate_ops,
             run,
         } => {
             let set = run.settings()?;
@@ -776,11 +823,50 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     || json.is_some()
                     || shard.is_some()
                     || explain
+                    || mutate_ops
+                    || !drop.is_empty()
                 {
-                    return Err("--with runs a configuration the catalogue does not pin: it takes no --update-pins, --update-docs, --write-traces, --markdown, --json, --shard or --explain".into());
+                    return Err("--with runs a configuration the catalogue does not pin: it takes no --update-pins, --update-docs, --write-traces, --markdown, --json, --shard, --explain, --drop or --mutate-ops".into());
                 }
                 let selected = select(entries, &names, all)?;
                 return with_run(out, &selected, &with, &set);
+            }
+            if mutate_ops {
+                if !all {
+                    return Err("--mutate-ops needs --all".into());
+                }
+                if update_pins
+                    || update_docs
+                    || markdown.is_some()
+                    || write_traces
+                    || explain
+                    || !drop.is_empty()
+                    || set.limits != Limits::default()
+                    || set.symmetry.is_some()
+                {
+                    return Err("--mutate-ops runs alone (with --shard, --json): no pins, docs, traces, --drop or bounds".into());
+                }
+                let sh = shard.as_deref().map(shard::Shard::parse).transpose()?;
+                return dropops::run(&cat, sh, json.as_deref(), &mut |l| {
+                    out.line(l).and_then(|()| out.flush())
+                });
+            }
+            if !drop.is_empty() {
+                if all {
+                    return Err("--drop names checks, not --all (check --all --mutate-ops drops every op in turn)".into());
+                }
+                if update_pins {
+                    return Err("--update-pins refused with --drop: a dropped run's counts are not the catalogue's pins".into());
+                }
+                if markdown.is_some() {
+                    return Err(
+                        "--markdown refused with --drop: the results table is the catalogue's"
+                            .into(),
+                    );
+                }
+                if write_traces && traces_dir.is_none() {
+                    return Err("--write-traces with --drop needs --traces-dir: traces/ holds the catalogue's own".into());
+                }
             }
             if update_docs && (!all || shard.is_some() || !own) {
                 return Err(
@@ -851,6 +937,21 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                 }
                 v
             };
+            // a what-if run: the checks with the drops (a label that
+            // matches nothing in a check is an error naming it)
+            let derived: Vec<Entry> = if drop.is_empty() {
+                Vec::new()
+            } else {
+                selected
+                    .iter()
+                    .map(|e| dropops::with_drops(e, &drop))
+                    .collect::<Result<_, _>>()?
+            };
+            let selected: Vec<&Entry> = if drop.is_empty() {
+                selected
+            } else {
+                derived.iter().collect()
+            };
             for e in &selected {
                 outcome::validate(e, &set)?;
             }
@@ -886,6 +987,13 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             for e in &selected {
                 eprintln!("running {} ...", e.name);
                 let r = outcome::run(e, &set, true)?;
+                if !r.dropped.is_empty() {
+                    out.line(&format!(
+                        "Dropped {}: {} (a what-if run, not the kernel: verdicts compared with the catalogue's, pins not compared)",
+                        e.name,
+                        r.dropped.join(" ")
+                    ))?;
+                }
                 out.lines(&report::verdict_lines(&r))?;
                 if explain {
                     out.lines(&report::counterexample_lines(e, &r)?)?;
@@ -904,7 +1012,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             let mut bad = results_v.iter().filter(|r| !r.ok()).count();
             out.lines(&report::summary_lines(&results_v, t0.elapsed()))?;
             // a shard cannot judge what needs every check: merge-reports does
-            let ms = if shard.is_some() {
+            let ms = if shard.is_some() || !drop.is_empty() {
                 None
             } else {
                 results::mutation_score(&selected, &results_v)

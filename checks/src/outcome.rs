@@ -119,6 +119,12 @@ pub struct CheckResult {
     pub elapsed: Duration,
     /// Bytes of the visited-state table (0: not measured).
     pub table_bytes: u64,
+    /// Op labels the run dropped beyond its catalogue entry's own `drop`
+    /// (`check --drop`): a what-if run whose pins are not compared and
+    /// whose verdicts are only compared with the catalogue's, never taken
+    /// for them. (A catalogue entry's own drops are its configuration:
+    /// pinned and compared as any other.)
+    pub dropped: Vec<String>,
 }
 
 impl CheckResult {
@@ -152,6 +158,10 @@ impl CheckResult {
         !self.props.iter().any(PropResult::trace_missing)
     }
     pub fn ok(&self) -> bool {
+        if !self.dropped.is_empty() {
+            // a dropped run has no pins of its own
+            return self.complete && self.traces_ok() && self.verdicts_ok();
+        }
         self.complete
             && self.traces_ok()
             && self.states_ok()
@@ -186,7 +196,21 @@ pub fn validate(e: &Entry, set: &Settings) -> Result<(), String> {
 pub fn run(e: &Entry, set: &Settings, progress: bool) -> Result<CheckResult, String> {
     validate(e, set)?;
     let symmetry = set.symmetry.unwrap_or(e.symmetry);
-    let pins_apply = symmetry == e.symmetry;
+    // drops beyond the catalogue entry's own `drop = [...]` (`check
+    // --drop`): the entry's pins are not of these programs
+    let own: Vec<&str> = e
+        .settings
+        .get("drop")
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
+        .unwrap_or_default();
+    let dropped: Vec<String> = e
+        .check
+        .drops()
+        .into_iter()
+        .filter(|d| !own.contains(&d.as_str()))
+        .collect();
+    let pins_apply = symmetry == e.symmetry && dropped.is_empty();
     let opt = RunOptions {
         engine: set.engine,
         limits: set.limits,
@@ -264,5 +288,6 @@ pub fn run(e: &Entry, set: &Settings, progress: bool) -> Result<CheckResult, Str
         witnesses_pinned: e.witnesses_pinned(),
         elapsed: x.elapsed,
         table_bytes: x.table_bytes,
+        dropped,
     })
 }

@@ -37,6 +37,11 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
         let status = match w.status(r.witnesses_pinned) {
             // a partial count is compared with no pin
             _ if !r.complete => "incomplete".to_string(),
+            // a window the catalogue's run reaches and the drop closes
+            _ if !r.dropped.is_empty() && w.listed && w.count == 0 => {
+                "UNREACHED with the drop (the catalogue's run reaches it)".to_string()
+            }
+            _ if !r.dropped.is_empty() => "not compared (drop)".to_string(),
             Err(m) => m,
             Ok(()) if !r.witnesses_pinned => "unpinned".to_string(),
             Ok(()) => "ok".to_string(),
@@ -51,6 +56,7 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
             "({}: incomplete, not a proof)",
             r.stopped.map_or("stopped".into(), |s| s.describe())
         ),
+        _ if !r.dropped.is_empty() => format!("not compared (dropped {})", r.dropped.join(" ")),
         Some(_) if !r.pins_apply => format!(
             "not compared (symmetry {}, the pins are {})",
             if r.symmetry { "on" } else { "off" },
@@ -79,6 +85,11 @@ pub fn prop_status(r: &CheckResult, p: &PropResult) -> String {
     let cut = |s: Option<Stop>| s.map_or("stopped".into(), |s| s.describe());
     match p.observed {
         Verdict::Unknown => format!("incomplete ({}, not a proof)", cut(r.stopped)),
+        // a what-if run: compared with the catalogue's verdict, no pin
+        v if !r.dropped.is_empty() && v != p.expected => {
+            format!("CHANGED by the drop (catalogue: {})", p.expected.as_str())
+        }
+        _ if !r.dropped.is_empty() => "as in the catalogue (drop)".to_string(),
         v if v != p.expected && p.intended => "MISMATCH expected intended (violated)".to_string(),
         v if v != p.expected => format!("MISMATCH expected {}", p.expected.as_str()),
         _ if p.count_status().is_err() => p.count_status().unwrap_err(),
@@ -244,6 +255,7 @@ pub fn check_json(e: &Entry, r: &CheckResult, facts: &Facts) -> Value {
         "pinned_states": r.expected_states,
         "seconds": r.elapsed.as_secs_f64(),
         "as_expected": r.ok(),
+        "dropped": r.dropped,
         "mutant": e.is_mutant(),
         "properties": r.props.iter().map(|p| json!({
             "name": p.name,

@@ -322,6 +322,7 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
         witnesses_pinned: e.witnesses_pinned(),
         elapsed: seconds_of(v, &what)?,
         table_bytes: 0,
+        dropped: Vec::new(),
     })
 }
 

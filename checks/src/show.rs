@@ -256,6 +256,16 @@ pub fn show(e: &Entry, cat: &Catalogue) -> Vec<String> {
         let onoff = if f.starts_with('!') { "off" } else { "on" };
         field("Switch:", &format!("{name} {onoff}{what}"));
     }
+    let drops = e.check.drops();
+    if !drops.is_empty() {
+        field(
+            "Dropped:",
+            &format!(
+                "{} (a what-if run without these kernel calls, not the kernel)",
+                drops.join(", ")
+            ),
+        );
+    }
     let ts = tasks(e);
     if !ts.is_empty() {
         let list: Vec<String> = ts

@@ -206,6 +206,16 @@ pub fn replay(t: TraceFile, entries: &[Entry]) -> Result<Replayed, String> {
             e.check.model()
         ));
     }
+    // a what-if run's trace (`check NAME --drop LABEL`): the check with
+    // the trace's drops
+    let derived;
+    let e = match c.drops() {
+        d if !d.is_empty() && d != e.check.drops() => {
+            derived = crate::dropops::with_drops(e, &d)?;
+            &derived
+        }
+        _ => e,
+    };
     if e.check.config_json() != t.config {
         return Err(format!(
             "field config: not the configuration of check '{}'",

@@ -46,6 +46,20 @@ pub struct KernelState {
     pub name: &'static str,
 }
 
+/// One op of a task program and its drop label (issue 19,
+/// `Spec::ops`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpInfo {
+    /// Task index in the workload.
+    pub task: usize,
+    /// The task's kind, its catalogue syntax's first word (`dio-write`).
+    pub kind: String,
+    /// `caller:callee`, as `drop = [...]` names it.
+    pub label: String,
+    /// Why it cannot be dropped (`None`: it can).
+    pub refused: Option<String>,
+}
+
 /// A behaviour switch of a model: a kernel fix, a review proposal or a
 /// mutant, by the name a catalogue entry uses to turn it on or off.
 #[derive(Clone, Copy, Debug)]
@@ -209,6 +223,16 @@ pub trait Spec:
     /// whether it depends on an uncongested queue.
     fn congested(_cfg: &Self::Config) -> Option<(Self::Config, &'static str)> {
         None
+    }
+    /// Every op of the configuration's task programs with its drop label
+    /// (before any drop), or `None` when the model's programs are not
+    /// droppable (`drop = [...]` is then refused).
+    fn ops(_cfg: &Self::Config) -> Option<Vec<OpInfo>> {
+        None
+    }
+    /// The op labels the configuration drops (`drop = [...]`).
+    fn drops(_cfg: &Self::Config) -> Vec<String> {
+        Vec::new()
     }
 
     /// `T1 ftruncate`, `D0 daemon`.

@@ -532,6 +532,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             units_per_page: per_page,
             ..Default::default()
         },
+        drop: Vec::new(),
     };
     // (any number of tasks: the search runs them in the model's task
     // slots, search.rs)

@@ -115,6 +115,9 @@ impl FuseModel {
                     // b3: the same for the page a read fault maps
                     s.tasks[t].before[page as usize] = s.sup[page as usize];
                 }
+                // a writer whose first op was a dropped lock (oplabel.rs):
+                // its window opens at entry, as it did at the lock
+                _ if s.tasks[t].pc == 0 => self.window_open(s, t),
                 _ => {}
             }
             self.advance(s, t);

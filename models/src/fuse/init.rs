@@ -14,7 +14,10 @@ use super::state::*;
 impl FuseModel {
     pub fn new(cfg: Config) -> Result<FuseModel, String> {
         cfg.validate()?;
-        let programs = cfg.tasks.iter().map(|t| build(&cfg, t)).collect();
+        let mut programs = Vec::new();
+        for t in &cfg.tasks {
+            programs.push(super::oplabel::apply(&cfg, t, &build(&cfg, t), &cfg.drop)?);
+        }
         let fsize = super::lfolio::folio_size(&cfg);
         let pred = (0..cfg.tasks.len()).map(|t| cfg.pred(t)).collect();
         let vers = if cfg.versions.is_empty() {

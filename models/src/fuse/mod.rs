@@ -16,6 +16,7 @@ mod lfolio;
 mod mmap;
 pub mod model;
 pub mod narrate;
+pub mod oplabel;
 pub mod program;
 pub mod properties;
 mod read;
@@ -246,6 +247,34 @@ impl Spec for FuseModel {
 
     fn task_syntax() -> &'static [&'static str] {
         config::TASK_SYNTAX
+    }
+
+    fn ops(cfg: &Config) -> Option<Vec<crate::spec::OpInfo>> {
+        let mut v = Vec::new();
+        for (t, spec) in cfg.tasks.iter().enumerate() {
+            let kind = cfg.task_text(t);
+            let kind = kind.split_whitespace().next().unwrap_or("").to_string();
+            let p = program::build(cfg, spec);
+            for l in oplabel::labels(cfg, spec, &p) {
+                // a label the labels allow may still be refused by its
+                // pairing (fuse_do_setattr's inode_unlock)
+                let refused = match l.refused {
+                    Some(r) => Some(r.to_string()),
+                    None => oplabel::apply(cfg, spec, &p, std::slice::from_ref(&l.label)).err(),
+                };
+                v.push(crate::spec::OpInfo {
+                    task: t,
+                    kind: kind.clone(),
+                    label: l.label,
+                    refused,
+                });
+            }
+        }
+        Some(v)
+    }
+
+    fn drops(cfg: &Config) -> Vec<String> {
+        cfg.drop.clone()
     }
 
     fn scope(cfg: &Config) -> Vec<(&'static str, String)> {

@@ -56,6 +56,15 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
             ),
         ));
     }
+    if !cfg.drop.is_empty() {
+        v.push((
+            "dropped",
+            format!(
+                "{} (not the kernel: a what-if run without these calls)",
+                cfg.drop.join(", ")
+            ),
+        ));
+    }
     let task = |i: usize| format!("T{i} \"{}\"", cfg.task_text(i));
     if cfg.thread.is_empty() {
         let tasks: Vec<String> = (0..cfg.tasks.len()).map(task).collect();

@@ -39,6 +39,7 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         errors: 0,
         short: 0,
         sub: Default::default(),
+        drop: Vec::new(),
     }
 }
 

@@ -62,6 +62,9 @@ pub fn defines(c: &Config) -> Result<Vec<String>, String> {
     if c.memcg_v1 {
         return Err("memcg v1 reclaim".into());
     }
+    if !c.drop.is_empty() {
+        return Err("dropped ops (the twin runs the programs whole)".into());
+    }
     if c.max_background.is_some() || c.congestion_threshold.is_some() {
         // (a check's -bg1 twin is not a catalogue table: never compared)
         return Err("max_background / congestion_threshold (the twin has no fc->bg_queue)".into());

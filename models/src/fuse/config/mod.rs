@@ -117,7 +117,7 @@ pub struct Config {
     pub memcg_v1: bool,
     /// The rest of the reclaim environment (reclaim.rs): cgroup v2 memcg
     /// reclaim instead of v1, MGLRU, where the file's folios are charged.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "ReclaimEnv::is_default")]
     pub reclaim_env: ReclaimEnv,
     /// T, T2: pages per folio once large folios are enabled (whole-folio
     /// dirty and uptodate, one PG_writeback per folio), before the order
@@ -146,6 +146,11 @@ pub struct Config {
     /// the byte limits the server and mount negotiate (subpage.rs).
     #[serde(default, skip_serializing_if = "SubPage::is_default")]
     pub sub: SubPage,
+    /// Op labels dropped from the task programs (`drop = [...]`,
+    /// `wbspec check --drop`; oplabel.rs): a what-if run, not the
+    /// catalogue's kernel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop: Vec<String>,
 }
 
 /// Sizes below a page (issue 18): with `units_per_page` U > 1, the

@@ -67,6 +67,9 @@ struct ConfigRaw {
     page_size: u32,
     max_read_bytes: Option<u32>,
     max_write_bytes: Option<u32>,
+    /// Op labels to drop from the task programs (oplabel.rs).
+    #[serde(default)]
+    drop: Vec<String>,
 }
 
 fn page_4k() -> u32 {
@@ -260,6 +263,7 @@ impl Config {
                 max_read_bytes: raw.max_read_bytes,
                 max_write_bytes: raw.max_write_bytes,
             },
+            drop: raw.drop,
         };
         config.validate()?;
         Ok(config)

@@ -208,6 +208,12 @@ impl Config {
                 }
             }
         }
+        // every drop names an op and leaves well-formed programs
+        crate::fuse::oplabel::check_drops(self)?;
+        for t in self.tasks.iter().filter(|_| !self.drop.is_empty()) {
+            let p = crate::fuse::program::build(self, t);
+            crate::fuse::oplabel::apply(self, t, &p, &self.drop)?;
+        }
         Ok(())
     }
 }
