@@ -81,7 +81,10 @@ pub fn returns(m: &Mapping, t: usize) -> Returns {
         | TaskSpec::Msync { .. }
         | TaskSpec::SyncRange { .. }
         | TaskSpec::Stat => Returns::Exactly(0),
-        TaskSpec::Readahead { .. } | TaskSpec::RemoteTruncate { .. } => Returns::NotMapped,
+        TaskSpec::Readahead { .. }
+        | TaskSpec::RemoteTruncate { .. }
+        | TaskSpec::Abort
+        | TaskSpec::Timeout => Returns::NotMapped,
     }
 }
 

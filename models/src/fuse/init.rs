@@ -103,6 +103,7 @@ impl FuseModel {
                 0
             },
             viol2: 0,
+            conn: 0,
         }
     }
 }

@@ -147,6 +147,9 @@ pub enum Op {
     /// fuse_write_update_attr(pos + written) and clear_bit
     /// (FUSE_I_SIZE_UNSTABLE).
     ThroughWriteDone,
+    /// fuse_abort_conn (`timeout`: called by fuse_check_timeout, only
+    /// once a request is outstanding) (transport.rs).
+    Abort { timeout: bool },
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -623,6 +626,8 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             // page_cache_ra_order -> read_pages -> fuse_readahead (lfolio.rs)
             p.push(Op::Readahead { first, n });
         }
+        TaskSpec::Abort => p.push(Op::Abort { timeout: false }),
+        TaskSpec::Timeout => p.push(Op::Abort { timeout: true }),
     }
     p
 }

@@ -6,6 +6,7 @@ use super::model::{Action, Actor, FuseModel};
 use super::program::Op;
 use super::reclaim;
 use super::state::*;
+use super::transport;
 use super::wbslots;
 use crate::spec::{Hits, PropertyDef, Stricter};
 use stateright::Expectation;
@@ -383,6 +384,49 @@ pub const PROPERTIES: &[PropertyDef] = &[
         stricter: None,
         description: "iomap writeback skips a dirty folio wholly beyond i_size",
     },
+    // ---- the transport (transport.rs)
+    PropertyDef {
+        name: "x-abort-write",
+        expectation: Expectation::Always,
+        stricter: None,
+        description: "no WRITE is queued for the daemon after the connection is aborted",
+    },
+    PropertyDef {
+        name: "w-abort-wb",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "the abort ends a writeback WRITE holding PG_writeback",
+    },
+    PropertyDef {
+        name: "w-abort-end",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "the abort ends a synchronous request a task waits on",
+    },
+    PropertyDef {
+        name: "w-abort-unsent",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "after the abort a writeback WRITE is freed unsent (out_free)",
+    },
+    PropertyDef {
+        name: "w-abort-refused",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "after the abort a request fails at once (-ENOTCONN)",
+    },
+    PropertyDef {
+        name: "w-abort-nowrite",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "the abort wakes a task waiting for writectr == FUSE_NOWRITE",
+    },
+    PropertyDef {
+        name: "w-timeout",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "the request timeout fires and aborts the connection",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -611,6 +655,13 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     },
     |_, s| s.ev == Event::EofZero,
     |_, s| s.ev == Event::WbEofSkip,
+    transport::x_abort_write,
+    |_, s| s.ev == Event::AbortWb,
+    |_, s| s.ev == Event::AbortEnd,
+    |_, s| s.ev == Event::AbortUnsent,
+    |_, s| s.ev == Event::Refused,
+    transport::w_abort_nowrite,
+    |_, s| s.ev == Event::TimeoutAbort,
 ];
 
 const fn str_eq(a: &str, b: &str) -> bool {

@@ -78,6 +78,7 @@ impl State {
             losses: _,
             sizes: _,
             viol2: _,
+            conn: _,
         } = self;
         let mut b = 0;
         for p in 0..MAX_PAGES {
@@ -145,6 +146,7 @@ impl State {
             losses: _,
             sizes: _,
             viol2: _,
+            conn: _,
         } = self;
         for p in 0..MAX_PAGES {
             r(&mut pages[p].ver);

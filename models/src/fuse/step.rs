@@ -96,6 +96,10 @@ pub enum Step {
     /// Partial-folio writes (subpage.rs).
     WriteBeginSendRead,
     WriteBeginRead,
+    /// The transport (transport.rs).
+    AbortConn,
+    TimeoutAbort,
+    TimeoutIdle,
 }
 
 /// A code tree: the kernel code a state label's narrations name. Each
@@ -326,6 +330,9 @@ impl Step {
             Step::WriteBeginSendRead => "fuse_write_begin: fuse_do_readfolio, READ",
             Step::WriteBeginRead if wb => "__iomap_write_begin: READ reply; copy, iomap_write_end",
             Step::WriteBeginRead => "fuse_write_begin: READ reply; copy, fuse_write_end",
+            Step::AbortConn => "fuse_abort_conn: end_requests (-ECONNABORTED)",
+            Step::TimeoutAbort => "fuse_check_timeout: a request expired, fuse_abort_conn",
+            Step::TimeoutIdle => "fuse_check_timeout: nothing outstanding (or aborted)",
         }
     }
 
@@ -410,6 +417,9 @@ impl Step {
         Step::RaNone,
         Step::WriteBeginSendRead,
         Step::WriteBeginRead,
+        Step::AbortConn,
+        Step::TimeoutAbort,
+        Step::TimeoutIdle,
     ];
 }
 
@@ -545,7 +555,10 @@ mod tests {
             | Step::RaStop
             | Step::RaNone
             | Step::WriteBeginSendRead
-            | Step::WriteBeginRead => Step::ALL.contains(&s),
+            | Step::WriteBeginRead
+            | Step::AbortConn
+            | Step::TimeoutAbort
+            | Step::TimeoutIdle => Step::ALL.contains(&s),
         }
     }
 
@@ -555,7 +568,7 @@ mod tests {
             assert!(listed(*s));
             assert!(!Step::ALL[..i].contains(s), "{s:?} twice");
         }
-        assert_eq!(Step::ALL.len(), 79);
+        assert_eq!(Step::ALL.len(), 82);
     }
 
     #[test]

@@ -86,6 +86,14 @@ pub enum TaskSpec {
     /// Another client truncates the file on the server (a server-side size
     /// change the kernel learns only from GETATTR or a short READ).
     RemoteTruncate { size: u8 },
+    /// The connection is aborted (fuse_abort_conn: umount -f, a write
+    /// to /sys/fs/fuse/connections/N/abort, or the daemon's death
+    /// releasing /dev/fuse), at any moment (transport.rs).
+    Abort,
+    /// The request timeout (6.14+, `request_timeout` mount option or
+    /// the max_request_timeout sysctl): fuse_check_timeout finds a
+    /// request outstanding too long and calls fuse_abort_conn.
+    Timeout,
 }
 
 /// The catalogue's task syntax, one form per task kind (F+N: first page
@@ -117,6 +125,8 @@ pub const SYNTAX: &[&str] = &[
     "dio-mmap P",
     "stat",
     "remote-truncate S",
+    "abort",
+    "timeout",
 ];
 
 impl TaskSpec {
@@ -247,10 +257,17 @@ impl TaskSpec {
             Some("remote-truncate") => TaskSpec::RemoteTruncate {
                 size: num(words.get(1))?,
             },
+            Some("abort") => TaskSpec::Abort,
+            Some("timeout") => TaskSpec::Timeout,
             _ => return Err(format!("unknown task '{s}' (tasks: {})", SYNTAX.join(", "))),
         };
         let max_words = match t {
-            TaskSpec::Fsync | TaskSpec::Close | TaskSpec::Stat | TaskSpec::Munmap => 1,
+            TaskSpec::Fsync
+            | TaskSpec::Close
+            | TaskSpec::Stat
+            | TaskSpec::Munmap
+            | TaskSpec::Abort
+            | TaskSpec::Timeout => 1,
             TaskSpec::Open { .. } => 4,
             _ => 2,
         };
@@ -288,6 +305,8 @@ impl TaskSpec {
             TaskSpec::DioMmap { .. } => "dio-mmap",
             TaskSpec::Stat => "stat",
             TaskSpec::RemoteTruncate { .. } => "remote-trn",
+            TaskSpec::Abort => "abort",
+            TaskSpec::Timeout => "timeout",
         }
     }
 
@@ -383,6 +402,8 @@ impl fmt::Display for TaskSpec {
             TaskSpec::DioMmap { page } => write!(f, "dio-mmap {page}"),
             TaskSpec::Stat => write!(f, "stat"),
             TaskSpec::RemoteTruncate { size } => write!(f, "remote-truncate {size}"),
+            TaskSpec::Abort => write!(f, "abort"),
+            TaskSpec::Timeout => write!(f, "timeout"),
         }
     }
 }

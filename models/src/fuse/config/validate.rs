@@ -178,6 +178,7 @@ impl Config {
                     return Err(format!("task '{t}' exceeds pages {p}"));
                 }
             }
+            self.validate_transport(t)?;
             if let TaskSpec::DioMmap { .. } = t {
                 // fuse_file_mmap: MAP_SHARED of a FOPEN_DIRECT_IO open
                 if !self.direct_io_allow_mmap {
@@ -191,6 +192,42 @@ impl Config {
                     ));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// An abort or timeout task: only with tasks whose request error
+    /// paths the model has, and a timeout only on kernel states that
+    /// all have it (transport.rs).
+    fn validate_transport(&self, t: &TaskSpec) -> Result<(), String> {
+        if !matches!(t, TaskSpec::Abort | TaskSpec::Timeout) {
+            return Ok(());
+        }
+        if *t == TaskSpec::Timeout && self.kernel == Kernel::L {
+            return Err(format!(
+                "task '{t}': the request timeout is in 6.14 and later; state L also stands for older kernels (use T, T2 or C)"
+            ));
+        }
+        if let Some(u) = self.tasks.iter().find(|u| {
+            matches!(
+                u,
+                TaskSpec::Open { .. } | TaskSpec::Punch { .. } | TaskSpec::Stat
+            )
+        }) {
+            return Err(format!(
+                "task '{t}' with '{u}': the model has no error path for its request (OPEN, FALLOCATE, GETATTR)"
+            ));
+        }
+        if self
+            .tasks
+            .iter()
+            .filter(|u| matches!(u, TaskSpec::Abort | TaskSpec::Timeout))
+            .count()
+            > 1
+        {
+            return Err(format!(
+                "task '{t}': one abort or timeout task per workload"
+            ));
         }
         Ok(())
     }

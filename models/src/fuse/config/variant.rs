@@ -185,6 +185,18 @@ pub struct Variant {
     /// zeroes the rest as if the folio started beyond EOF (kills a3).
     #[serde(default)]
     pub mut_wb_no_read: bool,
+
+    // ---- issue 22: the transport (transport.rs)
+    /// fuse_abort_conn does not push fc->bg_queue to the pending list
+    /// (no `max_background = UINT_MAX; flush_bg_queue`): background
+    /// requests held back there are never ended (kills e).
+    /// (Written to traces only when on, so older traces stay as they were.)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_abort_keeps_bg_queue: bool,
+    /// fuse_request_queue_background does not check fc->connected: a
+    /// writeback WRITE is queued after the abort (kills x-abort-write).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_abort_queues: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -224,6 +236,8 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_no_eof_zero",
     "mut_crop_by_page",
     "mut_wb_no_read",
+    "mut_abort_keeps_bg_queue",
+    "mut_abort_queues",
 ];
 
 impl Variant {
@@ -299,6 +313,8 @@ impl Variant {
             "mut_no_eof_zero" => &mut self.mut_no_eof_zero,
             "mut_crop_by_page" => &mut self.mut_crop_by_page,
             "mut_wb_no_read" => &mut self.mut_wb_no_read,
+            "mut_abort_keeps_bg_queue" => &mut self.mut_abort_keeps_bg_queue,
+            "mut_abort_queues" => &mut self.mut_abort_queues,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -358,6 +374,8 @@ impl Variant {
             ("mut_no_eof_zero", self.mut_no_eof_zero),
             ("mut_crop_by_page", self.mut_crop_by_page),
             ("mut_wb_no_read", self.mut_wb_no_read),
+            ("mut_abort_keeps_bg_queue", self.mut_abort_keeps_bg_queue),
+            ("mut_abort_queues", self.mut_abort_queues),
         ];
         for (n, on) in all {
             if on {
