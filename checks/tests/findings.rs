@@ -36,6 +36,7 @@ const GROUPS: &[&str] = &[
     "## Model corrections",
     "## Real kernels in a VM",
     "## Pages larger than 4 KiB",
+    "## The transport: aborts and the request timeout",
 ];
 
 /// How many rows of the recorded traces' verdicts.tsv files name `id` as
