@@ -84,7 +84,8 @@ pub fn returns(m: &Mapping, t: usize) -> Returns {
         TaskSpec::Readahead { .. }
         | TaskSpec::RemoteTruncate { .. }
         | TaskSpec::Abort
-        | TaskSpec::Timeout => Returns::NotMapped,
+        | TaskSpec::Timeout
+        | TaskSpec::Signal { .. } => Returns::NotMapped,
     }
 }
 

@@ -185,6 +185,7 @@ impl FuseModel {
                     s.ev = Event::ShortIo;
                 }
                 s.workers[w] = Worker::Idle;
+                self.request_ended(&mut s, &req, true);
                 match req {
                     Req::CacheWrite { first, n, sent } => {
                         for p in pages_mask(first, sent) {

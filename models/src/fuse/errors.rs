@@ -78,9 +78,14 @@ impl FuseModel {
     /// between the two.
     pub(super) fn daemon_reply_error(&self, s: &mut State, w: usize) -> bool {
         let req = match s.workers[w] {
-            Worker::Busy { req, .. } if self.may_fail(&req) => req,
+            Worker::Busy { req, .. } if self.may_fail(&req) || self.interrupted(s, &req) => req,
             _ => return false,
         };
+        // an interrupted request answered with -EINTR (transport.rs)
+        if !self.may_fail(&req) {
+            s.ev = Event::IntrEintr;
+        }
+        self.request_ended(s, &req, false);
         s.workers[w] = Worker::Idle;
         match req {
             Req::CacheWrite { first, n, sent } => {

@@ -104,6 +104,8 @@ impl FuseModel {
             },
             viol2: 0,
             conn: 0,
+            intr: 0,
+            bailed: 0,
         }
     }
 }

@@ -132,6 +132,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_crop_by_page", kind: SwitchKind::Mutant, description: "fuse_send_writepage crops at the page holding i_size" },
     SwitchDef { name: "mut_abort_keeps_bg_queue", kind: SwitchKind::Mutant, description: "fuse_abort_conn leaves fc->bg_queue alone (no flush with max_background = UINT_MAX)" },
     SwitchDef { name: "mut_abort_queues", kind: SwitchKind::Mutant, description: "fuse_request_queue_background queues after the abort (no fc->connected check)" },
+    SwitchDef { name: "mut_intr_bailout_sent", kind: SwitchKind::Mutant, description: "request_wait_answer takes back a request on SIGKILL after the daemon read it" },
     SwitchDef { name: "mut_wb_no_read", kind: SwitchKind::Mutant, description: "fuse_write_begin zeroes a partly written folio below EOF instead of reading it" },
 ];
 

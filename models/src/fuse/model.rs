@@ -270,6 +270,7 @@ impl FuseModel {
             Op::ThroughWriteDone => self.op_through_write_done(&mut s, t)?,
             Op::OpenTruncSize => self.op_open_trunc_size(&mut s, t)?,
             Op::Abort { timeout } => self.op_abort(&mut s, t, timeout)?,
+            Op::Signal { target, fatal } => self.op_signal(&mut s, t, target as usize, fatal)?,
         };
         if s.ev == Event::None
             && !self.split_through(t)
@@ -349,7 +350,7 @@ impl FuseModel {
                             actor: Actor::Daemon(w as u8),
                             step: Step::DaemonReply,
                         });
-                        if self.may_fail(&req) {
+                        if self.may_fail(&req) || self.interrupted(s, &req) {
                             out.push(Action {
                                 actor: Actor::Daemon(w as u8),
                                 step: Step::DaemonReplyError,

@@ -150,6 +150,8 @@ pub enum Op {
     /// fuse_abort_conn (`timeout`: called by fuse_check_timeout, only
     /// once a request is outstanding) (transport.rs).
     Abort { timeout: bool },
+    /// A signal to task `target` in request_wait_answer (transport.rs).
+    Signal { target: u8, fatal: bool },
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -628,6 +630,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         }
         TaskSpec::Abort => p.push(Op::Abort { timeout: false }),
         TaskSpec::Timeout => p.push(Op::Abort { timeout: true }),
+        TaskSpec::Signal { target, fatal } => p.push(Op::Signal { target, fatal }),
     }
     p
 }

@@ -427,6 +427,30 @@ pub const PROPERTIES: &[PropertyDef] = &[
         stricter: None,
         description: "the request timeout fires and aborts the connection",
     },
+    PropertyDef {
+        name: "x-intr",
+        expectation: Expectation::Always,
+        stricter: None,
+        description: "no request is applied by the server after its task returned -EINTR for it",
+    },
+    PropertyDef {
+        name: "w-intr",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "a signal interrupts a request in flight (FUSE_INTERRUPT)",
+    },
+    PropertyDef {
+        name: "w-intr-bailout",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "SIGKILL takes back a request the daemon has not read (-EINTR)",
+    },
+    PropertyDef {
+        name: "w-intr-eintr",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "the server answers an interrupted request with -EINTR",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -662,6 +686,10 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::Refused,
     transport::w_abort_nowrite,
     |_, s| s.ev == Event::TimeoutAbort,
+    transport::x_intr,
+    |_, s| s.ev == Event::Interrupt,
+    |_, s| s.ev == Event::IntrBailout,
+    |_, s| s.ev == Event::IntrEintr,
 ];
 
 const fn str_eq(a: &str, b: &str) -> bool {

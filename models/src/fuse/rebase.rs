@@ -79,6 +79,8 @@ impl State {
             sizes: _,
             viol2: _,
             conn: _,
+            intr: _,
+            bailed: _,
         } = self;
         let mut b = 0;
         for p in 0..MAX_PAGES {
@@ -147,6 +149,8 @@ impl State {
             sizes: _,
             viol2: _,
             conn: _,
+            intr: _,
+            bailed: _,
         } = self;
         for p in 0..MAX_PAGES {
             r(&mut pages[p].ver);

@@ -377,6 +377,9 @@ pub const VIOL2_A4_EXACT: u8 = 8;
 pub const VIOL2_ABORT_WRITE: u8 = 16;
 /// `State::conn` bit: fc->connected == 0 (fuse_abort_conn ran).
 pub const CONN_ABORTED: u8 = 1;
+/// `State::viol2` bit, x-intr: the server applied a request whose task
+/// had already returned -EINTR for it (the fatal-signal bail-out).
+pub const VIOL2_INTR_APPLIED: u8 = 32;
 
 /// What the last transition did that no state field shows afterwards
 /// (used only by `sometimes` witnesses; reset by every step).
@@ -457,6 +460,14 @@ pub enum Event {
     Refused,
     /// fuse_check_timeout found an expired request and aborted.
     TimeoutAbort,
+    /// A signal interrupted a request in flight (FR_INTERRUPTED; the
+    /// daemon gets FUSE_INTERRUPT once it has read the request).
+    Interrupt,
+    /// A fatal signal took back a request the daemon had not read
+    /// (request_wait_answer: FR_PENDING, -EINTR).
+    IntrBailout,
+    /// The server answered an interrupted request with -EINTR.
+    IntrEintr,
 }
 
 /// The whole state.
@@ -552,6 +563,12 @@ pub struct State {
     // ---- the connection (transport.rs)
     /// CONN_* bits.
     pub conn: u8,
+    /// Per task (bit t): its outstanding request is interrupted
+    /// (FR_INTERRUPTED) until it ends.
+    pub intr: u8,
+    /// Ghost (x-intr), per task: it returned -EINTR from a request a
+    /// fatal signal took back.
+    pub bailed: u8,
 }
 
 impl State {

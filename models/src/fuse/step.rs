@@ -100,6 +100,8 @@ pub enum Step {
     AbortConn,
     TimeoutAbort,
     TimeoutIdle,
+    Signal,
+    SignalIdle,
 }
 
 /// A code tree: the kernel code a state label's narrations name. Each
@@ -333,6 +335,8 @@ impl Step {
             Step::AbortConn => "fuse_abort_conn: end_requests (-ECONNABORTED)",
             Step::TimeoutAbort => "fuse_check_timeout: a request expired, fuse_abort_conn",
             Step::TimeoutIdle => "fuse_check_timeout: nothing outstanding (or aborted)",
+            Step::Signal => "request_wait_answer: signal (FUSE_INTERRUPT, or -EINTR if pending)",
+            Step::SignalIdle => "signal after the syscall returned",
         }
     }
 
@@ -420,6 +424,8 @@ impl Step {
         Step::AbortConn,
         Step::TimeoutAbort,
         Step::TimeoutIdle,
+        Step::Signal,
+        Step::SignalIdle,
     ];
 }
 
@@ -558,7 +564,9 @@ mod tests {
             | Step::WriteBeginRead
             | Step::AbortConn
             | Step::TimeoutAbort
-            | Step::TimeoutIdle => Step::ALL.contains(&s),
+            | Step::TimeoutIdle
+            | Step::Signal
+            | Step::SignalIdle => Step::ALL.contains(&s),
         }
     }
 
@@ -568,7 +576,7 @@ mod tests {
             assert!(listed(*s));
             assert!(!Step::ALL[..i].contains(s), "{s:?} twice");
         }
-        assert_eq!(Step::ALL.len(), 82);
+        assert_eq!(Step::ALL.len(), 84);
     }
 
     #[test]

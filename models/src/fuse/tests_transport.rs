@@ -96,3 +96,64 @@ fn the_timeout_is_refused_on_l_and_with_open() {
     let e = c.validate().unwrap_err();
     assert!(e.contains("no error path"), "{e}");
 }
+
+/// Runs actor `a`'s first enabled step until `done` holds.
+fn run_until(m: &FuseModel, s: &State, a: Actor, done: impl Fn(&State) -> bool) -> State {
+    let mut s = *s;
+    for _ in 0..32 {
+        if done(&s) {
+            return s;
+        }
+        let st = enabled(m, &s, a)[0];
+        s = run(m, &s, a, st);
+    }
+    panic!("not reached");
+}
+
+fn dio_signal(task: &str) -> (FuseModel, State) {
+    let mut c = cfg(2, &["dio-write 0+2", task]);
+    c.init_size = 1;
+    c.cached = 1;
+    c.dirty = 0;
+    c.daemon_threads = 2;
+    let m = model(c);
+    let s = m.initial();
+    assert!(enabled(&m, &s, T1).is_empty(), "no request to signal yet");
+    let s = run_until(&m, &s, T0, |s| !s.fuse_q.is_empty());
+    (m, s)
+}
+
+#[test]
+fn sigkill_takes_back_a_pending_request_only() {
+    let (m, s) = dio_signal("kill 0");
+    let k = run(&m, &s, T1, Step::Signal);
+    assert_eq!(k.ev, Event::IntrBailout);
+    assert!(k.fuse_q.is_empty() && k.tasks[0].reply == REPLY_ERR);
+    // once the daemon read it, the task waits for the reply
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let k = run(&m, &s, T1, Step::Signal);
+    assert_eq!(k.ev, Event::Interrupt);
+    assert!(matches!(k.workers[0], Worker::Busy { .. }));
+    assert_eq!(k.tasks[0].reply, NONE);
+    // the server may answer the interrupted WRITE with -EINTR, or do it
+    let steps = enabled(&m, &k, D0);
+    assert!(steps.contains(&Step::DaemonReplyError) && steps.contains(&Step::DaemonReply));
+    let e = run(&m, &k, D0, Step::DaemonReplyError);
+    assert_eq!(e.ev, Event::IntrEintr);
+    assert_eq!((e.intr, e.tasks[0].reply), (0, REPLY_ERR));
+}
+
+#[test]
+fn a_signal_is_no_bailout_and_flush_is_forced() {
+    let (m, s) = dio_signal("signal 0");
+    let k = run(&m, &s, T1, Step::Signal);
+    assert_eq!(k.ev, Event::Interrupt, "not fatal: the request stays");
+    assert_eq!(k.fuse_q.len(), 1);
+    let mut c = cfg(1, &["close", "kill 0"]);
+    c.dirty = 0;
+    let m = model(c);
+    let s = run_until(&m, &m.initial(), T0, |s| !s.fuse_q.is_empty());
+    let k = run(&m, &s, T1, Step::Signal);
+    assert_eq!(k.ev, Event::Interrupt, "FR_FORCE: FLUSH is not taken back");
+    assert_eq!(k.fuse_q.len(), 1);
+}

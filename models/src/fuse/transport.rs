@@ -131,6 +131,7 @@ impl FuseModel {
             }
             Req::ReadPages { first, n, .. } => self.readpages_failed(s, first, n),
             _ => {
+                self.request_ended(s, &req, false);
                 self.fail_request(s, req);
             }
         }
@@ -216,4 +217,115 @@ pub fn w_abort_nowrite(m: &FuseModel, s: &State) -> bool {
                 Some(Op::WaitNowrite) | Some(Op::SyncWritesWait { .. })
             )
         })
+}
+
+// ----------------------------------------------------------------------
+// Signals: request_wait_answer (fs/fuse/dev.c).
+//
+// A task waiting for a synchronous request's reply first waits
+// interruptibly: any signal sets FR_INTERRUPTED and, once the daemon has
+// read the request (FR_SENT; else fuse_dev_do_read does it when it reads
+// it), queues FUSE_INTERRUPT (queue_interrupt). The server may ignore it
+// and answer normally, or answer the request with -EINTR without doing
+// it. Then, unless the request is forced (FR_FORCE: FLUSH here), the task
+// waits killably: a fatal signal while the request is still pending
+// (FR_PENDING: not yet read) takes it off the pending list and returns
+// -EINTR; once read, the task waits for the reply, uninterruptibly.
+// Background requests (writeback WRITEs, readahead READs, async direct
+// I/O) have no waiter to signal. fc->no_interrupt is not modelled.
+
+impl FuseModel {
+    /// The task waiting for `r`, if `r` is a synchronous request.
+    fn sync_task(&self, r: &Req) -> Option<usize> {
+        if self.is_bg(r) {
+            return None;
+        }
+        match *r {
+            Req::CacheWrite { .. } | Req::ReadPages { .. } => None,
+            Req::DirectWrite { task, .. }
+            | Req::ThroughWrite { task, .. }
+            | Req::Read { task, .. }
+            | Req::Setattr { task, .. }
+            | Req::Fsync { task }
+            | Req::Flush { task }
+            | Req::Open { task, .. }
+            | Req::Fallocate { task, .. }
+            | Req::Getattr { task } => Some(task as usize),
+        }
+    }
+
+    /// Is `r` interrupted (FR_INTERRUPTED: the server may answer it with
+    /// -EINTR)?
+    pub(super) fn interrupted(&self, s: &State, r: &Req) -> bool {
+        self.sync_task(r).is_some_and(|t| s.intr & (1 << t) != 0)
+    }
+
+    /// The daemon ends `r` (a reply or an error): its interruption ends
+    /// with it; x-intr: a request whose task already returned -EINTR for
+    /// it must not be applied.
+    pub(super) fn request_ended(&self, s: &mut State, r: &Req, applied: bool) {
+        if let Some(t) = self.sync_task(r) {
+            s.intr &= !(1 << t);
+            if applied && s.bailed & (1 << t) != 0 {
+                s.viol2 |= VIOL2_INTR_APPLIED;
+            }
+            s.bailed &= !(1 << t);
+        }
+    }
+
+    /// The signal task's step.
+    pub(super) fn op_signal(
+        &self,
+        s: &mut State,
+        t: usize,
+        target: usize,
+        fatal: bool,
+    ) -> Option<Step> {
+        let mine = |r: &Req| self.sync_task(r) == Some(target);
+        let pending = s.fuse_q.iter().position(mine);
+        let read = (0..s.workers.len()).find(|&w| match s.workers[w] {
+            Worker::Busy { req, .. } => mine(&req),
+            _ => false,
+        });
+        let req = match (pending, read) {
+            (Some(i), _) => s.fuse_q[i],
+            (None, Some(w)) => match s.workers[w] {
+                Worker::Busy { req, .. } => req,
+                _ => unreachable!("found busy"),
+            },
+            (None, None) => {
+                if !self.task_done(s, target) {
+                    return None; // delivered once the target blocks
+                }
+                self.advance(s, t);
+                return Some(Step::SignalIdle);
+            }
+        };
+        // wait_event_interruptible returns: FR_INTERRUPTED, FUSE_INTERRUPT
+        s.intr |= 1 << target;
+        s.ev = Event::Interrupt;
+        let forced = matches!(req, Req::Flush { .. });
+        let takeback = pending.is_some() || self.cfg.variant.mut_intr_bailout_sent;
+        if fatal && !forced && takeback {
+            // FR_PENDING: list_del, -EINTR (the mutant: also once read;
+            // the daemon still holds and applies it)
+            if let Some(i) = pending {
+                s.fuse_q.remove(i);
+            }
+            self.fail_request(s, req);
+            s.intr &= !(1 << target);
+            if pending.is_none() {
+                s.bailed |= 1 << target;
+            }
+            s.ev = Event::IntrBailout;
+        }
+        self.advance(s, t);
+        Some(Step::Signal)
+    }
+}
+
+/// x-intr: no request is applied by the server after its task returned
+/// -EINTR for it.
+pub fn x_intr(_m: &FuseModel, s: &State) -> bool {
+    s.viol2 & VIOL2_INTR_APPLIED == 0
 }

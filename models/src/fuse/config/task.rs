@@ -94,12 +94,19 @@ pub enum TaskSpec {
     /// the max_request_timeout sysctl): fuse_check_timeout finds a
     /// request outstanding too long and calls fuse_abort_conn.
     Timeout,
+    /// A signal to task `target` (`kill N`: SIGKILL, `signal N`: any
+    /// other) while it waits for a synchronous request's reply
+    /// (request_wait_answer): FUSE_INTERRUPT for the request, and with a
+    /// fatal signal a request not yet read by the daemon is taken back
+    /// (-EINTR). Delivered once the target blocks in a request, or after
+    /// it returned (then it changes nothing here).
+    Signal { target: u8, fatal: bool },
 }
 
 /// The catalogue's task syntax, one form per task kind (F+N: first page
-/// and page count, P: a page, S: a size in pages; `a|b`: one of them,
-/// `[x]`: optional). Unknown-task errors list it; `wbspec list --task`
-/// matches on the kind, the first word.
+/// and page count, P: a page, S: a size in pages, N alone: a task index;
+/// `a|b`: one of them, `[x]`: optional). Unknown-task errors list it;
+/// `wbspec list --task` matches on the kind, the first word.
 pub const SYNTAX: &[&str] = &[
     "write F+N",
     "sendfile F+N",
@@ -127,6 +134,8 @@ pub const SYNTAX: &[&str] = &[
     "remote-truncate S",
     "abort",
     "timeout",
+    "signal N",
+    "kill N",
 ];
 
 impl TaskSpec {
@@ -259,6 +268,14 @@ impl TaskSpec {
             },
             Some("abort") => TaskSpec::Abort,
             Some("timeout") => TaskSpec::Timeout,
+            Some("signal") => TaskSpec::Signal {
+                target: num(words.get(1))?,
+                fatal: false,
+            },
+            Some("kill") => TaskSpec::Signal {
+                target: num(words.get(1))?,
+                fatal: true,
+            },
             _ => return Err(format!("unknown task '{s}' (tasks: {})", SYNTAX.join(", "))),
         };
         let max_words = match t {
@@ -307,6 +324,8 @@ impl TaskSpec {
             TaskSpec::RemoteTruncate { .. } => "remote-trn",
             TaskSpec::Abort => "abort",
             TaskSpec::Timeout => "timeout",
+            TaskSpec::Signal { fatal: false, .. } => "signal",
+            TaskSpec::Signal { fatal: true, .. } => "kill",
         }
     }
 
@@ -404,6 +423,9 @@ impl fmt::Display for TaskSpec {
             TaskSpec::RemoteTruncate { size } => write!(f, "remote-truncate {size}"),
             TaskSpec::Abort => write!(f, "abort"),
             TaskSpec::Timeout => write!(f, "timeout"),
+            TaskSpec::Signal { target, fatal } => {
+                write!(f, "{} {target}", if fatal { "kill" } else { "signal" })
+            }
         }
     }
 }

@@ -200,8 +200,24 @@ impl Config {
     /// paths the model has, and a timeout only on kernel states that
     /// all have it (transport.rs).
     fn validate_transport(&self, t: &TaskSpec) -> Result<(), String> {
-        if !matches!(t, TaskSpec::Abort | TaskSpec::Timeout) {
+        if !matches!(
+            t,
+            TaskSpec::Abort | TaskSpec::Timeout | TaskSpec::Signal { .. }
+        ) {
             return Ok(());
+        }
+        if let TaskSpec::Signal { target, .. } = *t {
+            let ok = self.tasks.get(target as usize).is_some_and(|u| {
+                !matches!(
+                    u,
+                    TaskSpec::Abort | TaskSpec::Timeout | TaskSpec::Signal { .. }
+                )
+            });
+            if !ok {
+                return Err(format!(
+                    "task '{t}': the target must be another task of the workload, not an abort, timeout or signal"
+                ));
+            }
         }
         if *t == TaskSpec::Timeout && self.kernel == Kernel::L {
             return Err(format!(
@@ -218,15 +234,16 @@ impl Config {
                 "task '{t}' with '{u}': the model has no error path for its request (OPEN, FALLOCATE, GETATTR)"
             ));
         }
-        if self
-            .tasks
-            .iter()
-            .filter(|u| matches!(u, TaskSpec::Abort | TaskSpec::Timeout))
-            .count()
-            > 1
-        {
+        let same = |u: &&TaskSpec| {
+            matches!(u, TaskSpec::Signal { .. }) == matches!(t, TaskSpec::Signal { .. })
+                && matches!(
+                    u,
+                    TaskSpec::Abort | TaskSpec::Timeout | TaskSpec::Signal { .. }
+                )
+        };
+        if self.tasks.iter().filter(same).count() > 1 {
             return Err(format!(
-                "task '{t}': one abort or timeout task per workload"
+                "task '{t}': one abort or timeout task, and one signal, per workload"
             ));
         }
         Ok(())

@@ -197,6 +197,10 @@ pub struct Variant {
     /// writeback WRITE is queued after the abort (kills x-abort-write).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mut_abort_queues: bool,
+    /// request_wait_answer takes back a request on a fatal signal even
+    /// after the daemon read it (no FR_PENDING test) (kills x-intr).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_intr_bailout_sent: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -238,6 +242,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_wb_no_read",
     "mut_abort_keeps_bg_queue",
     "mut_abort_queues",
+    "mut_intr_bailout_sent",
 ];
 
 impl Variant {
@@ -315,6 +320,7 @@ impl Variant {
             "mut_wb_no_read" => &mut self.mut_wb_no_read,
             "mut_abort_keeps_bg_queue" => &mut self.mut_abort_keeps_bg_queue,
             "mut_abort_queues" => &mut self.mut_abort_queues,
+            "mut_intr_bailout_sent" => &mut self.mut_intr_bailout_sent,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -376,6 +382,7 @@ impl Variant {
             ("mut_wb_no_read", self.mut_wb_no_read),
             ("mut_abort_keeps_bg_queue", self.mut_abort_keeps_bg_queue),
             ("mut_abort_queues", self.mut_abort_queues),
+            ("mut_intr_bailout_sent", self.mut_intr_bailout_sent),
         ];
         for (n, on) in all {
             if on {
