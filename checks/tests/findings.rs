@@ -38,6 +38,7 @@ const GROUPS: &[&str] = &[
     "## Pages larger than 4 KiB",
     // proposals for findings classed in their own entries
     "## Fix proposals",
+    "## The transport: aborts and the request timeout",
 ];
 
 /// How many rows of the recorded traces' verdicts.tsv files name `id` as

@@ -81,7 +81,11 @@ pub fn returns(m: &Mapping, t: usize) -> Returns {
         | TaskSpec::Msync { .. }
         | TaskSpec::SyncRange { .. }
         | TaskSpec::Stat => Returns::Exactly(0),
-        TaskSpec::Readahead { .. } | TaskSpec::RemoteTruncate { .. } => Returns::NotMapped,
+        TaskSpec::Readahead { .. }
+        | TaskSpec::RemoteTruncate { .. }
+        | TaskSpec::Abort
+        | TaskSpec::Timeout
+        | TaskSpec::Signal { .. } => Returns::NotMapped,
     }
 }
 

@@ -74,6 +74,9 @@ impl FuseModel {
     /// fc->bg_queue, flush_bg_queue. Unbounded, the request goes to
     /// /dev/fuse at once, as flush_bg_queue would move it.
     pub(super) fn queue_background(&self, s: &mut State, r: Req) {
+        if self.refuse_background(s, r) {
+            return;
+        }
         if self.cfg.max_background.is_none() {
             s.fuse_q.push(r);
             return;
@@ -110,6 +113,7 @@ impl FuseModel {
         match step {
             Step::DaemonRead => {
                 if s.fuse_q.is_empty()
+                    || Self::aborted(&s)
                     || Self::reader(&s, self.cfg.daemon_threads as usize) != Some(w)
                 {
                     return None;
@@ -181,6 +185,7 @@ impl FuseModel {
                     s.ev = Event::ShortIo;
                 }
                 s.workers[w] = Worker::Idle;
+                self.request_ended(&mut s, &req, true);
                 match req {
                     Req::CacheWrite { first, n, sent } => {
                         for p in pages_mask(first, sent) {
@@ -397,39 +402,44 @@ impl FuseModel {
                     _ => return None,
                 };
                 // (fuse_request_end's background half ran with the
-                // reply) fuse_writepage_end: lock fi; [L: rb_erase, send the
-                // secondaries cropped at this WRITE's end, bypassing
-                // queued_writes]; writectr--; fuse_writepage_finish (end
-                // writeback, wake); unlock
+                // reply)
                 s.workers[w] = Worker::Idle; // (L: rb_erase)
-                if self.cfg.variant.temp_pages {
-                    let crop = s.l_end[first as usize];
-                    let mut i = 0;
-                    while i < s.aux.len() {
-                        if s.aux[i].prim == first {
-                            let a = s.aux.remove(i);
-                            s.tmp[a.page as usize] = a.ver;
-                            self.send_writepage(
-                                &mut s,
-                                Wpa {
-                                    first: a.page,
-                                    n: 1,
-                                },
-                                crop,
-                            );
-                        } else {
-                            i += 1;
-                        }
-                    }
-                }
-                s.writectr -= 1;
-                self.writepage_finish(&mut s, first, n);
-                for p in pages_mask(first, n) {
-                    s.wrote_once |= 1 << p;
-                }
+                self.writepage_end(&mut s, first, n);
                 Some(s)
             }
             _ => None,
+        }
+    }
+
+    /// fuse_writepage_end after its mapping_set_error: lock fi; [L:
+    /// rb_erase, send the secondaries cropped at this WRITE's end,
+    /// bypassing queued_writes]; writectr--; fuse_writepage_finish (end
+    /// writeback, wake); unlock.
+    pub(super) fn writepage_end(&self, s: &mut State, first: u8, n: u8) {
+        if self.cfg.variant.temp_pages {
+            let crop = s.l_end[first as usize];
+            let mut i = 0;
+            while i < s.aux.len() {
+                if s.aux[i].prim == first {
+                    let a = s.aux.remove(i);
+                    s.tmp[a.page as usize] = a.ver;
+                    self.send_writepage(
+                        s,
+                        Wpa {
+                            first: a.page,
+                            n: 1,
+                        },
+                        crop,
+                    );
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        s.writectr -= 1;
+        self.writepage_finish(s, first, n);
+        for p in pages_mask(first, n) {
+            s.wrote_once |= 1 << p;
         }
     }
 }

@@ -68,8 +68,9 @@ fn task(t: &Task) -> [u8; TASK] {
 const PAGE: usize = 19;
 /// i_size, size_unstable, writectr, rwsem (2), srv_size, wrote_once, viol,
 /// lf_viol, iocachectr, cache_io_mode, wb_err, as_eio, lost, losses, sizes,
-/// viol2; then per worker its reclaim's passes and wait.
-const SCALARS: usize = 17;
+/// viol2, conn, intr, bailed; then per worker its reclaim's passes and
+/// wait.
+const SCALARS: usize = 20;
 const HEAD: usize = SCALARS + 2 * MAX_WORKERS;
 
 pub fn encode(e: &mut Enc, s: &State) {
@@ -106,6 +107,9 @@ pub fn encode(e: &mut Enc, s: &State) {
         losses,
         sizes,
         viol2,
+        conn,
+        intr,
+        bailed,
     } = s;
     let Rwsem { owner, readers } = *rwsem;
     let mut fixed = [0u8; HEAD + PAGE * MAX_PAGES];
@@ -127,6 +131,9 @@ pub fn encode(e: &mut Enc, s: &State) {
         *losses,
         *sizes,
         *viol2,
+        *conn,
+        *intr,
+        *bailed,
     ]);
     for (w, r) in rcl.iter().enumerate() {
         let Reclaim { passes, wait } = *r;

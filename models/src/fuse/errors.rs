@@ -65,7 +65,7 @@ impl FuseModel {
     }
 
     /// mapping_set_error(mapping, -EIO): errseq_set + set_bit(AS_EIO).
-    fn mapping_set_error(s: &mut State) {
+    pub(super) fn mapping_set_error(s: &mut State) {
         s.wb_err = s.wb_err.wrapping_add(1);
         s.as_eio = true;
     }
@@ -78,9 +78,14 @@ impl FuseModel {
     /// between the two.
     pub(super) fn daemon_reply_error(&self, s: &mut State, w: usize) -> bool {
         let req = match s.workers[w] {
-            Worker::Busy { req, .. } if self.may_fail(&req) => req,
+            Worker::Busy { req, .. } if self.may_fail(&req) || self.interrupted(s, &req) => req,
             _ => return false,
         };
+        // an interrupted request answered with -EINTR (transport.rs)
+        if !self.may_fail(&req) {
+            s.ev = Event::IntrEintr;
+        }
+        self.request_ended(s, &req, false);
         s.workers[w] = Worker::Idle;
         match req {
             Req::CacheWrite { first, n, sent } => {
@@ -94,6 +99,16 @@ impl FuseModel {
                 s.ev = Event::WbError;
                 s.workers[w] = Worker::Ending { first, n };
             }
+            _ => return self.fail_request(s, req),
+        }
+        true
+    }
+
+    /// A synchronous request (or an async direct one) ends with an error:
+    /// the waiter finds REPLY_ERR. Returns false for the requests this
+    /// does not cover (writeback WRITEs, readahead READs).
+    pub(super) fn fail_request(&self, s: &mut State, req: Req) -> bool {
+        match req {
             Req::ThroughWrite { task, first, n } => {
                 // fuse_send_write_pages (L, T, T2): on error the folios
                 // are not left uptodate; C's (09e95ab1a848) clears
@@ -111,8 +126,11 @@ impl FuseModel {
             | Req::Read { task, .. }
             | Req::Setattr { task, .. }
             | Req::Fsync { task }
-            | Req::Flush { task } => s.tasks[task as usize].reply = REPLY_ERR,
-            _ => return false,
+            | Req::Flush { task }
+            | Req::Open { task, .. }
+            | Req::Fallocate { task, .. }
+            | Req::Getattr { task } => s.tasks[task as usize].reply = REPLY_ERR,
+            Req::CacheWrite { .. } | Req::ReadPages { .. } => return false,
         }
         true
     }

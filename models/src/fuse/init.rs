@@ -106,6 +106,9 @@ impl FuseModel {
                 0
             },
             viol2: 0,
+            conn: 0,
+            intr: 0,
+            bailed: 0,
         }
     }
 }

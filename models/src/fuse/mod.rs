@@ -28,6 +28,7 @@ pub mod state;
 pub mod step;
 mod subpage;
 pub mod svg;
+pub mod transport;
 mod truncate;
 mod wbslots;
 mod write;
@@ -130,6 +131,9 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_no_tail_zero", kind: SwitchKind::Mutant, description: "truncate_inode_partial_folio without zeroing the tail" },
     SwitchDef { name: "mut_no_eof_zero", kind: SwitchKind::Mutant, description: "a partial write into a new folio beyond EOF without zeroing the rest" },
     SwitchDef { name: "mut_crop_by_page", kind: SwitchKind::Mutant, description: "fuse_send_writepage crops at the page holding i_size" },
+    SwitchDef { name: "mut_abort_keeps_bg_queue", kind: SwitchKind::Mutant, description: "fuse_abort_conn leaves fc->bg_queue alone (no flush with max_background = UINT_MAX)" },
+    SwitchDef { name: "mut_abort_queues", kind: SwitchKind::Mutant, description: "fuse_request_queue_background queues after the abort (no fc->connected check)" },
+    SwitchDef { name: "mut_intr_bailout_sent", kind: SwitchKind::Mutant, description: "request_wait_answer takes back a request on SIGKILL after the daemon read it" },
     SwitchDef { name: "mut_wb_no_read", kind: SwitchKind::Mutant, description: "fuse_write_begin zeroes a partly written folio below EOF instead of reading it" },
     SwitchDef { name: "fix_otrunc_keep_size", kind: SwitchKind::Fix, description: "F-otrunc fix (a): fuse_do_setattr(ATTR_OPEN) with atomic_o_trunc returns without i_size_write(0) and truncate_pagecache(0)" },
     SwitchDef { name: "fix_otrunc_setattr", kind: SwitchKind::Fix, description: "F-otrunc fix (b): fuse_do_setattr(ATTR_OPEN) sends SETATTR(size=0) under FUSE_NOWRITE even with atomic_o_trunc" },
@@ -405,3 +409,5 @@ mod tests_lfolio;
 mod tests_split;
 #[cfg(test)]
 mod tests_subpage;
+#[cfg(test)]
+mod tests_transport;

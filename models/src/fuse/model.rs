@@ -269,6 +269,8 @@ impl FuseModel {
             Op::DirectWriteDone => self.op_direct_write_done(&mut s, t)?,
             Op::ThroughWriteDone => self.op_through_write_done(&mut s, t)?,
             Op::OpenTruncSize => self.op_open_trunc_size(&mut s, t)?,
+            Op::Abort { timeout } => self.op_abort(&mut s, t, timeout)?,
+            Op::Signal { target, fatal } => self.op_signal(&mut s, t, target as usize, fatal)?,
         };
         if s.ev == Event::None
             && !self.split_through(t)
@@ -331,7 +333,8 @@ impl FuseModel {
     /// The daemon's enabled actions (the second half of `enabled`).
     pub fn daemon_actions(&self, s: &State, out: &mut Vec<Action>) {
         let nw = self.cfg.daemon_threads as usize;
-        if !s.fuse_q.is_empty() {
+        // (after the abort fuse_dev_do_read fails: !fiq->connected)
+        if !s.fuse_q.is_empty() && !Self::aborted(s) {
             if let Some(w) = Self::reader(s, nw) {
                 out.push(Action {
                     actor: Actor::Daemon(w as u8),
@@ -347,7 +350,7 @@ impl FuseModel {
                             actor: Actor::Daemon(w as u8),
                             step: Step::DaemonReply,
                         });
-                        if self.may_fail(&req) {
+                        if self.may_fail(&req) || self.interrupted(s, &req) {
                             out.push(Action {
                                 actor: Actor::Daemon(w as u8),
                                 step: Step::DaemonReplyError,
@@ -381,7 +384,7 @@ impl FuseModel {
         {
             return true;
         }
-        if !s.fuse_q.is_empty() && Self::reader(s, nw).is_some() {
+        if !s.fuse_q.is_empty() && !Self::aborted(s) && Self::reader(s, nw).is_some() {
             return true;
         }
         (0..s.tasks.len()).any(|t| self.exec_task(s, t).is_some())

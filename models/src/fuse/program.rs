@@ -147,6 +147,11 @@ pub enum Op {
     /// fuse_write_update_attr(pos + written) and clear_bit
     /// (FUSE_I_SIZE_UNSTABLE).
     ThroughWriteDone,
+    /// fuse_abort_conn (`timeout`: called by fuse_check_timeout, only
+    /// once a request is outstanding) (transport.rs).
+    Abort { timeout: bool },
+    /// A signal to task `target` in request_wait_answer (transport.rs).
+    Signal { target: u8, fatal: bool },
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -640,6 +645,9 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             // page_cache_ra_order -> read_pages -> fuse_readahead (lfolio.rs)
             p.push(Op::Readahead { first, n });
         }
+        TaskSpec::Abort => p.push(Op::Abort { timeout: false }),
+        TaskSpec::Timeout => p.push(Op::Abort { timeout: true }),
+        TaskSpec::Signal { target, fatal } => p.push(Op::Signal { target, fatal }),
     }
     p
 }

@@ -6,6 +6,7 @@ use super::model::{Action, Actor, FuseModel};
 use super::program::Op;
 use super::reclaim;
 use super::state::*;
+use super::transport;
 use super::wbslots;
 use crate::spec::{Hits, PropertyDef, Stricter};
 use stateright::Expectation;
@@ -395,6 +396,73 @@ pub const PROPERTIES: &[PropertyDef] = &[
         stricter: None,
         description: "two direct writers hold i_rwsem shared while a folio is locked (filemap_range_has_writeback true): F-pdio-lock's window",
     },
+    // ---- the transport (transport.rs)
+    PropertyDef {
+        name: "x-abort-write",
+        expectation: Expectation::Always,
+        stricter: None,
+        description: "no WRITE is queued for the daemon after the connection is aborted",
+    },
+    PropertyDef {
+        name: "w-abort-wb",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "the abort ends a writeback WRITE holding PG_writeback",
+    },
+    PropertyDef {
+        name: "w-abort-end",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "the abort ends a synchronous request a task waits on",
+    },
+    PropertyDef {
+        name: "w-abort-unsent",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "after the abort a writeback WRITE is freed unsent (out_free)",
+    },
+    PropertyDef {
+        name: "w-abort-refused",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "after the abort a request fails at once (-ENOTCONN)",
+    },
+    PropertyDef {
+        name: "w-abort-nowrite",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "the abort wakes a task waiting for writectr == FUSE_NOWRITE",
+    },
+    PropertyDef {
+        name: "w-timeout",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "the request timeout fires and aborts the connection",
+    },
+    PropertyDef {
+        name: "x-intr",
+        expectation: Expectation::Always,
+        stricter: None,
+        description: "no request is applied by the server after its task returned -EINTR for it",
+    },
+    PropertyDef {
+        name: "w-intr",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "a signal interrupts a request in flight (FUSE_INTERRUPT)",
+    },
+    PropertyDef {
+        name: "w-intr-bailout",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "SIGKILL takes back a request the daemon has not read (-EINTR)",
+    },
+    PropertyDef {
+        name: "w-intr-eintr",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "the server answers an interrupted request with -EINTR",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -625,6 +693,17 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::WbEofSkip,
     w_otrunc_gap,
     |_, s| s.rwsem.readers >= 2 && s.pages.iter().any(|p| p.locked()),
+    transport::x_abort_write,
+    |_, s| s.ev == Event::AbortWb,
+    |_, s| s.ev == Event::AbortEnd,
+    |_, s| s.ev == Event::AbortUnsent,
+    |_, s| s.ev == Event::Refused,
+    transport::w_abort_nowrite,
+    |_, s| s.ev == Event::TimeoutAbort,
+    transport::x_intr,
+    |_, s| s.ev == Event::Interrupt,
+    |_, s| s.ev == Event::IntrBailout,
+    |_, s| s.ev == Event::IntrEintr,
 ];
 
 /// F-otrunc's window: an atomic open(O_TRUNC) has returned from fuse_open

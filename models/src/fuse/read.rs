@@ -256,6 +256,12 @@ impl FuseModel {
         // one block, or a whole large folio (lfolio.rs)
         let (first, n) = self.read_folio_range(q);
         self.check_read_limits(s, n);
+        s.tasks[t].rd = first;
+        s.tasks[t].reply = NONE;
+        s.tasks[t].ph = PH_FOLIO;
+        if self.refuse_sync(s, t) {
+            return; // after the abort: -ENOTCONN (transport.rs)
+        }
         if !s.bg_q.is_empty() {
             s.ev = Event::BgOvertaken; // a foreground READ
         }
@@ -264,9 +270,6 @@ impl FuseModel {
             first,
             n,
         });
-        s.tasks[t].rd = first;
-        s.tasks[t].reply = NONE;
-        s.tasks[t].ph = PH_FOLIO;
     }
 
     /// The READ reply of read_folio: the block (or large folio) is

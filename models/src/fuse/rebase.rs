@@ -78,6 +78,9 @@ impl State {
             losses: _,
             sizes: _,
             viol2: _,
+            conn: _,
+            intr: _,
+            bailed: _,
         } = self;
         let mut b = 0;
         for p in 0..MAX_PAGES {
@@ -145,6 +148,9 @@ impl State {
             losses: _,
             sizes: _,
             viol2: _,
+            conn: _,
+            intr: _,
+            bailed: _,
         } = self;
         for p in 0..MAX_PAGES {
             r(&mut pages[p].ver);

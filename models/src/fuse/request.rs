@@ -95,6 +95,11 @@ impl FuseModel {
                 }
                 (SendKind::Setattr, _) => unreachable!("SETATTR from a non-truncate task"),
             };
+            if !self.is_bg(&req) && self.refuse_sync(s, t) {
+                // after the abort: -ENOTCONN, nothing sent (transport.rs)
+                self.advance(s, t);
+                return Some(step);
+            }
             if matches!(kind, SendKind::Fsync | SendKind::Flush) {
                 // property d: the data dirty at entry is on the server
                 let mut checked = false;
@@ -120,7 +125,7 @@ impl FuseModel {
                 // FUSE_ASYNC_DIO: fuse_async_req_send →
                 // fuse_simple_background, which waits in fuse_get_req
                 // while fc->blocked
-                if self.bg_blocked(s) {
+                if self.bg_blocked(s) && !Self::aborted(s) {
                     return None;
                 }
                 self.queue_background(s, req);

@@ -372,6 +372,14 @@ pub const VIOL2_F1_CLOSE: u8 = 4;
 /// GETATTR or short READ set i_size to a size no operation produced (a
 /// short READ's upper bound included).
 pub const VIOL2_A4_EXACT: u8 = 8;
+/// `State::viol2` bit, x-abort-write: a WRITE was queued for the daemon
+/// after the connection was aborted.
+pub const VIOL2_ABORT_WRITE: u8 = 16;
+/// `State::conn` bit: fc->connected == 0 (fuse_abort_conn ran).
+pub const CONN_ABORTED: u8 = 1;
+/// `State::viol2` bit, x-intr: the server applied a request whose task
+/// had already returned -EINTR for it (the fatal-signal bail-out).
+pub const VIOL2_INTR_APPLIED: u8 = 32;
 
 /// What the last transition did that no state field shows afterwards
 /// (used only by `sometimes` witnesses; reset by every step).
@@ -439,6 +447,27 @@ pub enum Event {
     EofZero,
     /// iomap writeback skipped a dirty folio wholly beyond i_size.
     WbEofSkip,
+    /// fuse_abort_conn ended requests; none was a writeback WRITE.
+    AbortEnd,
+    /// fuse_abort_conn ended a writeback WRITE holding PG_writeback
+    /// (fuse_writepage_end with -ECONNABORTED).
+    AbortWb,
+    /// After the abort, fuse_send_writepage could not queue a WRITE
+    /// (fuse_simple_background: -ENOTCONN) and freed it (out_free).
+    AbortUnsent,
+    /// After the abort, a synchronous request failed at once
+    /// (fuse_get_req or __fuse_request_send: -ENOTCONN).
+    Refused,
+    /// fuse_check_timeout found an expired request and aborted.
+    TimeoutAbort,
+    /// A signal interrupted a request in flight (FR_INTERRUPTED; the
+    /// daemon gets FUSE_INTERRUPT once it has read the request).
+    Interrupt,
+    /// A fatal signal took back a request the daemon had not read
+    /// (request_wait_answer: FR_PENDING, -EINTR).
+    IntrBailout,
+    /// The server answered an interrupted request with -EINTR.
+    IntrEintr,
 }
 
 /// The whole state.
@@ -531,6 +560,15 @@ pub struct State {
     pub sizes: u8,
     /// More sticky violation bits (VIOL2_*).
     pub viol2: u8,
+    // ---- the connection (transport.rs)
+    /// CONN_* bits.
+    pub conn: u8,
+    /// Per task (bit t): its outstanding request is interrupted
+    /// (FR_INTERRUPTED) until it ends.
+    pub intr: u8,
+    /// Ghost (x-intr), per task: it returned -EINTR from a request a
+    /// fatal signal took back.
+    pub bailed: u8,
 }
 
 impl State {

@@ -96,6 +96,12 @@ pub enum Step {
     /// Partial-folio writes (subpage.rs).
     WriteBeginSendRead,
     WriteBeginRead,
+    /// The transport (transport.rs).
+    AbortConn,
+    TimeoutAbort,
+    TimeoutIdle,
+    Signal,
+    SignalIdle,
 }
 
 /// A code tree: the kernel code a state label's narrations name. Each
@@ -326,6 +332,11 @@ impl Step {
             Step::WriteBeginSendRead => "fuse_write_begin: fuse_do_readfolio, READ",
             Step::WriteBeginRead if wb => "__iomap_write_begin: READ reply; copy, iomap_write_end",
             Step::WriteBeginRead => "fuse_write_begin: READ reply; copy, fuse_write_end",
+            Step::AbortConn => "fuse_abort_conn: end_requests (-ECONNABORTED)",
+            Step::TimeoutAbort => "fuse_check_timeout: a request expired, fuse_abort_conn",
+            Step::TimeoutIdle => "fuse_check_timeout: nothing outstanding (or aborted)",
+            Step::Signal => "request_wait_answer: signal (FUSE_INTERRUPT, or -EINTR if pending)",
+            Step::SignalIdle => "signal after the syscall returned",
         }
     }
 
@@ -410,6 +421,11 @@ impl Step {
         Step::RaNone,
         Step::WriteBeginSendRead,
         Step::WriteBeginRead,
+        Step::AbortConn,
+        Step::TimeoutAbort,
+        Step::TimeoutIdle,
+        Step::Signal,
+        Step::SignalIdle,
     ];
 }
 
@@ -545,7 +561,12 @@ mod tests {
             | Step::RaStop
             | Step::RaNone
             | Step::WriteBeginSendRead
-            | Step::WriteBeginRead => Step::ALL.contains(&s),
+            | Step::WriteBeginRead
+            | Step::AbortConn
+            | Step::TimeoutAbort
+            | Step::TimeoutIdle
+            | Step::Signal
+            | Step::SignalIdle => Step::ALL.contains(&s),
         }
     }
 
@@ -555,7 +576,7 @@ mod tests {
             assert!(listed(*s));
             assert!(!Step::ALL[..i].contains(s), "{s:?} twice");
         }
-        assert_eq!(Step::ALL.len(), 79);
+        assert_eq!(Step::ALL.len(), 84);
     }
 
     #[test]

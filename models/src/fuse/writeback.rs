@@ -63,6 +63,9 @@ impl FuseModel {
             crop.saturating_sub(w.first)
         };
         self.check_writeback_request(s, w, real_crop, sent);
+        if w.first < crop && self.refuse_writepage(s, w) {
+            return;
+        }
         if w.first + size <= crop {
             // fuse_simple_background with args->force: never waits in
             // fuse_get_req, may wait on fc->bg_queue
@@ -92,22 +95,33 @@ impl FuseModel {
             s.ev = Event::Crop;
         } else {
             // out_free: "Got truncated off completely"
-            s.writectr -= 1;
-            self.writepage_finish(s, w.first, w.n);
-            if self.cfg.variant.temp_pages {
-                // L: rb_erase; the aux list is private now and freed
-                let mut i = 0;
-                while i < s.aux.len() {
-                    if s.aux[i].prim == w.first {
-                        let a = s.aux.remove(i);
-                        let q = a.page as usize;
+            self.writepage_out_free(s, w, true);
+            s.ev = Event::Drop;
+        }
+    }
+
+    /// fuse_send_writepage's out_free: writectr--, fuse_writepage_finish;
+    /// L: rb_erase, and the secondaries are freed with it (their data is
+    /// discarded: beyond EOF when `beyond_eof`, else lost).
+    pub(super) fn writepage_out_free(&self, s: &mut State, w: Wpa, beyond_eof: bool) {
+        s.writectr -= 1;
+        self.writepage_finish(s, w.first, w.n);
+        if self.cfg.variant.temp_pages {
+            // L: rb_erase; the aux list is private now and freed
+            let mut i = 0;
+            while i < s.aux.len() {
+                if s.aux[i].prim == w.first {
+                    let a = s.aux.remove(i);
+                    let q = a.page as usize;
+                    if beyond_eof {
                         s.drops[q] = s.drops[q].saturating_add(1);
                     } else {
-                        i += 1;
+                        s.lost |= 1 << q;
                     }
+                } else {
+                    i += 1;
                 }
             }
-            s.ev = Event::Drop;
         }
     }
 

@@ -86,12 +86,27 @@ pub enum TaskSpec {
     /// Another client truncates the file on the server (a server-side size
     /// change the kernel learns only from GETATTR or a short READ).
     RemoteTruncate { size: u8 },
+    /// The connection is aborted (fuse_abort_conn: umount -f, a write
+    /// to /sys/fs/fuse/connections/N/abort, or the daemon's death
+    /// releasing /dev/fuse), at any moment (transport.rs).
+    Abort,
+    /// The request timeout (6.14+, `request_timeout` mount option or
+    /// the max_request_timeout sysctl): fuse_check_timeout finds a
+    /// request outstanding too long and calls fuse_abort_conn.
+    Timeout,
+    /// A signal to task `target` (`kill N`: SIGKILL, `signal N`: any
+    /// other) while it waits for a synchronous request's reply
+    /// (request_wait_answer): FUSE_INTERRUPT for the request, and with a
+    /// fatal signal a request not yet read by the daemon is taken back
+    /// (-EINTR). Delivered once the target blocks in a request, or after
+    /// it returned (then it changes nothing here).
+    Signal { target: u8, fatal: bool },
 }
 
 /// The catalogue's task syntax, one form per task kind (F+N: first page
-/// and page count, P: a page, S: a size in pages; `a|b`: one of them,
-/// `[x]`: optional). Unknown-task errors list it; `wbspec list --task`
-/// matches on the kind, the first word.
+/// and page count, P: a page, S: a size in pages, N alone: a task index;
+/// `a|b`: one of them, `[x]`: optional). Unknown-task errors list it;
+/// `wbspec list --task` matches on the kind, the first word.
 pub const SYNTAX: &[&str] = &[
     "write F+N",
     "sendfile F+N",
@@ -117,6 +132,10 @@ pub const SYNTAX: &[&str] = &[
     "dio-mmap P",
     "stat",
     "remote-truncate S",
+    "abort",
+    "timeout",
+    "signal N",
+    "kill N",
 ];
 
 impl TaskSpec {
@@ -247,10 +266,25 @@ impl TaskSpec {
             Some("remote-truncate") => TaskSpec::RemoteTruncate {
                 size: num(words.get(1))?,
             },
+            Some("abort") => TaskSpec::Abort,
+            Some("timeout") => TaskSpec::Timeout,
+            Some("signal") => TaskSpec::Signal {
+                target: num(words.get(1))?,
+                fatal: false,
+            },
+            Some("kill") => TaskSpec::Signal {
+                target: num(words.get(1))?,
+                fatal: true,
+            },
             _ => return Err(format!("unknown task '{s}' (tasks: {})", SYNTAX.join(", "))),
         };
         let max_words = match t {
-            TaskSpec::Fsync | TaskSpec::Close | TaskSpec::Stat | TaskSpec::Munmap => 1,
+            TaskSpec::Fsync
+            | TaskSpec::Close
+            | TaskSpec::Stat
+            | TaskSpec::Munmap
+            | TaskSpec::Abort
+            | TaskSpec::Timeout => 1,
             TaskSpec::Open { .. } => 4,
             _ => 2,
         };
@@ -288,6 +322,10 @@ impl TaskSpec {
             TaskSpec::DioMmap { .. } => "dio-mmap",
             TaskSpec::Stat => "stat",
             TaskSpec::RemoteTruncate { .. } => "remote-trn",
+            TaskSpec::Abort => "abort",
+            TaskSpec::Timeout => "timeout",
+            TaskSpec::Signal { fatal: false, .. } => "signal",
+            TaskSpec::Signal { fatal: true, .. } => "kill",
         }
     }
 
@@ -383,6 +421,11 @@ impl fmt::Display for TaskSpec {
             TaskSpec::DioMmap { page } => write!(f, "dio-mmap {page}"),
             TaskSpec::Stat => write!(f, "stat"),
             TaskSpec::RemoteTruncate { size } => write!(f, "remote-truncate {size}"),
+            TaskSpec::Abort => write!(f, "abort"),
+            TaskSpec::Timeout => write!(f, "timeout"),
+            TaskSpec::Signal { target, fatal } => {
+                write!(f, "{} {target}", if fatal { "kill" } else { "signal" })
+            }
         }
     }
 }

@@ -194,6 +194,7 @@ impl Config {
                     return Err(format!("task '{t}' exceeds pages {p}"));
                 }
             }
+            self.validate_transport(t)?;
             if let TaskSpec::DioMmap { .. } = t {
                 // fuse_file_mmap: MAP_SHARED of a FOPEN_DIRECT_IO open
                 if !self.direct_io_allow_mmap {
@@ -213,6 +214,59 @@ impl Config {
         for t in self.tasks.iter().filter(|_| !self.drop.is_empty()) {
             let p = crate::fuse::program::build(self, t);
             crate::fuse::oplabel::apply(self, t, &p, &self.drop)?;
+        }
+        Ok(())
+    }
+
+    /// An abort or timeout task: only with tasks whose request error
+    /// paths the model has, and a timeout only on kernel states that
+    /// all have it (transport.rs).
+    fn validate_transport(&self, t: &TaskSpec) -> Result<(), String> {
+        if !matches!(
+            t,
+            TaskSpec::Abort | TaskSpec::Timeout | TaskSpec::Signal { .. }
+        ) {
+            return Ok(());
+        }
+        if let TaskSpec::Signal { target, .. } = *t {
+            let ok = self.tasks.get(target as usize).is_some_and(|u| {
+                !matches!(
+                    u,
+                    TaskSpec::Abort | TaskSpec::Timeout | TaskSpec::Signal { .. }
+                )
+            });
+            if !ok {
+                return Err(format!(
+                    "task '{t}': the target must be another task of the workload, not an abort, timeout or signal"
+                ));
+            }
+        }
+        if *t == TaskSpec::Timeout && self.kernel == Kernel::L {
+            return Err(format!(
+                "task '{t}': the request timeout is in 6.14 and later; state L also stands for older kernels (use T, T2 or C)"
+            ));
+        }
+        if let Some(u) = self.tasks.iter().find(|u| {
+            matches!(
+                u,
+                TaskSpec::Open { .. } | TaskSpec::Punch { .. } | TaskSpec::Stat
+            )
+        }) {
+            return Err(format!(
+                "task '{t}' with '{u}': the model has no error path for its request (OPEN, FALLOCATE, GETATTR)"
+            ));
+        }
+        let same = |u: &&TaskSpec| {
+            matches!(u, TaskSpec::Signal { .. }) == matches!(t, TaskSpec::Signal { .. })
+                && matches!(
+                    u,
+                    TaskSpec::Abort | TaskSpec::Timeout | TaskSpec::Signal { .. }
+                )
+        };
+        if self.tasks.iter().filter(same).count() > 1 {
+            return Err(format!(
+                "task '{t}': one abort or timeout task, and one signal, per workload"
+            ));
         }
         Ok(())
     }

@@ -211,6 +211,21 @@ pub struct Variant {
     /// fc->writeback_cache (Joanne Koong's Oct 2025 proposal).
     #[serde(default)]
     pub fix_reclaim_flag_always: bool,
+    // ---- issue 22: the transport (transport.rs)
+    /// fuse_abort_conn does not push fc->bg_queue to the pending list
+    /// (no `max_background = UINT_MAX; flush_bg_queue`): background
+    /// requests held back there are never ended (kills e).
+    /// (Written to traces only when on, so older traces stay as they were.)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_abort_keeps_bg_queue: bool,
+    /// fuse_request_queue_background does not check fc->connected: a
+    /// writeback WRITE is queued after the abort (kills x-abort-write).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_abort_queues: bool,
+    /// request_wait_answer takes back a request on a fatal signal even
+    /// after the daemon read it (no FR_PENDING test) (kills x-intr).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_intr_bailout_sent: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -254,6 +269,9 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "fix_otrunc_setattr",
     "fix_pdio_wait_range",
     "fix_reclaim_flag_always",
+    "mut_abort_keeps_bg_queue",
+    "mut_abort_queues",
+    "mut_intr_bailout_sent",
 ];
 
 impl Variant {
@@ -333,6 +351,9 @@ impl Variant {
             "fix_otrunc_setattr" => &mut self.fix_otrunc_setattr,
             "fix_pdio_wait_range" => &mut self.fix_pdio_wait_range,
             "fix_reclaim_flag_always" => &mut self.fix_reclaim_flag_always,
+            "mut_abort_keeps_bg_queue" => &mut self.mut_abort_keeps_bg_queue,
+            "mut_abort_queues" => &mut self.mut_abort_queues,
+            "mut_intr_bailout_sent" => &mut self.mut_intr_bailout_sent,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -396,6 +417,9 @@ impl Variant {
             ("fix_otrunc_setattr", self.fix_otrunc_setattr),
             ("fix_pdio_wait_range", self.fix_pdio_wait_range),
             ("fix_reclaim_flag_always", self.fix_reclaim_flag_always),
+            ("mut_abort_keeps_bg_queue", self.mut_abort_keeps_bg_queue),
+            ("mut_abort_queues", self.mut_abort_queues),
+            ("mut_intr_bailout_sent", self.mut_intr_bailout_sent),
         ];
         for (n, on) in all {
             if on {
