@@ -14,6 +14,7 @@ pub mod facts;
 pub mod findings;
 pub mod fingerprint;
 pub mod outcome;
+pub mod parallel;
 pub mod paths;
 pub mod pins;
 pub mod report;

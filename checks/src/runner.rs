@@ -67,6 +67,8 @@ pub struct RunOptions {
     pub symmetry: bool,
     /// Expected unique states (the pin): sizes the fast engine's table.
     pub expected: Option<u64>,
+    /// The fast engine's threads (0 or 1: the DFS in Stateright's order).
+    pub threads: usize,
 }
 
 /// Exhaustive exploration of `m` with the engine `opt` names.
@@ -78,6 +80,7 @@ pub fn explore<M: Spec>(m: &M, opt: &RunOptions, label: &str, progress: bool) ->
                 limits: opt.limits,
                 symmetry: opt.symmetry,
                 expected: opt.expected,
+                threads: opt.threads,
             },
             label,
             progress,
@@ -135,6 +138,7 @@ pub fn explore_stateright<M: Spec>(
         unique_states: unique,
         total_states: checker.state_count() as u64,
         max_depth: checker.max_depth() as u64,
+        depth_unknown: false,
         hits: (0..M::property_defs().len())
             .map(|i| model.count(i))
             .collect(),

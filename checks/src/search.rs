@@ -69,6 +69,8 @@ pub struct Options {
     pub symmetry: bool,
     /// Expected unique states (a pinned count): sizes the table.
     pub expected: Option<u64>,
+    /// Threads (0 or 1: this module's DFS; more: parallel.rs's BFS).
+    pub threads: usize,
 }
 
 /// Why a search stopped early.
@@ -128,7 +130,13 @@ pub struct Exploration {
     /// States generated, duplicates included (transitions + initial
     /// states).
     pub total_states: u64,
+    /// The deepest point of the DFS stack (Stateright's `max_depth`); 0
+    /// with `depth_unknown`.
     pub max_depth: u64,
+    /// The search ran on several threads (parallel.rs): its visiting
+    /// order, and so a DFS depth, varies from run to run and is not
+    /// reported.
+    pub depth_unknown: bool,
     /// Per property of the model, the visited states that hit it.
     pub hits: Vec<u64>,
     pub elapsed: Duration,
@@ -142,6 +150,9 @@ const CLOCK_EVERY: u64 = 4096;
 /// Exhaustive DFS of `m` under `opt`. Progress goes to stderr every 5 s
 /// after the first 2 s when `progress` is set.
 pub fn explore<M: Spec>(m: &M, opt: &Options, label: &str, progress: bool) -> Exploration {
+    if opt.threads > 1 {
+        return crate::parallel::explore(m, opt, label, progress);
+    }
     let start = Instant::now();
     let nprops = M::property_defs().len();
     let mut hits = vec![0u64; nprops];
@@ -240,6 +251,7 @@ pub fn explore<M: Spec>(m: &M, opt: &Options, label: &str, progress: bool) -> Ex
         unique_states: seen.len() as u64,
         total_states: total,
         max_depth: max_depth as u64,
+        depth_unknown: false,
         hits,
         elapsed: start.elapsed(),
         table_bytes: seen.bytes() as u64,
