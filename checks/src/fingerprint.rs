@@ -429,7 +429,7 @@ impl SharedFpSet {
 /// A zeroed table of `cap` slots. Lookups land on random slots, so a
 /// large table misses the TLB on nearly every probe; it asks for
 /// transparent huge pages (2 MiB) where the kernel offers them on request.
-fn table(cap: usize) -> Vec<u64> {
+pub(crate) fn table(cap: usize) -> Vec<u64> {
     let v = vec![0u64; cap];
     #[cfg(target_os = "linux")]
     {

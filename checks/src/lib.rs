@@ -3,6 +3,7 @@
 //! `wbspec` binary (main.rs) is a thin command line over this library.
 
 pub mod bench;
+pub mod bitstate;
 pub mod catalogue;
 pub mod check;
 pub mod cite;

@@ -256,6 +256,11 @@ struct RunArgs {
     /// counts and verdicts, depth given as `bfs-levels`).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// Bitstate search in 2^N bits (N 20..40) for state spaces beyond
+    /// memory: states may be omitted, so no run is a proof; the expected
+    /// omissions are printed (docs/performance.md).
+    #[arg(long, value_name = "N")]
+    bitstate: Option<u8>,
 }
 
 impl RunArgs {
@@ -271,6 +276,7 @@ impl RunArgs {
                 None
             },
             threads: wbspec::parallel::threads_flag(self.threads)?,
+            bitstate: wbspec::bitstate::flag(self.bitstate)?,
         })
     }
 }
@@ -524,12 +530,14 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     symmetry,
                     expected: e.states.filter(|_| symmetry == e.symmetry),
                     threads: set.threads,
+                    bitstate: set.bitstate,
                 },
                 false,
             );
             let v = serde_json::json!({
                 "check": e.name, "engine": set.engine.as_str(), "symmetry": symmetry,
                 "threads": set.threads.max(1),
+                "bound": x.stopped.map(|s| s.json()),
                 "complete": x.complete, "unique_states": x.unique_states,
                 "total_states": x.total_states,
                 "max_depth": (!x.depth_unknown).then_some(x.max_depth),

@@ -22,6 +22,8 @@ pub struct Settings {
     /// Threads of the fast engine's search (0 or 1: one; see
     /// `search::Options::threads`).
     pub threads: usize,
+    /// `--bitstate N`: a bitstate search of 2^N bits (never a proof).
+    pub bitstate: Option<u8>,
 }
 
 #[derive(Clone, Debug)]
@@ -177,6 +179,9 @@ pub fn validate(e: &Entry, set: &Settings) -> Result<(), String> {
             e.check.model()
         ));
     }
+    if set.bitstate.is_some() && (set.threads > 1 || set.engine == Engine::Stateright) {
+        return Err("--bitstate: the bitstate search is the fast engine's, on one thread".into());
+    }
     if set.threads > 1 && set.engine == Engine::Stateright {
         return Err("--threads: the stateright engine runs on one thread (--engine fast)".into());
     }
@@ -201,6 +206,7 @@ pub fn run(e: &Entry, set: &Settings, progress: bool) -> Result<CheckResult, Str
         symmetry,
         expected: e.states.filter(|_| pins_apply),
         threads: set.threads,
+        bitstate: set.bitstate,
     };
     let x = e.check.explore(&e.name, &opt, progress);
     let defs = e.check.property_defs();

@@ -69,6 +69,8 @@ pub struct RunOptions {
     pub expected: Option<u64>,
     /// The fast engine's threads (0 or 1: the DFS in Stateright's order).
     pub threads: usize,
+    /// `--bitstate N` (search::Options::bitstate).
+    pub bitstate: Option<u8>,
 }
 
 /// Exhaustive exploration of `m` with the engine `opt` names.
@@ -81,6 +83,7 @@ pub fn explore<M: Spec>(m: &M, opt: &RunOptions, label: &str, progress: bool) ->
                 symmetry: opt.symmetry,
                 expected: opt.expected,
                 threads: opt.threads,
+                bitstate: opt.bitstate,
             },
             label,
             progress,
