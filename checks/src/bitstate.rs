@@ -100,7 +100,7 @@ impl Visited for BitSet {
         #[cfg(not(target_arch = "x86_64"))]
         let _ = f;
     }
-    fn len(&self) -> usize {
+    fn stored(&self) -> usize {
         self.stored
     }
     fn bytes(&self) -> usize {
@@ -177,6 +177,6 @@ mod tests {
         );
         // a key stored is always seen again
         assert!(!b.insert(fingerprint(&5u64)));
-        assert_eq!(b.len() as u64, n - omitted);
+        assert_eq!(b.stored() as u64, n - omitted);
     }
 }

@@ -500,15 +500,14 @@ mod tests {
         let mut plain = FpSet::with_expected(10);
         let (mut room, mut stored) = (0, 0);
         let mut full = Vec::new();
-        let mut admit =
-            |shared: &mut SharedFpSet, full: &mut Vec<(u64, bool)>, stored: &mut usize| {
-                shared.grow(*stored, full.len());
-                for (f, want) in full.drain(..) {
-                    let new = shared.insert_alone(f);
-                    assert_eq!(new, want);
-                    *stored += new as usize;
-                }
-            };
+        let admit = |shared: &mut SharedFpSet, full: &mut Vec<(u64, bool)>, stored: &mut usize| {
+            shared.grow(*stored, full.len());
+            for (f, want) in full.drain(..) {
+                let new = shared.insert_alone(f);
+                assert_eq!(new, want);
+                *stored += new as usize;
+            }
+        };
         for i in 1..=20_000u64 {
             let f = fingerprint(&(i % 15_000));
             let want = plain.insert(f);

@@ -82,7 +82,7 @@ pub trait Visited {
     fn insert(&mut self, f: u64) -> bool;
     fn prefetch(&self, f: u64);
     /// States stored.
-    fn len(&self) -> usize;
+    fn stored(&self) -> usize;
     fn bytes(&self) -> usize;
 }
 
@@ -95,7 +95,7 @@ impl Visited for FpSet {
     fn prefetch(&self, f: u64) {
         FpSet::prefetch(self, f)
     }
-    fn len(&self) -> usize {
+    fn stored(&self) -> usize {
         FpSet::len(self)
     }
     fn bytes(&self) -> usize {
@@ -278,7 +278,7 @@ fn dfs<M: Spec, V: Visited>(
             {
                 eprintln!(
                     "  {label}: {} unique states, {:.0}s",
-                    seen.len(),
+                    seen.stored(),
                     start.elapsed().as_secs_f64()
                 );
                 last = Instant::now();
@@ -310,7 +310,7 @@ fn dfs<M: Spec, V: Visited>(
             }
         }
         if let Some(n) = opt.limits.max_states {
-            if seen.len() as u64 >= n && !pending.is_empty() {
+            if seen.stored() as u64 >= n && !pending.is_empty() {
                 stop = Some(Stop::MaxStates(n));
                 break;
             }
@@ -319,12 +319,12 @@ fn dfs<M: Spec, V: Visited>(
     Exploration {
         complete: stop.is_none(),
         stopped: stop,
-        unique_states: seen.len() as u64,
+        unique_states: seen.stored() as u64,
         total_states: total,
         max_depth: max_depth as u64,
         depth_unknown: false,
         hits,
         elapsed: start.elapsed(),
-        table_bytes: seen.bytes() as u64,
+        table_bytes: Visited::bytes(&seen) as u64,
     }
 }
