@@ -87,18 +87,9 @@ impl Visited for BitSet {
     }
     #[inline(always)]
     fn prefetch(&self, f: u64) {
-        #[cfg(target_arch = "x86_64")]
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            for b in self.indices(f) {
-                _mm_prefetch(
-                    self.words.as_ptr().add((b >> 6) as usize) as *const i8,
-                    _MM_HINT_T0,
-                );
-            }
+        for b in self.indices(f) {
+            crate::fingerprint::prefetch(&self.words, (b >> 6) as usize);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = f;
     }
     fn stored(&self) -> usize {
         self.stored

@@ -249,14 +249,7 @@ impl FpSet {
     /// Hints the processor to fetch `f`'s home slot.
     #[inline(always)]
     pub fn prefetch(&self, f: u64) {
-        #[cfg(target_arch = "x86_64")]
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let i = Self::home(f, self.slots.len());
-            _mm_prefetch(self.slots.as_ptr().add(i) as *const i8, _MM_HINT_T0);
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = f;
+        prefetch(&self.slots, Self::home(f, self.slots.len()));
     }
 
     #[cold]
@@ -268,6 +261,19 @@ impl FpSet {
             self.insert(f);
         }
     }
+}
+
+/// Hints the processor to fetch `t[i]` (`i` in bounds).
+#[inline(always)]
+pub(crate) fn prefetch<T>(t: &[T], i: usize) {
+    debug_assert!(i < t.len());
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch(t.as_ptr().add(i) as *const i8, _MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (t, i);
 }
 
 /// What a concurrent insert found.
@@ -381,14 +387,7 @@ impl SharedFpSet {
 
     #[inline(always)]
     pub fn prefetch(&self, f: u64) {
-        #[cfg(target_arch = "x86_64")]
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let i = FpSet::home(f, self.slots.len());
-            _mm_prefetch(self.slots.as_ptr().add(i) as *const i8, _MM_HINT_T0);
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = f;
+        prefetch(&self.slots, FpSet::home(f, self.slots.len()));
     }
 
     /// Inserts `f` (nonzero) with the table to itself (no thread holds

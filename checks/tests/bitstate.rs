@@ -89,10 +89,6 @@ fn bad_bitstate_values_are_usage_errors() {
             "stateright",
         ],
     ] {
-        let o = wbspec(args);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.contains("--bitstate"), "{err}");
+        one_line_error(&wbspec(args), "--bitstate");
     }
 }

@@ -118,14 +118,7 @@ fn bad_thread_counts_are_usage_errors() {
             "stateright",
         ],
     ] {
-        let o = wbspec(args);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(
-            err.starts_with("wbspec: ") && err.contains("threads"),
-            "{err}"
-        );
+        one_line_error(&wbspec(args), "threads");
     }
     let o = wbspec(&["check", "t-close-after-write", "--threads", "2"]);
     let out = String::from_utf8_lossy(&o.stdout);
