@@ -24,8 +24,8 @@ fn explore(e: &Entry, threads: usize, expected: Option<u64>) -> Exploration {
     x
 }
 
-/// A spread of the catalogue (every 7th check, and the two largest below
-/// a million states), each on 1, 2 and 3 threads, with the table sized by
+/// A spread of the catalogue (every 7th check, and two large written
+/// checks below a million states), each on 1, 2 and 3 threads, with the table sized by
 /// the pin and grown from the smallest table (the growth path of the
 /// shared table runs many times).
 #[test]
