@@ -11,7 +11,7 @@
 //! A state is expanded by the thread that inserted its fingerprint, once;
 //! the set of reachable states does not depend on which thread that is.
 //! So the unique and total state counts and every property's hits are
-//! those of the one-thread run (checks/tests/engines.rs compares them on
+//! those of the one-thread run (checks/tests/parallel.rs compares them on
 //! catalogue checks). What varies from run to run is the visiting order,
 //! and with it the depth: a DFS's `max_depth` is the deepest point of its
 //! stack, a property of its order, so this search does not report one
