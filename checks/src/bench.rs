@@ -56,8 +56,12 @@ pub const DEFAULT_CHECKS: &[&str] = &[
 #[derive(Clone, Debug, PartialEq)]
 pub enum Runner {
     /// This binary's engine (`fast`, `stateright`), with or without the
-    /// model's symmetry.
-    Engine { engine: String, symmetry: bool },
+    /// model's symmetry, on `threads` threads (`fast@2`).
+    Engine {
+        engine: String,
+        symmetry: bool,
+        threads: usize,
+    },
     /// Another wbspec binary's `check NAME --json` (e.g. a build of an
     /// older commit): its States line and report give the counts and time.
     /// Another wbspec binary, and the catalogue it reads (None: the same
@@ -68,9 +72,19 @@ pub enum Runner {
 impl Runner {
     pub fn label(&self) -> String {
         match self {
-            Runner::Engine { engine, symmetry } => {
-                format!("{engine}{}", if *symmetry { "+sym" } else { "" })
-            }
+            Runner::Engine {
+                engine,
+                symmetry,
+                threads,
+            } => format!(
+                "{engine}{}{}",
+                if *symmetry { "+sym" } else { "" },
+                if *threads > 1 {
+                    format!("@{threads}")
+                } else {
+                    String::new()
+                }
+            ),
             Runner::Binary(p, _) => format!(
                 "bin:{}",
                 p.file_name()
@@ -221,7 +235,11 @@ pub fn measure(
     bounds: &Bounds,
 ) -> Result<Sample, String> {
     match runner {
-        Runner::Engine { engine, symmetry } => {
+        Runner::Engine {
+            engine,
+            symmetry,
+            threads,
+        } => {
             let me = std::env::current_exe().map_err(|e| format!("bench: {e}"))?;
             let mut c = Command::new(me);
             c.arg("--catalogue")
@@ -238,6 +256,7 @@ pub fn measure(
             if let Some(s) = bounds.max_seconds {
                 c.args(["--max-seconds", &s.to_string()]);
             }
+            c.args(["--threads", &threads.to_string()]);
             let (out, u) = run_measured(c, bounds.timeout.unwrap_or(DEFAULT_TIMEOUT))?;
             let v: Value = serde_json::from_str(out.trim()).map_err(|e| {
                 format!(
@@ -320,6 +339,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 pub struct Row {
     pub check: String,
     pub runner: String,
+    /// Threads of the runner's search (1 for another binary).
+    pub threads: usize,
     pub unique: u64,
     pub total: u64,
     pub depth: u64,
@@ -348,6 +369,10 @@ pub fn row(check: &str, runner: &Runner, s: &[Sample], base: &[Sample]) -> Row {
     Row {
         check: check.to_string(),
         runner: runner.label(),
+        threads: match runner {
+            Runner::Engine { threads, .. } => *threads,
+            Runner::Binary(..) => 1,
+        },
         unique: u,
         total: s.first().map_or(0, |x| x.total),
         depth: s.first().map_or(0, |x| x.depth),
@@ -396,7 +421,12 @@ pub fn line(r: &Row) -> String {
         r.unique,
         if r.complete { "" } else { " (incomplete)" },
         r.total,
-        r.depth,
+        // several threads visit in an order that varies: no DFS depth
+        if r.threads > 1 {
+            "n/a".to_string()
+        } else {
+            r.depth.to_string()
+        },
         r.seconds,
         r.states_per_s,
         r.ratio,
@@ -415,7 +445,8 @@ pub fn line(r: &Row) -> String {
 
 pub fn row_json(r: &Row) -> Value {
     json!({
-        "check": r.check, "runner": r.runner, "unique_states": r.unique,
+        "check": r.check, "runner": r.runner, "threads": r.threads,
+        "unique_states": r.unique,
         "transitions": r.total, "max_depth": r.depth, "complete": r.complete,
         "median_seconds": r.seconds, "states_per_second": r.states_per_s,
         "ratio_to_first": r.ratio, "cpu_seconds": r.cpu,
@@ -457,14 +488,33 @@ pub fn run(
         .map(|b| Runner::Binary(b.clone(), against_catalogue.map(Path::to_path_buf)))
         .collect();
     for e in engines.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+        // `fast+sym@2`: symmetry, two threads
+        let (e, threads) = match e.split_once('@') {
+            Some((x, n)) => match n.parse::<usize>() {
+                Ok(k) if (1..=crate::parallel::MAX_THREADS).contains(&k) => (x, k),
+                _ => {
+                    return Err(format!(
+                        "--engines {e}: after @ give a thread count from 1 to {}",
+                        crate::parallel::MAX_THREADS
+                    ))
+                }
+            },
+            None => (e, 1),
+        };
         let (engine, symmetry) = match e.strip_suffix("+sym") {
             Some(x) => (x, true),
             None => (e, false),
         };
-        Engine::parse(engine).map_err(|m| format!("--engines: {m}"))?;
+        let parsed = Engine::parse(engine).map_err(|m| format!("--engines: {m}"))?;
+        if threads > 1 && parsed != Engine::Fast {
+            return Err(format!(
+                "--engines {e}@{threads}: only the fast engine runs on several threads"
+            ));
+        }
         runners.push(Runner::Engine {
             engine: engine.to_string(),
             symmetry,
+            threads,
         });
     }
     if runners.is_empty() {

@@ -634,10 +634,13 @@ pub fn performance(inp: &Inputs) -> Result<Blocks, String> {
     );
     for name in crate::bench::DEFAULT_CHECKS {
         let (_, r) = inp.get(name, why)?;
-        s.push_str(&format!(
-            "| {name} | {} | {} |\n",
-            r.unique_states, r.max_depth
-        ));
+        // a run on several threads has no DFS depth
+        let depth = if r.depth_unknown {
+            "n/a".to_string()
+        } else {
+            r.max_depth.to_string()
+        };
+        s.push_str(&format!("| {name} | {} | {depth} |\n", r.unique_states));
     }
     s.push('\n');
     let mut b = Blocks::new();

@@ -249,14 +249,7 @@ impl FpSet {
     /// Hints the processor to fetch `f`'s home slot.
     #[inline(always)]
     pub fn prefetch(&self, f: u64) {
-        #[cfg(target_arch = "x86_64")]
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let i = Self::home(f, self.slots.len());
-            _mm_prefetch(self.slots.as_ptr().add(i) as *const i8, _MM_HINT_T0);
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = f;
+        prefetch(&self.slots, Self::home(f, self.slots.len()));
     }
 
     #[cold]
@@ -270,10 +263,172 @@ impl FpSet {
     }
 }
 
+/// Hints the processor to fetch `t[i]` (`i` in bounds).
+#[inline(always)]
+pub(crate) fn prefetch<T>(t: &[T], i: usize) {
+    debug_assert!(i < t.len());
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch(t.as_ptr().add(i) as *const i8, _MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (t, i);
+}
+
+/// What a concurrent insert found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Insert {
+    New,
+    Old,
+    /// The table is past its load bound for this round: the caller keeps
+    /// the fingerprint and inserts it after `SharedFpSet::grow`.
+    Full,
+}
+
+/// `FpSet` shared by several threads: the same flat table of nonzero
+/// fingerprints with linear probing, each slot an atomic word claimed by
+/// compare-and-swap (a slot only ever goes from 0 to a fingerprint, so a
+/// reader that sees a fingerprint sees it for good). It does not grow
+/// while threads insert: a thread reserves room for `BLOCK` new
+/// fingerprints at a time from one shared counter (so the counter's cache
+/// line is written once per `BLOCK` inserts, not once per insert), and
+/// `insert` answers `Full` when no reservation fits under the load bound;
+/// the owner then grows it (`grow`, with `&mut self`: no thread inserts).
+pub struct SharedFpSet {
+    slots: Vec<std::sync::atomic::AtomicU64>,
+    /// Slots reserved: at least the fingerprints stored.
+    reserved: std::sync::atomic::AtomicUsize,
+    limit: usize,
+    /// Threads that may hold a reservation.
+    threads: usize,
+}
+
+/// New fingerprints a thread reserves room for at a time.
+pub const BLOCK: usize = 256;
+
+impl SharedFpSet {
+    /// A table for about `expected` fingerprints, inserted by `threads`
+    /// threads.
+    pub fn with_expected(expected: usize, threads: usize) -> Self {
+        let cap = (expected.max(1024) * 100 / 70).max(1024);
+        let mut t = Self::with_capacity(cap, threads);
+        t.grow(0, 0);
+        t
+    }
+
+    fn with_capacity(cap: usize, threads: usize) -> Self {
+        let t = table(cap);
+        // a Vec<u64> of zeros is a Vec<AtomicU64> of zeros (same size and
+        // alignment), and keeps its huge-page advice
+        let mut t = std::mem::ManuallyDrop::new(t);
+        let slots = unsafe {
+            Vec::from_raw_parts(
+                t.as_mut_ptr() as *mut std::sync::atomic::AtomicU64,
+                t.len(),
+                t.capacity(),
+            )
+        };
+        SharedFpSet {
+            slots,
+            reserved: std::sync::atomic::AtomicUsize::new(0),
+            limit: cap * MAX_LOAD / 100,
+            threads,
+        }
+    }
+
+    /// Slots reserved: an upper bound of the fingerprints stored, at most
+    /// `threads * BLOCK` above it.
+    pub fn reserved(&self) -> usize {
+        self.reserved.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.slots.len() * 8
+    }
+
+    /// Inserts `f` (nonzero) unless the table is at its load bound;
+    /// `room` is the calling thread's reservation (start it at 0).
+    #[inline]
+    pub fn insert(&self, f: u64, room: &mut usize) -> Insert {
+        use std::sync::atomic::Ordering::Relaxed;
+        debug_assert!(f != 0);
+        let cap = self.slots.len();
+        let mut i = FpSet::home(f, cap);
+        loop {
+            let x = self.slots[i].load(Relaxed);
+            if x == f {
+                return Insert::Old;
+            }
+            if x == 0 {
+                if *room == 0 {
+                    if self.reserved.fetch_add(BLOCK, Relaxed) + BLOCK > self.limit {
+                        self.reserved.fetch_sub(BLOCK, Relaxed);
+                        return Insert::Full;
+                    }
+                    *room = BLOCK;
+                }
+                match self.slots[i].compare_exchange(0, f, Relaxed, Relaxed) {
+                    Ok(_) => {
+                        *room -= 1;
+                        return Insert::New;
+                    }
+                    // another thread took the slot: look at what it wrote
+                    Err(y) if y == f => return Insert::Old,
+                    Err(_) => {}
+                }
+            }
+            i += 1;
+            if i == cap {
+                i = 0;
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub fn prefetch(&self, f: u64) {
+        prefetch(&self.slots, FpSet::home(f, self.slots.len()));
+    }
+
+    /// Inserts `f` (nonzero) with the table to itself (no thread holds
+    /// it), after `grow` made room: true when it was new.
+    pub fn insert_alone(&mut self, f: u64) -> bool {
+        let mut room = usize::MAX;
+        let new = self.insert(f, &mut room) == Insert::New;
+        *self.reserved.get_mut() += new as usize;
+        new
+    }
+
+    /// Makes room for `more` further fingerprints besides every thread's
+    /// reservation, doubling the table as often as needed (nothing when
+    /// they fit); `stored` is the number of fingerprints in the table.
+    /// Reservations held stay valid: the counter restarts at `stored`
+    /// plus a full block per thread.
+    pub fn grow(&mut self, stored: usize, more: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let need = stored + more + self.threads * BLOCK;
+        let mut cap = self.slots.len();
+        while need * 100 > cap * MAX_LOAD {
+            cap *= 2;
+        }
+        if cap != self.slots.len() {
+            let old = std::mem::replace(self, Self::with_capacity(cap, self.threads));
+            let mut room = usize::MAX;
+            for s in &old.slots {
+                let f = s.load(Relaxed);
+                if f != 0 {
+                    self.insert(f, &mut room);
+                }
+            }
+        }
+        *self.reserved.get_mut() = stored + self.threads * BLOCK;
+    }
+}
+
 /// A zeroed table of `cap` slots. Lookups land on random slots, so a
 /// large table misses the TLB on nearly every probe; it asks for
 /// transparent huge pages (2 MiB) where the kernel offers them on request.
-fn table(cap: usize) -> Vec<u64> {
+pub(crate) fn table(cap: usize) -> Vec<u64> {
     let v = vec![0u64; cap];
     #[cfg(target_os = "linux")]
     {
@@ -336,6 +491,56 @@ mod tests {
             seen.len(),
             "no collisions among near-equal inputs"
         );
+    }
+
+    #[test]
+    fn the_shared_set_agrees_with_the_set() {
+        let mut shared = SharedFpSet::with_expected(10, 1);
+        let mut plain = FpSet::with_expected(10);
+        let (mut room, mut stored) = (0, 0);
+        let mut full = Vec::new();
+        let admit = |shared: &mut SharedFpSet, full: &mut Vec<(u64, bool)>, stored: &mut usize| {
+            shared.grow(*stored, full.len());
+            for (f, want) in full.drain(..) {
+                let new = shared.insert_alone(f);
+                assert_eq!(new, want);
+                *stored += new as usize;
+            }
+        };
+        for i in 1..=20_000u64 {
+            let f = fingerprint(&(i % 15_000));
+            let want = plain.insert(f);
+            match shared.insert(f, &mut room) {
+                Insert::New => {
+                    assert!(want);
+                    stored += 1;
+                }
+                Insert::Old => assert!(!want),
+                Insert::Full => full.push((f, want)),
+            }
+            if full.len() > 100 {
+                admit(&mut shared, &mut full, &mut stored);
+            }
+        }
+        admit(&mut shared, &mut full, &mut stored);
+        assert_eq!((stored, plain.len()), (15_000, 15_000));
+        assert!(shared.reserved() >= stored);
+        // two threads inserting the same fingerprints: each is new once
+        let s = SharedFpSet::with_expected(40_000, 2);
+        let news: usize = std::thread::scope(|sc| {
+            let h: Vec<_> = (0..2)
+                .map(|_| {
+                    sc.spawn(|| {
+                        let mut room = 0;
+                        (1..=30_000u64)
+                            .filter(|i| s.insert(fingerprint(i), &mut room) == Insert::New)
+                            .count()
+                    })
+                })
+                .collect();
+            h.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(news, 30_000);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! `wbspec` binary (main.rs) is a thin command line over this library.
 
 pub mod bench;
+pub mod bitstate;
 pub mod catalogue;
 pub mod check;
 pub mod cite;
@@ -16,6 +17,7 @@ pub mod finding_report;
 pub mod findings;
 pub mod fingerprint;
 pub mod outcome;
+pub mod parallel;
 pub mod paths;
 pub mod pins;
 pub mod report;

@@ -141,7 +141,8 @@ enum Cmd {
         /// Measurements per check and runner.
         #[arg(long, default_value_t = 3)]
         repeat: usize,
-        /// Runners, comma-separated: fast, stateright, fast+sym.
+        /// Runners, comma-separated: fast, stateright, fast+sym; `@N`
+        /// runs the fast engine on N threads (fast@2, fast+sym@2).
         #[arg(long, default_value = "fast,stateright")]
         engines: String,
         /// Also measure another wbspec binary (its `check NAME --json`),
@@ -304,6 +305,16 @@ struct RunArgs {
     /// incomplete, not a proof (exit 1).
     #[arg(long, value_name = "S")]
     max_seconds: Option<f64>,
+    /// Threads of the fast engine's search (default 1: the DFS in the
+    /// reference's order; more: a breadth-first search by levels, same
+    /// counts and verdicts, depth given as `bfs-levels`).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Bitstate search in 2^N bits (N 20..40) for state spaces beyond
+    /// memory: states may be omitted, so no run is a proof; the expected
+    /// omissions are printed (docs/performance.md).
+    #[arg(long, value_name = "N")]
+    bitstate: Option<u8>,
 }
 
 impl RunArgs {
@@ -318,6 +329,8 @@ impl RunArgs {
             } else {
                 None
             },
+            threads: wbspec::parallel::threads_flag(self.threads)?,
+            bitstate: wbspec::bitstate::flag(self.bitstate)?,
         })
     }
 }
@@ -693,13 +706,18 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     limits: set.limits,
                     symmetry,
                     expected: e.states.filter(|_| symmetry == e.symmetry),
+                    threads: set.threads,
+                    bitstate: set.bitstate,
                 },
                 false,
             );
             let v = serde_json::json!({
                 "check": e.name, "engine": set.engine.as_str(), "symmetry": symmetry,
+                "threads": set.threads.max(1),
+                "bound": x.stopped.map(|s| s.json()),
                 "complete": x.complete, "unique_states": x.unique_states,
-                "total_states": x.total_states, "max_depth": x.max_depth,
+                "total_states": x.total_states,
+                "max_depth": (!x.depth_unknown).then_some(x.max_depth),
                 "seconds": x.elapsed.as_secs_f64(), "table_bytes": x.table_bytes,
             });
             out.line(&v.to_string())?;

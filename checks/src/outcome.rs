@@ -19,6 +19,11 @@ pub struct Settings {
     /// symmetry reduction, whatever its catalogue entry says; the pinned
     /// counts of entries explored the other way are then not compared.
     pub symmetry: Option<bool>,
+    /// Threads of the fast engine's search (0 or 1: one; see
+    /// `search::Options::threads`).
+    pub threads: usize,
+    /// `--bitstate N`: a bitstate search of 2^N bits (never a proof).
+    pub bitstate: Option<u8>,
 }
 
 #[derive(Clone, Debug)]
@@ -111,6 +116,8 @@ pub struct CheckResult {
     pub unique_states: u64,
     pub total_states: u64,
     pub max_depth: u64,
+    /// No `max_depth`: the run was on several threads (its order varies).
+    pub depth_unknown: bool,
     pub expected_states: Option<u64>,
     pub props: Vec<PropResult>,
     pub witnesses: Vec<WitnessResult>,
@@ -182,6 +189,12 @@ pub fn validate(e: &Entry, set: &Settings) -> Result<(), String> {
             e.check.model()
         ));
     }
+    if set.bitstate.is_some() && (set.threads > 1 || set.engine == Engine::Stateright) {
+        return Err("--bitstate: the bitstate search is the fast engine's, on one thread".into());
+    }
+    if set.threads > 1 && set.engine == Engine::Stateright {
+        return Err("--threads: the stateright engine runs on one thread (--engine fast)".into());
+    }
     if symmetry && set.engine == Engine::Stateright {
         return Err(format!(
             "check '{}': symmetry reduction needs the fast engine (--no-symmetry with --engine stateright)",
@@ -216,6 +229,8 @@ pub fn run(e: &Entry, set: &Settings, progress: bool) -> Result<CheckResult, Str
         limits: set.limits,
         symmetry,
         expected: e.states.filter(|_| pins_apply),
+        threads: set.threads,
+        bitstate: set.bitstate,
     };
     let x = e.check.explore(&e.name, &opt, progress);
     let defs = e.check.property_defs();
@@ -282,6 +297,7 @@ pub fn run(e: &Entry, set: &Settings, progress: bool) -> Result<CheckResult, Str
         unique_states: x.unique_states,
         total_states: x.total_states,
         max_depth: x.max_depth,
+        depth_unknown: x.depth_unknown,
         expected_states: e.states,
         props,
         witnesses,

@@ -71,7 +71,12 @@ pub fn verdict_lines(r: &CheckResult) -> Vec<String> {
         r.name,
         if r.complete { "complete" } else { "INCOMPLETE" },
         r.unique_states,
-        r.max_depth,
+        // several threads visit in an order that varies: no DFS depth
+        if r.depth_unknown {
+            "n/a".to_string()
+        } else {
+            r.max_depth.to_string()
+        },
         r.elapsed.as_secs_f64(),
         if r.symmetry { " symmetry" } else { "" },
         states
@@ -236,6 +241,16 @@ pub fn kernel_json(e: &Entry, facts: &Facts) -> Value {
 }
 
 pub fn check_json(e: &Entry, r: &CheckResult, facts: &Facts) -> Value {
+    let mut v = check_json_fields(e, r, facts);
+    // a run on several threads has no DFS depth (its order varies from
+    // run to run); the one-thread report is unchanged
+    if r.depth_unknown {
+        v["max_depth"] = Value::Null;
+    }
+    v
+}
+
+fn check_json_fields(e: &Entry, r: &CheckResult, facts: &Facts) -> Value {
     json!({
         "name": r.name,
         "question": e.question,

@@ -67,6 +67,10 @@ pub struct RunOptions {
     pub symmetry: bool,
     /// Expected unique states (the pin): sizes the fast engine's table.
     pub expected: Option<u64>,
+    /// The fast engine's threads (0 or 1: the DFS in Stateright's order).
+    pub threads: usize,
+    /// `--bitstate N` (search::Options::bitstate).
+    pub bitstate: Option<u8>,
 }
 
 /// Exhaustive exploration of `m` with the engine `opt` names.
@@ -78,6 +82,8 @@ pub fn explore<M: Spec>(m: &M, opt: &RunOptions, label: &str, progress: bool) ->
                 limits: opt.limits,
                 symmetry: opt.symmetry,
                 expected: opt.expected,
+                threads: opt.threads,
+                bitstate: opt.bitstate,
             },
             label,
             progress,
@@ -135,6 +141,7 @@ pub fn explore_stateright<M: Spec>(
         unique_states: unique,
         total_states: checker.state_count() as u64,
         max_depth: checker.max_depth() as u64,
+        depth_unknown: false,
         hits: (0..M::property_defs().len())
             .map(|i| model.count(i))
             .collect(),

@@ -69,6 +69,38 @@ pub struct Options {
     pub symmetry: bool,
     /// Expected unique states (a pinned count): sizes the table.
     pub expected: Option<u64>,
+    /// Threads (0 or 1: this module's DFS; more: parallel.rs).
+    pub threads: usize,
+    /// `--bitstate N`: store visited states as bits in an array of 2^N
+    /// (bitstate.rs); the run is then never a proof.
+    pub bitstate: Option<u8>,
+}
+
+/// The visited set of the DFS: fingerprints (exhaustive) or bits.
+pub trait Visited {
+    /// Adds `f` (nonzero); false when it was (taken as) there already.
+    fn insert(&mut self, f: u64) -> bool;
+    fn prefetch(&self, f: u64);
+    /// States stored.
+    fn stored(&self) -> usize;
+    fn bytes(&self) -> usize;
+}
+
+impl Visited for FpSet {
+    #[inline(always)]
+    fn insert(&mut self, f: u64) -> bool {
+        FpSet::insert(self, f)
+    }
+    #[inline(always)]
+    fn prefetch(&self, f: u64) {
+        FpSet::prefetch(self, f)
+    }
+    fn stored(&self) -> usize {
+        FpSet::len(self)
+    }
+    fn bytes(&self) -> usize {
+        FpSet::bytes(self)
+    }
 }
 
 /// Why a search stopped early.
@@ -76,6 +108,12 @@ pub struct Options {
 pub enum Stop {
     MaxStates(u64),
     MaxTime(Duration),
+    /// A bitstate search (`--bitstate log2`) that stored `stored` states:
+    /// it ran to its end, but states may have been omitted.
+    Bitstate {
+        log2: u8,
+        stored: u64,
+    },
 }
 
 impl Stop {
@@ -84,6 +122,7 @@ impl Stop {
         match self {
             Stop::MaxStates(n) => format!("stopped at --max-states {n}"),
             Stop::MaxTime(d) => format!("stopped at --max-seconds {}", d.as_secs_f64()),
+            Stop::Bitstate { log2, stored } => crate::bitstate::describe(*log2, *stored),
         }
     }
     /// The command-line flag of the bound.
@@ -91,6 +130,7 @@ impl Stop {
         match self {
             Stop::MaxStates(_) => "--max-states",
             Stop::MaxTime(_) => "--max-seconds",
+            Stop::Bitstate { .. } => "--bitstate",
         }
     }
     /// The bound's value as given on the command line.
@@ -98,11 +138,20 @@ impl Stop {
         match self {
             Stop::MaxStates(n) => (*n).into(),
             Stop::MaxTime(d) => d.as_secs_f64().into(),
+            Stop::Bitstate { log2, .. } => (*log2).into(),
         }
     }
     /// `{"bound": "--max-seconds", "limit": 0.5}` for the JSON report.
     pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({"bound": self.flag(), "limit": self.limit()})
+        match self {
+            Stop::Bitstate { log2, stored } => serde_json::json!({
+                "bound": self.flag(), "limit": self.limit(), "stored": stored,
+                "hashes": crate::bitstate::HASHES,
+                "expected_omissions":
+                    crate::bitstate::expected_omissions(*log2, crate::bitstate::HASHES, *stored),
+            }),
+            _ => serde_json::json!({"bound": self.flag(), "limit": self.limit()}),
+        }
     }
     /// The inverse of `json` (`None` for anything else).
     pub fn from_json(v: &serde_json::Value) -> Option<Stop> {
@@ -113,6 +162,10 @@ impl Stop {
                 .as_f64()
                 .and_then(|s| Duration::try_from_secs_f64(s).ok())
                 .map(Stop::MaxTime),
+            "--bitstate" => Some(Stop::Bitstate {
+                log2: u8::try_from(limit.as_u64()?).ok()?,
+                stored: v.get("stored")?.as_u64()?,
+            }),
             _ => None,
         }
     }
@@ -128,7 +181,13 @@ pub struct Exploration {
     /// States generated, duplicates included (transitions + initial
     /// states).
     pub total_states: u64,
+    /// The deepest point of the DFS stack (Stateright's `max_depth`); 0
+    /// with `depth_unknown`.
     pub max_depth: u64,
+    /// The search ran on several threads (parallel.rs): its visiting
+    /// order, and so a DFS depth, varies from run to run and is not
+    /// reported.
+    pub depth_unknown: bool,
     /// Per property of the model, the visited states that hit it.
     pub hits: Vec<u64>,
     pub elapsed: Duration,
@@ -142,15 +201,38 @@ const CLOCK_EVERY: u64 = 4096;
 /// Exhaustive DFS of `m` under `opt`. Progress goes to stderr every 5 s
 /// after the first 2 s when `progress` is set.
 pub fn explore<M: Spec>(m: &M, opt: &Options, label: &str, progress: bool) -> Exploration {
-    let start = Instant::now();
-    let nprops = M::property_defs().len();
-    let mut hits = vec![0u64; nprops];
+    if let Some(log2) = opt.bitstate {
+        let mut x = dfs(m, opt, label, progress, crate::bitstate::BitSet::new(log2));
+        // ran to its end or not, a bitstate search is no proof
+        x.stopped = x.stopped.or(Some(Stop::Bitstate {
+            log2,
+            stored: x.unique_states,
+        }));
+        x.complete = false;
+        return x;
+    }
+    if opt.threads > 1 {
+        return crate::parallel::explore(m, opt, label, progress);
+    }
     let expected = opt
         .expected
         .unwrap_or(1 << 16)
         .min(opt.limits.max_states.unwrap_or(u64::MAX))
         .min(1 << 32) as usize;
-    let mut seen = FpSet::with_expected(expected);
+    dfs(m, opt, label, progress, FpSet::with_expected(expected))
+}
+
+/// The DFS with visited set `seen`.
+fn dfs<M: Spec, V: Visited>(
+    m: &M,
+    opt: &Options,
+    label: &str,
+    progress: bool,
+    mut seen: V,
+) -> Exploration {
+    let start = Instant::now();
+    let nprops = M::property_defs().len();
+    let mut hits = vec![0u64; nprops];
     let mut fpr = Fingerprinter::new();
     let mut key = |s: &M::State| {
         if opt.symmetry {
@@ -196,7 +278,7 @@ pub fn explore<M: Spec>(m: &M, opt: &Options, label: &str, progress: bool) -> Ex
             {
                 eprintln!(
                     "  {label}: {} unique states, {:.0}s",
-                    seen.len(),
+                    seen.stored(),
                     start.elapsed().as_secs_f64()
                 );
                 last = Instant::now();
@@ -228,7 +310,7 @@ pub fn explore<M: Spec>(m: &M, opt: &Options, label: &str, progress: bool) -> Ex
             }
         }
         if let Some(n) = opt.limits.max_states {
-            if seen.len() as u64 >= n && !pending.is_empty() {
+            if seen.stored() as u64 >= n && !pending.is_empty() {
                 stop = Some(Stop::MaxStates(n));
                 break;
             }
@@ -237,11 +319,12 @@ pub fn explore<M: Spec>(m: &M, opt: &Options, label: &str, progress: bool) -> Ex
     Exploration {
         complete: stop.is_none(),
         stopped: stop,
-        unique_states: seen.len() as u64,
+        unique_states: seen.stored() as u64,
         total_states: total,
         max_depth: max_depth as u64,
+        depth_unknown: false,
         hits,
         elapsed: start.elapsed(),
-        table_bytes: seen.bytes() as u64,
+        table_bytes: Visited::bytes(&seen) as u64,
     }
 }

@@ -315,7 +315,13 @@ pub fn result_from_json(e: &Entry, v: &Value) -> Result<CheckResult, String> {
         engine: Engine::Fast,
         unique_states: u64_of(v, "unique_states", &what)?,
         total_states: u64_of(v, "total_states", &what)?,
-        max_depth: u64_of(v, "max_depth", &what)?,
+        // null: a run on several threads (no DFS depth)
+        max_depth: if v.get("max_depth").is_some_and(Value::is_null) {
+            0
+        } else {
+            u64_of(v, "max_depth", &what)?
+        },
+        depth_unknown: v.get("max_depth").is_some_and(Value::is_null),
         expected_states: e.states,
         props,
         witnesses,
