@@ -7,7 +7,7 @@
 
 use super::model::{Actor, FuseModel};
 use super::properties::{hit, PROPERTIES};
-use super::state::{State, Worker, NONE};
+use super::state::{State, Worker, CONN_ABORTED, NONE};
 use super::step::Step;
 use super::Action;
 use std::fmt::Write;
@@ -82,9 +82,16 @@ pub fn sequence_svg(m: &FuseModel, states: &[State], actions: &[Action]) -> Stri
         }
         if !s.fuse_q.is_empty() {
             let q: Vec<String> = s.fuse_q.iter().map(|r| r.to_string()).collect();
+            // after fuse_abort_conn no daemon reads /dev/fuse: what is
+            // queued then is stuck, like a blocked task
+            let (fill, what) = if s.conn & CONN_ABORTED != 0 {
+                ("#d33", "stuck after the abort (nobody reads /dev/fuse)")
+            } else {
+                ("#888", "queued")
+            };
             let _ = write!(
                 o,
-                r##"<rect x="{}" y="{y}" width="6" height="{h}" fill="#888"><title>queued: {}</title></rect>"##,
+                r##"<rect x="{}" y="{y}" width="6" height="{h}" fill="{fill}"><title>{what}: {}</title></rect>"##,
                 lane_x(fuse_lane) - 3,
                 esc(&q.join(", "))
             );
