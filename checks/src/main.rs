@@ -390,11 +390,11 @@ fn with_run(
         }
     }
     let mut judged = Vec::new();
-    for e in selected {
-        eprintln!("running {} with {} ...", e.name, flags.join("+"));
-        let j = wbspec::with::run(e, flags, set)?;
-        out.line(&wbspec::with::line(&e.name, flags, &j))?;
-        judged.push((e.name.clone(), j));
+    for (name, d) in wbspec::with::plan(selected, flags, set)? {
+        eprintln!("running {name} with {} ...", flags.join("+"));
+        let j = wbspec::with::run(&d, set)?;
+        out.line(&wbspec::with::line(&name, flags, &j))?;
+        judged.push((name, j));
     }
     let (line, ok) = wbspec::with::summary(flags, &judged);
     out.line(&line)?;

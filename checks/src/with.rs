@@ -13,9 +13,11 @@
 //!
 //! Pins (state counts, witness counts) are not compared: the
 //! configuration is not the catalogue's. A check whose model has no such
-//! switch, or whose model refuses the configuration with it (e.g. a fix
-//! that needs 6.16's writeback on state L), is listed as not applicable,
-//! with the model's reason.
+//! switch, whose kernel state already has it on (its run would be the
+//! catalogue's own), or whose model refuses the configuration with it
+//! (e.g. a fix that needs 6.16's writeback on state L), is listed as not
+//! applicable, with the reason. When no selected check applies, nothing
+//! would be judged: that is a usage error (exit 2), never a verdict.
 
 use crate::catalogue::{Entry, Verdict, Witnesses};
 use crate::check;
@@ -54,6 +56,16 @@ pub fn derive(e: &Entry, flags: &[String]) -> Result<Entry, String> {
     }
     own.insert("variant".into(), toml::Value::Array(variant));
     let check = check::from_table(&e.model, &own)?;
+    // a switch the kernel state already has on changes nothing: its run
+    // would be the catalogue's, not a family member
+    for f in flags {
+        if !check.switches_changed().iter().any(|s| s == f) {
+            return Err(format!(
+                "its kernel state {} already has '{f}' on",
+                check.kernel()
+            ));
+        }
+    }
     // a derived -bg1 twin runs its parent's configuration, congested
     let check = if e.parent.is_some() {
         check
@@ -83,11 +95,50 @@ pub fn derive(e: &Entry, flags: &[String]) -> Result<Entry, String> {
     })
 }
 
-/// Runs `e` with `flags`.
-pub fn run(e: &Entry, flags: &[String], set: &Settings) -> Result<Judged, String> {
-    match derive(e, flags) {
-        Err(why) => Ok(Judged::NotApplicable(why)),
-        Ok(d) => Ok(Judged::Ran(Box::new(outcome::run(&d, set, true)?))),
+/// Every selected check with `flags`, derived before anything runs: the
+/// derived entry, or why it does not apply. An error when the command
+/// line is wrong (a switch given twice, settings a derived check cannot
+/// run under) or when no check applies (nothing would be judged).
+pub fn plan(
+    selected: &[&Entry],
+    flags: &[String],
+    set: &Settings,
+) -> Result<Vec<(String, Result<Entry, String>)>, String> {
+    let with = flags.join("+");
+    for (i, f) in flags.iter().enumerate() {
+        if flags[..i].contains(f) {
+            return Err(format!("--with {f} given twice"));
+        }
+    }
+    let mut v = Vec::new();
+    for e in selected {
+        let d = derive(e, flags);
+        if let Ok(d) = &d {
+            outcome::validate(d, set)?;
+        }
+        v.push((e.name.clone(), d));
+    }
+    if !v.iter().any(|(_, d)| d.is_ok()) {
+        let (name, why) = v
+            .iter()
+            .find_map(|(n, d)| d.as_ref().err().map(|w| (n, w)))
+            .ok_or("--with needs a check")?;
+        let more = match v.len() {
+            1 => String::new(),
+            n => format!("; and {} more", n - 1),
+        };
+        return Err(format!(
+            "--with {with}: no selected check applies ({name}: {why}{more})"
+        ));
+    }
+    Ok(v)
+}
+
+/// Runs a derived check (`plan`), or says why it does not apply.
+pub fn run(d: &Result<Entry, String>, set: &Settings) -> Result<Judged, String> {
+    match d {
+        Err(why) => Ok(Judged::NotApplicable(why.clone())),
+        Ok(d) => Ok(Judged::Ran(Box::new(outcome::run(d, set, true)?))),
     }
 }
 
