@@ -56,6 +56,26 @@ pub fn parse(r: &str) -> Result<(&str, &str), String> {
     }
 }
 
+/// Can a guest boot from `image` here? QEMU is installed and the image
+/// is a bzImage (`wbspec vm` checks the same, after printing).
+fn check_guest(f: &Finding, image: &str) -> Result<(), String> {
+    if wbspec_harness::vm::initramfs::which("qemu-system-x86_64").is_none() {
+        return Err(format!(
+            "{}: qemu-system-x86_64 not found (Debian package qemu-system-x86); nothing was run",
+            f.id
+        ));
+    }
+    let p = std::path::Path::new(image);
+    match wbspec_harness::vm::qemu::is_bzimage(p) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(format!(
+            "{}: --kernel {image}: not an x86 bzImage kernel",
+            f.id
+        )),
+        Err(e) => Err(format!("{}: --kernel {e}", f.id)),
+    }
+}
+
 /// Runs the reproducer of `f`; prints as it goes. `kernel`: the guest
 /// image for a `vm:` reproducer.
 pub fn run(f: &Finding, entries: &[Entry], kernel: Option<&str>) -> Result<u8, String> {
@@ -66,6 +86,20 @@ pub fn run(f: &Finding, entries: &[Entry], kernel: Option<&str>) -> Result<u8, S
         )
     })?;
     let (kind, name) = parse(r)?;
+    // everything the command line names is checked before anything runs
+    // or prints: a --kernel that is not used would run the reproducer on
+    // the host instead of the guest the user asked for
+    match (kind, kernel) {
+        ("vm", Some(image)) => check_guest(f, image)?,
+        ("vm", None) => {}
+        (_, Some(image)) => {
+            return Err(format!(
+                "{}: --kernel {image}: its reproducer {r} runs on this host, not in a guest (--kernel is for a vm: reproducer)",
+                f.id
+            ))
+        }
+        (_, None) => {}
+    }
     let model = model_lines(f, entries);
     let code = match kind {
         "scenario" => {

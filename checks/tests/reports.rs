@@ -57,6 +57,8 @@ fn every_report_is_generated_and_fits_72_columns() {
 
 #[test]
 fn report_and_reproduce_refuse_unknown_ids_in_one_line() {
+    let not_a_kernel = repo_root().join("Cargo.toml");
+    let not_a_kernel = not_a_kernel.to_str().unwrap();
     for args in [
         &["report", "F-nope", "--stdout"][..],
         &["report", "--stdout"][..],
@@ -65,11 +67,26 @@ fn report_and_reproduce_refuse_unknown_ids_in_one_line() {
         &["reproduce", "F-lf-readahead"][..],
         // a VM-only reproducer without a guest image
         &["reproduce", "F-pdio-lock"][..],
+        // ... with one that does not exist, or is not a kernel (checked
+        // before anything runs or prints)
+        &[
+            "reproduce",
+            "F-pdio-lock",
+            "--kernel",
+            "/nonexistent/bzImage",
+        ][..],
+        &["reproduce", "F-pdio-lock", "--kernel", not_a_kernel][..],
+        // a host reproducer given a guest image: refused, not run on the
+        // host
+        &["reproduce", "F-otrunc", "--kernel", "/nonexistent/bzImage"][..],
+        &["reproduce", "N1", "--kernel", "/nonexistent/bzImage"][..],
     ] {
         let out = wbspec(args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("wbspec: "), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: printed before refusing");
     }
 }
 
