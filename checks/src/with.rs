@@ -142,6 +142,11 @@ pub fn run(d: &Result<Entry, String>, set: &Settings) -> Result<Judged, String> 
     }
 }
 
+/// The witness of a workload's end: every task returned, nothing dirty or
+/// in flight. What a model judges at quiescence (the fuse model's a3, the
+/// nowait model's io1) holds vacuously in a run that never gets there.
+pub const END_WITNESS: &str = "w-quiescent";
+
 /// The judgement of one run: new violations, fixed properties, witnesses
 /// no longer reached.
 pub struct Verdicts {
@@ -149,6 +154,11 @@ pub struct Verdicts {
     pub fixed: Vec<&'static str>,
     pub closed: Vec<&'static str>,
     pub complete: bool,
+    /// The catalogue's run reaches `END_WITNESS` and this one does not:
+    /// the switch keeps the workload from ending (tasks that never return
+    /// without a deadlock, e.g. a cycle, or pages left dirty), which `e`
+    /// does not catch and which makes the end-state properties vacuous.
+    pub never_quiescent: bool,
 }
 
 impl Verdicts {
@@ -158,6 +168,7 @@ impl Verdicts {
             fixed: vec![],
             closed: vec![],
             complete: r.complete,
+            never_quiescent: false,
         };
         for p in &r.props {
             match (p.expected, p.observed) {
@@ -168,15 +179,19 @@ impl Verdicts {
         }
         for w in &r.witnesses {
             if w.listed && w.count == 0 && r.complete {
-                v.closed.push(w.name);
+                if w.name == END_WITNESS {
+                    v.never_quiescent = true;
+                } else {
+                    v.closed.push(w.name);
+                }
             }
         }
         v
     }
-    /// No new violation, and a complete run (an incomplete one proves
-    /// nothing).
+    /// No new violation, a complete run (an incomplete one proves
+    /// nothing) that still ends.
     pub fn ok(&self) -> bool {
-        self.new.is_empty() && self.complete
+        self.new.is_empty() && self.complete && !self.never_quiescent
     }
 }
 
@@ -196,6 +211,11 @@ pub fn line(name: &str, flags: &[String], j: &Judged) -> String {
             }
             if !v.new.is_empty() {
                 parts.push(format!("NEW VIOLATION {}", v.new.join(" ")));
+            }
+            if v.never_quiescent {
+                parts.push(format!(
+                    "NEVER QUIESCENT ({END_WITNESS} no longer reached: what is judged at the end holds vacuously)"
+                ));
             }
             if !v.fixed.is_empty() {
                 parts.push(format!("fixed {}", v.fixed.join(" ")));
@@ -218,6 +238,7 @@ pub fn line(name: &str, flags: &[String], j: &Judged) -> String {
 /// The summary line and whether the family run is clean.
 pub fn summary(flags: &[String], judged: &[(String, Judged)]) -> (String, bool) {
     let (mut ran, mut na, mut new, mut fixed, mut closed, mut incomplete) = (0, 0, 0, 0, 0, 0);
+    let mut unended = 0;
     for (_, j) in judged {
         match j {
             Judged::NotApplicable(_) => na += 1,
@@ -228,16 +249,66 @@ pub fn summary(flags: &[String], judged: &[(String, Judged)]) -> (String, bool) 
                 fixed += (!v.fixed.is_empty()) as usize;
                 closed += (!v.closed.is_empty()) as usize;
                 incomplete += (!v.complete) as usize;
+                unended += v.never_quiescent as usize;
             }
         }
     }
-    let ok = new == 0 && incomplete == 0 && ran > 0;
+    let ok = new == 0 && incomplete == 0 && unended == 0 && ran > 0;
     (
         format!(
-            "With {}: {ran} checks run, {na} not applicable; {new} with a new violation, {incomplete} incomplete; {fixed} fixed; {closed} with a window closed{}",
+            "With {}: {ran} checks run, {na} not applicable; {new} with a new violation, {incomplete} incomplete, {unended} never quiescent; {fixed} fixed; {closed} with a window closed{}",
             flags.join("+"),
             if ok { "" } else { " — NOT CLEAN" }
         ),
         ok,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue;
+    use std::path::Path;
+
+    /// A switch that keeps a check's workload from ending (the catalogue's
+    /// run reaches w-quiescent, the family run does not) is not clean,
+    /// even with every property holding: a3 is judged at the end only.
+    #[test]
+    fn a_run_that_never_ends_is_not_clean() {
+        let cat =
+            catalogue::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogue")).unwrap();
+        let e = cat
+            .entries
+            .iter()
+            .find(|e| e.name == "t-trunc-vs-wb-2p")
+            .unwrap();
+        let flags = vec!["fix_otrunc_keep_size".to_string()];
+        let d = derive(e, &flags).unwrap();
+        let mut r = outcome::run(&d, &Settings::default(), false).unwrap();
+        let j = |r: &CheckResult| {
+            let name = "t-trunc-vs-wb-2p".to_string();
+            let l = line(&name, &flags, &Judged::Ran(Box::new(r.clone())));
+            let (sum, ok) = summary(&flags, &[(name, Judged::Ran(Box::new(r.clone())))]);
+            (l, sum, ok)
+        };
+        let (l, _, ok) = j(&r);
+        assert!(ok && l.contains(" as expected "), "{l}");
+        // the same run, had the switch kept every task from finishing
+        let w = r
+            .witnesses
+            .iter_mut()
+            .find(|w| w.name == END_WITNESS)
+            .unwrap();
+        assert!(w.listed && w.count > 0);
+        w.count = 0;
+        assert!(!Verdicts::of(&r).ok());
+        let (l, sum, ok) = j(&r);
+        assert!(!ok, "{sum}");
+        assert!(l.contains("NEVER QUIESCENT"), "{l}");
+        assert!(!l.contains("as expected"), "{l}");
+        assert!(
+            sum.contains("1 never quiescent") && sum.ends_with("NOT CLEAN"),
+            "{sum}"
+        );
+    }
 }
