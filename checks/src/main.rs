@@ -1136,12 +1136,34 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
 fn trace_start(e: &Entry, f: &Path, entries: &[Entry]) -> Result<(String, String), String> {
     let r = trace::replay_file(f, entries)?;
     if r.trace.model != e.model || r.trace.config != e.check.config_json() {
-        return Err(format!(
-            "{}: the trace is of check '{}' with another configuration than '{}'",
-            f.display(),
-            r.trace.check,
-            e.name
-        ));
+        // a `check --drop` trace: say so, not "another configuration"
+        let own = e.check.drops();
+        let dropped: Vec<&str> = r
+            .trace
+            .config
+            .get("drop")
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
+            .unwrap_or_default();
+        let dropped: Vec<&str> = dropped
+            .into_iter()
+            .filter(|d| !own.iter().any(|o| o == d))
+            .collect();
+        return Err(if !dropped.is_empty() {
+            format!(
+                "{}: the trace is of a what-if run of '{}' without {} (check --drop); the Explorer shows the catalogue's configuration",
+                f.display(),
+                r.trace.check,
+                dropped.join(", ")
+            )
+        } else {
+            format!(
+                "{}: the trace is of check '{}' with another configuration than the catalogue's '{}'",
+                f.display(),
+                r.trace.check,
+                e.name
+            )
+        });
     }
     let what = format!(
         "{} counterexample of {} from {}",
