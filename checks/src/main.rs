@@ -594,15 +594,30 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     })
                     .collect::<Result<_, _>>()?
             };
+            if !stdout && !own {
+                return Err(
+                    "report writes into the checkout's docs/reports: use --stdout with --catalogue"
+                        .into(),
+                );
+            }
             let dir = paths::workspace_root()?.join("docs/reports");
+            let mut code = 0;
             for f in chosen {
-                let text = wbspec::finding_report::report(f, entries)?.join("\n") + "\n";
+                let (lines, ok) = wbspec::finding_report::report(f, entries)?;
+                let text = lines.join("\n") + "\n";
+                if !ok {
+                    // a difference, as cite says it: the text is printed,
+                    // never written into docs/reports
+                    code = 1;
+                    eprintln!(
+                        "wbspec: {}: a check it cites is not as the catalogue expects (see its Verdict line){}",
+                        f.id,
+                        if stdout { "" } else { "; docs/reports not written" }
+                    );
+                }
                 if stdout {
                     out.line(text.trim_end())?;
-                } else {
-                    if !own {
-                        return Err("report writes into the checkout's docs/reports: use --stdout with --catalogue".into());
-                    }
+                } else if ok {
                     let p = dir.join(format!("{}.md", f.id));
                     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
                     paths::check_output(&p)?;
@@ -610,7 +625,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     eprintln!("wrote {}", p.display());
                 }
             }
-            Ok(0)
+            Ok(code)
         }
         Cmd::Reproduce { id, kernel } => {
             let fs = findings::load(&findings::path_for(&cat.dir), &cat)?;

@@ -120,3 +120,41 @@ fn reproduce_f_otrunc_on_the_host() {
     );
     assert!(text.contains("Reproduced: "), "{text}");
 }
+
+/// A report cites only checks that run as the catalogue expects: one
+/// that does not (here, no pinned state count) makes the report a
+/// difference (exit 1, its Verdict line says NOT), as `cite` does; and a
+/// foreign catalogue never writes the checkout's docs/reports.
+#[test]
+fn a_report_of_a_check_not_as_expected_is_a_difference() {
+    let d = fake_checkout(ONE);
+    std::fs::create_dir_all(d.path().join("checks/facts")).unwrap();
+    std::fs::write(
+        d.path().join("checks/facts/findings.toml"),
+        r#"[[finding]]
+id = "F-x"
+title = "a title"
+class = "bug-not-reported"
+reference = ""
+checks = ["x"]
+kernels = ["T"]
+reproduced = ""
+checked = "2026-12-01"
+"#,
+    )
+    .unwrap();
+    let cat = d.path().join("checks/catalogue");
+    let cat = cat.to_str().unwrap();
+    let o = wbspec(&["--catalogue", cat, "report", "F-x", "--stdout"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        stdout(&o).contains("NOT as the catalogue"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(err.contains("wbspec: F-x: a check it cites is not as the catalogue expects"));
+    // without --stdout: refused before anything runs
+    let o = wbspec(&["--catalogue", cat, "report", "F-x"]);
+    one_line_error(&o, "use --stdout with --catalogue");
+}
