@@ -149,6 +149,20 @@ pub fn parse(text: &str, what: &str, cat: &Catalogue) -> Result<Vec<Finding>, St
         if r.id.trim().is_empty() {
             return Err(format!("{what}: a finding with an empty id"));
         }
+        // `report` writes docs/reports/ID.md: an id is one file name
+        let id_ok =
+            r.id.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+                && r.id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !id_ok {
+            return Err(format!(
+                "{what}: finding id '{}': letters, digits, '-' and '_' only, starting with a letter or digit",
+                r.id.escape_default()
+            ));
+        }
         if out.iter().any(|f| f.id == r.id) {
             return Err(format!("{at}: duplicate id"));
         }
@@ -344,6 +358,15 @@ checked = "2026-12-01"
                 "f.toml: finding 'F-x': unknown check 'no-such-check'",
             ),
             (twice, "f.toml: finding 'F-x': duplicate id"),
+            // an id is the name of docs/reports/ID.md
+            (
+                GOOD.replace("\"F-x\"", "\"../../x\""),
+                "f.toml: finding id '../../x': letters, digits",
+            ),
+            (
+                GOOD.replace("\"F-x\"", "\"F x\""),
+                "letters, digits, '-' and '_' only",
+            ),
             (GOOD.replace("\"C\"", "\"T9\""), "unknown kernel state 'T9'"),
             (
                 GOOD.replace("bug-not-reported", "bug-known"),
