@@ -30,8 +30,10 @@ fn find<'a>(entries: &'a [Entry], name: &str) -> Result<&'a Entry, String> {
         .ok_or_else(|| format!("unknown check '{name}'"))
 }
 
-/// The report's lines (Markdown; a code block holds the mail text).
-pub fn report(f: &Finding, entries: &[Entry]) -> Result<Vec<String>, String> {
+/// The report's lines (Markdown; a code block holds the mail text), and
+/// whether every check it cites ran as the catalogue expects (its
+/// verdict line says NOT otherwise, as `cite` does).
+pub fn report(f: &Finding, entries: &[Entry]) -> Result<(Vec<String>, bool), String> {
     let first = f
         .checks
         .first()
@@ -96,11 +98,14 @@ pub fn report(f: &Finding, entries: &[Entry]) -> Result<Vec<String>, String> {
     m.push("The model's verdict:".into());
     eprintln!("running {} ...", e.name);
     let r = outcome::run(e, &set, true)?;
+    let mut ok = r.ok();
     let pair = match &e.pair {
         Some(p) => {
             let pe = find(entries, p)?;
             eprintln!("running {} ...", pe.name);
-            Some((pe, outcome::run(pe, &set, true)?))
+            let pr = outcome::run(pe, &set, true)?;
+            ok &= pr.ok();
+            Some((pe, pr))
         }
         None => None,
     };
@@ -148,6 +153,7 @@ pub fn report(f: &Finding, entries: &[Entry]) -> Result<Vec<String>, String> {
             for x in fixed {
                 eprintln!("running {} ...", x.name);
                 let xr = outcome::run(x, &set, true)?;
+                ok &= xr.ok();
                 let bad: Vec<&str> = xr
                     .props
                     .iter()
@@ -156,6 +162,8 @@ pub fn report(f: &Finding, entries: &[Entry]) -> Result<Vec<String>, String> {
                     .collect();
                 let verdict = if !xr.complete {
                     "INCOMPLETE, not a proof".to_string()
+                } else if !xr.ok() {
+                    "NOT as the catalogue expects (wbspec check)".to_string()
                 } else if bad.is_empty() {
                     format!("every property holds, {} states", xr.unique_states)
                 } else {
@@ -197,5 +205,5 @@ pub fn report(f: &Finding, entries: &[Entry]) -> Result<Vec<String>, String> {
     }
     out.extend(m);
     out.push("```".into());
-    Ok(out)
+    Ok((out, ok))
 }

@@ -149,6 +149,20 @@ pub fn parse(text: &str, what: &str, cat: &Catalogue) -> Result<Vec<Finding>, St
         if r.id.trim().is_empty() {
             return Err(format!("{what}: a finding with an empty id"));
         }
+        // `report` writes docs/reports/ID.md: an id is one file name
+        let id_ok =
+            r.id.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+                && r.id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !id_ok {
+            return Err(format!(
+                "{what}: finding id '{}': letters, digits, '-' and '_' only, starting with a letter or digit",
+                r.id.escape_default()
+            ));
+        }
         if out.iter().any(|f| f.id == r.id) {
             return Err(format!("{at}: duplicate id"));
         }
@@ -225,7 +239,10 @@ pub fn parse(text: &str, what: &str, cat: &Catalogue) -> Result<Vec<Finding>, St
                 return Err(format!("{at}: unknown kernel state '{k}'"));
             }
         }
-        for f in &r.fixes {
+        for (i, f) in r.fixes.iter().enumerate() {
+            if r.fixes[..i].contains(f) {
+                return Err(format!("{at}: fix '{f}' is listed twice"));
+            }
             let is_fix = entries.iter().any(|e| {
                 e.check
                     .switch_defs()
@@ -248,7 +265,14 @@ pub fn parse(text: &str, what: &str, cat: &Catalogue) -> Result<Vec<Finding>, St
             }
         }
         if let Some(rep) = &r.reproducer {
-            crate::reproduce::parse(rep).map_err(|e| format!("{at}: {e}"))?;
+            crate::reproduce::validate(rep).map_err(|e| format!("{at}: {e}"))?;
+            // `reproduce` prints the model's prediction next to the
+            // kernel's outcome: the checks are that prediction
+            if r.checks.is_empty() {
+                return Err(format!(
+                    "{at}: a reproducer needs the checks whose prediction it tests (`checks = []`)"
+                ));
+            }
         }
         out.push(Finding {
             id: r.id,
@@ -334,6 +358,15 @@ checked = "2026-12-01"
                 "f.toml: finding 'F-x': unknown check 'no-such-check'",
             ),
             (twice, "f.toml: finding 'F-x': duplicate id"),
+            // an id is the name of docs/reports/ID.md
+            (
+                GOOD.replace("\"F-x\"", "\"../../x\""),
+                "f.toml: finding id '../../x': letters, digits",
+            ),
+            (
+                GOOD.replace("\"F-x\"", "\"F x\""),
+                "letters, digits, '-' and '_' only",
+            ),
             (GOOD.replace("\"C\"", "\"T9\""), "unknown kernel state 'T9'"),
             (
                 GOOD.replace("bug-not-reported", "bug-known"),
@@ -383,6 +416,43 @@ checked = "2026-12-01"
                     .replace("reference = \"\"", "reference = \"r\"")
                     .replace("t2-otrunc-atomic-race", HOLDING_CHECK),
                 "class intended, but none of its checks expects a violation",
+            ),
+            // the optional keys: a fix twice, a reproducer that names no
+            // scenario, a VM-only scenario on the host, a reproducer
+            // without the checks it tests
+            (
+                format!("{GOOD}fixes = [\"fix_otrunc_keep_size\", \"fix_otrunc_keep_size\"]\n"),
+                "fix 'fix_otrunc_keep_size' is listed twice",
+            ),
+            (
+                format!("{GOOD}fixes = [\"mut_crop_old_size\"]\n"),
+                "fix 'mut_crop_old_size' is no fix switch",
+            ),
+            (
+                format!("{GOOD}reproducer = \"scenario:o_otrunc_atomic_rac\"\n"),
+                "reproducer 'scenario:o_otrunc_atomic_rac': no scenario o_otrunc_atomic_rac",
+            ),
+            (
+                format!("{GOOD}reproducer = \"vm:nope\"\n"),
+                "no scenario nope",
+            ),
+            (
+                format!("{GOOD}reproducer = \"scenario:x_pdio_bugon\"\n"),
+                "x_pdio_bugon runs only in a guest (vm:x_pdio_bugon)",
+            ),
+            (
+                format!("{GOOD}reproducer = \"scenario\"\n"),
+                "one of scenario:NAME, vm:NAME, nowait-append",
+            ),
+            (
+                format!("{GOOD}reproducer = 3\n"),
+                "invalid type",
+            ),
+            (
+                GOOD.replace("bug-not-reported", "kernel-fact")
+                    .replace("[\"t2-otrunc-atomic-race\"]", "[]")
+                    + "reproducer = \"scenario:o_otrunc_atomic_race\"\n",
+                "a reproducer needs the checks whose prediction it tests",
             ),
         ] {
             let e = parse(&text, "f.toml", &c).unwrap_err();

@@ -403,11 +403,11 @@ fn with_run(
         }
     }
     let mut judged = Vec::new();
-    for e in selected {
-        eprintln!("running {} with {} ...", e.name, flags.join("+"));
-        let j = wbspec::with::run(e, flags, set)?;
-        out.line(&wbspec::with::line(&e.name, flags, &j))?;
-        judged.push((e.name.clone(), j));
+    for (name, d) in wbspec::with::plan(selected, flags, set)? {
+        eprintln!("running {name} with {} ...", flags.join("+"));
+        let j = wbspec::with::run(&d, set)?;
+        out.line(&wbspec::with::line(&name, flags, &j))?;
+        judged.push((name, j));
     }
     let (line, ok) = wbspec::with::summary(flags, &judged);
     out.line(&line)?;
@@ -607,15 +607,30 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     })
                     .collect::<Result<_, _>>()?
             };
+            if !stdout && !own {
+                return Err(
+                    "report writes into the checkout's docs/reports: use --stdout with --catalogue"
+                        .into(),
+                );
+            }
             let dir = paths::workspace_root()?.join("docs/reports");
+            let mut code = 0;
             for f in chosen {
-                let text = wbspec::finding_report::report(f, entries)?.join("\n") + "\n";
+                let (lines, ok) = wbspec::finding_report::report(f, entries)?;
+                let text = lines.join("\n") + "\n";
+                if !ok {
+                    // a difference, as cite says it: the text is printed,
+                    // never written into docs/reports
+                    code = 1;
+                    eprintln!(
+                        "wbspec: {}: a check it cites is not as the catalogue expects (see its Verdict line){}",
+                        f.id,
+                        if stdout { "" } else { "; docs/reports not written" }
+                    );
+                }
                 if stdout {
                     out.line(text.trim_end())?;
-                } else {
-                    if !own {
-                        return Err("report writes into the checkout's docs/reports: use --stdout with --catalogue".into());
-                    }
+                } else if ok {
                     let p = dir.join(format!("{}.md", f.id));
                     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
                     paths::check_output(&p)?;
@@ -623,7 +638,7 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     eprintln!("wrote {}", p.display());
                 }
             }
-            Ok(0)
+            Ok(code)
         }
         Cmd::Reproduce { id, kernel } => {
             let fs = findings::load(&findings::path_for(&cat.dir), &cat)?;
@@ -1154,12 +1169,34 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
 fn trace_start(e: &Entry, f: &Path, entries: &[Entry]) -> Result<(String, String), String> {
     let r = trace::replay_file(f, entries)?;
     if r.trace.model != e.model || r.trace.config != e.check.config_json() {
-        return Err(format!(
-            "{}: the trace is of check '{}' with another configuration than '{}'",
-            f.display(),
-            r.trace.check,
-            e.name
-        ));
+        // a `check --drop` trace: say so, not "another configuration"
+        let own = e.check.drops();
+        let dropped: Vec<&str> = r
+            .trace
+            .config
+            .get("drop")
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
+            .unwrap_or_default();
+        let dropped: Vec<&str> = dropped
+            .into_iter()
+            .filter(|d| !own.iter().any(|o| o == d))
+            .collect();
+        return Err(if !dropped.is_empty() {
+            format!(
+                "{}: the trace is of a what-if run of '{}' without {} (check --drop); the Explorer shows the catalogue's configuration",
+                f.display(),
+                r.trace.check,
+                dropped.join(", ")
+            )
+        } else {
+            format!(
+                "{}: the trace is of check '{}' with another configuration than the catalogue's '{}'",
+                f.display(),
+                r.trace.check,
+                e.name
+            )
+        });
     }
     let what = format!(
         "{} counterexample of {} from {}",

@@ -34,9 +34,13 @@ pub fn model_lines(f: &Finding, entries: &[Entry]) -> Vec<String> {
                 .map(|(p, _)| p.as_str())
                 .collect();
             v.push(format!(
-                "  {c} ({}): {} violated",
+                "  {c} ({}): {}",
                 e.check.kernel(),
-                bad.join(", ")
+                if bad.is_empty() {
+                    "every always-property holds".to_string()
+                } else {
+                    format!("{} violated", bad.join(", "))
+                }
             ));
         }
     }
@@ -56,6 +60,58 @@ pub fn parse(r: &str) -> Result<(&str, &str), String> {
     }
 }
 
+/// Can a guest boot from `image` here? QEMU is installed and the image
+/// is a bzImage (`wbspec vm` checks the same, after printing).
+fn check_guest(f: &Finding, image: &str) -> Result<(), String> {
+    if wbspec_harness::vm::initramfs::which("qemu-system-x86_64").is_none() {
+        return Err(format!(
+            "{}: qemu-system-x86_64 not found (Debian package qemu-system-x86); nothing was run",
+            f.id
+        ));
+    }
+    let p = std::path::Path::new(image);
+    match wbspec_harness::vm::qemu::is_bzimage(p) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(format!(
+            "{}: --kernel {image}: not an x86 bzImage kernel",
+            f.id
+        )),
+        Err(e) => Err(format!("{}: --kernel {e}", f.id)),
+    }
+}
+
+/// `parse`, and the scenario it names exists: a host scenario
+/// (`conform` runs it) for `scenario:`, any scenario or the VM-only
+/// x_pdio_bugon for `vm:`. A misspelt name is caught when findings.toml
+/// is read, not when `reproduce` mounts.
+pub fn validate(r: &str) -> Result<(), String> {
+    let (kind, name) = parse(r)?;
+    let host = || wbspec_harness::scenarios::all();
+    let known = match kind {
+        "scenario" => host().iter().any(|s| s.name == name),
+        "vm" => host()
+            .iter()
+            .chain(wbspec_harness::scenarios::selftests().iter())
+            .any(|s| s.name == name),
+        _ => true,
+    };
+    if known {
+        Ok(())
+    } else if kind == "scenario"
+        && wbspec_harness::scenarios::selftests()
+            .iter()
+            .any(|s| s.name == name)
+    {
+        Err(format!(
+            "reproducer '{r}': {name} runs only in a guest (vm:{name})"
+        ))
+    } else {
+        Err(format!(
+            "reproducer '{r}': no scenario {name} (`wbspec conform --help` lists them)"
+        ))
+    }
+}
+
 /// Runs the reproducer of `f`; prints as it goes. `kernel`: the guest
 /// image for a `vm:` reproducer.
 pub fn run(f: &Finding, entries: &[Entry], kernel: Option<&str>) -> Result<u8, String> {
@@ -66,6 +122,20 @@ pub fn run(f: &Finding, entries: &[Entry], kernel: Option<&str>) -> Result<u8, S
         )
     })?;
     let (kind, name) = parse(r)?;
+    // everything the command line names is checked before anything runs
+    // or prints: a --kernel that is not used would run the reproducer on
+    // the host instead of the guest the user asked for
+    match (kind, kernel) {
+        ("vm", Some(image)) => check_guest(f, image)?,
+        ("vm", None) => {}
+        (_, Some(image)) => {
+            return Err(format!(
+                "{}: --kernel {image}: its reproducer {r} runs on this host, not in a guest (--kernel is for a vm: reproducer)",
+                f.id
+            ))
+        }
+        (_, None) => {}
+    }
     let model = model_lines(f, entries);
     let code = match kind {
         "scenario" => {
@@ -162,4 +232,38 @@ pub fn run(f: &Finding, entries: &[Entry], kernel: Option<&str>) -> Result<u8, S
         }
     };
     Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue;
+    use std::path::Path;
+
+    /// The prediction lines: a check's expected violations, or that
+    /// every property holds (a kernel fact's check), never an empty list.
+    #[test]
+    fn the_prediction_names_what_each_check_expects() {
+        let cat =
+            catalogue::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogue")).unwrap();
+        let text = r#"
+[[finding]]
+id = "F-x"
+title = "a title"
+class = "kernel-fact"
+reference = ""
+checks = ["t2-otrunc-atomic-race", "t2-stat-dio-extend"]
+kernels = ["T2"]
+reproduced = ""
+checked = "2026-12-01"
+reproducer = "scenario:o_otrunc_atomic_race"
+"#;
+        let f = &crate::findings::parse(text, "f.toml", &cat).unwrap()[0];
+        let l = model_lines(f, &cat.entries);
+        assert_eq!(l[1], "  t2-otrunc-atomic-race (T2): a3 violated");
+        assert_eq!(
+            l[2],
+            "  t2-stat-dio-extend (T2): every always-property holds"
+        );
+    }
 }

@@ -143,7 +143,8 @@ pub fn long_line(e: &Entry) -> String {
         "{}  model={}  kernel={}  tasks=[{}]  violated=[{}]  states={}  tags=[{}]",
         e.name,
         e.model,
-        kernel_and_flags(e).replace(' ', ""),
+        // one word: `L+dio_flush_always+dio_invalidate_after_write`
+        kernel_and_flags(e).replace(" + ", "+").replace(' ', "+"),
         tasks(e).join(", "),
         v.join(" "),
         e.states.map_or("unpinned".into(), |s| s.to_string()),

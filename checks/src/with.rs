@@ -13,9 +13,11 @@
 //!
 //! Pins (state counts, witness counts) are not compared: the
 //! configuration is not the catalogue's. A check whose model has no such
-//! switch, or whose model refuses the configuration with it (e.g. a fix
-//! that needs 6.16's writeback on state L), is listed as not applicable,
-//! with the model's reason.
+//! switch, whose kernel state already has it on (its run would be the
+//! catalogue's own), or whose model refuses the configuration with it
+//! (e.g. a fix that needs 6.16's writeback on state L), is listed as not
+//! applicable, with the reason. When no selected check applies, nothing
+//! would be judged: that is a usage error (exit 2), never a verdict.
 
 use crate::catalogue::{Entry, Verdict, Witnesses};
 use crate::check;
@@ -54,6 +56,16 @@ pub fn derive(e: &Entry, flags: &[String]) -> Result<Entry, String> {
     }
     own.insert("variant".into(), toml::Value::Array(variant));
     let check = check::from_table(&e.model, &own)?;
+    // a switch the kernel state already has on changes nothing: its run
+    // would be the catalogue's, not a family member
+    for f in flags {
+        if !check.switches_changed().iter().any(|s| s == f) {
+            return Err(format!(
+                "its kernel state {} already has '{f}' on",
+                check.kernel()
+            ));
+        }
+    }
     // a derived -bg1 twin runs its parent's configuration, congested
     let check = if e.parent.is_some() {
         check
@@ -83,13 +95,57 @@ pub fn derive(e: &Entry, flags: &[String]) -> Result<Entry, String> {
     })
 }
 
-/// Runs `e` with `flags`.
-pub fn run(e: &Entry, flags: &[String], set: &Settings) -> Result<Judged, String> {
-    match derive(e, flags) {
-        Err(why) => Ok(Judged::NotApplicable(why)),
-        Ok(d) => Ok(Judged::Ran(Box::new(outcome::run(&d, set, true)?))),
+/// Every selected check with `flags`, derived before anything runs: the
+/// derived entry, or why it does not apply. An error when the command
+/// line is wrong (a switch given twice, settings a derived check cannot
+/// run under) or when no check applies (nothing would be judged).
+pub fn plan(
+    selected: &[&Entry],
+    flags: &[String],
+    set: &Settings,
+) -> Result<Vec<(String, Result<Entry, String>)>, String> {
+    let with = flags.join("+");
+    for (i, f) in flags.iter().enumerate() {
+        if flags[..i].contains(f) {
+            return Err(format!("--with {f} given twice"));
+        }
+    }
+    let mut v = Vec::new();
+    for e in selected {
+        let d = derive(e, flags);
+        if let Ok(d) = &d {
+            outcome::validate(d, set)?;
+        }
+        v.push((e.name.clone(), d));
+    }
+    if !v.iter().any(|(_, d)| d.is_ok()) {
+        let (name, why) = v
+            .iter()
+            .find_map(|(n, d)| d.as_ref().err().map(|w| (n, w)))
+            .ok_or("--with needs a check")?;
+        let more = match v.len() {
+            1 => String::new(),
+            n => format!("; and {} more", n - 1),
+        };
+        return Err(format!(
+            "--with {with}: no selected check applies ({name}: {why}{more})"
+        ));
+    }
+    Ok(v)
+}
+
+/// Runs a derived check (`plan`), or says why it does not apply.
+pub fn run(d: &Result<Entry, String>, set: &Settings) -> Result<Judged, String> {
+    match d {
+        Err(why) => Ok(Judged::NotApplicable(why.clone())),
+        Ok(d) => Ok(Judged::Ran(Box::new(outcome::run(d, set, true)?))),
     }
 }
+
+/// The witness of a workload's end: every task returned, nothing dirty or
+/// in flight. What a model judges at quiescence (the fuse model's a3, the
+/// nowait model's io1) holds vacuously in a run that never gets there.
+pub const END_WITNESS: &str = "w-quiescent";
 
 /// The judgement of one run: new violations, fixed properties, witnesses
 /// no longer reached.
@@ -98,6 +154,11 @@ pub struct Verdicts {
     pub fixed: Vec<&'static str>,
     pub closed: Vec<&'static str>,
     pub complete: bool,
+    /// The catalogue's run reaches `END_WITNESS` and this one does not:
+    /// the switch keeps the workload from ending (tasks that never return
+    /// without a deadlock, e.g. a cycle, or pages left dirty), which `e`
+    /// does not catch and which makes the end-state properties vacuous.
+    pub never_quiescent: bool,
 }
 
 impl Verdicts {
@@ -107,6 +168,7 @@ impl Verdicts {
             fixed: vec![],
             closed: vec![],
             complete: r.complete,
+            never_quiescent: false,
         };
         for p in &r.props {
             match (p.expected, p.observed) {
@@ -117,15 +179,19 @@ impl Verdicts {
         }
         for w in &r.witnesses {
             if w.listed && w.count == 0 && r.complete {
-                v.closed.push(w.name);
+                if w.name == END_WITNESS {
+                    v.never_quiescent = true;
+                } else {
+                    v.closed.push(w.name);
+                }
             }
         }
         v
     }
-    /// No new violation, and a complete run (an incomplete one proves
-    /// nothing).
+    /// No new violation, a complete run (an incomplete one proves
+    /// nothing) that still ends.
     pub fn ok(&self) -> bool {
-        self.new.is_empty() && self.complete
+        self.new.is_empty() && self.complete && !self.never_quiescent
     }
 }
 
@@ -145,6 +211,11 @@ pub fn line(name: &str, flags: &[String], j: &Judged) -> String {
             }
             if !v.new.is_empty() {
                 parts.push(format!("NEW VIOLATION {}", v.new.join(" ")));
+            }
+            if v.never_quiescent {
+                parts.push(format!(
+                    "NEVER QUIESCENT ({END_WITNESS} no longer reached: what is judged at the end holds vacuously)"
+                ));
             }
             if !v.fixed.is_empty() {
                 parts.push(format!("fixed {}", v.fixed.join(" ")));
@@ -167,6 +238,7 @@ pub fn line(name: &str, flags: &[String], j: &Judged) -> String {
 /// The summary line and whether the family run is clean.
 pub fn summary(flags: &[String], judged: &[(String, Judged)]) -> (String, bool) {
     let (mut ran, mut na, mut new, mut fixed, mut closed, mut incomplete) = (0, 0, 0, 0, 0, 0);
+    let mut unended = 0;
     for (_, j) in judged {
         match j {
             Judged::NotApplicable(_) => na += 1,
@@ -177,16 +249,66 @@ pub fn summary(flags: &[String], judged: &[(String, Judged)]) -> (String, bool) 
                 fixed += (!v.fixed.is_empty()) as usize;
                 closed += (!v.closed.is_empty()) as usize;
                 incomplete += (!v.complete) as usize;
+                unended += v.never_quiescent as usize;
             }
         }
     }
-    let ok = new == 0 && incomplete == 0 && ran > 0;
+    let ok = new == 0 && incomplete == 0 && unended == 0 && ran > 0;
     (
         format!(
-            "With {}: {ran} checks run, {na} not applicable; {new} with a new violation, {incomplete} incomplete; {fixed} fixed; {closed} with a window closed{}",
+            "With {}: {ran} checks run, {na} not applicable; {new} with a new violation, {incomplete} incomplete, {unended} never quiescent; {fixed} fixed; {closed} with a window closed{}",
             flags.join("+"),
             if ok { "" } else { " — NOT CLEAN" }
         ),
         ok,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue;
+    use std::path::Path;
+
+    /// A switch that keeps a check's workload from ending (the catalogue's
+    /// run reaches w-quiescent, the family run does not) is not clean,
+    /// even with every property holding: a3 is judged at the end only.
+    #[test]
+    fn a_run_that_never_ends_is_not_clean() {
+        let cat =
+            catalogue::load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("catalogue")).unwrap();
+        let e = cat
+            .entries
+            .iter()
+            .find(|e| e.name == "t-trunc-vs-wb-2p")
+            .unwrap();
+        let flags = vec!["fix_otrunc_keep_size".to_string()];
+        let d = derive(e, &flags).unwrap();
+        let mut r = outcome::run(&d, &Settings::default(), false).unwrap();
+        let j = |r: &CheckResult| {
+            let name = "t-trunc-vs-wb-2p".to_string();
+            let l = line(&name, &flags, &Judged::Ran(Box::new(r.clone())));
+            let (sum, ok) = summary(&flags, &[(name, Judged::Ran(Box::new(r.clone())))]);
+            (l, sum, ok)
+        };
+        let (l, _, ok) = j(&r);
+        assert!(ok && l.contains(" as expected "), "{l}");
+        // the same run, had the switch kept every task from finishing
+        let w = r
+            .witnesses
+            .iter_mut()
+            .find(|w| w.name == END_WITNESS)
+            .unwrap();
+        assert!(w.listed && w.count > 0);
+        w.count = 0;
+        assert!(!Verdicts::of(&r).ok());
+        let (l, sum, ok) = j(&r);
+        assert!(!ok, "{sum}");
+        assert!(l.contains("NEVER QUIESCENT"), "{l}");
+        assert!(!l.contains("as expected"), "{l}");
+        assert!(
+            sum.contains("1 never quiescent") && sum.ends_with("NOT CLEAN"),
+            "{sum}"
+        );
+    }
 }

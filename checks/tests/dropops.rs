@@ -173,6 +173,20 @@ fn a_dropped_trace_replays() {
     let e = wbspec(&["explain", f.to_str().unwrap()]);
     assert!(e.status.success(), "{}", String::from_utf8_lossy(&e.stderr));
     assert!(stdout(&e).contains("Dropped: fuse_do_setattr:fuse_set_nowrite"));
+    // the Explorer shows the catalogue's configuration: a what-if trace
+    // is refused, saying what it is (before any run or port)
+    let x = wbspec(&[
+        "explore",
+        "t-trunc-vs-wb-2p",
+        "--trace",
+        f.to_str().unwrap(),
+        "--port",
+        "0",
+    ]);
+    one_line_error(
+        &x,
+        "a what-if run of 't-trunc-vs-wb-2p' without fuse_do_setattr:fuse_set_nowrite (check --drop)",
+    );
 }
 
 #[test]

@@ -77,6 +77,31 @@ fn with_refuses_bad_arguments_in_one_line() {
             "/tmp/x.json",
         ][..],
         &["check", "--with", "fix_otrunc_keep_size"][..],
+        // a switch given twice
+        &[
+            "check",
+            "t2-otrunc-atomic-race",
+            "--with",
+            "fix_otrunc_keep_size",
+            "--with",
+            "fix_otrunc_keep_size",
+        ][..],
+        // two designs of one fix: no check applies, nothing is judged
+        &[
+            "check",
+            "t2-otrunc-atomic-race",
+            "--with",
+            "fix_otrunc_keep_size",
+            "--with",
+            "fix_otrunc_setattr",
+        ][..],
+        // the check turns the switch off
+        &[
+            "check",
+            "t2-no-inval-read-vs-dio-write",
+            "--with",
+            "dio_invalidate_after_write",
+        ][..],
     ] {
         let out = wbspec(args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -85,20 +110,63 @@ fn with_refuses_bad_arguments_in_one_line() {
         assert!(err.starts_with("wbspec: "), "{args:?}: {err}");
     }
     // a check whose model refuses the fix is not applicable, with the
-    // model's reason, and the run proves nothing: exit 1
+    // model's reason; when no selected check applies nothing is judged:
+    // a usage error, not a difference
     let out = wbspec(&[
         "check",
         "l-fopen-dio-write-vs-wb",
         "--with",
         "fix_pdio_wait_range",
     ]);
-    let text = String::from_utf8_lossy(&out.stdout);
+    one_line_error(
+        &out,
+        "no selected check applies (l-fopen-dio-write-vs-wb: fix_pdio_wait_range needs PG_writeback",
+    );
+    assert!(stdout(&out).is_empty());
+    // beside one that applies, it is listed as not applicable
+    let out = wbspec(&[
+        "check",
+        "l-fopen-dio-write-vs-wb",
+        "t2-pdio-three-writers",
+        "--with",
+        "fix_pdio_wait_range",
+    ]);
+    let text = stdout(&out);
     assert!(
         text.contains(
             "l-fopen-dio-write-vs-wb not-applicable: fix_pdio_wait_range needs PG_writeback"
         ),
         "{text}"
     );
-    assert!(text.contains("0 checks run, 1 not applicable"), "{text}");
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("1 checks run, 1 not applicable"), "{text}");
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}
+
+/// A switch the check's kernel state already has on changes nothing: the
+/// run would be the catalogue's own, so it is not applicable rather than
+/// "as expected" (dio_flush_always is in T2's kernel state, not in T's).
+#[test]
+fn with_a_switch_the_kernel_state_has_is_not_applicable() {
+    let out = wbspec(&[
+        "check",
+        "t2-fopen-dio-read",
+        "t-fopen-dio-read",
+        "--with",
+        "dio_flush_always",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "With dio_flush_always t2-fopen-dio-read not-applicable: its kernel state T2 already has 'dio_flush_always' on"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("With dio_flush_always t-fopen-dio-read ")
+                && !l.contains("not-applicable")),
+        "{text}"
+    );
+    let out = wbspec(&["check", "t2-fopen-dio-read", "--with", "dio_flush_always"]);
+    one_line_error(&out, "already has 'dio_flush_always' on");
 }

@@ -181,6 +181,14 @@ fn list_filters_select_exactly_the_matching_checks() {
         l.contains(&format!("states={}", first.states.unwrap())),
         "{l}"
     );
+    // a check's switches stay separate words of its kernel field
+    let long = stdout(&wbspec(&["list", "--long", "--kernel", "L"]));
+    assert!(
+        long.lines()
+            .any(|l| l.starts_with("l612-fopen-dio-write-vs-wb ")
+                && l.contains("kernel=L+dio_flush_always+dio_invalidate_after_write ")),
+        "{long}"
+    );
 }
 
 #[test]

@@ -57,6 +57,8 @@ fn every_report_is_generated_and_fits_72_columns() {
 
 #[test]
 fn report_and_reproduce_refuse_unknown_ids_in_one_line() {
+    let not_a_kernel = repo_root().join("Cargo.toml");
+    let not_a_kernel = not_a_kernel.to_str().unwrap();
     for args in [
         &["report", "F-nope", "--stdout"][..],
         &["report", "--stdout"][..],
@@ -65,11 +67,26 @@ fn report_and_reproduce_refuse_unknown_ids_in_one_line() {
         &["reproduce", "F-lf-readahead"][..],
         // a VM-only reproducer without a guest image
         &["reproduce", "F-pdio-lock"][..],
+        // ... with one that does not exist, or is not a kernel (checked
+        // before anything runs or prints)
+        &[
+            "reproduce",
+            "F-pdio-lock",
+            "--kernel",
+            "/nonexistent/bzImage",
+        ][..],
+        &["reproduce", "F-pdio-lock", "--kernel", not_a_kernel][..],
+        // a host reproducer given a guest image: refused, not run on the
+        // host
+        &["reproduce", "F-otrunc", "--kernel", "/nonexistent/bzImage"][..],
+        &["reproduce", "N1", "--kernel", "/nonexistent/bzImage"][..],
     ] {
         let out = wbspec(args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("wbspec: "), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: printed before refusing");
     }
 }
 
@@ -102,4 +119,42 @@ fn reproduce_f_otrunc_on_the_host() {
         "{text}"
     );
     assert!(text.contains("Reproduced: "), "{text}");
+}
+
+/// A report cites only checks that run as the catalogue expects: one
+/// that does not (here, no pinned state count) makes the report a
+/// difference (exit 1, its Verdict line says NOT), as `cite` does; and a
+/// foreign catalogue never writes the checkout's docs/reports.
+#[test]
+fn a_report_of_a_check_not_as_expected_is_a_difference() {
+    let d = fake_checkout(ONE);
+    std::fs::create_dir_all(d.path().join("checks/facts")).unwrap();
+    std::fs::write(
+        d.path().join("checks/facts/findings.toml"),
+        r#"[[finding]]
+id = "F-x"
+title = "a title"
+class = "bug-not-reported"
+reference = ""
+checks = ["x"]
+kernels = ["T"]
+reproduced = ""
+checked = "2026-12-01"
+"#,
+    )
+    .unwrap();
+    let cat = d.path().join("checks/catalogue");
+    let cat = cat.to_str().unwrap();
+    let o = wbspec(&["--catalogue", cat, "report", "F-x", "--stdout"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        stdout(&o).contains("NOT as the catalogue"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(err.contains("wbspec: F-x: a check it cites is not as the catalogue expects"));
+    // without --stdout: refused before anything runs
+    let o = wbspec(&["--catalogue", cat, "report", "F-x"]);
+    one_line_error(&o, "use --stdout with --catalogue");
 }

@@ -219,6 +219,11 @@ fn callee(
         Op::DirectWriteDone | Op::ThroughWriteDone => ("fuse_write_update_attr", Some(UPDATE_ATTR)),
         Op::Readahead { .. } if tree.iomap_reads() => body("iomap_readahead"),
         Op::Readahead { .. } => body("fuse_readahead"),
+        // the transport tasks (transport.rs): the kernel function each
+        // one's step runs
+        Op::Abort { timeout: false } => body("fuse_abort_conn"),
+        Op::Abort { timeout: true } => body("fuse_check_timeout"),
+        Op::Signal { .. } => body("request_wait_answer"),
         #[allow(unreachable_patterns)]
         _ => ("op", Some(BODY)),
     }
@@ -610,6 +615,8 @@ mod tests {
                     for l in labels(&c, &spec, &p) {
                         let (a, b) = l.label.split_once(':').expect("caller:callee");
                         assert!(!a.is_empty() && !b.is_empty(), "{t}: {}", l.label);
+                        // a kernel function, not the fallback's "op"
+                        assert_ne!(b, "op", "{t} on {k:?}: {}", l.label);
                     }
                 }
             }

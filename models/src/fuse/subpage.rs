@@ -130,6 +130,14 @@ impl Config {
                     .into(),
             );
         }
+        // T and T2's folio writeback: state L's temp pages and rb-tree
+        // (`check --with temp_pages`) are modelled a page at a time
+        if u > 1 && self.variant.temp_pages {
+            return Err(
+                "units_per_page > 1 is modelled for T and T2's writeback, not with temp_pages (state L)"
+                    .into(),
+            );
+        }
         if u > 1 && !self.writeback_cache {
             return Err("units_per_page > 1: write-through writes are not modelled".into());
         }

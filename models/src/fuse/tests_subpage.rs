@@ -59,6 +59,9 @@ fn configurations_the_kernel_cannot_produce_are_refused() {
         "not a whole number of model positions",
     );
     bad("max_write = 1\nmax_write_bytes = 4096\n", "not both");
+    // state L's temp pages on T (`check --with temp_pages`): not a panic
+    // at a model bound
+    bad("variant = [\"temp_pages\"]\n", "not with temp_pages");
     let e = from_toml(
         "kernel = \"L\"\nunits_per_page = 2\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n",
     )
