@@ -137,7 +137,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_wb_no_read", kind: SwitchKind::Mutant, description: "fuse_write_begin zeroes a partly written folio below EOF instead of reading it" },
     SwitchDef { name: "fix_otrunc_keep_size", kind: SwitchKind::Fix, description: "F-otrunc fix (a): fuse_do_setattr(ATTR_OPEN) with atomic_o_trunc returns without i_size_write(0) and truncate_pagecache(0)" },
     SwitchDef { name: "fix_otrunc_setattr", kind: SwitchKind::Fix, description: "F-otrunc fix (b): fuse_do_setattr(ATTR_OPEN) sends SETATTR(size=0) under FUSE_NOWRITE even with atomic_o_trunc" },
-    SwitchDef { name: "fix_pdio_wait_range", kind: SwitchKind::Fix, description: "F-pdio-lock fix: fuse_direct_io (B) for a write waits with filemap_fdatawait_range on its range, not fuse_sync_writes" },
+    SwitchDef { name: "fix_pdio_wait_range", kind: SwitchKind::Fix, description: "F-pdio-lock fix: fuse_direct_io (B) for a write waits with filemap_fdatawait_range_keep_errors on its range, not fuse_sync_writes" },
     SwitchDef { name: "fix_reclaim_flag_always", kind: SwitchKind::Fix, description: "F-reclaim-nowbc fix: fuse_init_file_inode sets AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM on every mount" },
 ];
 
@@ -403,6 +403,8 @@ impl Spec for FuseModel {
 }
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_fix_pdio;
 #[cfg(test)]
 mod tests_lfolio;
 #[cfg(test)]

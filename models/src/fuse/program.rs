@@ -372,7 +372,10 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         } => {
             // do_sys_open → vfs_open → fuse_open
             let atomic = trunc && cfg.atomic_o_trunc;
-            if atomic {
+            // fuse_open takes inode_lock and FUSE_NOWRITE around the OPEN
+            // only with writeback_cache (is_wb_truncate; DAX not modelled)
+            let locked = atomic && cfg.writeback_cache;
+            if locked {
                 p.push(Op::InodeLock);
                 if !nowritectr {
                     p.push(Op::SetNowrite);
@@ -386,12 +389,23 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 if !direct {
                     p.push(Op::CachedIoStart);
                 }
-                if !nowritectr {
+                if locked && !nowritectr {
                     p.push(Op::ReleaseNowrite);
                 }
-                p.push(Op::TruncatePagecache);
-                // fuse_open drops inode_lock and returns
-                p.push(Op::UnlockReturn { unlock: true });
+                if locked {
+                    p.push(Op::TruncatePagecache);
+                } else {
+                    // truncate_pagecache(inode, 0) with no inode_lock: a
+                    // write-through write may change i_size meanwhile, so
+                    // the range is fixed at 0.. (the op truncating at the
+                    // current i_size would stop early)
+                    p.push(Op::TruncateRange {
+                        first: 0,
+                        n: cfg.pages,
+                    });
+                }
+                // fuse_open drops inode_lock (if it took it) and returns
+                p.push(Op::UnlockReturn { unlock: locked });
                 // do_open → handle_truncate → do_truncate: inode_lock,
                 // notify_change → fuse_do_setattr(ATTR_OPEN): with
                 // atomic_o_trunc, i_size_write(0) and truncate_pagecache(0),

@@ -24,6 +24,14 @@
 //! v2 memcg reclaim (marks only), MGLRU (sort_folio never isolates a
 //! folio under writeback: marks only), or the file's folios charged to a
 //! memcg the server does not allocate in (no reclaim step meets them).
+//! Two of these are narrower in the kernel than here (findings.md,
+//! "Review of the fix, transport and reclaim semantics"): cgroup v2 memcg
+//! reclaim is writeback_throttling_sane only with CONFIG_CGROUP_WRITEBACK
+//! (without it, v2 memcg reclaim is case 3 like v1); and MGLRU decides
+//! "under writeback" in sort_folio, before isolation, while
+//! shrink_folio_list runs the same three cases on what it isolated, so a
+//! folio that enters writeback between the two, with PG_reclaim already
+//! set, is waited on (a window `mglru` does not model).
 //!
 //! Abstractions: a pass meets one folio under writeback, any one (LRU
 //! order is not modelled); at most `MAX_PASSES` passes per request (one

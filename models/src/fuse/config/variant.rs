@@ -200,7 +200,8 @@ pub struct Variant {
     #[serde(default)]
     pub fix_otrunc_setattr: bool,
     /// F-pdio-lock fix: fuse_direct_io step (B) for a write waits with
-    /// filemap_fdatawait_range on its own range instead of calling
+    /// filemap_fdatawait_range_keep_errors on its own range (its result
+    /// ignored: AS_EIO stays for fsync and close) instead of calling
     /// fuse_sync_writes, so writers under the shared i_rwsem never nest
     /// FUSE_NOWRITE. Sound only where PG_writeback lasts until the WRITE
     /// is answered (0c58a97f919c, 6.16+): refused with temp pages.
