@@ -71,14 +71,22 @@ fn caller(cfg: &Config, spec: &TaskSpec, prog: &[Op], i: usize) -> &'static str 
             Op::Invalidate { .. } | Op::CachedIoStart => "fuse_file_mmap",
             _ => "fuse_page_mkwrite",
         },
-        TaskSpec::Open { .. } if cfg.atomic_o_trunc && before(&|o| *o == Op::InodeLock) => {
-            // the second inode_lock is do_truncate's (handle_truncate)
+        TaskSpec::Open { trunc: true, .. } if cfg.atomic_o_trunc => {
+            // fuse_open takes its own inode_lock only with writeback_cache
+            // (is_wb_truncate); the next one is do_truncate's
+            // (handle_truncate)
+            let own = cfg.writeback_cache as usize;
             let locks = prog[..=i].iter().filter(|o| **o == Op::InodeLock).count();
-            match (locks, op) {
-                (1, Op::CachedIoStart) => "fuse_finish_open",
-                (1, _) => "fuse_open",
-                (_, Op::InodeLock | Op::UnlockReturn { .. }) => "do_truncate",
-                _ => "fuse_do_setattr",
+            if locks <= own {
+                match op {
+                    Op::CachedIoStart => "fuse_finish_open",
+                    _ => "fuse_open",
+                }
+            } else {
+                match op {
+                    Op::InodeLock | Op::UnlockReturn { .. } => "do_truncate",
+                    _ => setattr_caller(op),
+                }
             }
         }
         TaskSpec::Open { .. } if before(&|o| matches!(o, Op::Recv(_))) && !is_req => match op {
@@ -197,6 +205,11 @@ fn callee(
         Op::IfRangeHasWriteback { .. } => ("filemap_range_has_writeback", None),
         Op::Send(_) | Op::Recv(_) => ("fuse_simple_request", Some(REQUEST)),
         Op::TruncatePagecache => ("truncate_pagecache", None),
+        // fuse_open's truncate_pagecache(inode, 0) without inode_lock
+        // (write-through): the model truncates a fixed range from 0
+        Op::TruncateRange { .. } if matches!(spec, TaskSpec::Open { .. }) => {
+            ("truncate_pagecache", None)
+        }
         Op::TruncateRange { .. } => ("truncate_pagecache_range", None),
         Op::Invalidate { .. }
             if matches!(
