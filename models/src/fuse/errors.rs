@@ -70,6 +70,19 @@ impl FuseModel {
         s.as_eio = true;
     }
 
+    /// A writeback WRITE of `first..first+sent` ended with an error
+    /// (fuse_writepage_end's mapping_set_error, unless the mutant drops
+    /// it): its data is lost on the server.
+    pub(super) fn wb_write_failed(&self, s: &mut State, first: u8, sent: u8) {
+        if !self.cfg.variant.mut_wb_error_ignored {
+            Self::mapping_set_error(s);
+        }
+        for p in pages_mask(first, sent) {
+            s.lost |= 1 << p;
+        }
+        s.losses = s.losses.saturating_add(1);
+    }
+
     /// The daemon answers its request with an error instead of applying
     /// it. For a writeback WRITE, fuse_writepage_end (which this thread
     /// runs next) starts with mapping_set_error: it is recorded here with
@@ -89,13 +102,7 @@ impl FuseModel {
         s.workers[w] = Worker::Idle;
         match req {
             Req::CacheWrite { first, n, sent } => {
-                if !self.cfg.variant.mut_wb_error_ignored {
-                    Self::mapping_set_error(s);
-                }
-                for p in pages_mask(first, sent) {
-                    s.lost |= 1 << p;
-                }
-                s.losses = s.losses.saturating_add(1);
+                self.wb_write_failed(s, first, sent);
                 s.ev = Event::WbError;
                 s.workers[w] = Worker::Ending { first, n };
             }

@@ -120,13 +120,7 @@ impl FuseModel {
         match req {
             Req::CacheWrite { first, n, sent } => {
                 // fuse_writepage_end(error): mapping_set_error first
-                if !self.cfg.variant.mut_wb_error_ignored {
-                    Self::mapping_set_error(s);
-                }
-                for p in pages_mask(first, sent) {
-                    s.lost |= 1 << p;
-                }
-                s.losses = s.losses.saturating_add(1);
+                self.wb_write_failed(s, first, sent);
                 self.writepage_end(s, first, n);
             }
             Req::ReadPages { first, n, .. } => self.readpages_failed(s, first, n),
