@@ -677,7 +677,7 @@ fn errors_and_io_modes_are_validated() {
 }
 
 /// Every state reachable from the initial one (breadth-first).
-fn reachable(m: &FuseModel) -> Vec<State> {
+pub(super) fn reachable(m: &FuseModel) -> Vec<State> {
     let mut seen = std::collections::HashSet::new();
     let mut todo = vec![m.initial()];
     let mut out = Vec::new();

@@ -11,8 +11,7 @@ use super::config::*;
 use super::model::*;
 use super::program::Op;
 use super::state::*;
-use super::tests::{cfg, model};
-use std::collections::HashSet;
+use super::tests::{cfg, model, reachable};
 
 /// A catalogue-like configuration with the fix on.
 fn fix_cfg(kernel: Kernel, pages: u8, tasks: &[&str], threads: u8) -> Config {
@@ -43,47 +42,15 @@ fn blocked_at_b(m: &FuseModel, s: &State, t: usize) -> bool {
 /// Does some reachable state violate b2 (an older WRITE landed after a
 /// direct one)?
 fn b2_violated(m: &FuseModel) -> bool {
-    let mut seen = HashSet::new();
-    let mut todo = vec![m.initial()];
-    while let Some(s) = todo.pop() {
-        if s.viol & VIOL_B2 != 0 {
-            return true;
-        }
-        if !seen.insert(s) {
-            continue;
-        }
-        let mut acts = Vec::new();
-        m.enabled(&s, &mut acts);
-        for a in acts {
-            if let Some(n) = m.step(&s, a) {
-                todo.push(n);
-            }
-        }
-    }
-    false
+    reachable(m).iter().any(|s| s.viol & VIOL_B2 != 0)
 }
 
 /// How many reachable states have a task blocked at (B) with the fix.
 fn states_blocked_at_b(m: &FuseModel) -> usize {
-    let mut seen = HashSet::new();
-    let mut todo = vec![m.initial()];
-    let mut hits = 0;
-    while let Some(s) = todo.pop() {
-        if !seen.insert(s) {
-            continue;
-        }
-        if (0..s.tasks.len()).any(|t| blocked_at_b(m, &s, t)) {
-            hits += 1;
-        }
-        let mut acts = Vec::new();
-        m.enabled(&s, &mut acts);
-        for a in acts {
-            if let Some(n) = m.step(&s, a) {
-                todo.push(n);
-            }
-        }
-    }
-    hits
+    reachable(m)
+        .iter()
+        .filter(|s| (0..s.tasks.len()).any(|t| blocked_at_b(m, s, t)))
+        .count()
 }
 
 /// t2-pdio-wb-fix's workload (55-fixes.toml): on T2 every FOPEN_DIRECT_IO
