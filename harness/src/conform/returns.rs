@@ -62,8 +62,8 @@ fn bytes(m: &Mapping, first: u8, n: u8) -> i64 {
 pub fn returns(m: &Mapping, t: usize) -> Returns {
     match m.cfg.tasks[t] {
         TaskSpec::Write { first, n }
-        | TaskSpec::DioWrite { first, n }
-        | TaskSpec::OdirectWrite { first, n } => Returns::Exactly(bytes(m, first, n)),
+        | TaskSpec::DioWrite { first, n, .. }
+        | TaskSpec::OdirectWrite { first, n, .. } => Returns::Exactly(bytes(m, first, n)),
         TaskSpec::DioRead { .. } | TaskSpec::OdirectRead { .. } => Returns::ReadReply,
         TaskSpec::Read { .. } => Returns::ReadData,
         TaskSpec::Open { .. } => Returns::Fd,

@@ -313,7 +313,14 @@ fn direct_read_data_is_checked() {
                 direct: true
             }
         );
-        assert_eq!(m.cfg.tasks[2], TaskSpec::DioRead { first: 0, n: 1 });
+        assert_eq!(
+            m.cfg.tasks[2],
+            TaskSpec::DioRead {
+                first: 0,
+                n: 1,
+                aio: false
+            }
+        );
         let v = check(&m, DEFAULT_BOUND);
         // the bad trace is a violation, not merely "does not conform" (an
         // inconclusive search would be no evidence)

@@ -280,11 +280,19 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             }
             RawTask::DioWrite { first, n, tags } => {
                 let (first, n) = data(*first, *n, tags);
-                TaskSpec::DioWrite { first, n }
+                TaskSpec::DioWrite {
+                    first,
+                    n,
+                    aio: false,
+                }
             }
             RawTask::OdirectWrite { first, n, tags } => {
                 let (first, n) = data(*first, *n, tags);
-                TaskSpec::OdirectWrite { first, n }
+                TaskSpec::OdirectWrite {
+                    first,
+                    n,
+                    aio: false,
+                }
             }
             RawTask::Mmap { page, tag } => {
                 let (first, _) = data(*page, 1, tag);
@@ -292,11 +300,19 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             }
             RawTask::DioRead { first, n } => {
                 let (first, n) = range(*first, *n);
-                TaskSpec::DioRead { first, n }
+                TaskSpec::DioRead {
+                    first,
+                    n,
+                    aio: false,
+                }
             }
             RawTask::OdirectRead { first, n } => {
                 let (first, n) = range(*first, *n);
-                TaskSpec::OdirectRead { first, n }
+                TaskSpec::OdirectRead {
+                    first,
+                    n,
+                    aio: false,
+                }
             }
             RawTask::Read { first, n } => {
                 let (first, n) = range(*first, *n);
@@ -434,8 +450,12 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     // READ is answered (returns.rs).
     let mut read_data = BTreeMap::new();
     for (t, spec) in specs.iter().enumerate() {
-        if let TaskSpec::DioRead { first: mf, n: mn } | TaskSpec::OdirectRead { first: mf, n: mn } =
-            *spec
+        if let TaskSpec::DioRead {
+            first: mf, n: mn, ..
+        }
+        | TaskSpec::OdirectRead {
+            first: mf, n: mn, ..
+        } = *spec
         {
             let Some(&got) = rets.get(&t).filter(|r| **r > 0) else {
                 continue;

@@ -24,10 +24,11 @@ impl FuseModel {
             Req::CacheWrite { .. } | Req::ReadPages { .. } => true,
             Req::Read { task, .. } | Req::DirectWrite { task, .. } => {
                 self.cfg.async_dio
-                    && matches!(
-                        self.cfg.tasks[task as usize],
-                        TaskSpec::OdirectRead { .. } | TaskSpec::OdirectWrite { .. }
-                    )
+                    && (self.cfg.tasks[task as usize].is_aio()
+                        || matches!(
+                            self.cfg.tasks[task as usize],
+                            TaskSpec::OdirectRead { .. } | TaskSpec::OdirectWrite { .. }
+                        ))
             }
             _ => false,
         }
@@ -173,7 +174,7 @@ impl FuseModel {
                 };
                 if step == Step::DaemonReplyShort {
                     // the server does one page less than asked
-                    if !self.may_short(&req) {
+                    if !self.may_short(&req) || self.aio_blocking_req(&s, &req) {
                         return None;
                     }
                     match &mut req {
@@ -237,13 +238,18 @@ impl FuseModel {
                         if n > 0 {
                             s.srv_size = s.srv_size.max(first + n);
                         }
-                        // the reply's size, pages written (read only by a
-                        // split request's loop)
-                        s.tasks[task as usize].reply = if self.split_direct(task as usize) {
-                            n
+                        if self.is_aio(task as usize) {
+                            // fuse_aio_complete_req (aio.rs)
+                            self.aio_req_end(&mut s, task as usize, first, Some(n));
                         } else {
-                            0
-                        };
+                            // the reply's size, pages written (read only
+                            // by a split request's loop)
+                            s.tasks[task as usize].reply = if self.split_direct(task as usize) {
+                                n
+                            } else {
+                                0
+                            };
+                        }
                         s.tasks[task as usize].applied = true;
                     }
                     Req::Read { task, first, n } => {
@@ -286,12 +292,15 @@ impl FuseModel {
                                 }
                                 // the reply's size, pages read (short at the
                                 // server's EOF; read only by a split request's
-                                // loop)
-                                s.tasks[t].reply = if self.split_direct(t) {
-                                    n.min(s.srv_size.saturating_sub(first))
+                                // loop); an aio READ: fuse_aio_complete_req
+                                if self.is_aio(t) {
+                                    let got = n.min(s.srv_size.saturating_sub(first));
+                                    self.aio_req_end(&mut s, t, first, Some(got));
+                                } else if self.split_direct(t) {
+                                    s.tasks[t].reply = n.min(s.srv_size.saturating_sub(first));
                                 } else {
-                                    0
-                                };
+                                    s.tasks[t].reply = 0;
+                                }
                             }
                         }
                     }

@@ -11,7 +11,7 @@ use crate::common::encode::Enc;
 use crate::common::rwsem::Rwsem;
 
 /// Scalars, then the per-page snapshot and `before` (u16).
-const TASK: usize = 17 + 3 * MAX_PAGES;
+const TASK: usize = 18 + 3 * MAX_PAGES;
 
 fn task(t: &Task) -> [u8; TASK] {
     let Task {
@@ -34,9 +34,10 @@ fn task(t: &Task) -> [u8; TASK] {
         moved,
         ra,
         rd,
+        aio,
     } = *t;
     let mut a = [0u8; TASK];
-    a[..17].copy_from_slice(&[
+    a[..18].copy_from_slice(&[
         pc,
         ph,
         cur,
@@ -54,10 +55,11 @@ fn task(t: &Task) -> [u8; TASK] {
         moved as u8,
         ra,
         rd,
+        aio,
     ]);
     for p in 0..MAX_PAGES {
-        a[17 + p] = snap[p];
-        a[17 + MAX_PAGES + 2 * p..17 + MAX_PAGES + 2 * p + 2]
+        a[18 + p] = snap[p];
+        a[18 + MAX_PAGES + 2 * p..18 + MAX_PAGES + 2 * p + 2]
             .copy_from_slice(&before[p].to_le_bytes());
     }
     a

@@ -91,7 +91,12 @@ impl FuseModel {
     /// between the two.
     pub(super) fn daemon_reply_error(&self, s: &mut State, w: usize) -> bool {
         let req = match s.workers[w] {
-            Worker::Busy { req, .. } if self.may_fail(&req) || self.interrupted(s, &req) => req,
+            Worker::Busy { req, .. }
+                if (self.may_fail(&req) && !self.aio_blocking_req(s, &req))
+                    || self.interrupted(s, &req) =>
+            {
+                req
+            }
             _ => return false,
         };
         // an interrupted request answered with -EINTR (transport.rs)
@@ -128,6 +133,12 @@ impl FuseModel {
                     s.lost |= 1 << p;
                 }
                 s.tasks[task as usize].reply = REPLY_ERR;
+            }
+            // an aio task's request: fuse_aio_complete_req(err) (aio.rs)
+            Req::DirectWrite { task, first, .. } | Req::Read { task, first, .. }
+                if self.is_aio(task as usize) =>
+            {
+                self.aio_req_end(s, task as usize, first, None)
             }
             Req::DirectWrite { task, .. }
             | Req::Read { task, .. }

@@ -101,8 +101,8 @@ impl FuseModel {
                         s.tasks[t].before[p] = s.drops[p] as u16;
                     }
                 }
-                TaskSpec::DioRead { first, n }
-                | TaskSpec::OdirectRead { first, n }
+                TaskSpec::DioRead { first, n, .. }
+                | TaskSpec::OdirectRead { first, n, .. }
                 | TaskSpec::Read { first, n } => {
                     // b1 (direct), b3 (page cache): data superseded by a
                     // write that returned before this read began must not

@@ -132,6 +132,12 @@ impl FuseModel {
                     (if_resized && s.tasks[t].saved == s.i_size)
                         || !pages_mask(first, n).any(|p| s.pages[p].present())
                 }
+                Op::AioStart => {
+                    self.aio_start(s, t);
+                    true
+                }
+                // a blocking aio write waits instead of returning
+                Op::AioQueued { .. } => Self::aio_blocking(s, t),
                 Op::IfReadPastEof { first } => {
                     if first >= s.i_size {
                         // return 0: on to the task's last op (its return)
@@ -219,7 +225,7 @@ impl FuseModel {
         // (once done, a task stays done, so checking at every pc is the
         // same as checking at the first).
         if let Some(p) = self.pred[t] {
-            if !self.task_done(s0, p) {
+            if !self.returned(s0, p) {
                 return None;
             }
         }
@@ -271,6 +277,9 @@ impl FuseModel {
             Op::OpenTruncSize => self.op_open_trunc_size(&mut s, t)?,
             Op::Abort { timeout } => self.op_abort(&mut s, t, timeout)?,
             Op::Signal { target, fatal } => self.op_signal(&mut s, t, target as usize, fatal)?,
+            Op::AioStart => unreachable!("done inline in skip_empty"),
+            Op::AioQueued { unlock } => self.op_aio_queued(&mut s, t, unlock)?,
+            Op::AioComplete => self.op_aio_complete(&mut s, t)?,
         };
         if s.ev == Event::None
             && !self.split_through(t)
@@ -350,13 +359,15 @@ impl FuseModel {
                             actor: Actor::Daemon(w as u8),
                             step: Step::DaemonReply,
                         });
-                        if self.may_fail(&req) || self.interrupted(s, &req) {
+                        if (self.may_fail(&req) && !self.aio_blocking_req(s, &req))
+                            || self.interrupted(s, &req)
+                        {
                             out.push(Action {
                                 actor: Actor::Daemon(w as u8),
                                 step: Step::DaemonReplyError,
                             });
                         }
-                        if self.may_short(&req) {
+                        if self.may_short(&req) && !self.aio_blocking_req(s, &req) {
                             out.push(Action {
                                 actor: Actor::Daemon(w as u8),
                                 step: Step::DaemonReplyShort,

@@ -42,6 +42,8 @@ const SETATTR_UNLOCK: &str =
     "fuse_do_setattr's end (clear FUSE_I_SIZE_UNSTABLE, inode_unlock) is one step in the model; its inode_unlock cannot be dropped alone";
 const UPDATE_ATTR: &str =
     "the post-reply code of a split request (where the model checks the size)";
+const AIO: &str =
+    "fuse_direct_IO's asynchronous bookkeeping (the blocking decision, the submitter's reference, the completion): the task's return, not a call that can go alone";
 
 /// The caller of op `i` of `spec`'s program `prog`, as the narrations
 /// name it.
@@ -122,21 +124,25 @@ fn caller(cfg: &Config, spec: &TaskSpec, prog: &[Op], i: usize) -> &'static str 
                 "fuse_flush"
             }
         }
+        _ if matches!(op, Op::AioStart | Op::AioQueued { .. } | Op::AioComplete) => {
+            "fuse_direct_IO"
+        }
         TaskSpec::DioWrite { .. } => match op {
             Op::DioLock | Op::InodeLock | Op::UnlockReturn { .. } => "fuse_direct_write_iter",
             // (E): after the requests
-            Op::Invalidate { .. } if before(&|o| matches!(o, Op::Recv(_))) => {
+            Op::Invalidate { .. } if before(&|o| matches!(o, Op::Recv(_) | Op::AioComplete)) => {
                 "fuse_direct_write_iter"
             }
             _ => "fuse_direct_io",
         },
         TaskSpec::DioRead { .. } => match op {
             Op::Entry | Op::UnlockReturn { .. } => "fuse_direct_read_iter",
+            Op::IfReadPastEof { .. } => "fuse_direct_IO",
             _ => "fuse_direct_io",
         },
         TaskSpec::OdirectWrite { .. } => match op {
             Op::InodeLock | Op::UnlockReturn { .. } => "generic_file_write_iter",
-            Op::Invalidate { .. } if before(&|o| matches!(o, Op::Recv(_))) => {
+            Op::Invalidate { .. } if before(&|o| matches!(o, Op::Recv(_) | Op::AioComplete)) => {
                 "kiocb_invalidate_post_direct_write"
             }
             Op::WritePages { .. } | Op::FdataWait { .. } | Op::Invalidate { .. } => {
@@ -237,6 +243,10 @@ fn callee(
         Op::Abort { timeout: false } => body("fuse_abort_conn"),
         Op::Abort { timeout: true } => body("fuse_check_timeout"),
         Op::Signal { .. } => body("request_wait_answer"),
+        // asynchronous direct I/O (aio.rs)
+        Op::AioStart => ("i_size_read", Some(AIO)),
+        Op::AioQueued { .. } => ("fuse_aio_complete", Some(AIO)),
+        Op::AioComplete => ("fuse_aio_complete", Some(AIO)),
         #[allow(unreachable_patterns)]
         _ => ("op", Some(BODY)),
     }

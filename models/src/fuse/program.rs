@@ -152,6 +152,14 @@ pub enum Op {
     Abort { timeout: bool },
     /// A signal to task `target` in request_wait_answer (transport.rs).
     Signal { target: u8, fatal: bool },
+    /// fuse_direct_IO's start on an asynchronous kiocb: i_size_read, a
+    /// write past it is blocking (aio.rs). Inline.
+    AioStart,
+    /// The submitter's fuse_aio_complete, -EIOCBQUEUED, the caller's
+    /// unlock (skipped by a blocking write) (aio.rs).
+    AioQueued { unlock: bool },
+    /// The completion, once no request is outstanding (aio.rs).
+    AioComplete,
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -257,6 +265,30 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             }
         }
     };
+    // fuse_direct_io's request loop with io->async (aio.rs): every
+    // chunk sent in the background, no reply waited for in the loop.
+    let aio_requests = |p: &mut Vec<Op>, write: bool, first: u8, n: u8| {
+        let lim = cfg.limit_units(write).map(|l| l.min(u8::MAX as u16) as u8);
+        match lim {
+            Some(l) if l < n => {
+                let mut a = first;
+                while a < first + n {
+                    let m = l.min(first + n - a);
+                    p.push(Op::Send(SendKind::DirectChunk {
+                        write,
+                        first: a,
+                        n: m,
+                    }));
+                    a += m;
+                }
+            }
+            _ => p.push(Op::Send(if write {
+                SendKind::DirectWrite
+            } else {
+                SendKind::DirectRead
+            })),
+        }
+    };
     // fuse_direct_io step (B): fuse_sync_writes if the range has writeback.
     let dio_sync_writes = !(nowritectr || v.p_syncwrites || v.p_writeiter);
     // (B) for a write: if filemap_range_has_writeback, fuse_sync_writes;
@@ -269,6 +301,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             sync_writes(p);
         }
     };
+    let aio = cfg.async_dio && spec.is_aio();
     match *spec {
         TaskSpec::Write { first, n } if cfg.writeback_cache => {
             // fuse_cache_write_iter → generic_file_write_iter (writeback_cache)
@@ -565,13 +598,17 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             }
             p.push(Op::UnlockReturn { unlock: false });
         }
-        TaskSpec::DioWrite { first, n } => {
+        TaskSpec::DioWrite { first, n, .. } => {
             // fuse_direct_write_iter: fuse_dio_lock
             p.push(if cfg.parallel_dio {
                 Op::DioLock
             } else {
                 Op::InodeLock
             });
+            if aio {
+                // fuse_direct_IO (fuse_direct_write_iter, !is_sync_kiocb)
+                p.push(Op::AioStart);
+            }
             if !v.mut_dio_write_no_flush {
                 if dio_flush(true) {
                     // (A)
@@ -595,7 +632,13 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                     });
                 }
             }
-            direct_requests(&mut p, true, first, n);
+            if aio {
+                aio_requests(&mut p, true, first, n);
+                p.push(Op::AioQueued { unlock: true });
+                p.push(Op::AioComplete);
+            } else {
+                direct_requests(&mut p, true, first, n);
+            }
             // (E)
             if v.dio_invalidate_after_write {
                 p.push(Op::Invalidate {
@@ -606,19 +649,30 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             }
             p.push(Op::UnlockReturn { unlock: true });
         }
-        TaskSpec::DioRead { first, n } => {
+        TaskSpec::DioRead { first, n, .. } => {
             // fuse_direct_read_iter: no inode lock
             p.push(Op::Entry);
+            if aio {
+                // fuse_direct_IO: a read at or past EOF returns 0
+                p.push(Op::IfReadPastEof { first });
+                p.push(Op::AioStart);
+            }
             if dio_flush(false) {
                 flush_range(&mut p, first, n);
             }
             if dio_sync_writes {
                 read_sync_writes(&mut p, first, n);
             }
-            direct_requests(&mut p, false, first, n);
+            if aio {
+                aio_requests(&mut p, false, first, n);
+                p.push(Op::AioQueued { unlock: false });
+                p.push(Op::AioComplete);
+            } else {
+                direct_requests(&mut p, false, first, n);
+            }
             p.push(Op::UnlockReturn { unlock: false });
         }
-        TaskSpec::OdirectWrite { first, n } => {
+        TaskSpec::OdirectWrite { first, n, .. } => {
             // generic_file_write_iter → generic_file_direct_write
             p.push(Op::InodeLock);
             // kiocb_invalidate_pages → filemap_invalidate_pages
@@ -629,10 +683,19 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 if_resized: false,
             });
             // fuse_direct_IO → fuse_direct_io: (A), (C) skipped (no FOPEN_DIRECT_IO)
+            if aio {
+                p.push(Op::AioStart);
+            }
             if dio_sync_writes {
                 write_b(&mut p, first, n);
             }
-            direct_requests(&mut p, true, first, n);
+            if aio {
+                aio_requests(&mut p, true, first, n);
+                p.push(Op::AioQueued { unlock: true });
+                p.push(Op::AioComplete);
+            } else {
+                direct_requests(&mut p, true, first, n);
+            }
             // kiocb_invalidate_post_direct_write
             if !v.mut_odirect_no_post_invalidate {
                 p.push(Op::Invalidate {
@@ -643,16 +706,25 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             }
             p.push(Op::UnlockReturn { unlock: true });
         }
-        TaskSpec::OdirectRead { first, n } => {
+        TaskSpec::OdirectRead { first, n, .. } => {
             // generic_file_read_iter: kiocb_write_and_wait, then fuse_direct_IO
             p.push(Op::Entry);
             flush_range(&mut p, first, n);
             // fuse_direct_IO: a read at or past EOF returns 0, no READ
             p.push(Op::IfReadPastEof { first });
+            if aio {
+                p.push(Op::AioStart);
+            }
             if dio_sync_writes {
                 read_sync_writes(&mut p, first, n);
             }
-            direct_requests(&mut p, false, first, n);
+            if aio {
+                aio_requests(&mut p, false, first, n);
+                p.push(Op::AioQueued { unlock: false });
+                p.push(Op::AioComplete);
+            } else {
+                direct_requests(&mut p, false, first, n);
+            }
             p.push(Op::UnlockReturn { unlock: false });
         }
         TaskSpec::Readahead { first, n } => {

@@ -463,6 +463,18 @@ pub const PROPERTIES: &[PropertyDef] = &[
         stricter: None,
         description: "the server answers an interrupted request with -EINTR",
     },
+    PropertyDef {
+        name: "w-aio-inflight",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "io_submit returns -EIOCBQUEUED with a request of it outstanding",
+    },
+    PropertyDef {
+        name: "w-aio-blocking",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "an extending aio write waits for its requests (io->blocking)",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -704,6 +716,8 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::Interrupt,
     |_, s| s.ev == Event::IntrBailout,
     |_, s| s.ev == Event::IntrEintr,
+    |_, s| s.ev == Event::AioInFlight,
+    |_, s| s.ev == Event::AioBlocking,
 ];
 
 /// F-otrunc's window: an atomic open(O_TRUNC) has returned from fuse_open

@@ -63,7 +63,7 @@ impl FuseModel {
                 ),
                 (SendKind::DirectRead, _) => {
                     let (first, mut n) = spec.range().expect("direct read has a range");
-                    if self.cfg.async_dio && matches!(spec, TaskSpec::OdirectRead { .. }) {
+                    if self.read_via_direct_io_async(&spec) {
                         // fuse_direct_IO's "optimization for short read":
                         // the iter is cut to i_size rounded up to max_pages
                         let m = self.cfg.max_pages;

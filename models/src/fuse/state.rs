@@ -271,6 +271,8 @@ pub struct Task {
     pub rsize: u8,
     /// Ghost (a4): a local size change completed after that answer.
     pub moved: bool,
+    /// An aio direct task's fuse_io_priv flags (aio.rs: AIO_BLOCKING).
+    pub aio: u8,
 }
 
 impl Task {
@@ -295,6 +297,7 @@ impl Task {
             attr: 0,
             rsize: NONE,
             moved: false,
+            aio: 0,
         }
     }
 }
@@ -468,6 +471,11 @@ pub enum Event {
     IntrBailout,
     /// The server answered an interrupted request with -EINTR.
     IntrEintr,
+    /// io_submit returned -EIOCBQUEUED with a request of it still
+    /// outstanding (aio.rs).
+    AioInFlight,
+    /// An extending aio write's wait_for_completion returned (aio.rs).
+    AioBlocking,
 }
 
 /// The whole state.

@@ -102,6 +102,9 @@ pub enum Step {
     TimeoutIdle,
     Signal,
     SignalIdle,
+    AioQueued,
+    AioComplete,
+    AioWaited,
 }
 
 /// A code tree: the kernel code a state label's narrations name. Each
@@ -337,6 +340,9 @@ impl Step {
             Step::TimeoutIdle => "fuse_check_timeout: nothing outstanding (or aborted)",
             Step::Signal => "request_wait_answer: signal (FUSE_INTERRUPT, or -EINTR if pending)",
             Step::SignalIdle => "signal after the syscall returned",
+            Step::AioQueued => "fuse_direct_IO: fuse_aio_complete, -EIOCBQUEUED; unlock",
+            Step::AioComplete => "fuse_aio_complete: last reference, ki_complete",
+            Step::AioWaited => "fuse_direct_IO: wait_for_completion, fuse_write_update_attr",
         }
     }
 
@@ -426,6 +432,9 @@ impl Step {
         Step::TimeoutIdle,
         Step::Signal,
         Step::SignalIdle,
+        Step::AioQueued,
+        Step::AioComplete,
+        Step::AioWaited,
     ];
 }
 
@@ -566,7 +575,10 @@ mod tests {
             | Step::TimeoutAbort
             | Step::TimeoutIdle
             | Step::Signal
-            | Step::SignalIdle => Step::ALL.contains(&s),
+            | Step::SignalIdle
+            | Step::AioQueued
+            | Step::AioComplete
+            | Step::AioWaited => Step::ALL.contains(&s),
         }
     }
 
@@ -576,7 +588,7 @@ mod tests {
             assert!(listed(*s));
             assert!(!Step::ALL[..i].contains(s), "{s:?} twice");
         }
-        assert_eq!(Step::ALL.len(), 84);
+        assert_eq!(Step::ALL.len(), 87);
     }
 
     #[test]

@@ -50,14 +50,20 @@ pub enum TaskSpec {
     Fsync,
     /// close(fd): fuse_flush.
     Close,
-    /// write(2) on a FOPEN_DIRECT_IO open.
-    DioWrite { first: u8, n: u8 },
-    /// read(2) on a FOPEN_DIRECT_IO open.
-    DioRead { first: u8, n: u8 },
-    /// write(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO).
-    OdirectWrite { first: u8, n: u8 },
-    /// read(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO).
-    OdirectRead { first: u8, n: u8 },
+    /// write(2) on a FOPEN_DIRECT_IO open. With `aio` (catalogue
+    /// `aio dio-write F+N`) an asynchronous kiocb (io_submit, io_uring):
+    /// with FUSE_ASYNC_DIO fuse_direct_IO sends every chunk in the
+    /// background and, unless the write extends the file, returns
+    /// -EIOCBQUEUED; the completion comes later (aio.rs).
+    DioWrite { first: u8, n: u8, aio: bool },
+    /// read(2) on a FOPEN_DIRECT_IO open (`aio`: asynchronous, aio.rs).
+    DioRead { first: u8, n: u8, aio: bool },
+    /// write(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO)
+    /// (`aio`: asynchronous, aio.rs).
+    OdirectWrite { first: u8, n: u8, aio: bool },
+    /// read(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO)
+    /// (`aio`: asynchronous, aio.rs).
+    OdirectRead { first: u8, n: u8, aio: bool },
     /// Buffered read(2) (or sendfile/splice from the file) on a cached
     /// open: filemap_read, readahead on a miss (read.rs).
     Read { first: u8, n: u8 },
@@ -124,6 +130,7 @@ pub const SYNTAX: &[&str] = &[
     "dio-read F+N",
     "odirect-write F+N",
     "odirect-read F+N",
+    "aio dio-write|dio-read|odirect-write|odirect-read F+N",
     "read F+N",
     "munmap",
     "msync F+N",
@@ -144,7 +151,12 @@ impl TaskSpec {
     /// `dio-write 0+1`, `dio-read 0+1`, `odirect-write 0+1`,
     /// `odirect-read 0+1`.
     pub fn parse(s: &str) -> Result<TaskSpec, String> {
-        let words: Vec<&str> = s.split_whitespace().collect();
+        let mut words: Vec<&str> = s.split_whitespace().collect();
+        // `aio dio-write 0+1`: the direct task on an asynchronous kiocb
+        let aio = words.first() == Some(&"aio");
+        if aio {
+            words.remove(0);
+        }
         let range = |w: Option<&&str>| -> Result<(u8, u8), String> {
             let w = w.ok_or_else(|| format!("task '{s}': missing page range like 0+2"))?;
             let (a, b) = w.split_once('+').unwrap_or((w, "1"));
@@ -222,19 +234,19 @@ impl TaskSpec {
             },
             Some("dio-write") => {
                 let (first, n) = range(words.get(1))?;
-                TaskSpec::DioWrite { first, n }
+                TaskSpec::DioWrite { first, n, aio }
             }
             Some("dio-read") => {
                 let (first, n) = range(words.get(1))?;
-                TaskSpec::DioRead { first, n }
+                TaskSpec::DioRead { first, n, aio }
             }
             Some("odirect-write") => {
                 let (first, n) = range(words.get(1))?;
-                TaskSpec::OdirectWrite { first, n }
+                TaskSpec::OdirectWrite { first, n, aio }
             }
             Some("odirect-read") => {
                 let (first, n) = range(words.get(1))?;
-                TaskSpec::OdirectRead { first, n }
+                TaskSpec::OdirectRead { first, n, aio }
             }
             Some("read") => {
                 let (first, n) = range(words.get(1))?;
@@ -278,6 +290,11 @@ impl TaskSpec {
             },
             _ => return Err(format!("unknown task '{s}' (tasks: {})", SYNTAX.join(", "))),
         };
+        if aio && !t.is_aio() {
+            return Err(format!(
+                "task '{s}': 'aio' applies only to dio-write, dio-read, odirect-write and odirect-read"
+            ));
+        }
         let max_words = match t {
             TaskSpec::Fsync
             | TaskSpec::Close
@@ -310,6 +327,10 @@ impl TaskSpec {
             TaskSpec::Fsync => "fsync",
             TaskSpec::Close => "close",
             TaskSpec::CloseRelease => "close-rel",
+            TaskSpec::DioWrite { aio: true, .. } => "aio-dio-wr",
+            TaskSpec::DioRead { aio: true, .. } => "aio-dio-rd",
+            TaskSpec::OdirectWrite { aio: true, .. } => "aio-odir-w",
+            TaskSpec::OdirectRead { aio: true, .. } => "aio-odir-r",
             TaskSpec::DioWrite { .. } => "dio-write",
             TaskSpec::DioRead { .. } => "dio-read",
             TaskSpec::OdirectWrite { .. } => "odir-write",
@@ -364,13 +385,24 @@ impl TaskSpec {
         )
     }
 
+    /// A direct task on an asynchronous kiocb (`aio ...`, aio.rs)?
+    pub fn is_aio(&self) -> bool {
+        matches!(
+            self,
+            TaskSpec::DioWrite { aio: true, .. }
+                | TaskSpec::DioRead { aio: true, .. }
+                | TaskSpec::OdirectWrite { aio: true, .. }
+                | TaskSpec::OdirectRead { aio: true, .. }
+        )
+    }
+
     pub fn range(&self) -> Option<(u8, u8)> {
         match *self {
             TaskSpec::Write { first, n }
-            | TaskSpec::DioWrite { first, n }
-            | TaskSpec::DioRead { first, n }
-            | TaskSpec::OdirectWrite { first, n }
-            | TaskSpec::OdirectRead { first, n }
+            | TaskSpec::DioWrite { first, n, .. }
+            | TaskSpec::DioRead { first, n, .. }
+            | TaskSpec::OdirectWrite { first, n, .. }
+            | TaskSpec::OdirectRead { first, n, .. }
             | TaskSpec::Read { first, n }
             | TaskSpec::Msync { first, n }
             | TaskSpec::SyncRange { first, n }
@@ -409,10 +441,26 @@ impl fmt::Display for TaskSpec {
             TaskSpec::Fsync => write!(f, "fsync"),
             TaskSpec::Close => write!(f, "close"),
             TaskSpec::CloseRelease => write!(f, "close release"),
-            TaskSpec::DioWrite { first, n } => write!(f, "dio-write {first}+{n}"),
-            TaskSpec::DioRead { first, n } => write!(f, "dio-read {first}+{n}"),
-            TaskSpec::OdirectWrite { first, n } => write!(f, "odirect-write {first}+{n}"),
-            TaskSpec::OdirectRead { first, n } => write!(f, "odirect-read {first}+{n}"),
+            TaskSpec::DioWrite { first, n, aio } => {
+                write!(f, "{}dio-write {first}+{n}", if aio { "aio " } else { "" })
+            }
+            TaskSpec::DioRead { first, n, aio } => {
+                write!(f, "{}dio-read {first}+{n}", if aio { "aio " } else { "" })
+            }
+            TaskSpec::OdirectWrite { first, n, aio } => {
+                write!(
+                    f,
+                    "{}odirect-write {first}+{n}",
+                    if aio { "aio " } else { "" }
+                )
+            }
+            TaskSpec::OdirectRead { first, n, aio } => {
+                write!(
+                    f,
+                    "{}odirect-read {first}+{n}",
+                    if aio { "aio " } else { "" }
+                )
+            }
             TaskSpec::Read { first, n } => write!(f, "read {first}+{n}"),
             TaskSpec::Munmap => write!(f, "munmap"),
             TaskSpec::Msync { first, n } => write!(f, "msync {first}+{n}"),

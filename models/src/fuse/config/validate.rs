@@ -195,6 +195,12 @@ impl Config {
                 }
             }
             self.validate_transport(t)?;
+            if t.is_aio() && !self.async_dio {
+                // fuse_direct_IO: io->async = fc->async_dio
+                return Err(format!(
+                    "task '{t}': without async_dio (FUSE_ASYNC_DIO) the kernel does an aio direct request synchronously; write it without 'aio'"
+                ));
+            }
             if let TaskSpec::DioMmap { .. } = t {
                 // fuse_file_mmap: MAP_SHARED of a FOPEN_DIRECT_IO open
                 if !self.direct_io_allow_mmap {
@@ -238,6 +244,11 @@ impl Config {
             if !ok {
                 return Err(format!(
                     "task '{t}': the target must be another task of the workload, not an abort, timeout or signal"
+                ));
+            }
+            if self.tasks[target as usize].is_aio() {
+                return Err(format!(
+                    "task '{t}': an aio task does not wait in request_wait_answer (its requests are background ones); a signal to it is not modelled"
                 ));
             }
         }

@@ -227,6 +227,11 @@ pub struct Variant {
     /// after the daemon read it (no FR_PENDING test) (kills x-intr).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mut_intr_bailout_sent: bool,
+    /// fuse_direct_IO without io->blocking for an extending write: it
+    /// returns -EIOCBQUEUED too and nothing updates i_size (kills a3;
+    /// aio.rs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_aio_extend_async: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -273,6 +278,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_abort_keeps_bg_queue",
     "mut_abort_queues",
     "mut_intr_bailout_sent",
+    "mut_aio_extend_async",
 ];
 
 impl Variant {
@@ -355,6 +361,7 @@ impl Variant {
             "mut_abort_keeps_bg_queue" => &mut self.mut_abort_keeps_bg_queue,
             "mut_abort_queues" => &mut self.mut_abort_queues,
             "mut_intr_bailout_sent" => &mut self.mut_intr_bailout_sent,
+            "mut_aio_extend_async" => &mut self.mut_aio_extend_async,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -421,6 +428,7 @@ impl Variant {
             ("mut_abort_keeps_bg_queue", self.mut_abort_keeps_bg_queue),
             ("mut_abort_queues", self.mut_abort_queues),
             ("mut_intr_bailout_sent", self.mut_intr_bailout_sent),
+            ("mut_aio_extend_async", self.mut_aio_extend_async),
         ];
         for (n, on) in all {
             if on {
