@@ -1,7 +1,7 @@
 //! Asynchronous direct I/O (fs/fuse/file.c fuse_direct_IO,
 //! fuse_async_req_send, fuse_aio_complete_req, fuse_aio_complete), issue
 //! 22 item 1. Read at torvalds/linux v6.16 (the same code in 6.17 and
-//! 6.18); the design is bcba24ccdc82 ("fuse: enable asynchronous
+//! 6.18); the design is bcba24cc ("fuse: enable asynchronous
 //! processing direct IO", 3.10).
 //!
 //! A direct task on an asynchronous kiocb (`aio dio-write 0+1`: io_submit
@@ -93,10 +93,35 @@ impl FuseModel {
     /// non-blocking aio task that is once io_submit returned
     /// -EIOCBQUEUED (it waits for its completion); otherwise once done.
     pub(super) fn returned(&self, s: &State, t: usize) -> bool {
-        self.task_done(s, t)
-            || (self.is_aio(t)
-                && !Self::aio_blocking(s, t)
-                && self.current_op(s, t) == Some(Op::AioComplete))
+        if self.task_done(s, t) {
+            return true;
+        }
+        if !self.is_aio(t) || Self::aio_blocking(s, t) {
+            return false;
+        }
+        let queued = self.programs[t]
+            .iter()
+            .position(|o| matches!(o, Op::AioQueued { .. }));
+        queued.is_some_and(|q| s.tasks[t].pc as usize > q)
+    }
+
+    /// Does the completion of aio task `t` queue
+    /// fuse_aio_invalidate_worker (p_aio_inval_worker, a write)? Its
+    /// invalidation is the program's next op (the post-write
+    /// invalidation a blocking write runs too).
+    fn aio_post_invalidate(&self, s: &State, t: usize) -> bool {
+        self.cfg.variant.p_aio_inval_worker
+            && self.cfg.tasks[t].writes()
+            && matches!(
+                self.programs[t].get(s.tasks[t].pc as usize + 1),
+                Some(Op::Invalidate { .. })
+            )
+    }
+
+    /// Is task `t` a queued (non-blocking) aio task? Its final op
+    /// returns without an unlock: io_submit's caller unlocked already.
+    pub(super) fn aio_queued(&self, s: &State, t: usize) -> bool {
+        self.is_aio(t) && !Self::aio_blocking(s, t)
     }
 
     /// Is a request of task `t` on /dev/fuse, fc->bg_queue or at a
@@ -190,6 +215,14 @@ impl FuseModel {
         }
         if !failed {
             Self::bump_attr(s);
+        }
+        if self.aio_post_invalidate(s, t) && !failed {
+            // p_aio_inval_worker: `io->write && res > 0`: queue
+            // fuse_aio_invalidate_worker, which invalidates the range
+            // (the next op), then calls ki_complete (the last op, which
+            // closes the write's window)
+            self.advance(s, t);
+            return Some(Step::AioCompleteWork);
         }
         if spec.writes() {
             self.window_close(s, t);

@@ -135,6 +135,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_abort_keeps_bg_queue", kind: SwitchKind::Mutant, description: "fuse_abort_conn leaves fc->bg_queue alone (no flush with max_background = UINT_MAX)" },
     SwitchDef { name: "mut_abort_queues", kind: SwitchKind::Mutant, description: "fuse_request_queue_background queues after the abort (no fc->connected check)" },
     SwitchDef { name: "mut_intr_bailout_sent", kind: SwitchKind::Mutant, description: "request_wait_answer takes back a request on SIGKILL after the daemon read it" },
+    SwitchDef { name: "p_aio_inval_worker", kind: SwitchKind::Proposal, description: "Cheng Ding's v3 (Mar 2026): an async write's completion invalidates its range in fuse_aio_invalidate_worker before ki_complete; (E) after fuse_direct_IO" },
     SwitchDef { name: "mut_aio_extend_async", kind: SwitchKind::Mutant, description: "fuse_direct_IO returns -EIOCBQUEUED for an extending aio write too (no io->blocking)" },
     SwitchDef { name: "mut_wb_no_read", kind: SwitchKind::Mutant, description: "fuse_write_begin zeroes a partly written folio below EOF instead of reading it" },
     SwitchDef { name: "fix_otrunc_keep_size", kind: SwitchKind::Fix, description: "F-otrunc fix (a): fuse_do_setattr(ATTR_OPEN) with atomic_o_trunc returns without i_size_write(0) and truncate_pagecache(0)" },

@@ -187,6 +187,8 @@ impl FuseModel {
         let task = s.tasks[t];
         let spec = self.cfg.tasks[t];
         Some({
+            // a queued aio task unlocked at io_submit's return (aio.rs)
+            let unlock = unlock && !self.aio_queued(s, t);
             if unlock {
                 // inode_unlock, or fuse_dio_unlock of a shared holder
                 if s.rwsem.owner != t as u8 {
@@ -199,7 +201,10 @@ impl FuseModel {
                 self.window_close(s, t);
             }
             self.advance(s, t);
-            if unlock {
+            if self.aio_queued(s, t) && spec.writes() {
+                // p_aio_inval_worker: the worker's ki_complete
+                Step::AioWorkerDone
+            } else if unlock {
                 Step::UnlockReturn
             } else {
                 Step::Return

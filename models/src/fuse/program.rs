@@ -634,13 +634,24 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             }
             if aio {
                 aio_requests(&mut p, true, first, n);
+                // (E) as b359af8275a9 placed it: in fuse_direct_io, right
+                // after the loop sent every chunk (res counts the bytes
+                // submitted); p_aio_inval_worker moves it after
+                // fuse_direct_IO returns (below)
+                if v.dio_invalidate_after_write && !v.p_aio_inval_worker {
+                    p.push(Op::Invalidate {
+                        first,
+                        n,
+                        if_resized: false,
+                    });
+                }
                 p.push(Op::AioQueued { unlock: true });
                 p.push(Op::AioComplete);
             } else {
                 direct_requests(&mut p, true, first, n);
             }
-            // (E)
-            if v.dio_invalidate_after_write {
+            // (E); an aio write without p_aio_inval_worker had it above
+            if v.dio_invalidate_after_write && !(aio && !v.p_aio_inval_worker) {
                 p.push(Op::Invalidate {
                     first,
                     n,

@@ -147,7 +147,20 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
     if cfg.folio_pages == 1 {
         out.push("large folios");
     }
-    out.extend(["interrupts", "RELEASE", "passthrough", "async readahead"]);
+    if !cfg
+        .tasks
+        .iter()
+        .any(|t| matches!(t, TaskSpec::Signal { .. }))
+    {
+        out.push("interrupts");
+    }
+    if cfg.tasks.iter().any(|t| t.is_aio()) {
+        // aio.rs: the server answers a blocking aio write in full
+        out.push("fuse_do_truncate after a failed extending aio write");
+    } else {
+        out.push("asynchronous direct I/O (aio)");
+    }
+    out.extend(["RELEASE", "passthrough", "async readahead"]);
     if !cfg
         .tasks
         .iter()

@@ -105,6 +105,8 @@ pub enum Step {
     AioQueued,
     AioComplete,
     AioWaited,
+    AioCompleteWork,
+    AioWorkerDone,
 }
 
 /// A code tree: the kernel code a state label's narrations name. Each
@@ -343,6 +345,10 @@ impl Step {
             Step::AioQueued => "fuse_direct_IO: fuse_aio_complete, -EIOCBQUEUED; unlock",
             Step::AioComplete => "fuse_aio_complete: last reference, ki_complete",
             Step::AioWaited => "fuse_direct_IO: wait_for_completion, fuse_write_update_attr",
+            Step::AioCompleteWork => {
+                "(proposal) fuse_aio_complete: last reference, queue fuse_aio_invalidate_worker"
+            }
+            Step::AioWorkerDone => "(proposal) fuse_aio_invalidate_worker: ki_complete",
         }
     }
 
@@ -435,6 +441,8 @@ impl Step {
         Step::AioQueued,
         Step::AioComplete,
         Step::AioWaited,
+        Step::AioCompleteWork,
+        Step::AioWorkerDone,
     ];
 }
 
@@ -578,7 +586,9 @@ mod tests {
             | Step::SignalIdle
             | Step::AioQueued
             | Step::AioComplete
-            | Step::AioWaited => Step::ALL.contains(&s),
+            | Step::AioWaited
+            | Step::AioCompleteWork
+            | Step::AioWorkerDone => Step::ALL.contains(&s),
         }
     }
 
@@ -588,7 +598,7 @@ mod tests {
             assert!(listed(*s));
             assert!(!Step::ALL[..i].contains(s), "{s:?} twice");
         }
-        assert_eq!(Step::ALL.len(), 87);
+        assert_eq!(Step::ALL.len(), 89);
     }
 
     #[test]

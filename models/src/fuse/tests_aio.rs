@@ -127,3 +127,42 @@ fn a_short_chunk_fails_the_whole_aio_write() {
     let s = run(&m, &s, T0, Step::AioComplete);
     assert!(m.task_done(&s, 0));
 }
+
+#[test]
+fn with_the_worker_the_completion_invalidates_before_ki_complete() {
+    // T2 + p_aio_inval_worker: an aio O_DIRECT write over a clean cached
+    // page that a read re-caches while the WRITE is in flight
+    let mut c = aio_cfg(1, 1, &["aio odirect-write 0+1"]);
+    c.kernel = Kernel::T2;
+    c.variant = Variant::base(Kernel::T2);
+    c.variant.p_aio_inval_worker = true;
+    let m = model(c);
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::InodeLock);
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbDone);
+    let s = run(&m, &s, T0, Step::RangeHasWriteback);
+    let s = run(&m, &s, T0, Step::SendWrite);
+    let s = run(&m, &s, T0, Step::AioQueued);
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    // a page in the cache again (as a racing read would leave it)
+    let mut s = s;
+    s.pages[0].set(PG_PRESENT | PG_UPTODATE);
+    let s = run(&m, &s, T0, Step::AioCompleteWork);
+    assert!(!m.task_done(&s, 0), "the worker runs before ki_complete");
+    let s = run(&m, &s, T0, Step::InvLock);
+    let s = run(&m, &s, T0, Step::InvRemove);
+    assert!(!s.pages[0].present(), "the range was invalidated");
+    let s = run(&m, &s, T0, Step::AioWorkerDone);
+    assert!(m.task_done(&s, 0));
+    assert!(s.rwsem.is_free());
+}
+
+#[test]
+fn the_worker_needs_step_e() {
+    let mut c = aio_cfg(1, 1, &["aio odirect-write 0+1"]);
+    c.variant.p_aio_inval_worker = true;
+    let e = c.validate().unwrap_err();
+    assert!(e.contains("b359af8275a9"), "{e}");
+}

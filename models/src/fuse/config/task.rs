@@ -55,15 +55,35 @@ pub enum TaskSpec {
     /// with FUSE_ASYNC_DIO fuse_direct_IO sends every chunk in the
     /// background and, unless the write extends the file, returns
     /// -EIOCBQUEUED; the completion comes later (aio.rs).
-    DioWrite { first: u8, n: u8, aio: bool },
+    DioWrite {
+        first: u8,
+        n: u8,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        aio: bool,
+    },
     /// read(2) on a FOPEN_DIRECT_IO open (`aio`: asynchronous, aio.rs).
-    DioRead { first: u8, n: u8, aio: bool },
+    DioRead {
+        first: u8,
+        n: u8,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        aio: bool,
+    },
     /// write(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO)
     /// (`aio`: asynchronous, aio.rs).
-    OdirectWrite { first: u8, n: u8, aio: bool },
+    OdirectWrite {
+        first: u8,
+        n: u8,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        aio: bool,
+    },
     /// read(2) with O_DIRECT on a cached open (no FOPEN_DIRECT_IO)
     /// (`aio`: asynchronous, aio.rs).
-    OdirectRead { first: u8, n: u8, aio: bool },
+    OdirectRead {
+        first: u8,
+        n: u8,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        aio: bool,
+    },
     /// Buffered read(2) (or sendfile/splice from the file) on a cached
     /// open: filemap_read, readahead on a miss (read.rs).
     Read { first: u8, n: u8 },

@@ -195,6 +195,9 @@ impl Config {
                 }
             }
             self.validate_transport(t)?;
+            if self.variant.p_aio_inval_worker && !self.variant.dio_invalidate_after_write {
+                return Err("p_aio_inval_worker applies on trees with b359af8275a9 ((E), dio_invalidate_after_write: T2, C)".into());
+            }
             if t.is_aio() && !self.async_dio {
                 // fuse_direct_IO: io->async = fc->async_dio
                 return Err(format!(

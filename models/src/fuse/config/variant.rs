@@ -232,6 +232,14 @@ pub struct Variant {
     /// aio.rs).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mut_aio_extend_async: bool,
+    /// Cheng Ding's "fuse: invalidate page cache after sync and async
+    /// direct writes" (v3, linux-fsdevel, 9 Mar 2026; xfstests
+    /// generic/451): fuse_aio_complete of a successful non-blocking
+    /// write queues fuse_aio_invalidate_worker (invalidate the range,
+    /// then ki_complete), and step (E) moves from fuse_direct_io to
+    /// fuse_direct_write_iter, after fuse_direct_IO returns (aio.rs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub p_aio_inval_worker: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -279,6 +287,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_abort_queues",
     "mut_intr_bailout_sent",
     "mut_aio_extend_async",
+    "p_aio_inval_worker",
 ];
 
 impl Variant {
@@ -362,6 +371,7 @@ impl Variant {
             "mut_abort_queues" => &mut self.mut_abort_queues,
             "mut_intr_bailout_sent" => &mut self.mut_intr_bailout_sent,
             "mut_aio_extend_async" => &mut self.mut_aio_extend_async,
+            "p_aio_inval_worker" => &mut self.p_aio_inval_worker,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -429,6 +439,7 @@ impl Variant {
             ("mut_abort_queues", self.mut_abort_queues),
             ("mut_intr_bailout_sent", self.mut_intr_bailout_sent),
             ("mut_aio_extend_async", self.mut_aio_extend_async),
+            ("p_aio_inval_worker", self.p_aio_inval_worker),
         ];
         for (n, on) in all {
             if on {
