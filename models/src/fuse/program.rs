@@ -265,6 +265,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             }
         }
     };
+    let aio = cfg.async_dio && spec.is_aio();
     // fuse_direct_io's request loop with io->async (aio.rs): every
     // chunk sent in the background, no reply waited for in the loop.
     let aio_requests = |p: &mut Vec<Op>, write: bool, first: u8, n: u8| {
@@ -289,6 +290,27 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             })),
         }
     };
+    // fuse_direct_io's requests: synchronous (above) or, for an aio
+    // task, all sent, then fuse_direct_IO's -EIOCBQUEUED (`unlock`: the
+    // caller's unlock) and the completion; `e_sent`: b359af8275a9's (E)
+    // in fuse_direct_io right after the loop (an aio FOPEN_DIRECT_IO
+    // write without p_aio_inval_worker)
+    let requests = |p: &mut Vec<Op>, write: bool, first: u8, n: u8, unlock: bool, e_sent: bool| {
+        if aio {
+            aio_requests(p, write, first, n);
+            if e_sent {
+                p.push(Op::Invalidate {
+                    first,
+                    n,
+                    if_resized: false,
+                });
+            }
+            p.push(Op::AioQueued { unlock });
+            p.push(Op::AioComplete);
+        } else {
+            direct_requests(p, write, first, n);
+        }
+    };
     // fuse_direct_io step (B): fuse_sync_writes if the range has writeback.
     let dio_sync_writes = !(nowritectr || v.p_syncwrites || v.p_writeiter);
     // (B) for a write: if filemap_range_has_writeback, fuse_sync_writes;
@@ -301,7 +323,6 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             sync_writes(p);
         }
     };
-    let aio = cfg.async_dio && spec.is_aio();
     match *spec {
         TaskSpec::Write { first, n } if cfg.writeback_cache => {
             // fuse_cache_write_iter → generic_file_write_iter (writeback_cache)
@@ -632,24 +653,12 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                     });
                 }
             }
-            if aio {
-                aio_requests(&mut p, true, first, n);
-                // (E) as b359af8275a9 placed it: in fuse_direct_io, right
-                // after the loop sent every chunk (res counts the bytes
-                // submitted); p_aio_inval_worker moves it after
-                // fuse_direct_IO returns (below)
-                if v.dio_invalidate_after_write && !v.p_aio_inval_worker {
-                    p.push(Op::Invalidate {
-                        first,
-                        n,
-                        if_resized: false,
-                    });
-                }
-                p.push(Op::AioQueued { unlock: true });
-                p.push(Op::AioComplete);
-            } else {
-                direct_requests(&mut p, true, first, n);
-            }
+            // (E) as b359af8275a9 placed it: in fuse_direct_io, right
+            // after the loop sent every chunk (res counts the bytes
+            // submitted); p_aio_inval_worker moves it after
+            // fuse_direct_IO returns (below)
+            let e_sent = v.dio_invalidate_after_write && !v.p_aio_inval_worker;
+            requests(&mut p, true, first, n, true, e_sent);
             // (E); an aio write without p_aio_inval_worker had it above
             if v.dio_invalidate_after_write && !(aio && !v.p_aio_inval_worker) {
                 p.push(Op::Invalidate {
@@ -674,13 +683,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             if dio_sync_writes {
                 read_sync_writes(&mut p, first, n);
             }
-            if aio {
-                aio_requests(&mut p, false, first, n);
-                p.push(Op::AioQueued { unlock: false });
-                p.push(Op::AioComplete);
-            } else {
-                direct_requests(&mut p, false, first, n);
-            }
+            requests(&mut p, false, first, n, false, false);
             p.push(Op::UnlockReturn { unlock: false });
         }
         TaskSpec::OdirectWrite { first, n, .. } => {
@@ -700,13 +703,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             if dio_sync_writes {
                 write_b(&mut p, first, n);
             }
-            if aio {
-                aio_requests(&mut p, true, first, n);
-                p.push(Op::AioQueued { unlock: true });
-                p.push(Op::AioComplete);
-            } else {
-                direct_requests(&mut p, true, first, n);
-            }
+            requests(&mut p, true, first, n, true, false);
             // kiocb_invalidate_post_direct_write
             if !v.mut_odirect_no_post_invalidate {
                 p.push(Op::Invalidate {
@@ -729,13 +726,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             if dio_sync_writes {
                 read_sync_writes(&mut p, first, n);
             }
-            if aio {
-                aio_requests(&mut p, false, first, n);
-                p.push(Op::AioQueued { unlock: false });
-                p.push(Op::AioComplete);
-            } else {
-                direct_requests(&mut p, false, first, n);
-            }
+            requests(&mut p, false, first, n, false, false);
             p.push(Op::UnlockReturn { unlock: false });
         }
         TaskSpec::Readahead { first, n } => {
