@@ -250,3 +250,24 @@ impl Drop for AlignedBuf {
 pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
+
+extern "C" fn on_sigusr1(_: libc::c_int) {}
+
+/// Install a SIGUSR1 handler that does nothing, without SA_RESTART (once
+/// per process): a syscall the signal interrupts returns -EINTR rather
+/// than restarting, and the process is not disturbed otherwise.
+pub fn install_sigusr1() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_sigusr1 as *const () as usize;
+        sa.sa_flags = 0;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut());
+    });
+}
+
+/// tgkill(getpid(), tid, sig): a signal to one thread of this process.
+pub fn tgkill(tid: i32, sig: i32) -> Ret {
+    Ret::from(unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, sig) })
+}
