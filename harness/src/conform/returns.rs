@@ -92,7 +92,13 @@ pub fn returns(m: &Mapping, t: usize) -> Returns {
 /// Whether task `t` may fail in state `s` without leaving `failed` (fsync
 /// and close report a writeback error and skip their request).
 fn may_report_wb_error(m: &Mapping, t: usize) -> bool {
-    m.cfg.errors != 0
+    // (an abort or timeout ends writeback WRITEs with an error too)
+    let transport = m
+        .cfg
+        .tasks
+        .iter()
+        .any(|u| matches!(u, TaskSpec::Abort | TaskSpec::Timeout));
+    (m.cfg.errors != 0 || transport)
         && matches!(
             m.cfg.tasks[t],
             TaskSpec::Fsync | TaskSpec::Close | TaskSpec::CloseRelease

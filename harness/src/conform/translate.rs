@@ -319,6 +319,16 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             RawTask::Fsync => TaskSpec::Fsync,
             RawTask::Close => TaskSpec::Close,
             RawTask::CloseRelease => TaskSpec::CloseRelease,
+            RawTask::Abort => TaskSpec::Abort,
+            RawTask::Signal { target, fatal } => {
+                if tasks.len() > MODEL_TASKS {
+                    return nm(format!("a signal in a trace of {} syscalls: the model's task slots ({MODEL_TASKS}) would renumber its target", tasks.len()));
+                }
+                TaskSpec::Signal {
+                    target: *target as u8,
+                    fatal: *fatal,
+                }
+            }
             RawTask::Open { trunc, direct } => {
                 if *trunc {
                     // the truncation writes zeros "by" the open task
