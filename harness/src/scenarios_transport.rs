@@ -1,8 +1,9 @@
 //! The transport on the real kernel (issue 22 item 6; the model's
 //! `abort` and `signal` tasks, models/src/fuse/transport.rs): the
 //! connection aborted through fusectl while a writeback WRITE is held
-//! (`t_abort_*`), and a signal to a task blocked in a held direct WRITE
-//! (`t_signal_*`). Expectations are those of 6.18.y, read at
+//! (`t_abort_*`), a signal to a task blocked in a held direct WRITE
+//! (`t_signal_*`), and SIGKILL to a child whose WRITE is still pending
+//! (`t_kill_pending`). Expectations are those of 6.18.y, read at
 //! torvalds/linux fs/fuse/dev.c and file.c:
 //!
 //! - `fuse_abort_conn` ends every request the daemon read with
@@ -21,11 +22,14 @@
 //!   -EINTR if it answers the request -EINTR), then the handler runs.
 //!   fuser answers the INTERRUPT -ENOSYS (fc->no_interrupt from then on;
 //!   server/intr.rs records it).
+//!   A fatal signal while the request is still pending (FR_PENDING, not
+//!   yet read) takes it off the list: -EINTR, never read; once read, the
+//!   task waits for the reply, uninterruptibly.
 use crate::ctx::Ctx;
 use crate::fail::Res;
 use crate::scenario_kit::{briefs, dirty_and_hold, first, sc, wrap, Scenario, ODIRECT_RW, PG};
 use crate::server::ServerConfig;
-use crate::sys;
+use crate::sys::{self, Ret};
 use crate::trace_query::Tr;
 
 use crate::scenario_kit::SETTLE_MS;
@@ -41,6 +45,7 @@ pub fn all() -> Vec<Scenario> {
         sc!("t_abort_trunc", "ftruncate waiting in fuse_set_nowrite behind a held writeback WRITE, then the abort: the WRITE ends with -ECONNABORTED, ftruncate wakes and fails (its SETATTR is refused, ENOTCONN); fsync returns ECONNABORTED; nothing reaches the server after the abort", linger, |c| wrap(c, t_abort_trunc)),
         sc!("t_signal_ignored", "SIGUSR1 (no SA_RESTART) to a FOPEN_DIRECT_IO pwrite whose WRITE is held: FUSE_INTERRUPT for the WRITE's unique (fuser: ENOSYS); the pwrite stays blocked until the reply, then returns every byte", dflt, |c| wrap(c, |x| t_signal(x, false))),
         sc!("t_signal_eintr", "the same, and the server answers the interrupted WRITE -EINTR: the pwrite returns EINTR, the server's file is unchanged", dflt, |c| wrap(c, |x| t_signal(x, true))),
+        sc!("t_kill_pending", "SIGKILL to a child whose FOPEN_DIRECT_IO pwrite's WRITE is still pending (the server's dispatch thread stalled): the request is taken back (FR_PENDING), never read, no INTERRUPT; the child's exit sends FLUSH (forced) and waits for it; the server's file stays empty", dflt, |c| wrap(c, t_kill_pending)),
     ]
 }
 
@@ -167,4 +172,81 @@ fn t_signal(ctx: &mut Ctx, eintr: bool) -> Res {
         )?;
         ctx.expect_file("f", PG, "A")
     }
+}
+
+/// request_wait_answer with a fatal signal while the request is still on
+/// the pending list (the daemon has not read it: its dispatch thread
+/// sleeps in a stalled LOOKUP): FR_PENDING, so the request is taken off
+/// the list and the syscall returns -EINTR inside the kernel (the process
+/// dies on its way out, so no user space sees it; the runner logs it as
+/// the pwrite's return). The child's exit closes its copy of the fd:
+/// fuse_flush's FLUSH is forced (FR_FORCE: no killable wait), read after
+/// the stall. The child is ours (forked here) and killed by its pid.
+fn t_kill_pending(ctx: &mut Ctx) -> Res {
+    let fd = ctx.open("T0", "f", libc::O_CREAT | ODIRECT_RW)?;
+    let l0 = ctx.count("LOOKUP")?;
+    ctx.ctl("stall LOOKUP 1500")?;
+    let missing = ctx.path("missing");
+    let mut st = ctx.spawn("T2", "stat", "missing", move || sys::stat(&missing))?;
+    if !ctx.wait_count("LOOKUP", l0 + 1, 2000)? {
+        return Err(crate::scenario_kit::fail(
+            "stall",
+            "LOOKUP not received".into(),
+        ));
+    }
+    let buf = sys::AlignedBuf::pages("A");
+    ctx.mark(&format!("call T1 pwrite fd={fd} off=0 A"))?;
+    let pid = sys::fork_pwrite(fd, buf.bytes(), 0);
+    if pid < 0 {
+        return Err(crate::scenario_kit::fail("fork", "fork failed".into()));
+    }
+    // (the child's WRITE queues on the pending list: nothing reads it)
+    ctx.sleep_ms(SETTLE_MS);
+    let t_kill = std::time::Instant::now();
+    ctx.sys_ok("T0", "signal", "target=T1 SIGKILL", || Ret {
+        ret: unsafe { libc::kill(pid, libc::SIGKILL) } as i64,
+        errno: 0,
+    })?;
+    // the kernel's return of the taken-back request, in the dying child
+    ctx.mark("ret T1 pwrite -1 errno=4 dur_us=0")?;
+    ctx.mark(&format!("call T1 close fd={fd} exit"))?;
+    let status = sys::reap_within(pid, 5000);
+    if status.is_none() {
+        // still ours: end it by its pid (a later abort would free it)
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let d = t_kill.elapsed().as_micros();
+    ctx.mark(&format!("ret T1 close 0 errno=0 dur_us={d}"))?;
+    let (r, _) = st.join(3000)?;
+    ctx.expect(
+        "stat(missing) = ENOENT",
+        r.ret == -1 && r.errno == libc::ENOENT,
+        || format!("{r:?}"),
+    )?;
+    let st = status.ok_or_else(|| {
+        crate::scenario_kit::fail(
+            "child exits",
+            "the killed child was not reaped within 5 s".into(),
+        )
+    })?;
+    ctx.expect(
+        "the child dies of SIGKILL",
+        libc::WIFSIGNALED(st) && libc::WTERMSIG(st) == libc::SIGKILL,
+        || format!("wait status {st:#x}"),
+    )?;
+    let t = ctx.trace()?;
+    let (ws, is) = (t.reqs("WRITE"), t.reqs("INTERRUPT"));
+    ctx.expect(
+        "the pending WRITE is taken back: never read, no INTERRUPT",
+        ws.is_empty() && is.is_empty(),
+        || briefs(&[ws.clone(), is.clone()].concat()),
+    )?;
+    let stall_end = t.0.iter().find(|e| e.ev == "stall_end").map(|e| e.seq);
+    let fl = t.reqs("FLUSH");
+    ctx.expect(
+        "the child's exit sends FLUSH, read after the stall",
+        fl.first().is_some_and(|f| Some(f.seq) > stall_end),
+        || briefs(&fl),
+    )?;
+    ctx.expect_file("f", 0, "")
 }

@@ -57,7 +57,7 @@ fn recorded_traces_conform() {
     outside.sort();
     assert_eq!(outside, NOT_MODELLED);
     let fs = files("6.18.44");
-    assert_eq!(fs.len(), 68);
+    assert_eq!(fs.len(), 69);
     for p in fs {
         let name = p.file_stem().unwrap().to_string_lossy().to_string();
         let ev = parse_trace(&std::fs::read_to_string(&p).unwrap()).unwrap();
@@ -199,6 +199,18 @@ fn altered_traces_do_not_conform() {
         // -EINTR reply with no signal (FUSE_INTERRUPT without one); an
         // INTERRUPT naming a request already answered; a direct write
         // returning EINTR whose WRITE was answered (the interrupt ignored)
+        // a SIGKILL takes back only a request the daemon has not read:
+        // t_kill_pending with the WRITE read and answered before the kill
+        // cannot return -EINTR; with SIGUSR1 for the SIGKILL, the missing
+        // unique of the taken-back WRITE is a gap again
+        (
+            "t_kill_pending_after_read",
+            At("ret T1 pwrite -1 errno=4 dur_us=0): the model cannot produce the return of T0 dio-write 0+1 (the trace returns -1, the model's task has not failed)"),
+        ),
+        (
+            "t_kill_pending_not_fatal",
+            NotModelled("request 10 not recorded"),
+        ),
         (
             "t_abort_trunc_setattr_after",
             NotModelled("SETATTR u=12 read after the abort"),
