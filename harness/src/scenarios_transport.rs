@@ -243,6 +243,14 @@ fn t_kill_pending(ctx: &mut Ctx) -> Res {
     )?;
     let stall_end = t.0.iter().find(|e| e.ev == "stall_end").map(|e| e.seq);
     let fl = t.reqs("FLUSH");
+    // the WRITE was queued before the kill: it took the unique between the
+    // stalled LOOKUP's and the FLUSH's (fuse_get_unique, steps of 2)
+    let lk = t.reqs("LOOKUP").last().and_then(|e| e.unique);
+    ctx.expect(
+        "the taken-back WRITE had a unique: the exit's FLUSH is the stalled LOOKUP's + 4",
+        lk.is_some() && fl.first().and_then(|f| f.unique) == lk.map(|u| u + 4),
+        || format!("LOOKUP u={lk:?}; {}", briefs(&fl)),
+    )?;
     ctx.expect(
         "the child's exit sends FLUSH, read after the stall",
         fl.first().is_some_and(|f| Some(f.seq) > stall_end),
