@@ -17,7 +17,8 @@
 //! | `dump` | `ok <json>`: server-side files with size and page tags |
 //! | `inflight` | `ok <json>`: server-side in-flight requests |
 //! | `held` | `ok <json>`: parked replies |
-//! | `fail OP [n=N]` | `ok` (the next N replies to OP are -EIO; the request is not applied) |
+//! | `fail OP [n=N] [errno=EIO\|EINTR]` | `ok` (the next N replies to OP are -EIO, or -EINTR: a server that honours a FUSE_INTERRUPT; the request is not applied) |
+//! | `quit` | `ok` (a server that lingers after its session ended, `--linger`, exits now; otherwise it exits when its session ends) |
 //! | `truncate NAME SIZE` | `ok` (another client truncates the server's file) |
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -67,7 +68,10 @@ pub enum Command {
     Fail {
         op: String,
         n: u64,
+        /// EIO or EINTR.
+        errno: i32,
     },
+    Quit,
     Truncate {
         name: String,
         size: u64,
@@ -195,16 +199,20 @@ impl Command {
                 Ok(Command::Dump)
             }
             "fail" => {
-                if a.is_empty() || a.len() > 2 {
-                    return Err("usage: fail OP [n=N]".into());
+                if a.is_empty() || a.len() > 3 {
+                    return Err("usage: fail OP [n=N] [errno=EIO|EINTR]".into());
                 }
                 let op = op_name(a[0])?;
-                let n = match a.get(1).map(|kv| kv.split_once('=')) {
-                    None => 1,
-                    Some(Some(("n", v))) => num(v, "count")?,
-                    Some(_) => return Err(format!("fail: bad option {:?}", a[1])),
-                };
-                Ok(Command::Fail { op, n })
+                let (mut n, mut errno) = (1, libc::EIO);
+                for kv in &a[1..] {
+                    match kv.split_once('=') {
+                        Some(("n", v)) => n = num(v, "count")?,
+                        Some(("errno", "EIO")) => errno = libc::EIO,
+                        Some(("errno", "EINTR")) => errno = libc::EINTR,
+                        _ => return Err(format!("fail: bad option {kv:?}")),
+                    }
+                }
+                Ok(Command::Fail { op, n, errno })
             }
             "truncate" => {
                 want(2)?;
@@ -223,6 +231,10 @@ impl Command {
             "held" => {
                 want(0)?;
                 Ok(Command::Held)
+            }
+            "quit" => {
+                want(0)?;
+                Ok(Command::Quit)
             }
             "" => Err("empty command".into()),
             w => Err(format!("unknown command {w:?}")),

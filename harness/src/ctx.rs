@@ -17,6 +17,8 @@ pub struct Pending {
     what: String,
     rx: mpsc::Receiver<(Ret, u64)>,
     got: Option<(Ret, u64)>,
+    /// The thread's kernel tid (0 until it started): a signal's target.
+    tid: std::sync::Arc<std::sync::atomic::AtomicI32>,
 }
 
 impl Pending {
@@ -35,6 +37,11 @@ impl Pending {
         self.got.is_some()
     }
 
+    /// The thread's tid, once it runs (it is set before the syscall).
+    pub fn tid(&self) -> i32 {
+        self.tid.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// Wait, failing the named check if the call has not returned in `ms`.
     pub fn join(&mut self, ms: u64) -> Result<(Ret, u64), Fail> {
         self.wait(ms).ok_or_else(|| Fail {
@@ -47,6 +54,9 @@ impl Pending {
 /// What a scenario body gets: the mount, the control socket, syscall helpers with marks.
 pub struct Ctx {
     pub mnt: PathBuf,
+    /// The mount's FUSE connection (the minor of its st_dev, from
+    /// mountinfo): /sys/fs/fuse/connections/<conn>.
+    pub(crate) conn: Option<u32>,
     pub(crate) ctl: CtlClient,
     pub(crate) trace_path: PathBuf,
     pub(crate) asserting: bool,
@@ -172,9 +182,15 @@ impl Ctx {
         let (a, n, g) = (actor.to_string(), name.to_string(), args.to_string());
         // The call mark is logged before the thread starts, so it precedes any request.
         c.ok(&format!("mark call {a} {n} {g}"))?;
+        let tid = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
+        let tid2 = tid.clone();
         thread::Builder::new()
             .name(format!("wl-{actor}"))
             .spawn(move || {
+                tid2.store(
+                    unsafe { libc::gettid() },
+                    std::sync::atomic::Ordering::SeqCst,
+                );
                 let t = Instant::now();
                 let r = f();
                 let d = t.elapsed().as_micros() as u64;
@@ -189,6 +205,7 @@ impl Ctx {
             what: format!("{actor} {name}"),
             rx,
             got: None,
+            tid,
         })
     }
 
@@ -295,6 +312,7 @@ impl Ctx {
             what: format!("{actor} pread"),
             rx,
             got: None,
+            tid: Default::default(),
         })
     }
 
@@ -326,6 +344,61 @@ impl Ctx {
     pub fn close(&mut self, actor: &str, fd: i32) -> Res {
         self.open_fds.retain(|f| *f != fd);
         self.sys_ok(actor, "close", &format!("fd={fd}"), || sys::close(fd))?;
+        Ok(())
+    }
+
+    /// Abort the connection through fusectl
+    /// (/sys/fs/fuse/connections/N/abort, `fuse_abort_conn`), bracketed by
+    /// `call T abort` / `ret T abort` marks. The server must linger
+    /// (`ServerConfig::linger`): its session ends with the abort.
+    pub fn abort_conn(&mut self, actor: &str) -> Res {
+        let conn = self.conn.ok_or_else(|| Fail {
+            check: "abort".into(),
+            detail: "the mount's connection number is not known".into(),
+        })?;
+        let mut err = None;
+        self.sys_ok(
+            actor,
+            "abort",
+            &format!("conn={conn}"),
+            || match crate::mount::fusectl_abort(conn) {
+                Ok(()) => Ret { ret: 0, errno: 0 },
+                Err(e) => {
+                    err = Some(e);
+                    Ret {
+                        ret: -1,
+                        errno: libc::EIO,
+                    }
+                }
+            },
+        )
+        .map_err(|f| Fail {
+            detail: format!("{}: {}", f.detail, err.unwrap_or_default()),
+            ..f
+        })?;
+        Ok(())
+    }
+
+    /// Send SIGUSR1 to the thread running `target`'s pending call
+    /// (`target_actor`), bracketed by `call ACTOR signal target=T SIGUSR1`
+    /// / `ret` marks. SIGUSR1 has a handler that does nothing, installed
+    /// without SA_RESTART ([`sys::install_sigusr1`]): a syscall it
+    /// interrupts is not restarted, and nothing else happens to the runner.
+    pub fn signal(&mut self, actor: &str, target_actor: &str, target: &Pending) -> Res {
+        sys::install_sigusr1();
+        let tid = target.tid();
+        if tid == 0 {
+            return Err(Fail {
+                check: "signal".into(),
+                detail: format!("{target_actor}'s thread has not started"),
+            });
+        }
+        self.sys_ok(
+            actor,
+            "signal",
+            &format!("target={target_actor} SIGUSR1"),
+            || sys::tgkill(tid, libc::SIGUSR1),
+        )?;
         Ok(())
     }
 

@@ -19,7 +19,8 @@
 //!   reads, munmap/msync, the background queue), [`scenarios_split`]
 //!   (write-through writes split into max_write chunks), [`scenarios_release`]
 //!   (the fh of writeback WRITEs and RELEASE), [`scenarios_files`] (two
-//!   files on one connection).
+//!   files on one connection), [`scenarios_transport`] (the connection
+//!   aborted through fusectl, a signal to a task in a held request).
 //! - [`mount`]: mount lookup and the bounded unmount / fusectl-abort escape hatches.
 //! - [`sys`]: raw libc syscall wrappers used by the workloads.
 //! - [`memcg`]: the cgroup-v1 reclaim scenarios (a child in its own memory cgroup).
@@ -53,6 +54,7 @@ pub mod scenarios_files;
 pub mod scenarios_mmap;
 pub mod scenarios_release;
 pub mod scenarios_split;
+pub mod scenarios_transport;
 pub mod scenarios_truncate;
 pub mod scenarios_writeback;
 pub mod server;

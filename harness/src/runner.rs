@@ -169,6 +169,8 @@ impl Guard {
             if let Ok(mut c) = CtlClient::connect(&self.ctl) {
                 let _ = c.cmd("unhold all");
                 let _ = c.cmd("release all");
+                // a server lingering after an abort (`--linger`) exits
+                let _ = c.cmd("quit");
             }
         }
         mount::unmount(&self.mnt, &mut self.log);
@@ -396,6 +398,7 @@ pub fn run_one(sc: &Scenario, opts: &RunOptions) -> Outcome {
             trace: tp,
         } = serve(sc.name, &cfg, &opts.recorder)?;
         let ctx = Ctx {
+            conn: guard.minor,
             mnt: mnt.clone(),
             ctl: client,
             trace_path: tp.clone(),

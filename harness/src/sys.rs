@@ -250,3 +250,56 @@ impl Drop for AlignedBuf {
 pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
+
+extern "C" fn on_sigusr1(_: libc::c_int) {}
+
+/// Install a SIGUSR1 handler that does nothing, without SA_RESTART (once
+/// per process): a syscall the signal interrupts returns -EINTR rather
+/// than restarting, and the process is not disturbed otherwise.
+pub fn install_sigusr1() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_sigusr1 as *const () as usize;
+        sa.sa_flags = 0;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut());
+    });
+}
+
+/// tgkill(getpid(), tid, sig): a signal to one thread of this process.
+pub fn tgkill(tid: i32, sig: i32) -> Ret {
+    Ret::from(unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, sig) })
+}
+
+/// fork a child that pwrites `buf` at `off` to the inherited `fd`, then
+/// exits; returns its pid (or -1). Between fork and exit the child calls
+/// only pwrite(2) and _exit(2) (async-signal-safe: the runner has other
+/// threads). A scenario kills it while its request waits.
+pub fn fork_pwrite(fd: i32, buf: &[u8], off: u64) -> i32 {
+    let (p, n) = (buf.as_ptr(), buf.len());
+    match unsafe { libc::fork() } {
+        0 => unsafe {
+            libc::pwrite(fd, p.cast(), n, off as i64);
+            libc::_exit(0)
+        },
+        pid => pid,
+    }
+}
+
+/// Reap our child `pid` within `ms`: Some(wait status), None if it has
+/// not exited (it is then still ours to kill).
+pub fn reap_within(pid: i32, ms: u64) -> Option<i32> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    loop {
+        let mut st = 0;
+        let r = unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG) };
+        if r == pid {
+            return Some(st);
+        }
+        if r < 0 || std::time::Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}

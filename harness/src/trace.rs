@@ -108,6 +108,10 @@ pub struct Event {
     pub mode: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub datasync: Option<bool>,
+    /// INTERRUPT: the unique of the request it interrupts
+    /// (`fuse_interrupt_in.unique`; its own unique is that | 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupts: Option<u64>,
     /// Server-side in-flight uniques (read but not yet replied) when the request was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inflight_before: Option<Vec<u64>>,

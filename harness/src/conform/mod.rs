@@ -79,6 +79,14 @@ pub const FILTERED_OPS: &[(&str, &str)] = &[
         "a SETATTR without a size (cmtime flush of fsync/close/writeback)",
     ),
     (
+        "INTERRUPT",
+        "FUSE_INTERRUPT, queued by the signal task's step (request_wait_answer: queue_interrupt once the daemon read the request); the model's daemon has no step for reading it, and fuser's -ENOSYS answer only sets fc->no_interrupt",
+    ),
+    (
+        "reply after the abort",
+        "the daemon's reply to a request the abort ended (fuse_abort_conn: -ECONNABORTED): fuse_dev_do_write finds no such request and drops it; the model's daemon applies nothing after the abort",
+    ),
+    (
         project::NOT_THIS_FILE,
         "in one file's projection of a trace of several files: a request for another file, or a LOOKUP of a name no syscall names (docs/conformance.md, Several files)",
     ),

@@ -381,6 +381,12 @@ pub fn project(events: &[Event]) -> Split {
                 }
             }
             let o = match (e.nodeid, e.name.as_deref()) {
+                // FUSE_INTERRUPT (nodeid 0): the file of the request it
+                // interrupts
+                _ if e.op.as_deref() == Some("INTERRUPT") => e
+                    .interrupts
+                    .and_then(|t| req_owner.get(&t).copied())
+                    .unwrap_or(Owner::All),
                 (Some(n), _) if n != 1 => match node_name.get(&n) {
                     Some((_, l)) => Owner::File(idx(l)),
                     None => Owner::File(idx(&format!("nodeid {n}"))),

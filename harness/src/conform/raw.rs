@@ -85,6 +85,13 @@ pub(super) enum RawTask {
         trunc: bool,
         direct: bool,
     },
+    /// The connection aborted through fusectl (the model's `abort`).
+    Abort,
+    /// A signal to the task of a pending call (`signal N`, `kill N`).
+    Signal {
+        target: usize,
+        fatal: bool,
+    },
 }
 
 pub(super) fn nm<T>(why: impl Into<String>) -> Result<T, String> {

@@ -27,7 +27,7 @@
 //! have failed in the model.
 use super::{Id, Mapping};
 
-use wbspec_models::fuse::state::{Req, State, NONE};
+use wbspec_models::fuse::state::{Req, State, CONN_ABORTED, NONE};
 use wbspec_models::fuse::TaskSpec;
 
 /// What the model's task returns, where the interleaving does not matter.
@@ -90,9 +90,12 @@ pub fn returns(m: &Mapping, t: usize) -> Returns {
 }
 
 /// Whether task `t` may fail in state `s` without leaving `failed` (fsync
-/// and close report a writeback error and skip their request).
-fn may_report_wb_error(m: &Mapping, t: usize) -> bool {
-    m.cfg.errors != 0
+/// and close report a writeback error and skip their request): where the
+/// server may fail requests, or once the connection was aborted (the
+/// abort ends writeback WRITEs with an error too; read from the state, as
+/// the abort task may have left its slot, slots.rs).
+fn may_report_wb_error(m: &Mapping, t: usize, s: &State) -> bool {
+    (m.cfg.errors != 0 || s.conn & CONN_ABORTED != 0)
         && matches!(
             m.cfg.tasks[t],
             TaskSpec::Fsync | TaskSpec::Close | TaskSpec::CloseRelease
@@ -110,7 +113,7 @@ pub fn check_return(m: &Mapping, t: usize, s: &State, read_answered: bool) -> Re
     };
     let failed = s.tasks[t].failed;
     if got < 0 {
-        return if failed || may_report_wb_error(m, t) {
+        return if failed || may_report_wb_error(m, t, s) {
             Ok(())
         } else {
             Err(format!(

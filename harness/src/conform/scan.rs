@@ -242,6 +242,13 @@ pub(super) fn scan(
     // the last task of the file was an open that invalidated the cache
     // (no FOPEN_KEEP_CACHE): no page is cached, in kernel or model
     let mut fresh_open = false;
+    // the connection was aborted (the abort's call mark; `abort_done`:
+    // its ret mark): the kernel ended every request with -ECONNABORTED,
+    // refuses later ones (-ENOTCONN), and drops the daemon's replies
+    let mut aborted: Option<u64> = None;
+    let mut abort_done = false;
+    // a signal task was issued: FUSE_INTERRUPT and -EINTR replies
+    let mut signalled = false;
 
     'events: for (i, e) in events.iter().enumerate().skip(1) {
         let key = 2 * i as u64;
@@ -523,6 +530,27 @@ pub(super) fn scan(
                                 tag: words.get(1).copied().unwrap_or("").to_string(),
                             })
                         }
+                        // fusectl abort: fuse_abort_conn (transport.rs)
+                        "abort" => {
+                            if aborted.is_some() {
+                                return nm(format!("#{} a second abort: the model has one abort task", e.seq));
+                            }
+                            aborted = Some(e.seq);
+                            Some(RawTask::Abort)
+                        }
+                        // a signal to the thread of another actor's
+                        // pending call (request_wait_answer)
+                        "signal" => {
+                            let who = arg(&args, "target").unwrap_or("");
+                            let Some(target) = pending.get(who).and_then(|p| p.task) else {
+                                return nm(format!("#{} a signal to {who:?}, which has no pending modelled call", e.seq));
+                            };
+                            signalled = true;
+                            Some(RawTask::Signal {
+                                target,
+                                fatal: words.contains(&"SIGKILL"),
+                            })
+                        }
                         "mmap" | "msync_async" | "stat" => {
                             match sc.as_str() {
                                 "mmap" => maps += 1,
@@ -615,7 +643,23 @@ pub(super) fn scan(
                             fds.insert(fd, k);
                         }
                     }
-                    if e.ret.unwrap_or(0) < 0 && p.task.is_some() && sc != "store" && errors == 0 {
+                    // after the abort: the writeback error it left
+                    // (ECONNABORTED, fuse_writepage_end's mapping_set_error)
+                    // or a refused request (ENOTCONN, fuse_get_req); after
+                    // a signal: an -EINTR reply
+                    let errno = e.errno.unwrap_or(0);
+                    let transport = (aborted.is_some()
+                        && (errno == libc::ECONNABORTED || errno == libc::ENOTCONN))
+                        || (signalled && errno == libc::EINTR);
+                    if sc == "abort" {
+                        abort_done = true;
+                    }
+                    if e.ret.unwrap_or(0) < 0
+                        && p.task.is_some()
+                        && sc != "store"
+                        && errors == 0
+                        && !transport
+                    {
                         return nm(format!(
                             "{sc} failed (errno {}): errors are not modelled",
                             e.errno.unwrap_or(0)
@@ -653,6 +697,13 @@ pub(super) fn scan(
                 let u = e
                     .unique
                     .ok_or_else(|| format!("bad trace: #{} req without unique", e.seq))?;
+                if let Some(at) = aborted {
+                    // (fuse_dev_do_read fails once !fiq->connected)
+                    return nm(format!(
+                        "#{} {op} u={u} read after the abort at #{at}: the aborted connection delivers nothing",
+                        e.seq
+                    ));
+                }
                 if let (Some(pid), [(actor, _)]) = (
                     e.pid.filter(|p| *p != 0),
                     &pending.iter().collect::<Vec<_>>()[..],
@@ -749,6 +800,16 @@ pub(super) fn scan(
                             .is_some_and(|f| f.iter().any(|x| x == "O_TRUNC"));
                         Some(RawReq::Open { task, trunc })
                     }
+                    "INTERRUPT" => {
+                        if !signalled {
+                            return nm(format!(
+                                "#{} a FUSE_INTERRUPT with no signal task before it",
+                                e.seq
+                            ));
+                        }
+                        filt("INTERRUPT");
+                        None
+                    }
                     "FLUSH" => {
                         if !pending.values().any(|p| p.syscall == "close") {
                             // close() by the runner's cleanup, after the body.
@@ -789,6 +850,15 @@ pub(super) fn scan(
                 }
                 if let Some(Some(r)) = reqs.remove(&u) {
                     inflight.remove(&u);
+                    if let Some(at) = aborted {
+                        if !abort_done {
+                            return nm(format!("{brief}: a reply during the abort (#{at}): whether the kernel took it is not known"));
+                        }
+                        // fuse_abort_conn ended the request; the reply finds
+                        // none (fuse_dev_do_write: request_find, -ENOENT)
+                        filt("reply after the abort");
+                        continue 'events;
+                    }
                     if matches!(r, RawReq::Open { .. })
                         && last_open_reply
                             .as_ref()
@@ -811,6 +881,14 @@ pub(super) fn scan(
                             RawReq::Open { .. } => None,
                         };
                         match op {
+                            // a server honouring FUSE_INTERRUPT: the
+                            // request answered -EINTR, not done (the
+                            // model's daemon may fail an interrupted
+                            // request, transport.rs)
+                            Some(_) if errno == libc::EINTR as i64 && signalled => {
+                                raw.push((key, e.seq, RawObs::ReplyErr(r), brief));
+                                continue 'events;
+                            }
                             Some(op) if errno == libc::EIO as i64 => {
                                 errors |= wbspec_models::fuse::config::parse_errors(&[op.to_string()])?;
                                 raw.push((key, e.seq, RawObs::ReplyErr(r), brief));

@@ -150,7 +150,21 @@ impl Slots {
         ver_of: &HashMap<Id, u8>,
     ) -> (FuseModel, Mapping) {
         let mut cfg = m.cfg.clone();
-        cfg.tasks = task.iter().map(|&t| m.cfg.tasks[t]).collect();
+        cfg.tasks = task
+            .iter()
+            .map(|&t| match m.cfg.tasks[t] {
+                // a signal names its target by task: its slot here (the
+                // target holds one while the signal can act on it)
+                TaskSpec::Signal { target, fatal } => TaskSpec::Signal {
+                    target: task
+                        .iter()
+                        .position(|&u| u == target as usize)
+                        .map_or(target, |s| s as u8),
+                    fatal,
+                },
+                spec => spec,
+            })
+            .collect();
         if task.len() != m.cfg.tasks.len() {
             cfg.versions = vers.to_vec();
             cfg.whole = Some(Whole {

@@ -107,7 +107,36 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         .collect();
     uniques.sort();
     uniques.dedup();
-    if let Some(w) = uniques.windows(2).find(|w| w[1] - w[0] > 2) {
+    // A SIGKILL takes back a request still on the pending list
+    // (request_wait_answer: FR_PENDING, list_del, -EINTR): it had its
+    // unique (fuse_get_unique when queued) and was never read. One such
+    // gap per SIGKILL task is that request; the search then has to take
+    // it back (the model's kill step), as nothing of it was observed.
+    let mut kills = events
+        .iter()
+        .filter(|e| {
+            e.ev == "mark"
+                && e.kind.as_deref() == Some("call")
+                && e.syscall.as_deref() == Some("signal")
+                && e.args
+                    .as_deref()
+                    .is_some_and(|a| a.split_whitespace().any(|w| w == "SIGKILL"))
+        })
+        .count() as u64;
+    let taken_back = |w: &&[u64]| {
+        let missing = (w[1] - w[0]) / 2 - 1;
+        if missing <= kills {
+            kills -= missing;
+            false
+        } else {
+            true
+        }
+    };
+    if let Some(w) = uniques
+        .windows(2)
+        .filter(|w| w[1] - w[0] > 2)
+        .find(taken_back)
+    {
         return nm(format!(
             "request {} not recorded (the trace jumps from unique {} to {}: fuser answered it without the server, e.g. an opcode it does not know)",
             w[0] + 2,
@@ -335,6 +364,16 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             RawTask::Fsync => TaskSpec::Fsync,
             RawTask::Close => TaskSpec::Close,
             RawTask::CloseRelease => TaskSpec::CloseRelease,
+            RawTask::Abort => TaskSpec::Abort,
+            RawTask::Signal { target, fatal } => {
+                if tasks.len() > MODEL_TASKS {
+                    return nm(format!("a signal in a trace of {} syscalls: the model's task slots ({MODEL_TASKS}) would renumber its target", tasks.len()));
+                }
+                TaskSpec::Signal {
+                    target: *target as u8,
+                    fatal: *fatal,
+                }
+            }
             RawTask::Open { trunc, direct } => {
                 if *trunc {
                     // the truncation writes zeros "by" the open task

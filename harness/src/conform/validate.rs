@@ -66,8 +66,15 @@ const NO_REPLY: &[&str] = &["FORGET", "BATCH_FORGET"];
 /// 0: RELEASE and RELEASEDIR (`fuse_prepare_release` sets
 /// `args.nocreds`; every RELEASE recorded on 6.18.44 has pid 0) and the
 /// forgets (`fuse_read_single_forget` / `fuse_read_batch_forget` build a
-/// header with no pid).
-const NO_CREDS: &[&str] = &["RELEASE", "RELEASEDIR", "FORGET", "BATCH_FORGET"];
+/// header with no pid), and FUSE_INTERRUPT (`fuse_read_interrupt`: a
+/// header with only its unique and opcode).
+const NO_CREDS: &[&str] = &[
+    "RELEASE",
+    "RELEASEDIR",
+    "FORGET",
+    "BATCH_FORGET",
+    "INTERRUPT",
+];
 
 /// Requests about the file itself (not a name in a directory).
 const FILE_OPS: &[&str] = &[
@@ -422,8 +429,35 @@ fn check_requests(events: &[Event], one_inode: bool) -> Result<(), Invalid> {
                         );
                     }
                 }
-                // nodeids: the root, or one a reply returned
-                if !known_nodes.contains(&node) && !FILE_OPS.contains(&op) {
+                // FUSE_INTERRUPT (fuse_read_interrupt): its unique is the
+                // interrupted request's | FUSE_INT_REQ_BIT, the header has
+                // no nodeid and no pid, and the request it names was read
+                // and is not answered yet (queue_interrupt runs only for a
+                // request the daemon has read: FR_SENT)
+                if op == "INTERRUPT" {
+                    let Some(target) = e.interrupts else {
+                        return bad(
+                            e,
+                            format_args!("INTERRUPT u={u} without the unique it interrupts"),
+                        );
+                    };
+                    if u != target | 1 || node != 0 {
+                        return bad(
+                            e,
+                            format_args!("INTERRUPT u={u} nodeid {node} for unique {target}: the kernel sends unique {} with nodeid 0", target | 1),
+                        );
+                    }
+                    match reqs.get(&target) {
+                        Some(r) if r.replied.is_none() => {}
+                        _ => {
+                            return bad(
+                                e,
+                                format_args!("INTERRUPT u={u} for unique {target}, which is not a request read and unanswered"),
+                            )
+                        }
+                    }
+                } else if !known_nodes.contains(&node) && !FILE_OPS.contains(&op) {
+                    // nodeids: the root, or one a reply returned
                     return bad(
                         e,
                         format_args!(

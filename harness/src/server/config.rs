@@ -30,7 +30,16 @@ pub struct ServerConfig {
     pub hold_timeout_ms: u64,
     /// Entry and attribute TTL (long and constant: no surprise GETATTRs).
     pub ttl_ms: u64,
+    /// After the session ends (the connection aborted: the dispatch
+    /// thread's read fails with ENODEV), keep the control socket serving
+    /// until `quit` (or [`LINGER_MAX_MS`]), so a scenario can still log
+    /// its marks after an abort. Absent from headers when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub linger: bool,
 }
+
+/// Longest a lingering server waits for `quit` after its session ended.
+pub const LINGER_MAX_MS: u64 = 20_000;
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -47,6 +56,7 @@ impl Default for ServerConfig {
             xattr_enodata: false,
             hold_timeout_ms: 10_000,
             ttl_ms: 60_000,
+            linger: false,
         }
     }
 }
@@ -75,6 +85,9 @@ impl ServerConfig {
         }
         if self.xattr_enodata {
             a.push("--xattr-enodata".into());
+        }
+        if self.linger {
+            a.push("--linger".into());
         }
         for (k, v) in [
             ("--max-write", self.max_write as u64),
@@ -110,6 +123,7 @@ impl ServerConfig {
             "--keep-cache" => self.keep_cache = true,
             "--parallel-dio" => self.parallel_dio = true,
             "--xattr-enodata" => self.xattr_enodata = true,
+            "--linger" => self.linger = true,
             "--max-write" => self.max_write = val(arg)? as u32,
             "--max-bg" => self.max_background = val(arg)? as u16,
             "--cong" => self.congestion_threshold = val(arg)? as u16,

@@ -19,26 +19,27 @@ use crate::control::{Command, ReleaseWhich};
 use crate::trace::{page_tags, unit_tags, units_from, Event};
 
 impl Core {
-    /// Should this reply to `op` be an injected -EIO (`fail OP`)? Decided
-    /// when the reply is produced (after any hold).
-    fn take_fail(&self, op: &str) -> bool {
+    /// The errno of an injected error reply to `op` (`fail OP`: -EIO, or
+    /// -EINTR), if one is armed. Decided when the reply is produced (after
+    /// any hold).
+    fn take_fail(&self, op: &str) -> Option<i32> {
         let mut c = lock(&self.ctl);
         match c.fails.get_mut(op) {
-            Some(n) if *n > 0 => {
+            Some((n, errno)) if *n > 0 => {
                 *n -= 1;
-                true
+                Some(*errno)
             }
-            _ => false,
+            _ => None,
         }
     }
 
-    /// Reply -EIO to `op` if a failure is armed; logs the reply.
-    pub(super) fn failed(&self, unique: u64, op: &str, t0: Instant) -> bool {
-        if !self.take_fail(op) {
-            return false;
-        }
-        self.log_reply(unique, op, errno_result(libc::EIO, "EIO"), t0);
-        true
+    /// The error to reply to `op` if a failure is armed (the reply is
+    /// logged); the caller replies it.
+    pub(super) fn failed(&self, unique: u64, op: &str, t0: Instant) -> Option<fuser::Errno> {
+        let errno = self.take_fail(op)?;
+        let name = if errno == libc::EINTR { "EINTR" } else { "EIO" };
+        self.log_reply(unique, op, errno_result(errno, name), t0);
+        Some(fuser::Errno::from_i32(errno))
     }
 
     /// Block the dispatch thread if a stall for `op` is armed (one-shot).
@@ -104,6 +105,11 @@ impl Core {
         if let Some(done) = parked {
             done();
         }
+    }
+
+    /// Wait until `quit` arrived, at most `ms`.
+    pub(super) fn linger(&self, ms: u64) {
+        self.wait_until(ms, |c| c.quit);
     }
 
     pub(super) fn release(&self, which: ReleaseWhich, why: &str) -> usize {
@@ -249,8 +255,13 @@ impl Core {
                     .collect();
                 format!("ok {}", Value::Array(v))
             }
-            Command::Fail { op, n } => {
-                lock(&self.ctl).fails.insert(op, n);
+            Command::Fail { op, n, errno } => {
+                lock(&self.ctl).fails.insert(op, (n, errno));
+                "ok".into()
+            }
+            Command::Quit => {
+                lock(&self.ctl).quit = true;
+                self.cv.notify_all();
                 "ok".into()
             }
             Command::Truncate { name, size } => {

@@ -12,8 +12,10 @@
 //!   decoded Options (MODE, UID, GID, SIZE, ATIME(_NOW), MTIME(_NOW), FH,
 //!   CTIME). FATTR_LOCKOWNER (1<<9) and FATTR_KILL_SUIDGID (1<<11) are
 //!   invisible, so they never appear in `valid` here.
-//! - FUSE_INTERRUPT is answered ENOSYS inside fuser and never reaches us;
-//!   so are opcodes fuser does not know (COPY_FILE_RANGE_64). Operations
+//! - FUSE_INTERRUPT is answered ENOSYS inside fuser and never reaches us
+//!   (after which the kernel sets fc->no_interrupt); it is recorded from
+//!   fuser's dispatch log (intr.rs). Opcodes fuser does not know
+//!   (COPY_FILE_RANGE_64) are answered ENOSYS inside fuser too. Operations
 //!   fuser knows but we do not implement are recorded and answered ENOSYS
 //!   (unimpl.rs), so only the former leave a gap in the `unique`s.
 //! - Requests queued in the kernel but not yet read are invisible (only
@@ -43,6 +45,7 @@ use crate::trace::Event;
 
 mod config;
 mod hold;
+mod intr;
 mod memfs;
 mod ops;
 mod record;
@@ -157,6 +160,7 @@ pub fn run_server(
     config.acl = SessionACL::All;
     config.n_threads = Some(1);
     let session = Session::new(RecFs { core: core.clone() }, mountpoint, &config)?;
+    intr::install(core.clone());
 
     {
         let c = core.clone();
@@ -187,6 +191,15 @@ pub fn run_server(
 
     let res = session.run();
 
+    if core.cfg.linger {
+        // the connection is gone (aborted, or unmounted); the scenario may
+        // still log marks until it says `quit`
+        let mut e = Event::new("mark");
+        e.text = Some(format!("session ended: {res:?}"));
+        e.kind = Some("note".into());
+        core.log(e);
+        core.linger(config::LINGER_MAX_MS);
+    }
     // Never leave a reply parked: release everything (replies to a dead
     // connection are harmless).
     lock(&core.ctl).exiting = true;

@@ -174,8 +174,8 @@ impl Filesystem for RecFs {
         self.go(e, Some(size.is_some()), move |core, unique, t0| {
             // only a size change can be failed (`fail SETATTR`): the
             // SETATTR(times) of fsync/close are answered as usual
-            if size.is_some() && core.failed(unique, "SETATTR", t0) {
-                return reply.error(Errno::EIO);
+            if let Some(e) = size.and_then(|_| core.failed(unique, "SETATTR", t0)) {
+                return reply.error(e);
             }
             let mut fs = lock(&core.fs);
             let now = SystemTime::now();
@@ -349,8 +349,8 @@ impl Filesystem for RecFs {
         e.flags = Some(flags.0);
         e.flag_names = Some(open_flag_names(flags.0));
         self.go(e, None, move |core, unique, t0| {
-            if core.failed(unique, "READ", t0) {
-                return reply.error(Errno::EIO);
+            if let Some(e) = core.failed(unique, "READ", t0) {
+                return reply.error(e);
             }
             let fs = lock(&core.fs);
             let data: Vec<u8> = match fs.files.get(&ino.0) {
@@ -406,8 +406,8 @@ impl Filesystem for RecFs {
         // The payload borrows fuser's read buffer: copy it before deferring.
         let data = data.to_vec();
         self.go(e, Some(wf & 1 != 0), move |core, unique, t0| {
-            if core.failed(unique, "WRITE", t0) {
-                return reply.error(Errno::EIO);
+            if let Some(e) = core.failed(unique, "WRITE", t0) {
+                return reply.error(e);
             }
             let mut fs = lock(&core.fs);
             let (before, after) = match fs.files.get_mut(&ino.0) {
@@ -446,8 +446,8 @@ impl Filesystem for RecFs {
         e.fh = Some(fh.0);
         e.lock_owner = Some(lock_owner.0);
         self.go(e, None, move |core, unique, t0| {
-            if core.failed(unique, "FLUSH", t0) {
-                return reply.error(Errno::EIO);
+            if let Some(e) = core.failed(unique, "FLUSH", t0) {
+                return reply.error(e);
             }
             core.log_reply(unique, "FLUSH", json!({}), t0);
             reply.ok();
@@ -486,8 +486,8 @@ impl Filesystem for RecFs {
         e.fh = Some(fh.0);
         e.datasync = Some(datasync);
         self.go(e, None, move |core, unique, t0| {
-            if core.failed(unique, "FSYNC", t0) {
-                return reply.error(Errno::EIO);
+            if let Some(e) = core.failed(unique, "FSYNC", t0) {
+                return reply.error(e);
             }
             core.log_reply(unique, "FSYNC", json!({}), t0);
             reply.ok();

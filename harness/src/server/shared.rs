@@ -84,6 +84,8 @@ pub(super) struct CtlState {
     pub(super) counts: HashMap<String, u64>,
     pub(super) stall: Option<(String, u64)>,
     pub(super) exiting: bool,
-    /// op -> replies still to fail with EIO (`fail OP n=N`).
-    pub(super) fails: HashMap<String, u64>,
+    /// op -> (replies still to fail, their errno) (`fail OP n=N errno=E`).
+    pub(super) fails: HashMap<String, (u64, i32)>,
+    /// `quit` arrived: a server lingering after its session ended exits.
+    pub(super) quit: bool,
 }
