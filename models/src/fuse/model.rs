@@ -271,6 +271,7 @@ impl FuseModel {
             Op::OpenTruncSize => self.op_open_trunc_size(&mut s, t)?,
             Op::Abort { timeout } => self.op_abort(&mut s, t, timeout)?,
             Op::Signal { target, fatal } => self.op_signal(&mut s, t, target as usize, fatal)?,
+            Op::Notify(op) => self.op_notify(&mut s, t, op)?,
         };
         if s.ev == Event::None
             && !self.split_through(t)

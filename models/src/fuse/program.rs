@@ -152,6 +152,8 @@ pub enum Op {
     Abort { timeout: bool },
     /// A signal to task `target` in request_wait_answer (transport.rs).
     Signal { target: u8, fatal: bool },
+    /// A server notification's steps (notify.rs).
+    Notify(super::notify::NotifyOp),
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -662,6 +664,9 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         TaskSpec::Abort => p.push(Op::Abort { timeout: false }),
         TaskSpec::Timeout => p.push(Op::Abort { timeout: true }),
         TaskSpec::Signal { target, fatal } => p.push(Op::Signal { target, fatal }),
+        TaskSpec::NotifyInval { .. } | TaskSpec::NotifyStore { .. } => {
+            super::notify::build(cfg, spec, &mut p)
+        }
     }
     p
 }

@@ -102,6 +102,11 @@ pub enum Step {
     TimeoutIdle,
     Signal,
     SignalIdle,
+    /// Server notifications (notify.rs).
+    NotifyServerWrite,
+    ReverseInvalInode,
+    NotifyStoreSize,
+    NotifyStorePage,
 }
 
 /// A code tree: the kernel code a state label's narrations name. Each
@@ -337,6 +342,14 @@ impl Step {
             Step::TimeoutIdle => "fuse_check_timeout: nothing outstanding (or aborted)",
             Step::Signal => "request_wait_answer: signal (FUSE_INTERRUPT, or -EINTR if pending)",
             Step::SignalIdle => "signal after the syscall returned",
+            Step::NotifyServerWrite => "the server's file changes (another client writes)",
+            Step::ReverseInvalInode => {
+                "fuse_notify_inval_inode → fuse_reverse_inval_inode: attr_version++, fuse_invalidate_attr"
+            }
+            Step::NotifyStoreSize => "fuse_notify_store: i_size_read, fuse_write_update_attr",
+            Step::NotifyStorePage => {
+                "fuse_notify_store: filemap_grab_folio, fuse_copy_folio, folio_mark_uptodate, folio_unlock"
+            }
         }
     }
 
@@ -426,6 +439,10 @@ impl Step {
         Step::TimeoutIdle,
         Step::Signal,
         Step::SignalIdle,
+        Step::NotifyServerWrite,
+        Step::ReverseInvalInode,
+        Step::NotifyStoreSize,
+        Step::NotifyStorePage,
     ];
 }
 
@@ -566,7 +583,11 @@ mod tests {
             | Step::TimeoutAbort
             | Step::TimeoutIdle
             | Step::Signal
-            | Step::SignalIdle => Step::ALL.contains(&s),
+            | Step::SignalIdle
+            | Step::NotifyServerWrite
+            | Step::ReverseInvalInode
+            | Step::NotifyStoreSize
+            | Step::NotifyStorePage => Step::ALL.contains(&s),
         }
     }
 
@@ -576,7 +597,7 @@ mod tests {
             assert!(listed(*s));
             assert!(!Step::ALL[..i].contains(s), "{s:?} twice");
         }
-        assert_eq!(Step::ALL.len(), 84);
+        assert_eq!(Step::ALL.len(), 88);
     }
 
     #[test]

@@ -195,6 +195,7 @@ impl Config {
                 }
             }
             self.validate_transport(t)?;
+            self.validate_notify(t)?;
             if let TaskSpec::DioMmap { .. } = t {
                 // fuse_file_mmap: MAP_SHARED of a FOPEN_DIRECT_IO open
                 if !self.direct_io_allow_mmap {

@@ -227,6 +227,17 @@ pub struct Variant {
     /// after the daemon read it (no FR_PENDING test) (kills x-intr).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mut_intr_bailout_sent: bool,
+    // ---- issue 22: server notifications (notify.rs)
+    /// fuse_reverse_inval_inode skips the folios it cannot drop at once
+    /// (locked, dirty or under writeback), as invalidate_mapping_pages
+    /// (mapping_try_invalidate) does, instead of
+    /// invalidate_inode_pages2_range's wait and launder.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_inval_skip_busy: bool,
+    /// fuse_notify_store without fuse_write_update_attr: a store past
+    /// EOF does not extend i_size.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_store_no_size: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -273,6 +284,8 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_abort_keeps_bg_queue",
     "mut_abort_queues",
     "mut_intr_bailout_sent",
+    "mut_inval_skip_busy",
+    "mut_store_no_size",
 ];
 
 impl Variant {
@@ -355,6 +368,8 @@ impl Variant {
             "mut_abort_keeps_bg_queue" => &mut self.mut_abort_keeps_bg_queue,
             "mut_abort_queues" => &mut self.mut_abort_queues,
             "mut_intr_bailout_sent" => &mut self.mut_intr_bailout_sent,
+            "mut_inval_skip_busy" => &mut self.mut_inval_skip_busy,
+            "mut_store_no_size" => &mut self.mut_store_no_size,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -421,6 +436,8 @@ impl Variant {
             ("mut_abort_keeps_bg_queue", self.mut_abort_keeps_bg_queue),
             ("mut_abort_queues", self.mut_abort_queues),
             ("mut_intr_bailout_sent", self.mut_intr_bailout_sent),
+            ("mut_inval_skip_busy", self.mut_inval_skip_busy),
+            ("mut_store_no_size", self.mut_store_no_size),
         ];
         for (n, on) in all {
             if on {
