@@ -39,6 +39,7 @@ const GROUPS: &[&str] = &[
     // proposals for findings classed in their own entries
     "## Fix proposals",
     "## The transport: aborts and the request timeout",
+    "## Server notifications racing the page cache",
 ];
 
 /// How many rows of the recorded traces' verdicts.tsv files name `id` as
