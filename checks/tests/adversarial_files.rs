@@ -61,7 +61,7 @@ impl SmallTmpfs {
                 target.as_ptr(),
                 c("tmpfs").as_ptr(),
                 0,
-                c("size=64k").as_ptr().cast(),
+                c("size=128k").as_ptr().cast(),
             )
         };
         if r != 0 {

@@ -40,6 +40,7 @@ const GROUPS: &[&str] = &[
     "## Fix proposals",
     "## The transport: aborts and the request timeout",
     "## Asynchronous direct I/O",
+    "## Server notifications racing the page cache",
 ];
 
 /// How many rows of the recorded traces' verdicts.tsv files name `id` as

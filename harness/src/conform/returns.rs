@@ -85,7 +85,9 @@ pub fn returns(m: &Mapping, t: usize) -> Returns {
         | TaskSpec::RemoteTruncate { .. }
         | TaskSpec::Abort
         | TaskSpec::Timeout
-        | TaskSpec::Signal { .. } => Returns::NotMapped,
+        | TaskSpec::Signal { .. }
+        | TaskSpec::NotifyInval { .. }
+        | TaskSpec::NotifyStore { .. } => Returns::NotMapped,
     }
 }
 

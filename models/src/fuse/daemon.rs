@@ -156,10 +156,22 @@ impl FuseModel {
                             payload[p] = self.ver(task as usize);
                         }
                     }
-                    Req::ThroughWrite { first, n, .. } => {
-                        // fuse_copy_args copies the folios now
+                    Req::ThroughWrite { task, first, n } => {
+                        // fuse_copy_args copies the folios now. A folio
+                        // an invalidation removed from the page cache
+                        // meanwhile is still the request's (ap->folios
+                        // holds a reference) and has the writer's data;
+                        // a folio at that index now is another one
+                        // unless it holds the writer's data or newer
                         for p in pages_mask(first, n) {
-                            payload[p] = s.pages[p].ver;
+                            let v = self.ver(task as usize);
+                            let cur = s.pages[p].ver;
+                            payload[p] =
+                                if s.pages[p].present() && !hist_older(s.hist[p], cur, v) {
+                                    cur
+                                } else {
+                                    v
+                                };
                         }
                     }
                     _ => {}

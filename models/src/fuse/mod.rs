@@ -15,6 +15,7 @@ mod iomode;
 mod legacy;
 mod lfolio;
 mod mmap;
+mod notify;
 pub mod model;
 pub mod narrate;
 pub mod oplabel;
@@ -49,7 +50,7 @@ use crate::spec::{self, Hits, KernelState, PropertyDef, Spec, SwitchDef, SwitchK
 /// definitions, the order of actions or a property's condition could make
 /// a saved trace mean something else, and then regenerate the traces
 /// (`cargo run --release -- check --all --write-traces`).
-pub const MODEL_VERSION: &str = "fuse-7";
+pub const MODEL_VERSION: &str = "fuse-8";
 
 impl stateright::Model for FuseModel {
     type State = State;
@@ -141,6 +142,8 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "fix_otrunc_keep_size", kind: SwitchKind::Fix, description: "F-otrunc fix (a): fuse_do_setattr(ATTR_OPEN) with atomic_o_trunc returns without i_size_write(0) and truncate_pagecache(0)" },
     SwitchDef { name: "fix_otrunc_setattr", kind: SwitchKind::Fix, description: "F-otrunc fix (b): fuse_do_setattr(ATTR_OPEN) sends SETATTR(size=0) under FUSE_NOWRITE even with atomic_o_trunc" },
     SwitchDef { name: "fix_pdio_wait_range", kind: SwitchKind::Fix, description: "F-pdio-lock fix: fuse_direct_io (B) for a write waits with filemap_fdatawait_range_keep_errors on its range, not fuse_sync_writes" },
+    SwitchDef { name: "mut_inval_skip_busy", kind: SwitchKind::Mutant, description: "fuse_reverse_inval_inode skips locked, dirty and writeback folios (invalidate_mapping_pages) instead of waiting and laundering" },
+    SwitchDef { name: "mut_store_no_size", kind: SwitchKind::Mutant, description: "fuse_notify_store does not extend i_size past EOF (no fuse_write_update_attr)" },
     SwitchDef { name: "fix_reclaim_flag_always", kind: SwitchKind::Fix, description: "F-reclaim-nowbc fix: fuse_init_file_inode sets AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM on every mount" },
 ];
 
@@ -416,5 +419,7 @@ mod tests_lfolio;
 mod tests_split;
 #[cfg(test)]
 mod tests_subpage;
+#[cfg(test)]
+mod tests_notify;
 #[cfg(test)]
 mod tests_transport;

@@ -285,6 +285,7 @@ impl FuseModel {
             Op::AioStart => unreachable!("done inline in skip_empty"),
             Op::AioQueued { unlock } => self.op_aio_queued(&mut s, t, unlock)?,
             Op::AioComplete => self.op_aio_complete(&mut s, t)?,
+            Op::Notify(op) => self.op_notify(&mut s, t, op)?,
         };
         if s.ev == Event::None
             && !self.split_through(t)

@@ -40,6 +40,10 @@ const FOLIO_LOCK: &str =
     "the model runs the store's folio_unlock in the same step as the store: drop the page_mkwrite wait instead";
 const SETATTR_UNLOCK: &str =
     "fuse_do_setattr's end (clear FUSE_I_SIZE_UNSTABLE, inode_unlock) is one step in the model; its inode_unlock cannot be dropped alone";
+const MUTANT_WALK: &str =
+    "the mutant mut_inval_skip_busy's walk in place of invalidate_inode_pages2_range: drop that op on the kernel's checks instead";
+const NOTIFY_SERVER: &str =
+    "the server's own change that the notification announces, not kernel code";
 const UPDATE_ATTR: &str =
     "the post-reply code of a split request (where the model checks the size)";
 const AIO: &str =
@@ -69,6 +73,14 @@ fn caller(cfg: &Config, spec: &TaskSpec, prog: &[Op], i: usize) -> &'static str 
             _ => "fuse_change_attributes",
         },
         TaskSpec::RemoteTruncate { .. } => "server",
+        TaskSpec::NotifyInval { .. } => match op {
+            Op::Notify(super::notify::NotifyOp::ServerWrite { .. }) => "server",
+            _ => "fuse_reverse_inval_inode",
+        },
+        TaskSpec::NotifyStore { .. } => match op {
+            Op::Notify(super::notify::NotifyOp::ServerWrite { .. }) => "server",
+            _ => "fuse_notify_store",
+        },
         TaskSpec::DioMmap { .. } => match op {
             Op::Invalidate { .. } | Op::CachedIoStart => "fuse_file_mmap",
             _ => "fuse_page_mkwrite",
@@ -220,7 +232,9 @@ fn callee(
         Op::Invalidate { .. }
             if matches!(
                 spec,
-                TaskSpec::DioWrite { .. } | TaskSpec::OdirectWrite { .. }
+                TaskSpec::DioWrite { .. }
+                    | TaskSpec::OdirectWrite { .. }
+                    | TaskSpec::NotifyInval { .. }
             ) =>
         {
             ("invalidate_inode_pages2_range", None)
@@ -247,6 +261,15 @@ fn callee(
         Op::AioStart => ("i_size_read", Some(AIO)),
         Op::AioQueued { .. } => ("fuse_aio_complete", Some(AIO)),
         Op::AioComplete => ("fuse_aio_complete", Some(AIO)),
+        // the notification tasks (notify.rs)
+        Op::Notify(super::notify::NotifyOp::ServerWrite { .. }) => ("write", Some(NOTIFY_SERVER)),
+        Op::Notify(super::notify::NotifyOp::InvalAttr) => ("fuse_invalidate_attr", None),
+        Op::Notify(super::notify::NotifyOp::InvalSkipBusy { .. }) => {
+            ("invalidate_mapping_pages", Some(MUTANT_WALK))
+        }
+        Op::Notify(super::notify::NotifyOp::StoreSize { .. }) => ("fuse_write_update_attr", None),
+        Op::Notify(super::notify::NotifyOp::StorePages { .. }) => ("fuse_copy_folio", Some(BODY)),
+        Op::Notify(super::notify::NotifyOp::Return { .. }) => ("return", Some(RETURN)),
         #[allow(unreachable_patterns)]
         _ => ("op", Some(BODY)),
     }

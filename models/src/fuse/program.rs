@@ -160,6 +160,8 @@ pub enum Op {
     AioQueued { unlock: bool },
     /// The completion, once no request is outstanding (aio.rs).
     AioComplete,
+    /// A server notification's steps (notify.rs).
+    Notify(super::notify::NotifyOp),
 }
 
 /// Builds the program of one task from its spec and the configuration.
@@ -736,6 +738,9 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         TaskSpec::Abort => p.push(Op::Abort { timeout: false }),
         TaskSpec::Timeout => p.push(Op::Abort { timeout: true }),
         TaskSpec::Signal { target, fatal } => p.push(Op::Signal { target, fatal }),
+        TaskSpec::NotifyInval { .. } | TaskSpec::NotifyStore { .. } => {
+            super::notify::build(cfg, spec, &mut p)
+        }
     }
     p
 }

@@ -3,6 +3,7 @@
 
 use super::lfolio;
 use super::model::{Action, Actor, FuseModel};
+use super::notify;
 use super::program::Op;
 use super::reclaim;
 use super::state::*;
@@ -475,6 +476,43 @@ pub const PROPERTIES: &[PropertyDef] = &[
         stricter: None,
         description: "an extending aio write waits for its requests (io->blocking)",
     },
+    // ---- server notifications (notify.rs)
+    PropertyDef {
+        name: "n1",
+        expectation: Expectation::Always,
+        stricter: None,
+        description: "when NOTIFY_INVAL_INODE returns, no clean cached page of its range holds data its change superseded and the server lacks",
+    },
+    PropertyDef {
+        name: "w-notify-stale",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "a clean cached page is older than the server's change a notification is about to announce",
+    },
+    PropertyDef {
+        name: "w-notify-blocked",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "NOTIFY_INVAL_INODE blocks in its page walk with no dirty page in its range",
+    },
+    PropertyDef {
+        name: "w-notify-launder",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "NOTIFY_INVAL_INODE waits for the WRITE of a folio it laundered",
+    },
+    PropertyDef {
+        name: "w-store-over-dirty",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "NOTIFY_STORE copies into a dirty folio or one under writeback",
+    },
+    PropertyDef {
+        name: "w-store-extend",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "NOTIFY_STORE extends i_size",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -718,6 +756,12 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::IntrEintr,
     |_, s| s.ev == Event::AioInFlight,
     |_, s| s.ev == Event::AioBlocking,
+    |_, s| s.viol2 & VIOL2_NOTIFY_INVAL == 0,
+    notify::w_notify_stale,
+    notify::w_notify_blocked,
+    notify::w_notify_launder,
+    |_, s| s.ev == Event::StoreOverDirty,
+    |_, s| s.ev == Event::StoreExtend,
 ];
 
 /// F-otrunc's window: an atomic open(O_TRUNC) has returned from fuse_open

@@ -164,7 +164,14 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
     if !cfg
         .tasks
         .iter()
-        .any(|t| matches!(t, TaskSpec::RemoteTruncate { .. }))
+        .any(|t| {
+            matches!(
+                t,
+                TaskSpec::RemoteTruncate { .. }
+                    | TaskSpec::NotifyInval { .. }
+                    | TaskSpec::NotifyStore { .. }
+            )
+        })
     {
         out.push("other clients of the server");
     }

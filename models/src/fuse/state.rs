@@ -383,6 +383,9 @@ pub const CONN_ABORTED: u8 = 1;
 /// `State::viol2` bit, x-intr: the server applied a request whose task
 /// had already returned -EINTR for it (the fatal-signal bail-out).
 pub const VIOL2_INTR_APPLIED: u8 = 32;
+/// `State::viol2` bit, n1: when a NOTIFY_INVAL_INODE returned, a clean
+/// cached page of its range held data older than the server's.
+pub const VIOL2_NOTIFY_INVAL: u8 = 64;
 
 /// What the last transition did that no state field shows afterwards
 /// (used only by `sometimes` witnesses; reset by every step).
@@ -476,6 +479,13 @@ pub enum Event {
     AioInFlight,
     /// An extending aio write's wait_for_completion returned (aio.rs).
     AioBlocking,
+    /// fuse_reverse_inval_inode bumped attr_version (notify.rs).
+    NotifyInval,
+    /// fuse_notify_store extended i_size.
+    StoreExtend,
+    /// fuse_notify_store copied into a dirty folio or one under
+    /// writeback.
+    StoreOverDirty,
 }
 
 /// The whole state.

@@ -107,6 +107,11 @@ pub enum Step {
     AioWaited,
     AioCompleteWork,
     AioWorkerDone,
+    /// Server notifications (notify.rs).
+    NotifyServerWrite,
+    ReverseInvalInode,
+    NotifyStoreSize,
+    NotifyStorePage,
 }
 
 /// A code tree: the kernel code a state label's narrations name. Each
@@ -349,6 +354,14 @@ impl Step {
                 "(proposal) fuse_aio_complete: last reference, queue fuse_aio_invalidate_worker"
             }
             Step::AioWorkerDone => "(proposal) fuse_aio_invalidate_worker: ki_complete",
+            Step::NotifyServerWrite => "the server's file changes (another client writes)",
+            Step::ReverseInvalInode => {
+                "fuse_notify_inval_inode → fuse_reverse_inval_inode: attr_version++, fuse_invalidate_attr"
+            }
+            Step::NotifyStoreSize => "fuse_notify_store: i_size_read, fuse_write_update_attr",
+            Step::NotifyStorePage => {
+                "fuse_notify_store: filemap_grab_folio, fuse_copy_folio, folio_mark_uptodate, folio_unlock"
+            }
         }
     }
 
@@ -443,6 +456,10 @@ impl Step {
         Step::AioWaited,
         Step::AioCompleteWork,
         Step::AioWorkerDone,
+        Step::NotifyServerWrite,
+        Step::ReverseInvalInode,
+        Step::NotifyStoreSize,
+        Step::NotifyStorePage,
     ];
 }
 
@@ -589,6 +606,10 @@ mod tests {
             | Step::AioWaited
             | Step::AioCompleteWork
             | Step::AioWorkerDone => Step::ALL.contains(&s),
+            | Step::NotifyServerWrite
+            | Step::ReverseInvalInode
+            | Step::NotifyStoreSize
+            | Step::NotifyStorePage => Step::ALL.contains(&s),
         }
     }
 
@@ -598,7 +619,7 @@ mod tests {
             assert!(listed(*s));
             assert!(!Step::ALL[..i].contains(s), "{s:?} twice");
         }
-        assert_eq!(Step::ALL.len(), 89);
+        assert_eq!(Step::ALL.len(), 93);
     }
 
     #[test]

@@ -113,7 +113,11 @@ impl FuseModel {
     pub(super) fn exec_truncate(&self, s: &mut State, t: usize, lo: u8, hi: u8) -> Option<Step> {
         let task = s.tasks[t];
         let start = task.cur.max(lo) as usize;
-        let p = match (start..hi as usize).find(|&p| s.pages[p].present()) {
+        // the folio this walk locked stays its folio, wherever i_size
+        // went meanwhile (fuse_notify_store writes i_size without
+        // inode_lock; the kernel's walk has its bounds as arguments)
+        let locked = (task.ph != 0).then_some(task.cur as usize);
+        let p = match locked.or_else(|| (start..hi as usize).find(|&p| s.pages[p].present())) {
             Some(p) => self.folio(p).start,
             None => {
                 // the folios went away meanwhile (another task's

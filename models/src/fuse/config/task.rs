@@ -127,6 +127,28 @@ pub enum TaskSpec {
     /// (-EINTR). Delivered once the target blocks in a request, or after
     /// it returned (then it changes nothing here).
     Signal { target: u8, fatal: bool },
+    /// The server changes pages `first..first+n` of its file (another
+    /// client's write, a new version) and then sends
+    /// FUSE_NOTIFY_INVAL_INODE (notify.rs): over that range
+    /// (`Range`), from offset 0 with len 0 (`Whole`: the whole page
+    /// cache), or with a negative offset (`Attr`: attributes only). The
+    /// change counts as one write whose window closes when the
+    /// notification returns to the server.
+    NotifyInval { first: u8, n: u8, form: InvalForm },
+    /// The server changes pages `first..first+n` and pushes the new data
+    /// into the page cache with FUSE_NOTIFY_STORE (notify.rs).
+    NotifyStore { first: u8, n: u8 },
+}
+
+/// The page range a FUSE_NOTIFY_INVAL_INODE names (fuse_reverse_inval_inode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum InvalForm {
+    /// offset and len of the changed pages.
+    Range,
+    /// offset 0, len 0: pg_end = -1, the whole page cache.
+    Whole,
+    /// offset < 0: attributes only, no page is invalidated.
+    Attr,
 }
 
 /// The catalogue's task syntax, one form per task kind (F+N: first page
@@ -163,6 +185,8 @@ pub const SYNTAX: &[&str] = &[
     "timeout",
     "signal N",
     "kill N",
+    "notify-inval F+N [whole|attr]",
+    "notify-store F+N",
 ];
 
 impl TaskSpec {
@@ -308,6 +332,24 @@ impl TaskSpec {
                 target: num(words.get(1))?,
                 fatal: true,
             },
+            Some("notify-inval") => {
+                let (first, n) = range(words.get(1))?;
+                let form = match words.get(2).copied() {
+                    None => InvalForm::Range,
+                    Some("whole") => InvalForm::Whole,
+                    Some("attr") => InvalForm::Attr,
+                    Some(_) => {
+                        return Err(format!(
+                            "task '{s}': notify-inval takes 'whole' or 'attr' after its range"
+                        ))
+                    }
+                };
+                TaskSpec::NotifyInval { first, n, form }
+            }
+            Some("notify-store") => {
+                let (first, n) = range(words.get(1))?;
+                TaskSpec::NotifyStore { first, n }
+            }
             _ => return Err(format!("unknown task '{s}' (tasks: {})", SYNTAX.join(", "))),
         };
         if aio && !t.is_aio() {
@@ -323,6 +365,7 @@ impl TaskSpec {
             | TaskSpec::Abort
             | TaskSpec::Timeout => 1,
             TaskSpec::Open { .. } => 4,
+            TaskSpec::NotifyInval { .. } => 3,
             _ => 2,
         };
         if words.len() > max_words {
@@ -367,6 +410,8 @@ impl TaskSpec {
             TaskSpec::Timeout => "timeout",
             TaskSpec::Signal { fatal: false, .. } => "signal",
             TaskSpec::Signal { fatal: true, .. } => "kill",
+            TaskSpec::NotifyInval { .. } => "n-inval",
+            TaskSpec::NotifyStore { .. } => "n-store",
         }
     }
 
@@ -384,6 +429,8 @@ impl TaskSpec {
                 | TaskSpec::Truncate { .. }
                 | TaskSpec::DioWrite { .. }
                 | TaskSpec::OdirectWrite { .. }
+                | TaskSpec::NotifyInval { .. }
+                | TaskSpec::NotifyStore { .. }
         )
     }
 
@@ -427,6 +474,8 @@ impl TaskSpec {
             | TaskSpec::Msync { first, n }
             | TaskSpec::SyncRange { first, n }
             | TaskSpec::Readahead { first, n }
+            | TaskSpec::NotifyInval { first, n, .. }
+            | TaskSpec::NotifyStore { first, n }
             | TaskSpec::Punch { first, n } => Some((first, n)),
             TaskSpec::Mmap { page }
             | TaskSpec::Gup { page }
@@ -494,6 +543,16 @@ impl fmt::Display for TaskSpec {
             TaskSpec::Signal { target, fatal } => {
                 write!(f, "{} {target}", if fatal { "kill" } else { "signal" })
             }
+            TaskSpec::NotifyInval { first, n, form } => write!(
+                f,
+                "notify-inval {first}+{n}{}",
+                match form {
+                    InvalForm::Range => "",
+                    InvalForm::Whole => " whole",
+                    InvalForm::Attr => " attr",
+                }
+            ),
+            TaskSpec::NotifyStore { first, n } => write!(f, "notify-store {first}+{n}"),
         }
     }
 }

@@ -204,6 +204,7 @@ impl Config {
                     "task '{t}': without async_dio (FUSE_ASYNC_DIO) the kernel does an aio direct request synchronously; write it without 'aio'"
                 ));
             }
+            self.validate_notify(t)?;
             if let TaskSpec::DioMmap { .. } = t {
                 // fuse_file_mmap: MAP_SHARED of a FOPEN_DIRECT_IO open
                 if !self.direct_io_allow_mmap {

@@ -240,6 +240,17 @@ pub struct Variant {
     /// fuse_direct_write_iter, after fuse_direct_IO returns (aio.rs).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub p_aio_inval_worker: bool,
+    // ---- issue 22: server notifications (notify.rs)
+    /// fuse_reverse_inval_inode skips the folios it cannot drop at once
+    /// (locked, dirty or under writeback), as invalidate_mapping_pages
+    /// (mapping_try_invalidate) does, instead of
+    /// invalidate_inode_pages2_range's wait and launder.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_inval_skip_busy: bool,
+    /// fuse_notify_store without fuse_write_update_attr: a store past
+    /// EOF does not extend i_size.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_store_no_size: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -288,6 +299,8 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_intr_bailout_sent",
     "mut_aio_extend_async",
     "p_aio_inval_worker",
+    "mut_inval_skip_busy",
+    "mut_store_no_size",
 ];
 
 impl Variant {
@@ -372,6 +385,8 @@ impl Variant {
             "mut_intr_bailout_sent" => &mut self.mut_intr_bailout_sent,
             "mut_aio_extend_async" => &mut self.mut_aio_extend_async,
             "p_aio_inval_worker" => &mut self.p_aio_inval_worker,
+            "mut_inval_skip_busy" => &mut self.mut_inval_skip_busy,
+            "mut_store_no_size" => &mut self.mut_store_no_size,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -440,6 +455,8 @@ impl Variant {
             ("mut_intr_bailout_sent", self.mut_intr_bailout_sent),
             ("mut_aio_extend_async", self.mut_aio_extend_async),
             ("p_aio_inval_worker", self.p_aio_inval_worker),
+            ("mut_inval_skip_busy", self.mut_inval_skip_busy),
+            ("mut_store_no_size", self.mut_store_no_size),
         ];
         for (n, on) in all {
             if on {
