@@ -157,10 +157,11 @@ impl FuseModel {
                 Step::InvRemove
             }
             NotifyOp::StoreSize { end } => {
-                // file_size = i_size_read(); end > file_size:
-                // fuse_write_update_attr(inode, end, num)
-                Self::bump_attr(s);
+                // file_size = i_size_read(); only if end > file_size:
+                // fuse_write_update_attr(inode, end, num) (attr_version++,
+                // i_size_write); the mutant skips that call
                 if end > s.i_size && !self.cfg.variant.mut_store_no_size {
+                    Self::bump_attr(s);
                     s.i_size = end;
                     s.ev = Event::StoreExtend;
                 }
