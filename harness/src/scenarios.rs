@@ -109,6 +109,7 @@ pub fn all() -> Vec<Scenario> {
     v.extend(crate::scenarios_split::all());
     v.extend(crate::scenarios_release::all());
     v.extend(crate::scenarios_files::all());
+    v.extend(crate::scenarios_aio::all());
     v
 }
 
