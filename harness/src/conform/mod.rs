@@ -241,6 +241,9 @@ pub enum Obs {
     Call(usize),
     /// Model task `t` has returned.
     Ret(usize),
+    /// Aio task `t`'s io_submit returned: a queued write at
+    /// -EIOCBQUEUED (`FuseModel::returned`), a blocking one when done.
+    Queued(usize),
     /// Buffered read task `t` has returned this data: per model page, the
     /// versions its bytes may be (`None`: past the bytes returned, a short
     /// read). The model's read must have copied exactly that.

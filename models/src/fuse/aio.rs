@@ -92,7 +92,7 @@ impl FuseModel {
     /// Has task `t`'s syscall returned to its thread? For a
     /// non-blocking aio task that is once io_submit returned
     /// -EIOCBQUEUED (it waits for its completion); otherwise once done.
-    pub(super) fn returned(&self, s: &State, t: usize) -> bool {
+    pub fn returned(&self, s: &State, t: usize) -> bool {
         if self.task_done(s, t) {
             return true;
         }
