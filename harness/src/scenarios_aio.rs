@@ -31,11 +31,16 @@ fn async_fdio(c: &mut ServerConfig) {
 
 pub fn all() -> Vec<Scenario> {
     vec![
-        sc!("j_aio_stale", "F-aio-stale: FUSE_ASYNC_DIO, O_DIRECT without FOPEN_DIRECT_IO; io_submit of a direct write of B returns at once (WRITE held); a buffered read meanwhile caches A (READ answered); after the WRITE reply and the completion a buffered read still returns A, a direct read B", async_odirect, |c| wrap(c, |x| aio_stale(x, false))),
-        sc!("j_aio_stale_fdio", "F-aio-stale with FOPEN_DIRECT_IO: the same, through fuse_direct_write_iter, whose invalidation (E) runs before the reply", async_fdio, |c| wrap(c, |x| aio_stale(x, true))),
-        sc!("j_aio_trunc", "F-aio-trunc: FUSE_ASYNC_DIO; an aio direct write of page 1 of 2 held; ftruncate(4K) returns (SETATTR answered); after the WRITE reply and the completion, i_size is 4K while the server's file is 8K", async_odirect, |c| wrap(c, aio_trunc)),
-        sc!("j_aio_extend", "FUSE_ASYNC_DIO: an aio direct write past EOF is blocking (io->blocking): io_submit returns only after the WRITE reply; i_size grows", async_odirect, |c| wrap(c, aio_extend)),
+        sc!("j_aio_stale", "F-aio-stale: FUSE_ASYNC_DIO, O_DIRECT without FOPEN_DIRECT_IO; io_submit of a direct write of B returns at once (WRITE held); a buffered read meanwhile caches A (READ answered); after the WRITE reply and the completion a buffered read still returns A, a direct read B", async_odirect, |c| wrap(c, |x| aio_stale(x, false)), needs_aio),
+        sc!("j_aio_stale_fdio", "F-aio-stale with FOPEN_DIRECT_IO: the same, through fuse_direct_write_iter, whose invalidation (E) runs before the reply", async_fdio, |c| wrap(c, |x| aio_stale(x, true)), needs_aio),
+        sc!("j_aio_trunc", "F-aio-trunc: FUSE_ASYNC_DIO; an aio direct write of page 1 of 2 held; ftruncate(4K) returns (SETATTR answered); after the WRITE reply and the completion, i_size is 4K while the server's file is 8K", async_odirect, |c| wrap(c, aio_trunc), needs_aio),
+        sc!("j_aio_extend", "FUSE_ASYNC_DIO: an aio direct write past EOF is blocking (io->blocking): io_submit returns only after the WRITE reply; i_size grows", async_odirect, |c| wrap(c, aio_extend), needs_aio),
     ]
+}
+
+/// Native aio must work (CONFIG_AIO, fs.aio-max-nr not exhausted).
+fn needs_aio() -> Option<String> {
+    Aio::new(1).err().map(|e| format!("no native aio: {e}"))
 }
 
 /// io_submit of a direct pwrite of `tags` at `off` on `fd`, on this thread.
