@@ -538,6 +538,8 @@ mod test_trace;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_aio;
+#[cfg(test)]
 mod tests_filters;
 #[cfg(test)]
 mod tests_project;
