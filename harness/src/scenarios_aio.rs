@@ -16,7 +16,6 @@ use crate::scenarios_fidelity::fstat_size;
 use crate::server::ServerConfig;
 use crate::sys::AlignedBuf;
 use crate::trace::Event;
-use crate::trace_query::Tr;
 
 /// FUSE_ASYNC_DIO; O_DIRECT opens are normal caching opens (no
 /// FOPEN_DIRECT_IO): fuse_cache_write_iter → generic_file_direct_write.
@@ -72,11 +71,6 @@ fn reap(ctx: &mut Ctx, aio: &mut Aio, ms: u64) -> Result<Completion, Fail> {
     c.ok_or_else(|| fail("the aio write completes", format!("no completion within {ms} ms")))
 }
 
-/// The direct WRITEs (no FUSE_WRITE_CACHE) in the trace.
-fn direct_writes(t: &Tr) -> Vec<&Event> {
-    t.reqs("WRITE").into_iter().filter(|w| !w.is_cache_write()).collect()
-}
-
 /// Page A written and on the server, page cache clean; fd1 the caching
 /// fd, fd2 an O_DIRECT one (its open invalidates the page cache: no
 /// FOPEN_KEEP_CACHE). `tags`: the file's pages.
@@ -98,7 +92,7 @@ fn aio_stale(ctx: &mut Ctx, fdio: bool) -> Res {
     ctx.wait_held(1, 2000)?;
     let t = ctx.trace()?;
     let sr = t.mark_seq("ret", "T0", "io_submit")?;
-    let ws = direct_writes(&t);
+    let ws = t.plain_writes();
     let w = first(&ws, "direct WRITE")?;
     // promised by the design (bcba24cc): a non-extending async direct
     // write returns -EIOCBQUEUED without waiting for its reply. (The
@@ -169,7 +163,7 @@ fn aio_trunc(ctx: &mut Ctx) -> Res {
         .into_iter()
         .filter(|s| s.size.is_some())
         .collect();
-    let ws = direct_writes(&t);
+    let ws = t.plain_writes();
     ctx.expect(
         "ftruncate's SETATTR(size=4096) answered while the aio WRITE is held",
         sets.len() == 1
@@ -216,7 +210,7 @@ fn aio_extend(ctx: &mut Ctx) -> Res {
     })?;
     let t = ctx.trace()?;
     let sr = t.mark_seq("ret", "T1", "io_submit")?;
-    let ws = direct_writes(&t);
+    let ws = t.plain_writes();
     ctx.expect(
         "io_submit returned after the WRITE reply",
         ws.len() == 1 && t.reply_seq(ws[0]).is_some_and(|rs| rs < sr),
