@@ -49,7 +49,7 @@ const IOCB_CMD_PWRITE: u16 = 1;
 
 fn ret_of(r: libc::c_long) -> Ret {
     Ret {
-        ret: i64::from(r),
+        ret: r,
         errno: if r < 0 {
             std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
         } else {
