@@ -29,6 +29,7 @@
 //!   on xfs over a loop device; binary `nowait-append`).
 //! - [`require`]: whether a test that needs the kernel or a browser skips or
 //!   fails where they are missing.
+pub mod aio;
 pub mod conform;
 pub mod control;
 pub mod ctx;
@@ -57,6 +58,7 @@ pub mod scenarios_split;
 pub mod scenarios_transport;
 pub mod scenarios_truncate;
 pub mod scenarios_writeback;
+pub mod scenarios_aio;
 pub mod server;
 pub mod sys;
 pub mod trace;

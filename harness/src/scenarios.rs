@@ -110,6 +110,7 @@ pub fn all() -> Vec<Scenario> {
     v.extend(crate::scenarios_release::all());
     v.extend(crate::scenarios_files::all());
     v.extend(crate::scenarios_transport::all());
+    v.extend(crate::scenarios_aio::all());
     v
 }
 

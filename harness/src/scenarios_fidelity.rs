@@ -61,7 +61,7 @@ pub fn all() -> Vec<Scenario> {
 }
 
 /// The inode's cached i_size (statx with AT_STATX_DONT_SYNC: no GETATTR).
-fn cached_size(ctx: &mut Ctx, actor: &str, fd: i32) -> Result<i64, crate::fail::Fail> {
+pub(crate) fn cached_size(ctx: &mut Ctx, actor: &str, fd: i32) -> Result<i64, crate::fail::Fail> {
     Ok(ctx
         .sys_ok(actor, "statx_cached", &format!("fd={fd}"), || {
             sys::cached_size(fd)
@@ -69,7 +69,7 @@ fn cached_size(ctx: &mut Ctx, actor: &str, fd: i32) -> Result<i64, crate::fail::
         .0)
 }
 
-fn fstat_size(ctx: &mut Ctx, actor: &str, fd: i32) -> Result<i64, crate::fail::Fail> {
+pub(crate) fn fstat_size(ctx: &mut Ctx, actor: &str, fd: i32) -> Result<i64, crate::fail::Fail> {
     Ok(ctx
         .sys_ok(actor, "fstat", &format!("fd={fd}"), || sys::fstat_size(fd))?
         .0)

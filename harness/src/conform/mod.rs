@@ -249,6 +249,9 @@ pub enum Obs {
     Call(usize),
     /// Model task `t` has returned.
     Ret(usize),
+    /// Aio task `t`'s io_submit returned: a queued write at
+    /// -EIOCBQUEUED (`FuseModel::returned`), a blocking one when done.
+    Queued(usize),
     /// Buffered read task `t` has returned this data: per model page, the
     /// versions its bytes may be (`None`: past the bytes returned, a short
     /// read). The model's read must have copied exactly that.
@@ -542,6 +545,8 @@ fn conform_file(events: &[Event], scenario: Option<&str>) -> project::FileVerdic
 mod test_trace;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_aio;
 #[cfg(test)]
 mod tests_filters;
 #[cfg(test)]

@@ -20,6 +20,8 @@ pub(super) enum RawReq {
 pub(super) enum RawObs {
     Call(usize),
     Ret(usize),
+    /// An aio task's io_submit returned (harness/src/aio.rs).
+    Queued(usize),
     /// A buffered read returned `bytes` bytes starting at real page
     /// `first`, with these page tags (None: the ret mark has no data=).
     ReadRet(usize, u64, u64, Option<String>),

@@ -185,6 +185,9 @@ pub(super) struct Scan {
     pub(super) rets: HashMap<usize, i64>,
     /// the page tags a read's `ret` mark carries (`data=`), by task
     pub(super) ret_tags: HashMap<usize, String>,
+    /// the direct writes submitted by io_submit (asynchronous kiocbs:
+    /// the model's `aio` tasks)
+    pub(super) aio: HashSet<usize>,
 }
 
 /// Scan the events after the header (`wbc`: writeback_cache; `keep_cache`:
@@ -249,6 +252,10 @@ pub(super) fn scan(
     let mut abort_done = false;
     // a signal task was issued: FUSE_INTERRUPT and -EINTR replies
     let mut signalled = false;
+    // aio tasks: every one io_submit started; those whose io_submit
+    // returned and whose completion io_getevents has not reaped yet
+    let mut aio: HashSet<usize> = HashSet::new();
+    let mut aio_out: Vec<usize> = vec![];
 
     'events: for (i, e) in events.iter().enumerate().skip(1) {
         let key = 2 * i as u64;
@@ -400,8 +407,16 @@ pub(super) fn scan(
                             }
                         }
                         // sendfile(2) into the file takes the write(2) path
-                        // (iter_file_splice_write → vfs_iter_write)
-                        "pwrite" | "sendfile" => {
+                        // (iter_file_splice_write → vfs_iter_write);
+                        // io_submit of one IOCB_CMD_PWRITE (`... pwrite`,
+                        // harness/src/aio.rs) a direct write on an
+                        // asynchronous kiocb: the `aio` task, whose
+                        // io_submit ret is `Queued` and whose completion
+                        // is io_getevents' ret
+                        "pwrite" | "sendfile" | "io_submit" => {
+                            if sc == "io_submit" && words.last() != Some(&"pwrite") {
+                                return nm(format!("#{} io_submit of other than one pwrite iocb: no model task", e.seq));
+                            }
                             let off = byte_arg(&args, "off", 0, e.seq, &sc)?;
                             let ptags = words.get(2).copied().unwrap_or("").to_string();
                             let first = pages_of(off, "pwrite offset")?;
@@ -422,6 +437,12 @@ pub(super) fn scan(
                             let n = pages_of(len, "pwrite length")?;
                             let tags = tags_in(unit, &ptags, arg(&args, "units"), len)?;
                             let kind = fd_kind(&fds)?;
+                            if sc == "io_submit" {
+                                if kind == FdKind::Cached {
+                                    return nm(format!("#{} io_submit on a cached fd: a buffered aio write is synchronous (no IOCB_DIRECT); the model's aio tasks are direct", e.seq));
+                                }
+                                aio.insert(tasks.len());
+                            }
                             p.direct_write = kind != FdKind::Cached;
                             p.through_write = kind == FdKind::Cached && !wbc;
                             // (fuse_perform_write sends one WRITE per
@@ -563,6 +584,9 @@ pub(super) fn scan(
                             filt("syscall statx_cached");
                             None
                         }
+                        // the reaping of an aio completion: its ret is the
+                        // aio task's return (below)
+                        "io_getevents" => None,
                         other => return nm(format!("syscall {other} has no model task")),
                     };
                     if task.is_some() {
@@ -642,6 +666,38 @@ pub(super) fn scan(
                             };
                             fds.insert(fd, k);
                         }
+                    }
+                    if sc == "io_submit" {
+                        let Some(t) = p.task else { continue 'events };
+                        if e.ret != Some(1) {
+                            return nm(format!("#{} io_submit returned {:?} (errno {}), not 1: a failed submission is not modelled", e.seq, e.ret, e.errno.unwrap_or(0)));
+                        }
+                        raw.push((key, e.seq, RawObs::Queued(t), brief));
+                        aio_out.push(t);
+                        continue 'events;
+                    }
+                    if sc == "io_getevents" {
+                        match e.ret {
+                            Some(0) => continue 'events,
+                            Some(1) => {}
+                            r => return nm(format!("#{} io_getevents returned {r:?}: only one completion at a time is mapped", e.seq)),
+                        }
+                        let [t] = aio_out[..] else {
+                            return nm(format!("#{} io_getevents reaped a completion with {} aio writes outstanding: it cannot be given to one aio task", e.seq, aio_out.len()));
+                        };
+                        let res = e
+                            .text
+                            .as_deref()
+                            .and_then(|x| x.split_whitespace().find_map(|w| w.strip_prefix("res=")))
+                            .and_then(|v| v.parse::<i64>().ok())
+                            .ok_or_else(|| format!("bad trace: #{} io_getevents ret without res=", e.seq))?;
+                        if res < 0 && errors == 0 {
+                            return nm(format!("#{} the aio write failed (res {res}): errors are not modelled", e.seq));
+                        }
+                        aio_out.clear();
+                        rets.insert(t, res);
+                        raw.push((key, e.seq, RawObs::Ret(t), brief));
+                        continue 'events;
                     }
                     // after the abort: the writeback error it left
                     // (ECONNABORTED, fuse_writepage_end's mapping_set_error)
@@ -922,7 +978,11 @@ pub(super) fn scan(
             _ => {}
         }
     }
+    if !aio_out.is_empty() {
+        return nm("an aio write whose completion the trace never reaps (io_getevents)");
+    }
     Ok(Scan {
+        aio,
         raw,
         tasks,
         filtered,

@@ -330,6 +330,7 @@ fn describe(m: &Mapping, o: &Obs) -> String {
     match o {
         Obs::Call(t) => format!("the start of T{t} {}", m.cfg.tasks[*t]),
         Obs::Ret(t) => format!("the return of T{t} {}", m.cfg.tasks[*t]),
+        Obs::Queued(t) => format!("the return of T{t} {}'s io_submit", m.cfg.tasks[*t]),
         Obs::ReadRet(t, d) => format!(
             "the return of T{t} {} with [{}]",
             m.cfg.tasks[*t],
@@ -451,6 +452,10 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
         let mut expected = describe(m, &oa.obs);
         match &obs {
             Obs::Call(t) => next.extend(cl.iter().map(|n| (n.0, n.1 | (1 << t), n.2))),
+            Obs::Queued(t) => {
+                // a queued aio write past AioQueued, a blocking one done
+                next.extend(cl.iter().filter(|n| model.returned(&n.0, *t)).copied())
+            }
             Obs::Ret(t) => {
                 // done, and returning what the trace records (returns.rs)
                 let mut why = None;

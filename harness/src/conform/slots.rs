@@ -238,6 +238,7 @@ impl Slots {
         Some(match o {
             Obs::Call(t) => Obs::Call(slot(t)?),
             Obs::Ret(t) => Obs::Ret(slot(t)?),
+            Obs::Queued(t) => Obs::Queued(slot(t)?),
             Obs::ReadRet(t, d) => Obs::ReadRet(
                 slot(t)?,
                 d.iter().map(|(p, v)| (*p, v.as_ref().map(vs))).collect(),

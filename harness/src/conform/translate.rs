@@ -157,6 +157,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             through_reqs,
             rets,
             ret_tags,
+            aio,
         },
         unit,
     ) = {
@@ -312,7 +313,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 TaskSpec::DioWrite {
                     first,
                     n,
-                    aio: false,
+                    aio: aio.contains(&i),
                 }
             }
             RawTask::OdirectWrite { first, n, tags } => {
@@ -320,7 +321,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 TaskSpec::OdirectWrite {
                     first,
                     n,
-                    aio: false,
+                    aio: aio.contains(&i),
                 }
             }
             RawTask::Mmap { page, tag } => {
@@ -514,6 +515,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         let o = match o {
             RawObs::Call(t) => Obs::Call(*t),
             RawObs::Ret(t) => Obs::Ret(*t),
+            RawObs::Queued(t) => Obs::Queued(*t),
             RawObs::ReadRet(t, first, bytes, data) => {
                 let TaskSpec::Read { first: mf, n: mn } = specs[*t] else {
                     unreachable!("a ReadRet is a read task's")
@@ -570,7 +572,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         versions: Vec::new(),
         max_background: Some(bg),
         congestion_threshold: Some(cong),
-        async_dio: false,
+        async_dio: flag("async_dio", false),
         real_pages: {
             let mut rp = [1u8; MODEL_PAGES];
             for (i, r) in regions.iter().enumerate() {

@@ -220,8 +220,9 @@ enum Fact {
 
 /// The mount facts every trace header carries (harness/src/server/config.rs
 /// writes them all): the mapping reads each, so a header without one is
-/// refused rather than guessed. `parallel_dio` is optional: recorders
-/// before it existed never set FOPEN_PARALLEL_DIRECT_WRITES.
+/// refused rather than guessed. `parallel_dio` and `async_dio` are
+/// optional: recorders before them never set FOPEN_PARALLEL_DIRECT_WRITES
+/// or negotiated FUSE_ASYNC_DIO.
 const MOUNT_FACTS: &[(&str, Fact)] = &[
     ("writeback_cache", Fact::Flag),
     ("keep_cache", Fact::Flag),
@@ -237,7 +238,11 @@ const MOUNT_FACTS: &[(&str, Fact)] = &[
 /// `unit_tags`: the recorder writes 1 KiB unit tags where page tags do
 /// not give them (trace::unit_tags); without it an unaligned trace's
 /// units are not known.
-const OPTIONAL_FACTS: &[(&str, Fact)] = &[("parallel_dio", Fact::Flag), ("unit_tags", Fact::Flag)];
+const OPTIONAL_FACTS: &[(&str, Fact)] = &[
+    ("parallel_dio", Fact::Flag),
+    ("unit_tags", Fact::Flag),
+    ("async_dio", Fact::Flag),
+];
 
 /// Event kinds, `seq` order, and matched calls and returns.
 fn check_marks(events: &[Event]) -> Result<(), Invalid> {

@@ -38,6 +38,9 @@ impl Filesystem for RecFs {
         if cfg.direct_io_allow_mmap {
             want |= InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP;
         }
+        if cfg.async_dio {
+            want |= InitFlags::FUSE_ASYNC_DIO;
+        }
         let added = config.add_capabilities(want);
         let mw = config.set_max_write(cfg.max_write);
         // Always set BOTH (see ServerConfig::congestion_threshold).

@@ -29,12 +29,19 @@
 //!
 //! Abstraction: the completion (fuse_aio_complete's attr_version bump
 //! and ki_complete) is the aio task's own step `AioComplete`, enabled
-//! once none of its requests is outstanding, rather than part of the
-//! last reply's step: the time between the two is the time until user
-//! space reaps the completion. The task's write counts as returned (the
-//! ghost window of b1/b3/a3 closes) at that step. A GETATTR reply in the
-//! gap sees the older attr_version; a non-extending write does not move
-//! the server's size past i_size, so no size the model tracks changes.
+//! once none of its requests is outstanding and after `AioQueued`,
+//! rather than part of the last reply's step. In the kernel it runs in
+//! the replying context, or in fuse_direct_IO before the unlock if every
+//! reply came first; the model delays it to any later point. The task's
+//! write counts as returned (the ghost window of b1/b3/a3 closes) at
+//! that step, so reads in the gap carry no obligation (weaker, never a
+//! false alarm). A GETATTR sent or answered in the gap sees the other
+//! attr_version than the kernel would; a non-extending write does not
+//! move the server's size past i_size, so no size the model tracks
+//! changes. Not modelled either: a *synchronous* O_DIRECT request with
+//! FUSE_ASYNC_DIO (io->async and io->blocking) is still the one-chunk-
+//! at-a-time loop of program.rs, not "send all, then wait" with -EIO
+//! for a short chunk; no catalogue check splits or shorts one.
 //! Not modelled: fuse_do_truncate after a failed *extending* write (the
 //! server may not answer a blocking aio write short or with an error).
 
@@ -92,7 +99,7 @@ impl FuseModel {
     /// Has task `t`'s syscall returned to its thread? For a
     /// non-blocking aio task that is once io_submit returned
     /// -EIOCBQUEUED (it waits for its completion); otherwise once done.
-    pub(super) fn returned(&self, s: &State, t: usize) -> bool {
+    pub fn returned(&self, s: &State, t: usize) -> bool {
         if self.task_done(s, t) {
             return true;
         }
