@@ -45,7 +45,12 @@ fn needs_aio() -> Option<String> {
 /// io_submit of a direct pwrite of `tags` at `off` on `fd`, on this thread.
 fn submit(ctx: &mut Ctx, aio: &mut Aio, fd: i32, off: u64, tags: &str) -> Result<i64, Fail> {
     let s = aio.prepare_pwrite(fd, AlignedBuf::pages(tags), off);
-    let (r, _) = ctx.sys("T0", "io_submit", &format!("fd={fd} off={off} {tags} pwrite"), || s.go())?;
+    let (r, _) = ctx.sys(
+        "T0",
+        "io_submit",
+        &format!("fd={fd} off={off} {tags} pwrite"),
+        || s.go(),
+    )?;
     if r.ret < 0 {
         return Err(fail("io_submit succeeds", format!("errno {}", r.errno)));
     }
@@ -53,9 +58,20 @@ fn submit(ctx: &mut Ctx, aio: &mut Aio, fd: i32, off: u64, tags: &str) -> Result
 }
 
 /// io_submit on its own thread (actor T1): for a submission that blocks.
-fn spawn_submit(ctx: &mut Ctx, aio: &mut Aio, fd: i32, off: u64, tags: &str) -> Result<Pending, Fail> {
+fn spawn_submit(
+    ctx: &mut Ctx,
+    aio: &mut Aio,
+    fd: i32,
+    off: u64,
+    tags: &str,
+) -> Result<Pending, Fail> {
     let s = aio.prepare_pwrite(fd, AlignedBuf::pages(tags), off);
-    ctx.spawn("T1", "io_submit", &format!("fd={fd} off={off} {tags} pwrite"), move || s.go())
+    ctx.spawn(
+        "T1",
+        "io_submit",
+        &format!("fd={fd} off={off} {tags} pwrite"),
+        move || s.go(),
+    )
 }
 
 /// io_getevents for one completion, waiting up to `ms`; the ret mark
@@ -66,9 +82,19 @@ fn reap(ctx: &mut Ctx, aio: &mut Aio, ms: u64) -> Result<Completion, Fail> {
     let got = aio.reap(ms);
     let d = t.elapsed().as_micros() as u64;
     let (r, c) = got.map_err(|e| fail("io_getevents succeeds", e))?;
-    let res = c.map(|c| c.res.to_string()).unwrap_or_else(|| "none".into());
-    ctx.mark(&format!("ret T0 io_getevents {} errno={} dur_us={d} res={res}", r.ret, r.errno))?;
-    c.ok_or_else(|| fail("the aio write completes", format!("no completion within {ms} ms")))
+    let res = c
+        .map(|c| c.res.to_string())
+        .unwrap_or_else(|| "none".into());
+    ctx.mark(&format!(
+        "ret T0 io_getevents {} errno={} dur_us={d} res={res}",
+        r.ret, r.errno
+    ))?;
+    c.ok_or_else(|| {
+        fail(
+            "the aio write completes",
+            format!("no completion within {ms} ms"),
+        )
+    })
 }
 
 /// Page A written and on the server, page cache clean; fd1 the caching
@@ -88,21 +114,15 @@ fn aio_stale(ctx: &mut Ctx, fdio: bool) -> Res {
     let mut aio = Aio::new(4).map_err(|e| fail("io_setup", e))?;
     ctx.ctl("hold WRITE n=1 cache=0")?;
     let n = submit(ctx, &mut aio, fd2, 0, "B")?;
-    ctx.expect("io_submit takes the write", n == 1, || format!("io_submit returned {n}"))?;
+    ctx.expect("io_submit takes the write", n == 1, || {
+        format!("io_submit returned {n}")
+    })?;
     ctx.wait_held(1, 2000)?;
     let t = ctx.trace()?;
     let sr = t.mark_seq("ret", "T0", "io_submit")?;
     let ws = t.plain_writes();
     let w = first(&ws, "direct WRITE")?;
-    // promised by the design (bcba24cc): a non-extending async direct
-    // write returns -EIOCBQUEUED without waiting for its reply. (The
-    // WRITE is a background request: the server may read it before or
-    // after io_submit's ret mark.)
-    ctx.expect(
-        "io_submit returned while its WRITE is held (-EIOCBQUEUED)",
-        t.reply_seq(w).is_none(),
-        || format!("{} ret #{sr}", briefs(&ws)),
-    )?;
+    let wu = w.unique;
     // the buffered read while the WRITE is held
     let d1 = ctx.pread("T0", fd1, 0, PG as usize)?;
     let d1 = crate::trace::page_tags(&d1);
@@ -116,16 +136,37 @@ fn aio_stale(ctx: &mut Ctx, fdio: bool) -> Res {
     )?;
     ctx.ctl("release all")?;
     let comp = reap(ctx, &mut aio, 3000)?;
-    ctx.expect("the completion reports the whole page", comp.res == PG as i64, || {
-        format!("res {}", comp.res)
-    })?;
+    ctx.expect(
+        "the completion reports the whole page",
+        comp.res == PG as i64,
+        || format!("res {}", comp.res),
+    )?;
+    // promised by the design (bcba24cc): a non-extending async direct
+    // write returns -EIOCBQUEUED without waiting for its reply: io_submit's
+    // ret mark comes before the WRITE's reply. (The WRITE is a background
+    // request: the server may read it before or after that mark.)
+    let t = ctx.trace()?;
+    let ws = t.plain_writes();
+    let w = ws.iter().find(|e| e.unique == wu);
+    let reply = w.and_then(|w| t.reply_seq(w));
+    ctx.expect(
+        "io_submit returned before its WRITE was answered (-EIOCBQUEUED)",
+        reply.is_some_and(|r| r > sr),
+        || format!("{} io_submit ret #{sr}, reply {reply:?}", briefs(&ws)),
+    )?;
     let d2 = ctx.pread("T0", fd1, 0, PG as usize)?;
     let d2 = crate::trace::page_tags(&d2);
     let d3 = ctx.pread("T0", fd2, 0, PG as usize)?;
     let d3 = crate::trace::page_tags(&d3);
     let t = ctx.trace()?;
-    let c2 = t.mark_after("call", "T0", "pread", c).map(|e| e.seq).unwrap_or(u64::MAX);
-    let r2 = t.mark_after("ret", "T0", "pread", c2).map(|e| e.seq).unwrap_or(u64::MAX);
+    let c2 = t
+        .mark_after("call", "T0", "pread", c)
+        .map(|e| e.seq)
+        .unwrap_or(u64::MAX);
+    let r2 = t
+        .mark_after("ret", "T0", "pread", c2)
+        .map(|e| e.seq)
+        .unwrap_or(u64::MAX);
     let reads2 = t.reqs_between("READ", c2, r2);
     ctx.notes.push(format!(
         "{}: read during the hold {d1:?}, after the completion buffered {d2:?} ({} READ), direct {d3:?}",
@@ -139,7 +180,9 @@ fn aio_stale(ctx: &mut Ctx, fdio: bool) -> Res {
         d2 == "A" && reads2.is_empty(),
         || format!("buffered read {d2:?}, READs {}", briefs(&reads2)),
     )?;
-    ctx.expect("a direct read returns B", d3 == "B", || format!("direct read {d3:?}"))?;
+    ctx.expect("a direct read returns B", d3 == "B", || {
+        format!("direct read {d3:?}")
+    })?;
     ctx.close("T0", fd2)?;
     ctx.close("T0", fd1)?;
     ctx.expect_file("f", PG, "B")
@@ -151,7 +194,9 @@ fn aio_trunc(ctx: &mut Ctx) -> Res {
     let mut aio = Aio::new(4).map_err(|e| fail("io_setup", e))?;
     ctx.ctl("hold WRITE n=1 cache=0")?;
     let n = submit(ctx, &mut aio, fd2, PG, "C")?;
-    ctx.expect("io_submit takes the write", n == 1, || format!("io_submit returned {n}"))?;
+    ctx.expect("io_submit takes the write", n == 1, || {
+        format!("io_submit returned {n}")
+    })?;
     ctx.wait_held(1, 2000)?;
     // fuse_do_setattr does not wait for the outstanding aio WRITE
     ctx.ftruncate("T0", fd1, PG)?;
@@ -174,12 +219,16 @@ fn aio_trunc(ctx: &mut Ctx) -> Res {
     )?;
     ctx.ctl("release all")?;
     let comp = reap(ctx, &mut aio, 3000)?;
-    ctx.expect("the completion reports the whole page", comp.res == PG as i64, || {
-        format!("res {}", comp.res)
-    })?;
+    ctx.expect(
+        "the completion reports the whole page",
+        comp.res == PG as i64,
+        || format!("res {}", comp.res),
+    )?;
     let size = fstat_size(ctx, "T0", fd1)?;
     let (ssize, stags) = ctx.server_file("f")?;
-    ctx.notes.push(format!("after the completion: fstat {size}, server size {ssize} tags {stags:?}"));
+    ctx.notes.push(format!(
+        "after the completion: fstat {size}, server size {ssize} tags {stags:?}"
+    ));
     ctx.expect(
         "F-aio-trunc: i_size 4096 (attributes valid since the SETATTR reply) while the server's file is 8192 (AC)",
         size == PG as i64 && ssize == 2 * PG && stags == "AC",
@@ -217,11 +266,15 @@ fn aio_extend(ctx: &mut Ctx) -> Res {
         || format!("{} ret #{sr}", briefs(&ws)),
     )?;
     let comp = reap(ctx, &mut aio, 3000)?;
-    ctx.expect("the completion reports the whole page", comp.res == PG as i64, || {
-        format!("res {}", comp.res)
-    })?;
+    ctx.expect(
+        "the completion reports the whole page",
+        comp.res == PG as i64,
+        || format!("res {}", comp.res),
+    )?;
     let size = fstat_size(ctx, "T0", fd1)?;
-    ctx.expect("i_size grew to 8192", size == 2 * PG as i64, || format!("fstat {size}"))?;
+    ctx.expect("i_size grew to 8192", size == 2 * PG as i64, || {
+        format!("fstat {size}")
+    })?;
     ctx.close("T0", fd2)?;
     ctx.close("T0", fd1)?;
     ctx.expect_file("f", 2 * PG, "AB")

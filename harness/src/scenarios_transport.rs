@@ -200,8 +200,30 @@ fn t_kill_pending(ctx: &mut Ctx) -> Res {
     if pid < 0 {
         return Err(crate::scenario_kit::fail("fork", "fork failed".into()));
     }
-    // (the child's WRITE queues on the pending list: nothing reads it)
-    ctx.sleep_ms(SETTLE_MS);
+    // the child's WRITE queues on the pending list (nothing reads it: the
+    // only dispatch thread is stalled in the LOOKUP): wait, bounded, until
+    // the connection counts both requests (fc->num_waiting) instead of
+    // guessing how long the child takes to get there
+    let conn = match ctx.conn {
+        Some(c) => c,
+        None => {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            sys::reap_within(pid, 5000);
+            return Err(crate::scenario_kit::fail(
+                "fusectl",
+                "the mount's connection number is not known".into(),
+            ));
+        }
+    };
+    let waited = crate::mount::fusectl_wait_waiting(conn, 2, 3000);
+    if !matches!(waited, Ok((_, true))) {
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        sys::reap_within(pid, 5000);
+        return Err(crate::scenario_kit::fail(
+            "queued",
+            format!("the child's WRITE did not queue behind the stalled LOOKUP within 3 s (fusectl waiting: {waited:?})"),
+        ));
+    }
     let t_kill = std::time::Instant::now();
     ctx.sys_ok("T0", "signal", "target=T1 SIGKILL", || Ret {
         ret: unsafe { libc::kill(pid, libc::SIGKILL) } as i64,

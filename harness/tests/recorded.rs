@@ -219,6 +219,19 @@ fn altered_traces_do_not_conform() {
             "t_kill_pending_not_fatal",
             NotModelled("request 10 not recorded"),
         ),
+        // the missing unique moved before the killed task's pwrite began
+        // (CREATE 6 -> 8, LOOKUP 8 -> 10): no take-back can be that
+        // request, so the gap is a request the trace lacks again
+        // SIGTERM for SIGUSR1: a signal whose disposition the model
+        // does not know (a fatal one would end the task)
+        (
+            "t_signal_ignored_sigterm",
+            NotModelled("a signal other than SIGUSR1 or SIGKILL"),
+        ),
+        (
+            "t_kill_pending_gap_early",
+            NotModelled("request 6 not recorded"),
+        ),
         (
             "t_abort_trunc_setattr_after",
             NotModelled("SETATTR u=12 read after the abort"),

@@ -566,11 +566,18 @@ pub(super) fn scan(
                             let Some(target) = pending.get(who).and_then(|p| p.task) else {
                                 return nm(format!("#{} a signal to {who:?}, which has no pending modelled call", e.seq));
                             };
+                            // SIGUSR1 (a handler, no SA_RESTART: the
+                            // scenarios' only non-fatal signal) or SIGKILL;
+                            // another signal's disposition is not known
+                            let fatal = words.contains(&"SIGKILL");
+                            if !fatal && !words.contains(&"SIGUSR1") {
+                                return nm(format!(
+                                    "#{} a signal other than SIGUSR1 or SIGKILL: its disposition is not modelled",
+                                    e.seq
+                                ));
+                            }
                             signalled = true;
-                            Some(RawTask::Signal {
-                                target,
-                                fatal: words.contains(&"SIGKILL"),
-                            })
+                            Some(RawTask::Signal { target, fatal })
                         }
                         "mmap" | "msync_async" | "stat" => {
                             match sc.as_str() {

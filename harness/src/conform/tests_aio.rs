@@ -30,7 +30,10 @@ const SUBMIT: &[&str] = &[
 #[test]
 fn an_io_submit_on_an_odirect_fd_is_an_aio_odirect_write() {
     let mut l = SUBMIT.to_vec();
-    l.extend(["call T0 io_getevents min=1 max=1", "ret T0 io_getevents 1 res=4096"]);
+    l.extend([
+        "call T0 io_getevents min=1 max=1",
+        "ret T0 io_getevents 1 res=4096",
+    ]);
     let m = mapping(&odirect(&l));
     assert!(m.cfg.async_dio);
     assert!(m
@@ -45,8 +48,14 @@ fn an_io_submit_on_an_odirect_fd_is_an_aio_odirect_write() {
         .iter()
         .position(|t| matches!(t, TaskSpec::OdirectWrite { .. }))
         .unwrap();
-    let q = m.obs.iter().position(|o| matches!(o.obs, Obs::Queued(x) if x == t));
-    let r = m.obs.iter().position(|o| matches!(o.obs, Obs::Ret(x) if x == t));
+    let q = m
+        .obs
+        .iter()
+        .position(|o| matches!(o.obs, Obs::Queued(x) if x == t));
+    let r = m
+        .obs
+        .iter()
+        .position(|o| matches!(o.obs, Obs::Ret(x) if x == t));
     assert!(q.is_some() && r.is_some() && q < r, "{:?}", m.obs);
 }
 
@@ -55,7 +64,14 @@ fn aio_refusals_name_their_reason() {
     // a buffered aio write (cached fd 6)
     let ev = tr(
         json!({"async_dio": true}),
-        &[OPEN, &["call T0 io_submit fd=6 off=0 B pwrite", "ret T0 io_submit 1"]].concat(),
+        &[
+            OPEN,
+            &[
+                "call T0 io_submit fd=6 off=0 B pwrite",
+                "ret T0 io_submit 1",
+            ],
+        ]
+        .concat(),
     );
     assert!(not_modelled(&ev).contains("io_submit on a cached fd"));
     // never reaped
@@ -72,6 +88,9 @@ fn aio_refusals_name_their_reason() {
     ]);
     assert!(not_modelled(&odirect(&l)).contains("cannot be given to one aio task"));
     // a failed submission
-    let ev = odirect(&["call T0 io_submit fd=7 off=0 B pwrite", "ret T0 io_submit -1 errno=11"]);
+    let ev = odirect(&[
+        "call T0 io_submit fd=7 off=0 B pwrite",
+        "ret T0 io_submit -1 errno=11",
+    ]);
     assert!(not_modelled(&ev).contains("a failed submission"));
 }

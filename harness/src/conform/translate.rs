@@ -110,26 +110,74 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     // A SIGKILL takes back a request still on the pending list
     // (request_wait_answer: FR_PENDING, list_del, -EINTR): it had its
     // unique (fuse_get_unique when queued) and was never read. One such
-    // gap per SIGKILL task is that request; the search then has to take
-    // it back (the model's kill step), as nothing of it was observed.
-    let mut kills = events
-        .iter()
-        .filter(|e| {
-            e.ev == "mark"
-                && e.kind.as_deref() == Some("call")
-                && e.syscall.as_deref() == Some("signal")
-                && e.args
-                    .as_deref()
-                    .is_some_and(|a| a.split_whitespace().any(|w| w == "SIGKILL"))
-        })
-        .count() as u64;
+    // gap per SIGKILL task is that request, and only where it can be:
+    // above the last unique read before the target's pending call began
+    // and below the first one read after the kill returned; the search
+    // then has to take it back (the model's kill step), as nothing of it
+    // was observed.
+    let read_before = |seq: u64| {
+        events
+            .iter()
+            .filter(|e| (e.ev == "req" || e.ev == "init") && e.seq < seq)
+            .filter_map(|e| e.unique)
+            .max()
+            .unwrap_or(0)
+    };
+    let read_after = |seq: u64| {
+        events
+            .iter()
+            .filter(|e| e.ev == "req" && e.seq > seq)
+            .filter_map(|e| e.unique)
+            .min()
+            .unwrap_or(u64::MAX)
+    };
+    let mark = |e: &&Event, kind: &str| e.ev == "mark" && e.kind.as_deref() == Some(kind);
+    // per SIGKILL: the window (lo, hi) of uniques its take-back may have
+    let mut kill_windows: Vec<(u64, u64)> = vec![];
+    for k in events.iter().filter(|e| {
+        mark(e, "call")
+            && e.syscall.as_deref() == Some("signal")
+            && e.args
+                .as_deref()
+                .is_some_and(|a| a.split_whitespace().any(|w| w == "SIGKILL"))
+    }) {
+        let target = k
+            .args
+            .as_deref()
+            .and_then(|a| a.split_whitespace().find_map(|w| w.strip_prefix("target=")));
+        let call = events
+            .iter()
+            .filter(|e| mark(e, "call") && e.seq < k.seq && e.actor.as_deref() == target)
+            .map(|e| e.seq)
+            .max();
+        let ret = events
+            .iter()
+            .filter(|e| {
+                mark(e, "ret")
+                    && e.seq > k.seq
+                    && e.actor == k.actor
+                    && e.syscall.as_deref() == Some("signal")
+            })
+            .map(|e| e.seq)
+            .min();
+        if let (Some(c), Some(r)) = (call, ret) {
+            kill_windows.push((read_before(c), read_after(r)));
+        }
+    }
     let taken_back = |w: &&[u64]| {
         let missing = (w[1] - w[0]) / 2 - 1;
-        if missing <= kills {
-            kills -= missing;
-            false
-        } else {
-            true
+        if missing != 1 {
+            return true;
+        }
+        match kill_windows
+            .iter()
+            .position(|&(lo, hi)| w[0] >= lo && w[1] <= hi)
+        {
+            Some(i) => {
+                kill_windows.remove(i);
+                false
+            }
+            None => true,
         }
     };
     if let Some(w) = uniques

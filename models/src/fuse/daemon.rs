@@ -166,12 +166,11 @@ impl FuseModel {
                         for p in pages_mask(first, n) {
                             let v = self.ver(task as usize);
                             let cur = s.pages[p].ver;
-                            payload[p] =
-                                if s.pages[p].present() && !hist_older(s.hist[p], cur, v) {
-                                    cur
-                                } else {
-                                    v
-                                };
+                            payload[p] = if s.pages[p].present() && !hist_older(s.hist[p], cur, v) {
+                                cur
+                            } else {
+                                v
+                            };
                         }
                     }
                     _ => {}

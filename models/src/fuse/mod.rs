@@ -15,9 +15,9 @@ mod iomode;
 mod legacy;
 mod lfolio;
 mod mmap;
-mod notify;
 pub mod model;
 pub mod narrate;
+mod notify;
 pub mod oplabel;
 pub mod program;
 pub mod properties;
@@ -416,10 +416,10 @@ mod tests_fix_pdio;
 #[cfg(test)]
 mod tests_lfolio;
 #[cfg(test)]
+mod tests_notify;
+#[cfg(test)]
 mod tests_split;
 #[cfg(test)]
 mod tests_subpage;
-#[cfg(test)]
-mod tests_notify;
 #[cfg(test)]
 mod tests_transport;

@@ -161,18 +161,14 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
         out.push("asynchronous direct I/O (aio)");
     }
     out.extend(["RELEASE", "passthrough", "async readahead"]);
-    if !cfg
-        .tasks
-        .iter()
-        .any(|t| {
-            matches!(
-                t,
-                TaskSpec::RemoteTruncate { .. }
-                    | TaskSpec::NotifyInval { .. }
-                    | TaskSpec::NotifyStore { .. }
-            )
-        })
-    {
+    if !cfg.tasks.iter().any(|t| {
+        matches!(
+            t,
+            TaskSpec::RemoteTruncate { .. }
+                | TaskSpec::NotifyInval { .. }
+                | TaskSpec::NotifyStore { .. }
+        )
+    }) {
         out.push("other clients of the server");
     }
     v.push(("not modelled", out.join(", ")));

@@ -606,7 +606,7 @@ mod tests {
             | Step::AioWaited
             | Step::AioCompleteWork
             | Step::AioWorkerDone => Step::ALL.contains(&s),
-            | Step::NotifyServerWrite
+            Step::NotifyServerWrite
             | Step::ReverseInvalInode
             | Step::NotifyStoreSize
             | Step::NotifyStorePage => Step::ALL.contains(&s),

@@ -4,7 +4,6 @@
 
 use super::aio::AIO_BLOCKING;
 use super::config::*;
-use super::model::*;
 use super::state::*;
 use super::step::Step;
 use super::tests::{cfg, enabled, model, run, D0, T0, T1};

@@ -43,7 +43,8 @@ fn a_store_and_a_truncation_end_apart_both_ways() {
         "(ii): the SETATTR reply undoes the store's extension"
     );
     assert!(
-        all.iter().any(|s| done(s) && s.i_size == 2 && s.srv_size == 0),
+        all.iter()
+            .any(|s| done(s) && s.i_size == 2 && s.srv_size == 0),
         "(i): the server stores data it truncated"
     );
 }
@@ -83,7 +84,10 @@ fn the_inval_walk_waits_on_a_locked_folio_with_nothing_dirty() {
     let blocked = reachable(&m).into_iter().any(|s| {
         !s.pages.iter().any(|p| p.dirty())
             && s.pages[0].locked()
-            && matches!(m.current_op(&s, 1), Some(super::program::Op::Invalidate { .. }))
+            && matches!(
+                m.current_op(&s, 1),
+                Some(super::program::Op::Invalidate { .. })
+            )
             && m.exec_task(&s, 1).is_none()
     });
     assert!(blocked);
@@ -92,7 +96,12 @@ fn the_inval_walk_waits_on_a_locked_folio_with_nothing_dirty() {
 /// The notification tasks parse and print back.
 #[test]
 fn notification_tasks_parse_and_print() {
-    for t in ["notify-inval 0+2", "notify-inval 1+1 whole", "notify-inval 0+1 attr", "notify-store 1+1"] {
+    for t in [
+        "notify-inval 0+2",
+        "notify-inval 1+1 whole",
+        "notify-inval 0+1 attr",
+        "notify-store 1+1",
+    ] {
         assert_eq!(TaskSpec::parse(t).unwrap().to_string(), t);
     }
     assert!(TaskSpec::parse("notify-inval 0+1 all").is_err());
