@@ -75,12 +75,9 @@ fn fusectl_mounted() -> bool {
         .any(|l| l.split(' ').nth(4) == Some(FUSECTL))
 }
 
-/// Poll /sys/fs/fuse/connections/<minor>/waiting (fc->num_waiting: the
-/// requests allocated and not yet ended) until it is at least `n`, for at
-/// most `ms` milliseconds. Mounts fusectl if needed and unmounts it again
-/// if we mounted it. Returns the last count read (so the caller can say
-/// what it saw) and whether it reached `n`.
-pub fn fusectl_wait_waiting(minor: u32, n: u64, ms: u64) -> Result<(u64, bool), String> {
+/// Run `f` with fusectl mounted at /sys/fs/fuse/connections: mounts it
+/// if it is not, and unmounts it again afterwards if we mounted it.
+fn with_fusectl<R>(f: impl FnOnce() -> Result<R, String>) -> Result<R, String> {
     let mut we_mounted = false;
     if !fusectl_mounted() {
         let r = unsafe {
@@ -100,58 +97,51 @@ pub fn fusectl_wait_waiting(minor: u32, n: u64, ms: u64) -> Result<(u64, bool), 
         }
         we_mounted = true;
     }
-    let p = format!("{FUSECTL}/{minor}/waiting");
-    let start = std::time::Instant::now();
-    let res = loop {
-        let got = std::fs::read_to_string(&p)
-            .map_err(|e| format!("{p}: {e}"))
-            .and_then(|t| t.trim().parse::<u64>().map_err(|e| format!("{p}: {e}")));
-        match got {
-            Err(e) => break Err(e),
-            Ok(v) if v >= n => break Ok((v, true)),
-            Ok(v) if start.elapsed().as_millis() as u64 >= ms => break Ok((v, false)),
-            Ok(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
-        }
-    };
+    let res = f();
     if we_mounted {
         unsafe { libc::umount2(c"/sys/fs/fuse/connections".as_ptr(), 0) };
     }
     res
 }
 
+/// Poll /sys/fs/fuse/connections/<minor>/waiting (fc->num_waiting: the
+/// requests allocated and not yet ended) until it is at least `n`, for at
+/// most `ms` milliseconds. Mounts fusectl if needed and unmounts it again
+/// if we mounted it. Returns the last count read (so the caller can say
+/// what it saw) and whether it reached `n`.
+pub fn fusectl_wait_waiting(minor: u32, n: u64, ms: u64) -> Result<(u64, bool), String> {
+    with_fusectl(|| {
+        let p = format!("{FUSECTL}/{minor}/waiting");
+        let start = std::time::Instant::now();
+        loop {
+            let v = std::fs::read_to_string(&p)
+                .map_err(|e| format!("{p}: {e}"))?
+                .trim()
+                .parse::<u64>()
+                .map_err(|e| format!("{p}: {e}"))?;
+            if v >= n {
+                return Ok((v, true));
+            }
+            if start.elapsed().as_millis() as u64 >= ms {
+                return Ok((v, false));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    })
+}
+
 /// Write 1 to /sys/fs/fuse/connections/<minor>/abort: fails every pending and
 /// future request of that connection with ENOTCONN. Mounts fusectl if needed
 /// and unmounts it again if we mounted it.
 pub fn fusectl_abort(minor: u32) -> Result<(), String> {
-    let mut we_mounted = false;
-    if !fusectl_mounted() {
-        let r = unsafe {
-            libc::mount(
-                c"none".as_ptr(),
-                c"/sys/fs/fuse/connections".as_ptr(),
-                c"fusectl".as_ptr(),
-                0,
-                std::ptr::null(),
-            )
-        };
-        if r != 0 {
-            return Err(format!(
-                "mount fusectl: {}",
-                std::io::Error::last_os_error()
-            ));
+    with_fusectl(|| {
+        let p = format!("{FUSECTL}/{minor}/abort");
+        if Path::new(&p).exists() {
+            std::fs::write(&p, "1").map_err(|e| format!("{p}: {e}"))
+        } else {
+            Ok(()) // connection already gone
         }
-        we_mounted = true;
-    }
-    let p = format!("{FUSECTL}/{minor}/abort");
-    let res = if Path::new(&p).exists() {
-        std::fs::write(&p, "1").map_err(|e| format!("{p}: {e}"))
-    } else {
-        Ok(()) // connection already gone
-    };
-    if we_mounted {
-        unsafe { libc::umount2(c"/sys/fs/fuse/connections".as_ptr(), 0) };
-    }
-    res
+    })
 }
 
 /// `fusermount3 -u`, then `umount -l`. Returns the steps taken.

@@ -88,7 +88,7 @@ fn t_abort_trunc(ctx: &mut Ctx) -> Res {
     })?;
     ctx.sleep_ms(SETTLE_MS);
     ctx.expect(
-        "ftruncate waits (fuse_set_nowrite) while the WRITE is held",
+        "ftruncate has not returned 300 ms into the hold (it waits in fuse_set_nowrite, or has not reached it)",
         !tr.done(),
         || "returned early".into(),
     )?;
