@@ -280,9 +280,10 @@ use wbspec::search::{Limits, MAX_SECONDS};
 use wbspec::shard::{Shard, MAX_SHARDS};
 
 /// Runs wbspec in a scratch checkout that no check of which can run long.
+/// One checkout per call, removed when it returns (a checkout kept in a
+/// static was never dropped: every run left a /tmp/wbspec-test-* behind).
 fn quick(args: &[&str]) -> std::process::Output {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let d = DIR.get_or_init(|| fake_checkout(ONE));
+    let d = fake_checkout(ONE);
     wbspec_in(d.path(), args)
 }
 
