@@ -76,6 +76,17 @@ fn spawn_submit(
 
 /// io_getevents for one completion, waiting up to `ms`; the ret mark
 /// carries its result (`res=`).
+/// Reap the one outstanding completion (bounded: 3 s) and check that it
+/// reports the whole page written.
+fn reap_whole_page(ctx: &mut Ctx, aio: &mut Aio) -> Res {
+    let comp = reap(ctx, aio, 3000)?;
+    ctx.expect(
+        "the completion reports the whole page",
+        comp.res == PG as i64,
+        || format!("res {}", comp.res),
+    )
+}
+
 fn reap(ctx: &mut Ctx, aio: &mut Aio, ms: u64) -> Result<Completion, Fail> {
     ctx.mark("call T0 io_getevents min=1 max=1")?;
     let t = std::time::Instant::now();
@@ -135,12 +146,7 @@ fn aio_stale(ctx: &mut Ctx, fdio: bool) -> Res {
         || format!("read {d1:?}; {}", briefs(&reads)),
     )?;
     ctx.ctl("release all")?;
-    let comp = reap(ctx, &mut aio, 3000)?;
-    ctx.expect(
-        "the completion reports the whole page",
-        comp.res == PG as i64,
-        || format!("res {}", comp.res),
-    )?;
+    reap_whole_page(ctx, &mut aio)?;
     // promised by the design (bcba24cc): a non-extending async direct
     // write returns -EIOCBQUEUED without waiting for its reply: io_submit's
     // ret mark comes before the WRITE's reply. (The WRITE is a background
@@ -218,12 +224,7 @@ fn aio_trunc(ctx: &mut Ctx) -> Res {
         || format!("{}; {}", briefs(&sets), briefs(&ws)),
     )?;
     ctx.ctl("release all")?;
-    let comp = reap(ctx, &mut aio, 3000)?;
-    ctx.expect(
-        "the completion reports the whole page",
-        comp.res == PG as i64,
-        || format!("res {}", comp.res),
-    )?;
+    reap_whole_page(ctx, &mut aio)?;
     let size = fstat_size(ctx, "T0", fd1)?;
     let (ssize, stags) = ctx.server_file("f")?;
     ctx.notes.push(format!(
@@ -265,12 +266,7 @@ fn aio_extend(ctx: &mut Ctx) -> Res {
         ws.len() == 1 && t.reply_seq(ws[0]).is_some_and(|rs| rs < sr),
         || format!("{} ret #{sr}", briefs(&ws)),
     )?;
-    let comp = reap(ctx, &mut aio, 3000)?;
-    ctx.expect(
-        "the completion reports the whole page",
-        comp.res == PG as i64,
-        || format!("res {}", comp.res),
-    )?;
+    reap_whole_page(ctx, &mut aio)?;
     let size = fstat_size(ctx, "T0", fd1)?;
     ctx.expect("i_size grew to 8192", size == 2 * PG as i64, || {
         format!("fstat {size}")

@@ -63,20 +63,28 @@ fn nothing_after_abort(ctx: &mut Ctx) -> Res {
     )
 }
 
+/// fsync(fd) by T0 must fail with `errno` (the check named `what`).
+fn fsync_fails(ctx: &mut Ctx, fd: i32, errno: i32, what: &str) -> Res {
+    let (r, _) = ctx.sys("T0", "fsync", &format!("fd={fd}"), || sys::fsync(fd))?;
+    ctx.expect(what, r.ret == -1 && r.errno == errno, || {
+        format!("fsync returned {} errno={}", r.ret, r.errno)
+    })
+}
+
 fn t_abort_wb(ctx: &mut Ctx) -> Res {
     let fd = dirty_and_hold(ctx, "A")?;
     ctx.abort_conn("T0")?;
-    let (r1, _) = ctx.sys("T0", "fsync", &format!("fd={fd}"), || sys::fsync(fd))?;
-    ctx.expect(
+    fsync_fails(
+        ctx,
+        fd,
+        libc::ECONNABORTED,
         "fsync after the abort reports the WRITE's error: ECONNABORTED",
-        r1.ret == -1 && r1.errno == libc::ECONNABORTED,
-        || format!("fsync returned {} errno={}", r1.ret, r1.errno),
     )?;
-    let (r2, _) = ctx.sys("T0", "fsync", &format!("fd={fd}"), || sys::fsync(fd))?;
-    ctx.expect(
+    fsync_fails(
+        ctx,
+        fd,
+        libc::ENOTCONN,
         "a second fsync: the error was reported once (errseq); FSYNC refused: ENOTCONN",
-        r2.ret == -1 && r2.errno == libc::ENOTCONN,
-        || format!("fsync returned {} errno={}", r2.ret, r2.errno),
     )?;
     nothing_after_abort(ctx)
 }
@@ -99,11 +107,11 @@ fn t_abort_trunc(ctx: &mut Ctx) -> Res {
         r.ret == -1 && r.errno == libc::ENOTCONN,
         || format!("ftruncate returned {} errno={}", r.ret, r.errno),
     )?;
-    let (r1, _) = ctx.sys("T0", "fsync", &format!("fd={fd}"), || sys::fsync(fd))?;
-    ctx.expect(
+    fsync_fails(
+        ctx,
+        fd,
+        libc::ECONNABORTED,
         "fsync after the abort reports the WRITE's error: ECONNABORTED",
-        r1.ret == -1 && r1.errno == libc::ECONNABORTED,
-        || format!("fsync returned {} errno={}", r1.ret, r1.errno),
     )?;
     let t = ctx.trace()?;
     let sa: Vec<_> = t

@@ -134,16 +134,8 @@ impl FuseModel {
     /// Is a request of task `t` on /dev/fuse, fc->bg_queue or at a
     /// daemon worker (io->reqs > 0)?
     fn aio_outstanding(s: &State, t: usize) -> bool {
-        let mine = |r: &Req| match *r {
-            Req::DirectWrite { task, .. } | Req::Read { task, .. } => task as usize == t,
-            _ => false,
-        };
-        s.fuse_q.iter().any(mine)
-            || s.bg_q.iter().any(mine)
-            || s.workers.iter().any(|w| match w {
-                Worker::Busy { req, .. } => mine(req),
-                _ => false,
-            })
+        // (an aio task sends only its direct WRITEs or READs)
+        s.requests().any(|r| r.task() == Some(t as u8))
     }
 
     /// The size of the chunk of task `t` that starts at `first`, as sent.

@@ -140,15 +140,12 @@ impl FuseModel {
             {
                 self.aio_req_end(s, task as usize, first, None)
             }
-            Req::DirectWrite { task, .. }
-            | Req::Read { task, .. }
-            | Req::Setattr { task, .. }
-            | Req::Fsync { task }
-            | Req::Flush { task }
-            | Req::Open { task, .. }
-            | Req::Fallocate { task, .. }
-            | Req::Getattr { task } => s.tasks[task as usize].reply = REPLY_ERR,
             Req::CacheWrite { .. } | Req::ReadPages { .. } => return false,
+            // every other request: its waiter finds REPLY_ERR
+            r => {
+                let t = r.task().expect("a synchronous request names its task");
+                s.tasks[t as usize].reply = REPLY_ERR;
+            }
         }
         true
     }

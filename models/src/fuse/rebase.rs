@@ -222,26 +222,7 @@ impl State {
     /// the background queue, a request a daemon worker holds, the inode
     /// lock)? Such a slot cannot take another syscall yet.
     pub fn refers_to_task(&self, t: u8) -> bool {
-        let names = |r: &Req| match *r {
-            Req::CacheWrite { .. } => false,
-            Req::DirectWrite { task, .. }
-            | Req::ThroughWrite { task, .. }
-            | Req::Read { task, .. }
-            | Req::Setattr { task, .. }
-            | Req::Fsync { task }
-            | Req::Flush { task }
-            | Req::Open { task, .. }
-            | Req::Fallocate { task, .. }
-            | Req::ReadPages { task, .. }
-            | Req::Getattr { task } => task == t,
-        };
-        self.fuse_q.iter().any(names)
-            || self.bg_q.iter().any(names)
-            || self
-                .workers
-                .iter()
-                .any(|w| matches!(w, Worker::Busy { req, .. } if names(req)))
-            || self.rwsem.owner == t
+        self.requests().any(|r| r.task() == Some(t)) || self.rwsem.owner == t
     }
 }
 

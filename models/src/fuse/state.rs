@@ -108,6 +108,24 @@ impl Default for Req {
 }
 
 impl Req {
+    /// The task that sent the request (none for a writeback WRITE; a
+    /// readahead READ names its reader).
+    pub fn task(&self) -> Option<u8> {
+        match *self {
+            Req::CacheWrite { .. } => None,
+            Req::DirectWrite { task, .. }
+            | Req::ThroughWrite { task, .. }
+            | Req::Read { task, .. }
+            | Req::Setattr { task, .. }
+            | Req::Fsync { task }
+            | Req::Flush { task }
+            | Req::Open { task, .. }
+            | Req::Fallocate { task, .. }
+            | Req::ReadPages { task, .. }
+            | Req::Getattr { task } => Some(task),
+        }
+    }
+
     pub fn opname(&self) -> &'static str {
         match self {
             Req::CacheWrite { .. } => "WRITE",
@@ -590,6 +608,19 @@ pub struct State {
 }
 
 impl State {
+    /// Every request the kernel has sent and not yet ended: on /dev/fuse,
+    /// on fc->bg_queue, or read by a daemon worker (a WRITE whose reply
+    /// ran, `Worker::Ending`, is on none of them).
+    pub fn requests(&self) -> impl Iterator<Item = &Req> {
+        self.fuse_q
+            .iter()
+            .chain(self.bg_q.iter())
+            .chain(self.workers.iter().filter_map(|w| match w {
+                Worker::Busy { req, .. } => Some(req),
+                _ => None,
+            }))
+    }
+
     pub fn page_str(&self, p: usize) -> String {
         let pg = &self.pages[p];
         if !pg.present() {

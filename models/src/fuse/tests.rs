@@ -43,6 +43,13 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
     }
 }
 
+/// State T2 (its base variant) on a write-through mount.
+pub(super) fn write_through_t2(c: &mut Config) {
+    c.kernel = Kernel::T2;
+    c.variant = Variant::base(Kernel::T2);
+    c.writeback_cache = false;
+}
+
 pub(super) fn model(c: Config) -> FuseModel {
     FuseModel::new(c).unwrap()
 }
@@ -705,9 +712,7 @@ pub(super) fn reachable(m: &FuseModel) -> Vec<State> {
 #[test]
 fn a_short_reads_upper_bound_violates_only_the_stricter_property() {
     let mut c = cold(2, &["remote-truncate 0", "read 1+1"]);
-    c.kernel = Kernel::T2;
-    c.variant = Variant::base(Kernel::T2);
-    c.writeback_cache = false;
+    write_through_t2(&mut c);
     let states = reachable(&model(c));
     assert!(states.iter().all(|s| s.viol2 & VIOL2_A4 == 0), "a4 holds");
     assert!(

@@ -7,15 +7,13 @@ use super::config::*;
 use super::model::*;
 use super::state::*;
 use super::step::Step;
-use super::tests::{cfg, model, reachable, run, D0, T0, T1};
+use super::tests::{cfg, model, reachable, run, write_through_t2, D0, T0, T1};
 
 /// Write-through, one cached page of two; T0 truncates to 0, T1 is the
 /// server changing page 1 and storing it.
 fn store_trunc() -> FuseModel {
     let mut c = cfg(2, &["truncate 0", "notify-store 1+1"]);
-    c.kernel = Kernel::T2;
-    c.variant = Variant::base(Kernel::T2);
-    c.writeback_cache = false;
+    write_through_t2(&mut c);
     c.init_size = 1;
     c.cached = 1;
     c.dirty = 0;
@@ -75,9 +73,7 @@ fn the_setattr_reply_overwrites_the_stores_i_size() {
 #[test]
 fn the_inval_walk_waits_on_a_locked_folio_with_nothing_dirty() {
     let mut c = cfg(1, &["read 0+1", "notify-inval 0+1"]);
-    c.kernel = Kernel::T2;
-    c.variant = Variant::base(Kernel::T2);
-    c.writeback_cache = false;
+    write_through_t2(&mut c);
     c.cached = 0;
     c.dirty = 0;
     let m = model(c);

@@ -6,15 +6,13 @@ use super::config::*;
 use super::model::*;
 use super::state::*;
 use super::step::Step;
-use super::tests::{cfg, enabled, model, run, D0, T0, T1};
+use super::tests::{cfg, enabled, model, run, write_through_t2, D0, T0, T1};
 
 /// Write-through, 2 pages, i_size 1, `write 0+2` in max_write = 1
 /// chunks, and a stat.
 fn split_cfg() -> Config {
     let mut c = cfg(2, &["write 0+2", "stat"]);
-    c.kernel = Kernel::T2;
-    c.variant = Variant::base(Kernel::T2);
-    c.writeback_cache = false;
+    write_through_t2(&mut c);
     c.init_size = 1;
     c.cached = 1;
     c.dirty = 0;

@@ -46,9 +46,7 @@ impl FuseModel {
     /// list (fuse_check_timeout's lists)? A WRITE whose reply ran
     /// (`Worker::Ending`) is on none.
     fn outstanding(s: &State) -> bool {
-        !s.fuse_q.is_empty()
-            || !s.bg_q.is_empty()
-            || s.workers.iter().any(|w| matches!(w, Worker::Busy { .. }))
+        s.requests().next().is_some()
     }
 
     /// The abort or the timeout task's step.
@@ -231,21 +229,10 @@ pub fn w_abort_nowrite(m: &FuseModel, s: &State) -> bool {
 impl FuseModel {
     /// The task waiting for `r`, if `r` is a synchronous request.
     fn sync_task(&self, r: &Req) -> Option<usize> {
-        if self.is_bg(r) {
+        if self.is_bg(r) || matches!(r, Req::ReadPages { .. }) {
             return None;
         }
-        match *r {
-            Req::CacheWrite { .. } | Req::ReadPages { .. } => None,
-            Req::DirectWrite { task, .. }
-            | Req::ThroughWrite { task, .. }
-            | Req::Read { task, .. }
-            | Req::Setattr { task, .. }
-            | Req::Fsync { task }
-            | Req::Flush { task }
-            | Req::Open { task, .. }
-            | Req::Fallocate { task, .. }
-            | Req::Getattr { task } => Some(task as usize),
-        }
+        r.task().map(|t| t as usize)
     }
 
     /// Is `r` interrupted (FR_INTERRUPTED: the server may answer it with
