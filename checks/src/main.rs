@@ -306,8 +306,8 @@ struct RunArgs {
     #[arg(long, value_name = "S")]
     max_seconds: Option<f64>,
     /// Threads of the fast engine's search (default 1: the DFS in the
-    /// reference's order; more: a breadth-first search by levels, same
-    /// counts and verdicts, depth given as `bfs-levels`).
+    /// reference's order; more: the same DFS on N threads over one shared
+    /// state table, same counts and verdicts, no depth: `depth=n/a`).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
     /// Bitstate search in 2^N bits (N 20..40) for state spaces beyond
