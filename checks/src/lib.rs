@@ -19,6 +19,7 @@ pub mod fingerprint;
 pub mod outcome;
 pub mod parallel;
 pub mod paths;
+pub mod pool;
 pub mod pins;
 pub mod report;
 pub mod reproduce;

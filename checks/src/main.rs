@@ -2,6 +2,7 @@
 
 use wbspec::catalogue::{self, Catalogue, Entry, Verdict};
 use wbspec::outcome::Settings;
+use wbspec::pool;
 use wbspec::runner::Engine;
 use wbspec::search::Limits;
 use wbspec::{
@@ -118,6 +119,11 @@ enum Cmd {
         /// in [[equivalent-op]]. Shardable with --shard (over labels).
         #[arg(long)]
         mutate_ops: bool,
+        /// Checks explored at once (default: the available cores). The
+        /// output is the same for any number: verdict lines, traces and
+        /// reports come in catalogue order.
+        #[arg(long, value_name = "N")]
+        jobs: Option<usize>,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -845,9 +851,13 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             with,
             drop,
             mutate_ops,
+            jobs,
             run,
         } => {
             let set = run.settings()?;
+            if jobs.is_some_and(|j| !(1..=1024).contains(&j)) {
+                return Err("--jobs must be 1..=1024".into());
+            }
             if !with.is_empty() {
                 if update_pins
                     || update_docs
@@ -1017,28 +1027,38 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
             let mut results_v = Vec::new();
             let mut written = Vec::new();
             let t0 = std::time::Instant::now();
-            for e in &selected {
-                eprintln!("running {} ...", e.name);
-                let r = outcome::run(e, &set, true)?;
-                if !r.dropped.is_empty() {
-                    out.line(&format!(
-                        "Dropped {}: {} (a what-if run, not the kernel: verdicts compared with the catalogue's, pins not compared)",
-                        e.name,
-                        r.dropped.join(" ")
-                    ))?;
-                }
-                out.lines(&report::verdict_lines(&r))?;
-                if explain {
-                    out.lines(&report::counterexample_lines(e, &r)?)?;
-                }
-                if let Some(d) = &trace_dir {
-                    for f in trace::write_all(d, e, &r)? {
-                        eprintln!("wrote {}", f.display());
-                        written.push(f);
+            let jobs = jobs.unwrap_or_else(pool::available);
+            // explored `jobs` at a time; each result is reported on this
+            // thread in catalogue order, as a one-at-a-time run reports it
+            pool::run_ordered(
+                &selected,
+                jobs,
+                |e| {
+                    eprintln!("running {} ...", e.name);
+                    outcome::run(e, &set, true)
+                },
+                |e, r| {
+                    if !r.dropped.is_empty() {
+                        out.line(&format!(
+                            "Dropped {}: {} (a what-if run, not the kernel: verdicts compared with the catalogue's, pins not compared)",
+                            e.name,
+                            r.dropped.join(" ")
+                        ))?;
                     }
-                }
-                results_v.push(r);
-            }
+                    out.lines(&report::verdict_lines(&r))?;
+                    if explain {
+                        out.lines(&report::counterexample_lines(e, &r)?)?;
+                    }
+                    if let Some(d) = &trace_dir {
+                        for f in trace::write_all(d, e, &r)? {
+                            eprintln!("wrote {}", f.display());
+                            written.push(f);
+                        }
+                    }
+                    results_v.push(r);
+                    Ok(())
+                },
+            )?;
             if let (true, true, None, Some(d)) = (all, own, shard, &trace_dir) {
                 remove_stale_traces(d, &selected, &results_v, &written)?;
             }

@@ -125,3 +125,57 @@ fn bad_thread_counts_are_usage_errors() {
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.contains(" depth=n/a "), "{out}");
 }
+
+/// `check --jobs N` (checks/src/pool.rs) explores several checks at once
+/// and prints what a one-job run prints, in catalogue order: the same
+/// stdout but for the seconds, for checks that hold and checks with
+/// violations (their counterexamples with --explain).
+#[test]
+fn jobs_print_what_one_job_prints() {
+    let run = |jobs: &str| {
+        let o = wbspec(&["check", "aio", "notify", "--explain", "--jobs", jobs]);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(o.status.code(), Some(0), "--jobs {jobs}: {out}");
+        // the exploration times differ from run to run
+        let secs = regex_lite_seconds(&out);
+        (secs, out.lines().count())
+    };
+    let (one, n) = run("1");
+    assert!(n > 500, "only {n} lines");
+    assert!(one.contains(" Sometimes "), "no violation among the checks: {one}");
+    for jobs in ["2", "3"] {
+        let (other, _) = run(jobs);
+        let diff = one.lines().zip(other.lines()).find(|(a, b)| a != b);
+        assert!(diff.is_none() && other == one, "--jobs {jobs}: first difference {diff:?}");
+    }
+}
+
+/// Every word that is a number of seconds (`0.01s`) replaced by `S`.
+fn regex_lite_seconds(out: &str) -> String {
+    let secs = |w: &str| {
+        w.strip_suffix('s').is_some_and(|n| {
+            n.contains('.') && n.chars().all(|c| c.is_ascii_digit() || c == '.')
+        })
+    };
+    out.lines()
+        .map(|l| {
+            l.split(' ')
+                .map(|w| if secs(w) { "S" } else { w })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `--jobs` out of range: one line, exit 2.
+#[test]
+fn bad_job_counts_are_usage_errors() {
+    for args in [
+        &["check", "t-close-after-write", "--jobs", "0"][..],
+        &["check", "t-close-after-write", "--jobs", "5000"],
+        &["check", "t-close-after-write", "--jobs", "two"],
+    ] {
+        one_line_error(&wbspec(args), "jobs");
+    }
+}
