@@ -730,7 +730,8 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     threads: set.threads,
                     bitstate: set.bitstate,
                 },
-                false,
+                // progress on stderr for a long run (bench discards it)
+                true,
             );
             let v = serde_json::json!({
                 "check": e.name, "engine": set.engine.as_str(), "symmetry": symmetry,
