@@ -65,6 +65,9 @@ pub(super) enum RawTask {
     Read {
         first: u64,
         n: u64,
+        /// The open (numbered in trace order) whose fd the read used:
+        /// reads of one open share its readahead state (file->f_ra).
+        open: Option<usize>,
     },
     SyncRange {
         first: u64,

@@ -139,7 +139,7 @@ pub fn check_return(m: &Mapping, t: usize, s: &State, read_answered: bool) -> Re
         }
         // a buffered read returns the bytes of the pages it copied
         // (`Task::snap`), stopping at EOF
-        (Returns::ReadData, TaskSpec::Read { first, n }) => {
+        (Returns::ReadData, TaskSpec::Read { first, n, .. }) => {
             let copied = (first..first + n)
                 .filter(|p| s.tasks[t].snap[*p as usize] != NONE)
                 .count() as u8;

@@ -205,6 +205,9 @@ pub(super) fn scan(
     let mut tasks: Vec<(RawTask, String)> = vec![];
     let mut filtered: BTreeMap<String, usize> = BTreeMap::new();
     let mut fds: HashMap<i64, FdKind> = HashMap::new();
+    // fd -> the open (in trace order) it refers to
+    let mut open_of: HashMap<i64, usize> = HashMap::new();
+    let mut opens = 0usize;
     let mut pending: HashMap<String, Pending> = HashMap::new();
     let mut reqs: HashMap<u64, Option<RawReq>> = HashMap::new();
     let mut inflight: HashSet<u64> = HashSet::new();
@@ -469,7 +472,9 @@ pub(super) fn scan(
                             match fd_kind(&fds)? {
                                 FdKind::Cached => {
                                     p.read_first = Some(first);
-                                    Some(RawTask::Read { first, n })
+                                    let open = num(arg(&args, "fd"))
+                                        .and_then(|fd| open_of.get(&(fd as i64)).copied());
+                                    Some(RawTask::Read { first, n, open })
                                 }
                                 FdKind::Dio => Some(RawTask::DioRead { first, n }),
                                 FdKind::Odirect => Some(RawTask::OdirectRead { first, n }),
@@ -520,7 +525,10 @@ pub(super) fn scan(
                             Some(RawTask::Munmap)
                         }
                         "close" => {
-                            let kind = num(arg(&args, "fd")).and_then(|fd| fds.remove(&(fd as i64)));
+                            let kind = num(arg(&args, "fd")).and_then(|fd| {
+                                open_of.remove(&(fd as i64));
+                                fds.remove(&(fd as i64))
+                            });
                             // the last caching fd (and no shared mapping
                             // holding a reference): fuse_release drops the
                             // inode's caching io-mode
@@ -672,6 +680,8 @@ pub(super) fn scan(
                                 FdKind::Cached
                             };
                             fds.insert(fd, k);
+                            open_of.insert(fd, opens);
+                            opens += 1;
                         }
                     }
                     if sc == "io_submit" {

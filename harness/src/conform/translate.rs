@@ -261,7 +261,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             | RawTask::OdirectWrite { first, n, .. }
             | RawTask::DioRead { first, n }
             | RawTask::OdirectRead { first, n }
-            | RawTask::Read { first, n }
+            | RawTask::Read { first, n, .. }
             | RawTask::SyncRange { first, n }
             | RawTask::Msync { first, n } => add(*first, *n),
             RawTask::Mmap { page, .. } => add(*page, 1),
@@ -330,6 +330,22 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     let max_write = through_max_write(&tasks, &through_reqs, range, max_pages, errors != 0)?;
 
     // ---- tasks and data versions
+    // the opens read more than once share their readahead state
+    // (file->f_ra.prev_pos) in the model, the first MAX_FDS of them; a
+    // read on any other open is a fresh open's (prev_pos = -1)
+    let mut reads_of: BTreeMap<usize, usize> = BTreeMap::new();
+    for (t, _) in &tasks {
+        if let RawTask::Read { open: Some(o), .. } = t {
+            *reads_of.entry(*o).or_default() += 1;
+        }
+    }
+    let read_fd: BTreeMap<usize, u8> = reads_of
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .take(wbspec_models::fuse::MAX_FDS)
+        .enumerate()
+        .map(|(f, (o, _))| (*o, f as u8))
+        .collect();
     let mut specs = vec![];
     let mut letters: BTreeMap<(u8, String), Vec<Id>> = BTreeMap::new();
     let mut zero_versions = vec![ID_ZERO];
@@ -392,9 +408,13 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                     aio: false,
                 }
             }
-            RawTask::Read { first, n } => {
+            RawTask::Read { first, n, open } => {
                 let (first, n) = range(*first, *n);
-                TaskSpec::Read { first, n }
+                TaskSpec::Read {
+                    first,
+                    n,
+                    fd: open.and_then(|o| read_fd.get(&o).copied()),
+                }
             }
             RawTask::SyncRange { first, n } => {
                 let (first, n) = range(*first, *n);
@@ -565,7 +585,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             RawObs::Ret(t) => Obs::Ret(*t),
             RawObs::Queued(t) => Obs::Queued(*t),
             RawObs::ReadRet(t, first, bytes, data) => {
-                let TaskSpec::Read { first: mf, n: mn } = specs[*t] else {
+                let TaskSpec::Read { first: mf, n: mn, .. } = specs[*t] else {
                     unreachable!("a ReadRet is a read task's")
                 };
                 Obs::ReadRet(

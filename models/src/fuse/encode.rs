@@ -70,9 +70,9 @@ fn task(t: &Task) -> [u8; TASK] {
 const PAGE: usize = 19;
 /// i_size, size_unstable, writectr, rwsem (2), srv_size, wrote_once, viol,
 /// lf_viol, iocachectr, cache_io_mode, wb_err, as_eio, lost, losses, sizes,
-/// viol2, conn, intr, bailed; then per worker its reclaim's passes and
-/// wait.
-const SCALARS: usize = 20;
+/// viol2, conn, intr, bailed, ra_prev (MAX_FDS); then per worker its
+/// reclaim's passes and wait.
+const SCALARS: usize = 20 + MAX_FDS;
 const HEAD: usize = SCALARS + 2 * MAX_WORKERS;
 
 pub fn encode(e: &mut Enc, s: &State) {
@@ -103,6 +103,7 @@ pub fn encode(e: &mut Enc, s: &State) {
         ev,
         iocachectr,
         cache_io_mode,
+        ra_prev,
         wb_err,
         as_eio,
         lost,
@@ -115,7 +116,8 @@ pub fn encode(e: &mut Enc, s: &State) {
     } = s;
     let Rwsem { owner, readers } = *rwsem;
     let mut fixed = [0u8; HEAD + PAGE * MAX_PAGES];
-    fixed[..SCALARS].copy_from_slice(&[
+    fixed[SCALARS - MAX_FDS..SCALARS].copy_from_slice(ra_prev);
+    fixed[..SCALARS - MAX_FDS].copy_from_slice(&[
         *i_size,
         *size_unstable as u8,
         *writectr as u8,

@@ -103,7 +103,7 @@ impl FuseModel {
                 }
                 TaskSpec::DioRead { first, n, .. }
                 | TaskSpec::OdirectRead { first, n, .. }
-                | TaskSpec::Read { first, n } => {
+                | TaskSpec::Read { first, n, .. } => {
                     // b1 (direct), b3 (page cache): data superseded by a
                     // write that returned before this read began must not
                     // be returned

@@ -96,6 +96,7 @@ impl FuseModel {
             ev: Event::None,
             iocachectr: c.cached_opens() as i8,
             cache_io_mode: c.cached_opens() > 0,
+            ra_prev: [0; MAX_FDS],
             wb_err: 0,
             as_eio: false,
             lost: 0,

@@ -38,7 +38,7 @@ mod writeback;
 
 pub use config::{Config, Kernel, TaskSpec, Variant};
 pub use model::{Action, Actor, FuseModel};
-pub use state::State;
+pub use state::{State, MAX_FDS};
 pub use step::Step;
 
 use crate::common::encode::Enc;

@@ -566,7 +566,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             p.push(Op::Recv(RecvKind::Plain));
             p.push(Op::UnlockReturn { unlock: true });
         }
-        TaskSpec::Read { first, n } => {
+        TaskSpec::Read { first, n, .. } => {
             // fuse_file_read_iter → fuse_cache_read_iter →
             // generic_file_read_iter → filemap_read
             p.push(Op::Entry);

@@ -80,15 +80,44 @@ impl FuseModel {
         (lo, hi)
     }
 
+    /// The open file of read task `t` whose readahead state the model
+    /// keeps (`read A+N fd F`); `None`: a fresh open of its own.
+    fn read_fd(&self, t: usize) -> Option<usize> {
+        match self.cfg.tasks.get(t) {
+            Some(super::config::TaskSpec::Read { fd: Some(f), .. }) => Some(*f as usize),
+            _ => None,
+        }
+    }
+
+    /// filemap_read's last act, `ra->prev_pos = last_pos`: the end of
+    /// what task `t` copied, model position `end` (nothing copied: the
+    /// file's prev_pos stays).
+    fn set_prev_pos(&self, s: &mut State, t: usize, copied: bool, end: u8) {
+        if let (Some(f), true) = (self.read_fd(t), copied) {
+            s.ra_prev[f] = end + 1;
+        }
+    }
+
     /// page_cache_sync_ra for a read(2) miss at page `p` with `req` pages
-    /// of the request left, on an open whose readahead state is fresh
-    /// (prev_pos = -1): the window `lo..hi` in model pages (clamped to EOF
-    /// later) and ra->async_size. The arithmetic is in 4 KiB pages.
-    fn read_window(&self, s: &State, p: u8, req: u8) -> (u8, u8, u8) {
+    /// of the request left by task `t`: the window `lo..hi` in model pages
+    /// (clamped to EOF later) and ra->async_size. The arithmetic is in
+    /// 4 KiB pages. A start of file or a sequential cache miss (`!index
+    /// || index - prev_index <= 1UL`, prev_index = ra->prev_pos >>
+    /// PAGE_SHIFT) takes the initial window; prev_pos is the open file's
+    /// (`fd F`), or -1 for a read on a fresh open of its own (prev_index
+    /// = ULONG_MAX >> PAGE_SHIFT: the subtraction wraps, never <= 1).
+    /// Not modelled: the third case, an oversized read (`req_count >
+    /// max_pages`) away from offset 0, which takes the prev-miss path
+    /// here.
+    fn read_window(&self, s: &State, t: usize, p: u8, req: u8) -> (u8, u8, u8) {
         let start = self.real_start(p);
         let req = self.real_start(p + req) - start;
-        let (w, asz) = if start == 0 {
-            // start of file: initial window
+        let sequential = self.read_fd(t).is_some_and(|f| {
+            let prev = s.ra_prev[f];
+            prev != 0 && start.wrapping_sub(self.real_start(prev - 1)) <= 1
+        });
+        let (w, asz) = if start == 0 || sequential {
+            // start of file, or a sequential miss: the initial window
             let w = init_ra_size(req.min(255) as u8, self.ra_pages()) as u32;
             (w, if w > req { w - req } else { w / 2 })
         } else {
@@ -396,10 +425,11 @@ impl FuseModel {
         if lookup && p >= s.i_size {
             // "if (unlikely(iocb->ki_pos >= i_size_read(inode))) break":
             // a short read
+            self.set_prev_pos(s, t, task.cur > 0, p);
             self.advance(s, t);
             return Some(Step::ReadEof);
         }
-        let win = self.read_window(s, p, first + n - p);
+        let win = self.read_window(s, t, p, first + n - p);
         match self.get_folio(s, t, p as usize, false, win)? {
             Got::Step(step) => Some(step),
             Got::Ready => {
@@ -408,6 +438,7 @@ impl FuseModel {
                 self.check_cache_read(s, t, p as usize);
                 s.tasks[t].snap[p as usize] = s.pages[p as usize].ver;
                 if task.cur + 1 >= n {
+                    self.set_prev_pos(s, t, true, p + 1);
                     self.advance(s, t);
                 } else {
                     s.tasks[t].cur += 1;

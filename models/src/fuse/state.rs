@@ -506,6 +506,10 @@ pub enum Event {
     StoreOverDirty,
 }
 
+/// Open files whose readahead state (`file->f_ra`) the model keeps: the
+/// `fd F` of read tasks, F < MAX_FDS.
+pub const MAX_FDS: usize = 4;
+
 /// The whole state.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct State {
@@ -577,6 +581,10 @@ pub struct State {
     pub iocachectr: i8,
     /// FUSE_I_CACHE_IO_MODE.
     pub cache_io_mode: bool,
+    /// Per open file that several read tasks share (`read A+N fd F`):
+    /// its file->f_ra.prev_pos as a model position + 1 (0: -1, a fresh
+    /// file's; read.rs `read_window`).
+    pub ra_prev: [u8; MAX_FDS],
     // ---- writeback errors (mm/filemap.c, lib/errseq.c)
     /// mapping->wb_err's sequence: bumped by every mapping_set_error
     /// (errseq_set; the model has no "seen" bit: a new error always

@@ -346,6 +346,7 @@ fn task_specs_parse_and_print_back() {
         "odirect-write 0+1",
         "odirect-read 0+1",
         "read 0+2",
+        "read 1+1 fd 3",
         "munmap",
         "msync 1+1",
         "sync_file_range 0+2",
@@ -367,6 +368,11 @@ fn task_specs_parse_and_print_back() {
         "wb some",
         "splice 0",
         "read",
+        "read 0+1 fd",
+        "read 0+1 fd 4",
+        "read 0+1 fd x",
+        "read 0+1 file 0",
+        "read 0+1 fd 0 more",
         "munmap 0",
         "msync_async",
     ] {
@@ -474,6 +480,55 @@ fn read_miss_reads_ahead_to_eof_and_the_reply_unlocks() {
     assert_eq!(s.pages[0].ver, V_INIT);
     let s = run(&m, &s, T0, Step::ReadCopy);
     assert!(m.task_done(&s, 0));
+}
+
+/// ra->prev_pos (docs/findings.md M-ra-prev-pos): on one open file, a
+/// read of page 0 (a hit) leaves prev_pos at the end of page 0, so the
+/// next read's miss at page 1 is sequential (`index - prev_index <= 1`)
+/// and takes the initial window, pages 1-2 up to the cached page 3. On
+/// opens of their own the second read is a standalone random read: page
+/// 1 alone.
+#[test]
+fn a_read_after_a_hit_on_the_same_open_reads_ahead() {
+    for (shared, n) in [(true, 2), (false, 1)] {
+        let tasks: &[&str] = if shared {
+            &["read 0+1 fd 0", "read 1+1 fd 0"]
+        } else {
+            &["read 0+1", "read 1+1"]
+        };
+        let mut c = cold(4, tasks);
+        c.cached = 0b1001;
+        let m = model(c);
+        let s = m.initial();
+        let s = run(&m, &s, T0, Step::Entry);
+        let s = run(&m, &s, T0, Step::ReadCopy);
+        assert!(m.task_done(&s, 0));
+        assert_eq!(s.ra_prev[0], if shared { 2 } else { 0 }, "prev_pos + 1");
+        let s = run(&m, &s, T1, Step::Entry);
+        let s = run(&m, &s, T1, Step::RaSubmit);
+        assert_eq!(
+            s.fuse_q,
+            vec![Req::ReadPages {
+                task: 1,
+                first: 1,
+                n
+            }],
+            "shared open: {shared}"
+        );
+    }
+}
+
+/// A read that returns nothing (at EOF) leaves the open's prev_pos as it
+/// was (filemap_read's last_pos starts at ra->prev_pos).
+#[test]
+fn a_read_at_eof_keeps_prev_pos() {
+    let mut c = cold(2, &["read 1+1 fd 1"]);
+    c.init_size = 1;
+    let m = model(c);
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::Entry);
+    let s = run(&m, &s, T0, Step::ReadEof);
+    assert_eq!(s.ra_prev, [0; MAX_FDS]);
 }
 
 /// filemap_read stops at EOF without a READ; fuse_direct_IO returns 0

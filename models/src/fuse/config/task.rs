@@ -85,8 +85,16 @@ pub enum TaskSpec {
         aio: bool,
     },
     /// Buffered read(2) (or sendfile/splice from the file) on a cached
-    /// open: filemap_read, readahead on a miss (read.rs).
-    Read { first: u8, n: u8 },
+    /// open: filemap_read, readahead on a miss (read.rs). `fd`: the open
+    /// file, shared with the other reads that name it (`read 1+1 fd 0`),
+    /// whose file->f_ra.prev_pos the read's readahead consults and sets;
+    /// `None`: a file of its own, opened fresh (prev_pos = -1).
+    Read {
+        first: u8,
+        n: u8,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fd: Option<u8>,
+    },
     /// munmap of a shared mapping: fuse_vma_close → write_inode_now(inode,
     /// 1), WB_SYNC_ALL writeback of the whole file and a wait.
     Munmap,
@@ -294,7 +302,20 @@ impl TaskSpec {
             }
             Some("read") => {
                 let (first, n) = range(words.get(1))?;
-                TaskSpec::Read { first, n }
+                let fd = match (words.get(2).copied(), words.get(3), words.get(4)) {
+                    (None, ..) => None,
+                    (Some("fd"), Some(f), None) => match f.parse::<u8>() {
+                        Ok(f) if (f as usize) < super::super::state::MAX_FDS => Some(f),
+                        _ => {
+                            return Err(format!(
+                                "task '{s}': fd takes 0 to {}",
+                                super::super::state::MAX_FDS - 1
+                            ))
+                        }
+                    },
+                    _ => return Err(format!("task '{s}': read takes a range and optionally 'fd F'")),
+                };
+                TaskSpec::Read { first, n, fd }
             }
             // sendfile(2) into the file: iter_file_splice_write →
             // vfs_iter_write → fuse_file_write_iter, the write(2) path
@@ -366,6 +387,7 @@ impl TaskSpec {
             | TaskSpec::Timeout => 1,
             TaskSpec::Open { .. } => 4,
             TaskSpec::NotifyInval { .. } => 3,
+            TaskSpec::Read { .. } => 4,
             _ => 2,
         };
         if words.len() > max_words {
@@ -470,7 +492,7 @@ impl TaskSpec {
             | TaskSpec::DioRead { first, n, .. }
             | TaskSpec::OdirectWrite { first, n, .. }
             | TaskSpec::OdirectRead { first, n, .. }
-            | TaskSpec::Read { first, n }
+            | TaskSpec::Read { first, n, .. }
             | TaskSpec::Msync { first, n }
             | TaskSpec::SyncRange { first, n }
             | TaskSpec::Readahead { first, n }
@@ -530,7 +552,13 @@ impl fmt::Display for TaskSpec {
                     if aio { "aio " } else { "" }
                 )
             }
-            TaskSpec::Read { first, n } => write!(f, "read {first}+{n}"),
+            TaskSpec::Read { first, n, fd } => {
+                write!(f, "read {first}+{n}")?;
+                match fd {
+                    Some(fd) => write!(f, " fd {fd}"),
+                    None => Ok(()),
+                }
+            }
             TaskSpec::Munmap => write!(f, "munmap"),
             TaskSpec::Msync { first, n } => write!(f, "msync {first}+{n}"),
             TaskSpec::SyncRange { first, n } => write!(f, "sync_file_range {first}+{n}"),
