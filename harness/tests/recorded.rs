@@ -305,7 +305,7 @@ fn a_missing_request_is_not_modelled() {
 /// docs/findings.md M-ra-prev-pos, once a model gap: a real 6.18.44
 /// trace (random seed 2^64-1) whose read right after a cache hit on the
 /// same fd gets the initial readahead window (READ of pages 1-2). The
-/// model now keeps the open file's ra->prev_pos (`read A+N fd F`; conform
+/// model now keeps the open file's ra->prev_pos (`read A+N fd=F`; conform
 /// gives the reads of one open one fd), so the trace conforms; before, the
 /// model's fresh-readahead-state read offered READ(p1) alone.
 #[test]

@@ -320,7 +320,10 @@ pub(crate) fn task_syntax_instances(form: &str) -> Vec<String> {
     let fill = |w: &str| match w {
         "F+N" => "0+1".to_string(),
         "P" | "N" | "S" => "1".to_string(),
-        w => w.to_string(),
+        w => match w.strip_suffix("=N") {
+            Some(key) => format!("{key}=1"),
+            None => w.to_string(),
+        },
     };
     let words: Vec<&str> = form.split_whitespace().collect();
     let mut out = Vec::new();

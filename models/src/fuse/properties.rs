@@ -260,6 +260,12 @@ pub const PROPERTIES: &[PropertyDef] = &[
         description: "readahead keeps a folio that does not fit the round's READ",
     },
     PropertyDef {
+        name: "w-ra-sequential",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "a read's miss follows its open file's ra->prev_pos: the initial readahead window",
+    },
+    PropertyDef {
         name: "w-crop-in-folio",
         expectation: Expectation::Sometimes,
         stricter: None,
@@ -716,6 +722,7 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::ReclaimMark,
     |_, s| s.ev == Event::BatchCut,
     |_, s| s.ev == Event::RaNoFit,
+    |_, s| s.ev == Event::RaSequential,
     lfolio::w_crop_in_folio,
     |_, s| s.ev == Event::SlotRealloc,
     w_iomode_wait,

@@ -81,7 +81,7 @@ impl FuseModel {
     }
 
     /// The open file of read task `t` whose readahead state the model
-    /// keeps (`read A+N fd F`); `None`: a fresh open of its own.
+    /// keeps (`read A+N fd=F`); `None`: a fresh open of its own.
     fn read_fd(&self, t: usize) -> Option<usize> {
         match self.cfg.tasks.get(t) {
             Some(super::config::TaskSpec::Read { fd: Some(f), .. }) => Some(*f as usize),
@@ -98,13 +98,24 @@ impl FuseModel {
         }
     }
 
+    /// `index - prev_index <= 1UL` of page_cache_sync_ra for task `t`'s
+    /// miss at page `p`, with prev_index from its open file's prev_pos
+    /// (never for a fresh open: prev_pos = -1).
+    fn sequential_miss(&self, s: &State, t: usize, p: u8) -> bool {
+        let start = self.real_start(p);
+        self.read_fd(t).is_some_and(|f| {
+            let prev = s.ra_prev[f];
+            prev != 0 && start.wrapping_sub(self.real_start(prev - 1)) <= 1
+        })
+    }
+
     /// page_cache_sync_ra for a read(2) miss at page `p` with `req` pages
     /// of the request left by task `t`: the window `lo..hi` in model pages
     /// (clamped to EOF later) and ra->async_size. The arithmetic is in
     /// 4 KiB pages. A start of file or a sequential cache miss (`!index
     /// || index - prev_index <= 1UL`, prev_index = ra->prev_pos >>
     /// PAGE_SHIFT) takes the initial window; prev_pos is the open file's
-    /// (`fd F`), or -1 for a read on a fresh open of its own (prev_index
+    /// (`fd=F`), or -1 for a read on a fresh open of its own (prev_index
     /// = ULONG_MAX >> PAGE_SHIFT: the subtraction wraps, never <= 1).
     /// Not modelled: the third case, an oversized read (`req_count >
     /// max_pages`) away from offset 0, which takes the prev-miss path
@@ -112,11 +123,7 @@ impl FuseModel {
     fn read_window(&self, s: &State, t: usize, p: u8, req: u8) -> (u8, u8, u8) {
         let start = self.real_start(p);
         let req = self.real_start(p + req) - start;
-        let sequential = self.read_fd(t).is_some_and(|f| {
-            let prev = s.ra_prev[f];
-            prev != 0 && start.wrapping_sub(self.real_start(prev - 1)) <= 1
-        });
-        let (w, asz) = if start == 0 || sequential {
+        let (w, asz) = if start == 0 || self.sequential_miss(s, t, p) {
             // start of file, or a sequential miss: the initial window
             let w = init_ra_size(req.min(255) as u8, self.ra_pages()) as u32;
             (w, if w > req { w - req } else { w / 2 })
@@ -430,8 +437,17 @@ impl FuseModel {
             return Some(Step::ReadEof);
         }
         let win = self.read_window(s, t, p, first + n - p);
+        let (lookup_miss, seq) = (
+            task.ph == PH_GET && !s.pages[p as usize].present(),
+            p > 0 && self.sequential_miss(s, t, p),
+        );
         match self.get_folio(s, t, p as usize, false, win)? {
-            Got::Step(step) => Some(step),
+            Got::Step(step) => {
+                if lookup_miss && seq && s.ev == Event::None {
+                    s.ev = Event::RaSequential;
+                }
+                Some(step)
+            }
             Got::Ready => {
                 // copy_folio_to_iter: the data this read returns (kept in
                 // the ghost `snap` for trace conformance)

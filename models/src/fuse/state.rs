@@ -446,6 +446,9 @@ pub enum Event {
     BatchCut,
     /// fuse_readahead kept a folio that does not fit the round's READ.
     RaNoFit,
+    /// page_cache_sync_ra took the initial window for a sequential miss
+    /// after its open file's ra->prev_pos (read.rs).
+    RaSequential,
     /// fuse_pages_realloc ran on a full batch (sub-page blocks).
     SlotRealloc,
     /// The server failed a writeback WRITE (mapping_set_error).
@@ -507,7 +510,7 @@ pub enum Event {
 }
 
 /// Open files whose readahead state (`file->f_ra`) the model keeps: the
-/// `fd F` of read tasks, F < MAX_FDS.
+/// `fd=F` of read tasks, F < MAX_FDS.
 pub const MAX_FDS: usize = 4;
 
 /// The whole state.
@@ -581,7 +584,7 @@ pub struct State {
     pub iocachectr: i8,
     /// FUSE_I_CACHE_IO_MODE.
     pub cache_io_mode: bool,
-    /// Per open file that several read tasks share (`read A+N fd F`):
+    /// Per open file that several read tasks share (`read A+N fd=F`):
     /// its file->f_ra.prev_pos as a model position + 1 (0: -1, a fresh
     /// file's; read.rs `read_window`).
     pub ra_prev: [u8; MAX_FDS],

@@ -346,7 +346,7 @@ fn task_specs_parse_and_print_back() {
         "odirect-write 0+1",
         "odirect-read 0+1",
         "read 0+2",
-        "read 1+1 fd 3",
+        "read 1+1 fd=3",
         "munmap",
         "msync 1+1",
         "sync_file_range 0+2",
@@ -369,10 +369,11 @@ fn task_specs_parse_and_print_back() {
         "splice 0",
         "read",
         "read 0+1 fd",
-        "read 0+1 fd 4",
-        "read 0+1 fd x",
-        "read 0+1 file 0",
-        "read 0+1 fd 0 more",
+        "read 0+1 fd 0",
+        "read 0+1 fd=4",
+        "read 0+1 fd=x",
+        "read 0+1 file=0",
+        "read 0+1 fd=0 more",
         "munmap 0",
         "msync_async",
     ] {
@@ -492,7 +493,7 @@ fn read_miss_reads_ahead_to_eof_and_the_reply_unlocks() {
 fn a_read_after_a_hit_on_the_same_open_reads_ahead() {
     for (shared, n) in [(true, 2), (false, 1)] {
         let tasks: &[&str] = if shared {
-            &["read 0+1 fd 0", "read 1+1 fd 0"]
+            &["read 0+1 fd=0", "read 1+1 fd=0"]
         } else {
             &["read 0+1", "read 1+1"]
         };
@@ -522,7 +523,7 @@ fn a_read_after_a_hit_on_the_same_open_reads_ahead() {
 /// was (filemap_read's last_pos starts at ra->prev_pos).
 #[test]
 fn a_read_at_eof_keeps_prev_pos() {
-    let mut c = cold(2, &["read 1+1 fd 1"]);
+    let mut c = cold(2, &["read 1+1 fd=1"]);
     c.init_size = 1;
     let m = model(c);
     let s = m.initial();

@@ -86,7 +86,7 @@ pub enum TaskSpec {
     },
     /// Buffered read(2) (or sendfile/splice from the file) on a cached
     /// open: filemap_read, readahead on a miss (read.rs). `fd`: the open
-    /// file, shared with the other reads that name it (`read 1+1 fd 0`),
+    /// file, shared with the other reads that name it (`read 1+1 fd=0`),
     /// whose file->f_ra.prev_pos the read's readahead consults and sets;
     /// `None`: a file of its own, opened fresh (prev_pos = -1).
     Read {
@@ -181,7 +181,7 @@ pub const SYNTAX: &[&str] = &[
     "odirect-write F+N",
     "odirect-read F+N",
     "aio dio-write|dio-read|odirect-write|odirect-read F+N",
-    "read F+N",
+    "read F+N [fd=N]",
     "munmap",
     "msync F+N",
     "sync_file_range F+N",
@@ -302,18 +302,20 @@ impl TaskSpec {
             }
             Some("read") => {
                 let (first, n) = range(words.get(1))?;
-                let fd = match (words.get(2).copied(), words.get(3), words.get(4)) {
-                    (None, ..) => None,
-                    (Some("fd"), Some(f), None) => match f.parse::<u8>() {
+                let fd = match words.get(2).map(|w| w.strip_prefix("fd=")) {
+                    None => None,
+                    Some(Some(f)) => match f.parse::<u8>() {
                         Ok(f) if (f as usize) < super::super::state::MAX_FDS => Some(f),
                         _ => {
                             return Err(format!(
-                                "task '{s}': fd takes 0 to {}",
+                                "task '{s}': fd= takes 0 to {}",
                                 super::super::state::MAX_FDS - 1
                             ))
                         }
                     },
-                    _ => return Err(format!("task '{s}': read takes a range and optionally 'fd F'")),
+                    Some(None) => {
+                        return Err(format!("task '{s}': read takes a range and optionally fd=F"))
+                    }
                 };
                 TaskSpec::Read { first, n, fd }
             }
@@ -387,7 +389,7 @@ impl TaskSpec {
             | TaskSpec::Timeout => 1,
             TaskSpec::Open { .. } => 4,
             TaskSpec::NotifyInval { .. } => 3,
-            TaskSpec::Read { .. } => 4,
+            TaskSpec::Read { .. } => 3,
             _ => 2,
         };
         if words.len() > max_words {
@@ -555,7 +557,7 @@ impl fmt::Display for TaskSpec {
             TaskSpec::Read { first, n, fd } => {
                 write!(f, "read {first}+{n}")?;
                 match fd {
-                    Some(fd) => write!(f, " fd {fd}"),
+                    Some(fd) => write!(f, " fd={fd}"),
                     None => Ok(()),
                 }
             }
