@@ -48,6 +48,7 @@ pub mod runner;
 pub mod scenario_kit;
 pub mod scenarios;
 pub mod scenarios_aio;
+pub mod scenarios_notify;
 pub mod scenarios_cache;
 pub mod scenarios_dio;
 pub mod scenarios_eof;

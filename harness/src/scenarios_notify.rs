@@ -1,0 +1,105 @@
+//! Server notifications on the real kernel (issue 22 item 6; the model's
+//! `notify-inval` task, models/src/fuse/notify.rs, catalogue
+//! checks/catalogue/49-notify.toml; findings F-notify-blocks and
+//! F-notify-wbc). The recording server, as another client, changes its
+//! file and then writes FUSE_NOTIFY_INVAL_INODE to /dev/fuse from a
+//! thread of its own (server/notify.rs), logged as actor N1's
+//! `notify_inval` call, while the writeback WRITE of the page is held.
+//!
+//! Expectations, from the model first (`t2-notify-inval-wb`: w-notify-
+//! blocked, a3 violated) and fs/fuse/inode.c fuse_reverse_inval_inode
+//! (6.18: attr_version++, fuse_invalidate_attr, then for offset >= 0
+//! invalidate_inode_pages2_range(pg_start, len <= 0 ? -1 : pg_end)):
+//!
+//! - the walk locks the folio and waits for its writeback
+//!   (folio_wait_writeback; since 0c58a97f919c PG_writeback lasts until
+//!   the WRITE's reply): the notification's write(2) does not return
+//!   while the WRITE is held. Its thread sleeps uninterruptibly ('D' in
+//!   /proc/TID/stat: polled, a kernel state, not a timing guess);
+//! - after the reply the folio is clean and not under writeback: it is
+//!   removed and the notification returns 0;
+//! - the client's older WRITE was applied after the server's change: the
+//!   server ends with the client's data and the change is lost
+//!   (F-notify-wbc, intended: libfuse documents the writeback); a read
+//!   after the notification READs the page again (it was dropped) and
+//!   returns the client's data.
+use crate::ctx::Ctx;
+use crate::fail::Res;
+use crate::scenario_kit::{briefs, dirty_and_hold, fail, sc, wrap, Scenario, PG};
+use crate::server::ServerConfig;
+
+fn dflt(_: &mut ServerConfig) {}
+
+pub fn all() -> Vec<Scenario> {
+    vec![
+        sc!("n_inval_wb", "F-notify-blocks: writeback_cache; page A's writeback WRITE held; the server writes N over page 0 and sends NOTIFY_INVAL_INODE(off 0, len 0: whole file): its write(2) sleeps (D) until the WRITE reply, then returns 0; the page was dropped (a read READs A again); the server ends with A (F-notify-wbc)", dflt, |c| wrap(c, |x| inval_wb(x, (0, 0)))),
+        sc!("n_inval_wb_range", "the same with NOTIFY_INVAL_INODE(off 0, len 4096), the range of the changed page", dflt, |c| wrap(c, |x| inval_wb(x, (0, PG as i64)))),
+    ]
+}
+
+/// The state letter of thread `tid` (/proc/TID/stat, field 3) and its
+/// wait channel (/proc/TID/wchan), or None once it is gone.
+fn thread_state(tid: i32) -> Option<(char, String)> {
+    let stat = std::fs::read_to_string(format!("/proc/{tid}/stat")).ok()?;
+    // "pid (comm) S ...": comm may hold spaces; the state follows the last ')'
+    let st = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+    let wchan = std::fs::read_to_string(format!("/proc/{tid}/wchan")).unwrap_or_default();
+    Some((st, wchan.trim().to_string()))
+}
+
+/// Poll thread `tid` until it sleeps uninterruptibly ('D'), at most
+/// `ms`: the last state seen.
+fn wait_uninterruptible(tid: i32, ms: u64) -> Option<(char, String)> {
+    let start = std::time::Instant::now();
+    loop {
+        let s = thread_state(tid);
+        if s.as_ref().is_none_or(|(c, _)| *c == 'D')
+            || start.elapsed().as_millis() as u64 >= ms
+        {
+            return s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+fn inval_wb(ctx: &mut Ctx, range: (i64, i64)) -> Res {
+    let fd = dirty_and_hold(ctx, "A")?;
+    let tid = ctx.notify_inval("N1", "f", range, 0, "N")?;
+    let seen = wait_uninterruptible(tid, 2000);
+    let returned = ctx.wait_notified(1, 0)?;
+    let (st, wchan) = seen.clone().unwrap_or(('-', String::new()));
+    ctx.mark(&format!("notify thread {tid} state {st} wchan {wchan}"))?;
+    ctx.expect(
+        "the notification sleeps in the kernel (D) and has not returned while the WRITE is held (invalidate_inode_pages2_range waits for writeback)",
+        st == 'D' && !returned,
+        || format!("thread state {seen:?}, returned {returned}"),
+    )?;
+    ctx.ctl("release all")?;
+    if !ctx.wait_notified(1, 3000)? {
+        return Err(fail(
+            "the notification returns after the WRITE reply",
+            "no return within 3 s".into(),
+        ));
+    }
+    let t = ctx.trace()?;
+    let ws = t.cache_writes();
+    let ret = t
+        .mark("ret", "N1", "notify_inval")
+        .ok_or_else(|| fail("the notification's ret is logged", String::new()))?;
+    let w_reply = ws.first().and_then(|w| t.reply_seq(w)).unwrap_or(u64::MAX);
+    ctx.expect(
+        "the notification returns 0 after the held WRITE's reply, and sends no WRITE of its own (the page was clean)",
+        ret.ret == Some(0) && ret.seq > w_reply && ws.len() == 1,
+        || format!("ret {:?} at #{}; WRITEs {}", ret.ret, ret.seq, briefs(&ws)),
+    )?;
+    let reads_before = t.reqs("READ").len();
+    let data = ctx.pread("T0", fd, 0, PG as usize)?;
+    let t = ctx.trace()?;
+    ctx.expect(
+        "the page was dropped: the read READs it again and returns the client's A (the server's N was overwritten by the older WRITE)",
+        t.reqs("READ").len() == reads_before + 1 && data.first() == Some(&b'A'),
+        || format!("READs {} -> {}, data {:?}", reads_before, t.reqs("READ").len(), data.first()),
+    )?;
+    ctx.expect_file("f", PG, "A")?;
+    ctx.close("T0", fd)
+}
