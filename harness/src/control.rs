@@ -441,6 +441,48 @@ mod tests {
     }
 
     #[test]
+    fn parse_notify_inval() {
+        assert_eq!(
+            Command::parse("notify_inval N1 f 0 0 0 N").unwrap(),
+            Command::NotifyInval {
+                actor: "N1".into(),
+                name: "f".into(),
+                off: 0,
+                len: 0,
+                first: 0,
+                tags: "N".into()
+            }
+        );
+        // attributes only (offset < 0), no change of the server's file
+        assert_eq!(
+            Command::parse("notify_inval N1 f -1 0").unwrap(),
+            Command::NotifyInval {
+                actor: "N1".into(),
+                name: "f".into(),
+                off: -1,
+                len: 0,
+                first: 0,
+                tags: String::new()
+            }
+        );
+        for bad in [
+            "notify_inval N1 f 0",
+            "notify_inval N1 d/f 0 0",
+            "notify_inval N1 f x 0",
+            "notify_inval N1 f 0 0 0",
+            "notify_inval N1 f 0 0 0 N1",
+            "notify_inval N1 f 0 0 -1 N",
+        ] {
+            assert!(Command::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            Command::parse("wait_notified 1 3000").unwrap(),
+            Command::WaitNotified { n: 1, ms: 3000 }
+        );
+        assert!(Command::parse("wait_notified 1 999999").is_err());
+    }
+
+    #[test]
     fn parse_release_and_waits() {
         assert_eq!(
             Command::parse("release all").unwrap(),

@@ -25,26 +25,40 @@
 //!   returns the client's data.
 use crate::ctx::Ctx;
 use crate::fail::Res;
-use crate::scenario_kit::{briefs, dirty_and_hold, fail, sc, wrap, Scenario, PG};
+use crate::scenario_kit::{
+    briefs, dirty_and_hold, fail, mmap, sc, store, unmap, wrap, Scenario, PG,
+};
 use crate::server::ServerConfig;
 
 fn dflt(_: &mut ServerConfig) {}
+fn nowbc(c: &mut ServerConfig) {
+    c.writeback_cache = false;
+}
 
 pub fn all() -> Vec<Scenario> {
     vec![
         sc!("n_inval_wb", "F-notify-blocks: writeback_cache; page A's writeback WRITE held; the server writes N over page 0 and sends NOTIFY_INVAL_INODE(off 0, len 0: whole file): its write(2) sleeps (D) until the WRITE reply, then returns 0; the page was dropped (a read READs A again); the server ends with A (F-notify-wbc)", dflt, |c| wrap(c, |x| inval_wb(x, (0, 0)))),
         sc!("n_inval_wb_range", "the same with NOTIFY_INVAL_INODE(off 0, len 4096), the range of the changed page", dflt, |c| wrap(c, |x| inval_wb(x, (0, PG as i64)))),
+        sc!("n_inval_redirty", "page A's WRITE held, the page written again (B); NOTIFY_INVAL_INODE (whole file) sleeps until the reply, then launders the dirty page (a WRITE of B) and returns after that WRITE's reply; a read READs B, the server ends with B (F-notify-wbc)", dflt, |c| wrap(c, inval_redirty)),
+        sc!("n_inval_mmap_wt", "F-notify-wbc without writeback_cache: a MAP_SHARED store of B, its WRITE held; NOTIFY_INVAL_INODE(off 0, len 4096) sleeps until the reply, then drops the page; a read READs B, the server ends with B", nowbc, |c| wrap(c, inval_mmap_wt)),
     ]
 }
 
 /// The state letter of thread `tid` (/proc/TID/stat, field 3) and its
-/// wait channel (/proc/TID/wchan), or None once it is gone.
+/// kernel stack's functions, innermost first (/proc/TID/stack, root
+/// only; empty where it cannot be read), or None once it is gone.
 fn thread_state(tid: i32) -> Option<(char, String)> {
     let stat = std::fs::read_to_string(format!("/proc/{tid}/stat")).ok()?;
     // "pid (comm) S ...": comm may hold spaces; the state follows the last ')'
     let st = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-    let wchan = std::fs::read_to_string(format!("/proc/{tid}/wchan")).unwrap_or_default();
-    Some((st, wchan.trim().to_string()))
+    let stack = std::fs::read_to_string(format!("/proc/{tid}/stack")).unwrap_or_default();
+    let fns: Vec<&str> = stack
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .map(|f| f.split('+').next().unwrap_or(f))
+        .take_while(|f| !f.starts_with("do_syscall"))
+        .collect();
+    Some((st, fns.join("<")))
 }
 
 /// Poll thread `tid` until it sleeps uninterruptibly ('D'), at most
@@ -62,13 +76,15 @@ fn wait_uninterruptible(tid: i32, ms: u64) -> Option<(char, String)> {
     }
 }
 
-fn inval_wb(ctx: &mut Ctx, range: (i64, i64)) -> Res {
-    let fd = dirty_and_hold(ctx, "A")?;
+/// With one writeback WRITE held: the server writes N over page 0 and
+/// notifies (`range`); the notification must sleep (D) and not return
+/// until the release, then return within 3 s.
+fn notify_behind_hold(ctx: &mut Ctx, range: (i64, i64)) -> Res {
     let tid = ctx.notify_inval("N1", "f", range, 0, "N")?;
     let seen = wait_uninterruptible(tid, 2000);
     let returned = ctx.wait_notified(1, 0)?;
-    let (st, wchan) = seen.clone().unwrap_or(('-', String::new()));
-    ctx.mark(&format!("notify thread {tid} state {st} wchan {wchan}"))?;
+    let (st, stack) = seen.clone().unwrap_or(('-', String::new()));
+    ctx.mark(&format!("notify thread {tid} state {st} stack {stack}"))?;
     ctx.expect(
         "the notification sleeps in the kernel (D) and has not returned while the WRITE is held (invalidate_inode_pages2_range waits for writeback)",
         st == 'D' && !returned,
@@ -81,25 +97,74 @@ fn inval_wb(ctx: &mut Ctx, range: (i64, i64)) -> Res {
             "no return within 3 s".into(),
         ));
     }
+    Ok(())
+}
+
+/// The notification returned 0 after the reply of the last of the
+/// `n_writes` page-cache WRITEs, the last carrying `last`; a read of page
+/// 0 then READs it again (the notification dropped it) and returns
+/// `last`, which the server holds too: its own N was overwritten by the
+/// client's older WRITE (F-notify-wbc).
+fn after_notify(ctx: &mut Ctx, fd: i32, n_writes: usize, last: &str) -> Res {
     let t = ctx.trace()?;
     let ws = t.cache_writes();
     let ret = t
         .mark("ret", "N1", "notify_inval")
         .ok_or_else(|| fail("the notification's ret is logged", String::new()))?;
-    let w_reply = ws.first().and_then(|w| t.reply_seq(w)).unwrap_or(u64::MAX);
+    let w_reply = ws.last().and_then(|w| t.reply_seq(w)).unwrap_or(u64::MAX);
     ctx.expect(
-        "the notification returns 0 after the held WRITE's reply, and sends no WRITE of its own (the page was clean)",
-        ret.ret == Some(0) && ret.seq > w_reply && ws.len() == 1,
+        &format!("the notification returns 0 after the reply of WRITE {n_writes} of {n_writes} (page {last})"),
+        ret.ret == Some(0)
+            && ret.seq > w_reply
+            && ws.len() == n_writes
+            && ws.last().and_then(|w| w.page_tags.as_deref()) == Some(last),
         || format!("ret {:?} at #{}; WRITEs {}", ret.ret, ret.seq, briefs(&ws)),
     )?;
     let reads_before = t.reqs("READ").len();
     let data = ctx.pread("T0", fd, 0, PG as usize)?;
     let t = ctx.trace()?;
     ctx.expect(
-        "the page was dropped: the read READs it again and returns the client's A (the server's N was overwritten by the older WRITE)",
-        t.reqs("READ").len() == reads_before + 1 && data.first() == Some(&b'A'),
+        &format!("the page was dropped: the read READs it again and returns the client's {last} (the server's N was overwritten by the older WRITE)"),
+        t.reqs("READ").len() == reads_before + 1 && data.first() == last.as_bytes().first(),
         || format!("READs {} -> {}, data {:?}", reads_before, t.reqs("READ").len(), data.first()),
     )?;
-    ctx.expect_file("f", PG, "A")?;
+    ctx.expect_file("f", PG, last)
+}
+
+fn inval_wb(ctx: &mut Ctx, range: (i64, i64)) -> Res {
+    let fd = dirty_and_hold(ctx, "A")?;
+    notify_behind_hold(ctx, range)?;
+    after_notify(ctx, fd, 1, "A")?;
+    ctx.close("T0", fd)
+}
+
+/// The page written again (B) while its WRITE of A is held (T2: write(2)
+/// does not wait for writeback): after the reply the walk finds the
+/// folio dirty and launders it (fuse_launder_folio: a WRITE of B, waited
+/// for) before it drops it.
+fn inval_redirty(ctx: &mut Ctx) -> Res {
+    let fd = dirty_and_hold(ctx, "A")?;
+    ctx.pwrite("T0", fd, 0, "B")?;
+    notify_behind_hold(ctx, (0, 0))?;
+    after_notify(ctx, fd, 2, "B")?;
+    ctx.close("T0", fd)
+}
+
+/// Write-through: page A written through; a MAP_SHARED store of B
+/// dirties the page; its writeback WRITE held (sync_file_range).
+fn inval_mmap_wt(ctx: &mut Ctx) -> Res {
+    let fd = ctx.create("T0", "f")?;
+    ctx.pwrite("T0", fd, 0, "A")?;
+    let (addr, r) = mmap(ctx, fd, PG as usize)?;
+    if r.ret < 0 {
+        return Err(fail("mmap succeeds", format!("errno {}", r.errno)));
+    }
+    store(ctx, addr, 0, b'B')?;
+    ctx.ctl("hold WRITE n=1 cache=1")?;
+    ctx.sfr("T0", fd)?;
+    ctx.wait_held(1, 2000)?;
+    notify_behind_hold(ctx, (0, PG as i64))?;
+    after_notify(ctx, fd, 1, "B")?;
+    unmap(ctx, addr, PG as usize)?;
     ctx.close("T0", fd)
 }
