@@ -248,9 +248,8 @@ impl Command {
                 if a[1].contains('/') {
                     return Err(format!("notify_inval: bad name {:?}", a[1]));
                 }
-                let int = |s: &str, what: &str| {
-                    s.parse::<i64>().map_err(|_| format!("bad {what} {s:?}"))
-                };
+                let int =
+                    |s: &str, what: &str| s.parse::<i64>().map_err(|_| format!("bad {what} {s:?}"));
                 let (first, tags) = match a.get(4..6) {
                     Some([f, t]) => {
                         if !t.bytes().all(|c| c.is_ascii_alphabetic() || c == b'.') {

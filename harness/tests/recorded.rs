@@ -57,7 +57,7 @@ fn recorded_traces_conform() {
     outside.sort();
     assert_eq!(outside, NOT_MODELLED);
     let fs = files("6.18.44");
-    assert_eq!(fs.len(), 77);
+    assert_eq!(fs.len(), 78);
     for p in fs {
         let name = p.file_stem().unwrap().to_string_lossy().to_string();
         let ev = parse_trace(&std::fs::read_to_string(&p).unwrap()).unwrap();

@@ -50,32 +50,30 @@ impl Core {
         };
         let core = self.clone();
         let (tx, rx) = mpsc::channel();
-        let spawned = thread::Builder::new()
-            .name("notify".into())
-            .spawn(move || {
-                let w = if tags.is_empty() {
-                    String::new()
-                } else {
-                    format!(" first={first} {tags}")
-                };
-                core.log(Event::mark(&format!(
-                    "call {actor} notify_inval path={name} ino={ino} off={off} len={len}{w}"
-                )));
-                let _ = tx.send(unsafe { libc::gettid() });
-                let t0 = Instant::now();
-                core.server_write(ino, first, &tags);
-                let r = notifier.inval_inode(INodeNo(ino), off, len);
-                let d = t0.elapsed().as_micros() as u64;
-                let (ret, errno) = match &r {
-                    Ok(()) => (0, 0),
-                    Err(e) => (-1, e.raw_os_error().unwrap_or(libc::EIO)),
-                };
-                core.log(Event::mark(&format!(
-                    "ret {actor} notify_inval {ret} errno={errno} dur_us={d}"
-                )));
-                lock(&core.ctl).notified += 1;
-                core.cv.notify_all();
-            });
+        let spawned = thread::Builder::new().name("notify".into()).spawn(move || {
+            let w = if tags.is_empty() {
+                String::new()
+            } else {
+                format!(" first={first} {tags}")
+            };
+            core.log(Event::mark(&format!(
+                "call {actor} notify_inval path={name} ino={ino} off={off} len={len}{w}"
+            )));
+            let _ = tx.send(unsafe { libc::gettid() });
+            let t0 = Instant::now();
+            core.server_write(ino, first, &tags);
+            let r = notifier.inval_inode(INodeNo(ino), off, len);
+            let d = t0.elapsed().as_micros() as u64;
+            let (ret, errno) = match &r {
+                Ok(()) => (0, 0),
+                Err(e) => (-1, e.raw_os_error().unwrap_or(libc::EIO)),
+            };
+            core.log(Event::mark(&format!(
+                "ret {actor} notify_inval {ret} errno={errno} dur_us={d}"
+            )));
+            lock(&core.ctl).notified += 1;
+            core.cv.notify_all();
+        });
         if let Err(e) = spawned {
             return format!("err spawn: {e}");
         }
