@@ -76,6 +76,23 @@ pub enum Command {
         name: String,
         size: u64,
     },
+    /// Another client's write of `tags` (one letter per 4 KiB page) from
+    /// page `first` into file `name` on the server, then
+    /// FUSE_NOTIFY_INVAL_INODE(off, len) for it, on a thread of its own
+    /// logged as `actor`'s `notify_inval` call (server/notify.rs).
+    NotifyInval {
+        actor: String,
+        name: String,
+        off: i64,
+        len: i64,
+        first: u64,
+        tags: String,
+    },
+    /// Wait until `n` notifications returned (their `ret` is logged).
+    WaitNotified {
+        n: u64,
+        ms: u64,
+    },
 }
 
 fn op_name(s: &str) -> Result<String, String> {
@@ -224,6 +241,40 @@ impl Command {
                     size: num(a[1], "size")?,
                 })
             }
+            "notify_inval" => {
+                if a.len() != 4 && a.len() != 6 {
+                    return Err("usage: notify_inval ACTOR NAME OFF LEN [FIRST TAGS]".into());
+                }
+                if a[1].contains('/') {
+                    return Err(format!("notify_inval: bad name {:?}", a[1]));
+                }
+                let int =
+                    |s: &str, what: &str| s.parse::<i64>().map_err(|_| format!("bad {what} {s:?}"));
+                let (first, tags) = match a.get(4..6) {
+                    Some([f, t]) => {
+                        if !t.bytes().all(|c| c.is_ascii_alphabetic() || c == b'.') {
+                            return Err(format!("notify_inval: bad page tags {t:?}"));
+                        }
+                        (num(f, "first page")?, t.to_string())
+                    }
+                    _ => (0, String::new()),
+                };
+                Ok(Command::NotifyInval {
+                    actor: a[0].to_string(),
+                    name: a[1].to_string(),
+                    off: int(a[2], "offset")?,
+                    len: int(a[3], "length")?,
+                    first,
+                    tags,
+                })
+            }
+            "wait_notified" => {
+                want(2)?;
+                Ok(Command::WaitNotified {
+                    n: num(a[0], "count")?,
+                    ms: ms(a[1])?,
+                })
+            }
             "inflight" => {
                 want(0)?;
                 Ok(Command::Inflight)
@@ -244,9 +295,11 @@ impl Command {
     /// Longest time the server may take to answer this command.
     pub fn server_bound(&self) -> Duration {
         match self {
-            Command::WaitHeld { ms, .. } | Command::WaitCount { ms, .. } => {
-                Duration::from_millis(*ms)
-            }
+            Command::WaitHeld { ms, .. }
+            | Command::WaitCount { ms, .. }
+            | Command::WaitNotified { ms, .. } => Duration::from_millis(*ms),
+            // (the server waits up to 5 s for the notify thread to start)
+            Command::NotifyInval { .. } => Duration::from_secs(5),
             _ => Duration::ZERO,
         }
     }
@@ -384,6 +437,48 @@ mod tests {
         assert!(Command::parse("hold WRITE n=x").is_err());
         assert!(Command::parse("hold WRITE cache=2").is_err());
         assert!(Command::parse("hold WR/TE").is_err());
+    }
+
+    #[test]
+    fn parse_notify_inval() {
+        assert_eq!(
+            Command::parse("notify_inval N1 f 0 0 0 N").unwrap(),
+            Command::NotifyInval {
+                actor: "N1".into(),
+                name: "f".into(),
+                off: 0,
+                len: 0,
+                first: 0,
+                tags: "N".into()
+            }
+        );
+        // attributes only (offset < 0), no change of the server's file
+        assert_eq!(
+            Command::parse("notify_inval N1 f -1 0").unwrap(),
+            Command::NotifyInval {
+                actor: "N1".into(),
+                name: "f".into(),
+                off: -1,
+                len: 0,
+                first: 0,
+                tags: String::new()
+            }
+        );
+        for bad in [
+            "notify_inval N1 f 0",
+            "notify_inval N1 d/f 0 0",
+            "notify_inval N1 f x 0",
+            "notify_inval N1 f 0 0 0",
+            "notify_inval N1 f 0 0 0 N1",
+            "notify_inval N1 f 0 0 -1 N",
+        ] {
+            assert!(Command::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            Command::parse("wait_notified 1 3000").unwrap(),
+            Command::WaitNotified { n: 1, ms: 3000 }
+        );
+        assert!(Command::parse("wait_notified 1 999999").is_err());
     }
 
     #[test]

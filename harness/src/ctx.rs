@@ -402,6 +402,32 @@ impl Ctx {
         Ok(())
     }
 
+    /// The server, as another client, writes `tags` from page `first`
+    /// of `name` and sends FUSE_NOTIFY_INVAL_INODE(off, len) from a
+    /// thread of its own, logged as `actor`'s `notify_inval` call
+    /// (server/notify.rs). Returns that thread's tid (in the server).
+    pub fn notify_inval(
+        &mut self,
+        actor: &str,
+        name: &str,
+        (off, len): (i64, i64),
+        first: u64,
+        tags: &str,
+    ) -> Result<i32, Fail> {
+        let r = self.ctl(&format!(
+            "notify_inval {actor} {name} {off} {len} {first} {tags}"
+        ))?;
+        r.split_whitespace()
+            .next()
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(|| format!("notify_inval: no tid in {r:?}").into())
+    }
+
+    /// Wait up to `ms` until `n` notifications returned.
+    pub fn wait_notified(&mut self, n: u64, ms: u64) -> Result<bool, Fail> {
+        Ok(self.ctl.counted(&format!("wait_notified {n} {ms}"))?.0)
+    }
+
     pub fn sleep_ms(&self, ms: u64) {
         thread::sleep(Duration::from_millis(ms));
     }

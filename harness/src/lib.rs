@@ -54,6 +54,7 @@ pub mod scenarios_eof;
 pub mod scenarios_fidelity;
 pub mod scenarios_files;
 pub mod scenarios_mmap;
+pub mod scenarios_notify;
 pub mod scenarios_release;
 pub mod scenarios_split;
 pub mod scenarios_transport;

@@ -111,6 +111,7 @@ pub fn all() -> Vec<Scenario> {
     v.extend(crate::scenarios_files::all());
     v.extend(crate::scenarios_transport::all());
     v.extend(crate::scenarios_aio::all());
+    v.extend(crate::scenarios_notify::all());
     v
 }
 

@@ -103,7 +103,10 @@ fn f_overtake(ctx: &mut Ctx) -> Res {
 
 /// pwrite `tags` through a new cached fd, fsync; then an O_DIRECT open
 /// (FOPEN_DIRECT_IO, no KEEP_CACHE) that drops the clean pages.
-fn on_server_not_cached(ctx: &mut Ctx, tags: &str) -> Result<(i32, i32), crate::fail::Fail> {
+pub(crate) fn on_server_not_cached(
+    ctx: &mut Ctx,
+    tags: &str,
+) -> Result<(i32, i32), crate::fail::Fail> {
     let fd1 = ctx.create("T0", "f")?;
     ctx.pwrite("T0", fd1, 0, tags)?;
     ctx.fsync("T0", fd1)?;

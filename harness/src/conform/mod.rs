@@ -550,6 +550,8 @@ mod tests_aio;
 #[cfg(test)]
 mod tests_filters;
 #[cfg(test)]
+mod tests_notify;
+#[cfg(test)]
 mod tests_project;
 #[cfg(test)]
 mod tests_slots;

@@ -92,6 +92,14 @@ pub(super) enum RawTask {
     },
     /// The connection aborted through fusectl (the model's `abort`).
     Abort,
+    /// The server's change of pages `first..first+n` (their tags), then
+    /// FUSE_NOTIFY_INVAL_INODE of the `form` (server/notify.rs).
+    NotifyInval {
+        first: u64,
+        n: u64,
+        tags: String,
+        form: wbspec_models::fuse::config::InvalForm,
+    },
     /// A signal to the task of a pending call (`signal N`, `kill N`).
     Signal {
         target: usize,

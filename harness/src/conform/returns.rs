@@ -9,7 +9,8 @@
 //!   except a write-through write split into max_write chunks, which
 //!   returns the bytes written before a failed chunk (`Task::saved`);
 //! - ftruncate/truncate, fsync, msync(MS_SYNC), close, sync_file_range,
-//!   syncfs and an mmap store return 0;
+//!   syncfs, an mmap store and the recording server's
+//!   NOTIFY_INVAL_INODE return 0;
 //! - open(2) returns a file descriptor, any number >= 0 (the model has no
 //!   descriptor table);
 //! - a direct read (FOPEN_DIRECT_IO or O_DIRECT) returns what its READ
@@ -80,13 +81,15 @@ pub fn returns(m: &Mapping, t: usize) -> Returns {
         | TaskSpec::Munmap
         | TaskSpec::Msync { .. }
         | TaskSpec::SyncRange { .. }
-        | TaskSpec::Stat => Returns::Exactly(0),
+        | TaskSpec::Stat
+        // the notification's write(2), as the recorder logs it (0, as
+        // libfuse's fuse_lowlevel_notify_inval_inode returns)
+        | TaskSpec::NotifyInval { .. } => Returns::Exactly(0),
         TaskSpec::Readahead { .. }
         | TaskSpec::RemoteTruncate { .. }
         | TaskSpec::Abort
         | TaskSpec::Timeout
         | TaskSpec::Signal { .. }
-        | TaskSpec::NotifyInval { .. }
         | TaskSpec::NotifyStore { .. } => Returns::NotMapped,
     }
 }

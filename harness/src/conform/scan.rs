@@ -567,6 +567,13 @@ pub(super) fn scan(
                             aborted = Some(e.seq);
                             Some(RawTask::Abort)
                         }
+                        // the recording server's notification
+                        // (server/notify.rs): the server's change of
+                        // `first=F TAGS`, then FUSE_NOTIFY_INVAL_INODE(off,
+                        // len): fuse_reverse_inval_inode walks pages
+                        // off >> PAGE_SHIFT ..= len <= 0 ? -1 :
+                        // (off + len - 1) >> PAGE_SHIFT; off < 0: none
+                        "notify_inval" => Some(notify_inval(&args, &words, e.seq)?),
                         // a signal to the thread of another actor's
                         // pending call (request_wait_answer)
                         "signal" => {
@@ -1011,5 +1018,49 @@ pub(super) fn scan(
         through_reqs,
         rets,
         ret_tags,
+    })
+}
+
+/// The model task of a `notify_inval` call mark (`path=P ino=I off=O
+/// len=L first=F TAGS`, server/notify.rs): the model's notification
+/// invalidates the pages its server changed (`Range`), the whole file
+/// (offset 0, len <= 0) or nothing (offset < 0); another range is not
+/// modelled, and neither is a notification without a change.
+fn notify_inval(args: &str, words: &[&str], seq: u64) -> Result<RawTask, String> {
+    use wbspec_models::fuse::config::InvalForm;
+    let int = |k: &str| -> Result<i64, String> {
+        arg(args, k)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("bad trace: #{seq} notify_inval without a whole {k}="))
+    };
+    let (off, len) = (int("off")?, int("len")?);
+    let tags = words
+        .last()
+        .filter(|w| !w.contains('='))
+        .map(|w| w.to_string())
+        .unwrap_or_default();
+    let Some(first) = num(arg(args, "first")).filter(|_| !tags.is_empty()) else {
+        return nm(format!("#{seq} a notification without a change of the server's file: the model's notify-inval task always changes pages first"));
+    };
+    let n = tags.len() as u64;
+    let form = if off < 0 {
+        InvalForm::Attr
+    } else if len <= 0 {
+        if off != 0 {
+            return nm(format!("#{seq} NOTIFY_INVAL_INODE from offset {off} to the end: the model invalidates the changed pages or the whole file"));
+        }
+        InvalForm::Whole
+    } else {
+        let (a, b) = (off as u64 / PG, (off + len - 1) as u64 / PG + 1);
+        if (a, b) != (first, first + n) {
+            return nm(format!("#{seq} NOTIFY_INVAL_INODE of pages {a}..{b}, the server changed {first}..{}: the model invalidates the changed pages", first + n));
+        }
+        InvalForm::Range
+    };
+    Ok(RawTask::NotifyInval {
+        first,
+        n,
+        tags,
+        form,
     })
 }

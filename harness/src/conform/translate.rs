@@ -263,7 +263,8 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             | RawTask::OdirectRead { first, n }
             | RawTask::Read { first, n, .. }
             | RawTask::SyncRange { first, n }
-            | RawTask::Msync { first, n } => add(*first, *n),
+            | RawTask::Msync { first, n }
+            | RawTask::NotifyInval { first, n, .. } => add(*first, *n),
             RawTask::Mmap { page, .. } => add(*page, 1),
             RawTask::Truncate { size } => add(*size, 0),
             _ => {}
@@ -434,6 +435,20 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             RawTask::Close => TaskSpec::Close,
             RawTask::CloseRelease => TaskSpec::CloseRelease,
             RawTask::Abort => TaskSpec::Abort,
+            // the server's change writes the task's version
+            RawTask::NotifyInval {
+                first,
+                n,
+                tags,
+                form,
+            } => {
+                let (first, n) = data(*first, *n, tags);
+                TaskSpec::NotifyInval {
+                    first,
+                    n,
+                    form: *form,
+                }
+            }
             RawTask::Signal { target, fatal } => {
                 if tasks.len() > MODEL_TASKS {
                     return nm(format!("a signal in a trace of {} syscalls: the model's task slots ({MODEL_TASKS}) would renumber its target", tasks.len()));

@@ -171,7 +171,7 @@ impl Core {
         }
     }
 
-    fn wait_until(&self, ms: u64, pred: impl Fn(&CtlState) -> bool) -> bool {
+    pub(super) fn wait_until(&self, ms: u64, pred: impl Fn(&CtlState) -> bool) -> bool {
         let deadline = Instant::now() + Duration::from_millis(ms);
         let mut c = lock(&self.ctl);
         loop {
@@ -280,6 +280,8 @@ impl Core {
                     None => format!("err no file {name}"),
                 }
             }
+            Command::WaitNotified { n, ms } => self.wait_notified(n, ms),
+            Command::NotifyInval { .. } => "err notify_inval: only on a control connection".into(),
             Command::Held => {
                 let c = lock(&self.ctl);
                 let v: Vec<Value> = c
@@ -304,6 +306,15 @@ impl Core {
                 continue;
             }
             let reply = match Command::parse(&line) {
+                // (a thread of its own: needs the Arc)
+                Ok(Command::NotifyInval {
+                    actor,
+                    name,
+                    off,
+                    len,
+                    first,
+                    tags,
+                }) => self.notify_inval(actor, name, off, len, first, tags),
                 Ok(c) => self.control(c),
                 Err(e) => format!("err {e}"),
             };

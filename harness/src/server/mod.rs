@@ -24,7 +24,7 @@
 //! Files: `config.rs` the server's configuration; `shared.rs` the state
 //! the threads share (`Core`); `record.rs` the trace lines (requests,
 //! replies, flag names); `hold.rs` held replies, the watchdog and the
-//! control socket; `memfs.rs` the in-memory files; `ops.rs` the opcode
+//! control socket; `notify.rs` server notifications; `memfs.rs` the in-memory files; `ops.rs` the opcode
 //! handlers. This file holds the request pipeline every handler goes
 //! through (`RecFs::go`) and `run_server`.
 use std::fs::File;
@@ -47,6 +47,7 @@ mod config;
 mod hold;
 mod intr;
 mod memfs;
+mod notify;
 mod ops;
 mod record;
 mod shared;
@@ -160,6 +161,7 @@ pub fn run_server(
     config.acl = SessionACL::All;
     config.n_threads = Some(1);
     let session = Session::new(RecFs { core: core.clone() }, mountpoint, &config)?;
+    let _ = core.notifier.set(session.notifier());
     intr::install(core.clone());
 
     {

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::BufWriter;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::config::ServerConfig;
@@ -21,6 +21,9 @@ pub struct Core {
     pub(super) fs: Mutex<FsState>,
     pub(super) ctl: Mutex<CtlState>,
     pub(super) cv: Condvar,
+    /// The session's notification channel (/dev/fuse), set once the
+    /// session exists (notify.rs).
+    pub(super) notifier: OnceLock<fuser::Notifier>,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -47,6 +50,7 @@ impl Core {
             }),
             ctl: Mutex::new(CtlState::default()),
             cv: Condvar::new(),
+            notifier: OnceLock::new(),
         }
     }
 
@@ -88,4 +92,6 @@ pub(super) struct CtlState {
     pub(super) fails: HashMap<String, (u64, i32)>,
     /// `quit` arrived: a server lingering after its session ended exits.
     pub(super) quit: bool,
+    /// Notifications that returned (`wait_notified`, notify.rs).
+    pub(super) notified: u64,
 }
