@@ -81,6 +81,10 @@ impl State {
             conn: _,
             intr: _,
             bailed: _,
+            utag: _,
+            bgtag: _,
+            away: _,
+            qsel: _,
         } = self;
         let mut b = 0;
         for p in 0..MAX_PAGES {
@@ -151,6 +155,10 @@ impl State {
             conn: _,
             intr: _,
             bailed: _,
+            utag: _,
+            bgtag: _,
+            away: _,
+            qsel: _,
         } = self;
         for p in 0..MAX_PAGES {
             r(&mut pages[p].ver);
