@@ -656,6 +656,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         max_background: Some(bg),
         congestion_threshold: Some(cong),
         async_dio: flag("async_dio", false),
+        uring_queues: 0,
         real_pages: {
             let mut rp = [1u8; MODEL_PAGES];
             for (i, r) in regions.iter().enumerate() {

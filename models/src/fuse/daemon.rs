@@ -78,8 +78,13 @@ impl FuseModel {
         if self.refuse_background(s, r) {
             return;
         }
+        if self.uring() {
+            // fuse_request_queue_background → fuse_uring_queue_bq_req
+            self.uring_queue_bg(s, r);
+            return;
+        }
         if self.cfg.max_background.is_none() {
-            s.fuse_q.push(r);
+            self.pend_push(s, r);
             return;
         }
         s.bg_q.push(r);
@@ -93,6 +98,10 @@ impl FuseModel {
         let Some(max) = self.cfg.max_background else {
             return;
         };
+        if self.uring() {
+            // fc->bg_queue stays empty with a ring (uring.rs)
+            return;
+        }
         while !s.bg_q.is_empty() && self.num_background(s) - (s.bg_q.len() as u8) < max {
             let r = s.bg_q.remove(0);
             s.fuse_q.push(r);
@@ -109,17 +118,41 @@ impl FuseModel {
     }
 
     pub fn exec_daemon(&self, s0: &State, w: usize, step: Step) -> Option<State> {
+        let mut s = self.exec_daemon_in(s0, w, step)?;
+        s.qsel = 0;
+        Some(s)
+    }
+
+    /// The background half of fuse_request_end for a background request
+    /// worker `w` ended: flush_bg_queue, or with a ring fuse_uring_req_end's
+    /// flush of the worker's queue.
+    fn bg_ended(&self, s: &mut State, w: usize) {
+        if self.uring() {
+            self.uring_flush_bg(s, self.worker_queue(w), true);
+        } else {
+            self.flush_bg_queue(s);
+        }
+    }
+
+    fn exec_daemon_in(&self, s0: &State, w: usize, step: Step) -> Option<State> {
         let mut s = *s0;
         s.ev = Event::None;
+        s.qsel = self.worker_queue(w) * self.uring() as u8;
         match step {
-            Step::DaemonRead => {
-                if s.fuse_q.is_empty()
+            Step::DaemonRead | Step::UringFetch => {
+                if (step == Step::UringFetch) != self.uring()
                     || Self::aborted(&s)
-                    || Self::reader(&s, self.cfg.daemon_threads as usize) != Some(w)
+                    || !self.readers(&s).any(|r| r == w)
                 {
                     return None;
                 }
-                let req = s.fuse_q.remove(0);
+                let i = self.next_for(&s, w)?;
+                if (0..i).any(|j| Self::pend_queue(&s, j) != self.worker_queue(w)) {
+                    // a request queued before this one waits on another
+                    // queue
+                    s.ev = Event::UringOvertake;
+                }
+                let req = Self::pend_remove(&mut s, i);
                 let mut payload = [NONE; MAX_PAGES];
                 match req {
                     Req::CacheWrite { first, sent, .. } => {
@@ -402,17 +435,20 @@ impl FuseModel {
                     // the background half of fuse_request_end (for a
                     // writeback WRITE too: it runs before the end
                     // callback, fuse_writepage_end)
-                    self.flush_bg_queue(&mut s);
+                    self.bg_ended(&mut s, w);
                 }
                 self.track_sizes(s0, &mut s, false);
                 Some(s)
             }
             Step::DaemonReplyError => {
+                let bg = matches!(s.workers[w], Worker::Busy { req, .. } if self.is_bg(&req));
                 if !self.daemon_reply_error(&mut s, w) {
                     return None;
                 }
                 // a failed background request ends too (fuse_request_end)
-                self.flush_bg_queue(&mut s);
+                if bg || !self.uring() {
+                    self.bg_ended(&mut s, w);
+                }
                 self.track_sizes(s0, &mut s, false);
                 Some(s)
             }

@@ -113,6 +113,10 @@ pub fn encode(e: &mut Enc, s: &State) {
         conn,
         intr,
         bailed,
+        utag,
+        bgtag,
+        away,
+        qsel,
     } = s;
     let Rwsem { owner, readers } = *rwsem;
     let mut fixed = [0u8; HEAD + PAGE * MAX_PAGES];
@@ -179,4 +183,10 @@ pub fn encode(e: &mut Enc, s: &State) {
         e.arr([prim, page, ver]);
     }
     e.hashed(ev);
+    // FUSE over io_uring: written only when set, so a /dev/fuse state's
+    // image is what it was before uring.rs
+    if (*utag, *bgtag, *away, *qsel) != (0, 0, 0, 0) {
+        let [u0, u1] = utag.to_le_bytes();
+        e.arr([u0, u1, *bgtag, *away, *qsel]);
+    }
 }

@@ -110,6 +110,10 @@ impl FuseModel {
             conn: 0,
             intr: 0,
             bailed: 0,
+            utag: 0,
+            bgtag: 0,
+            away: 0,
+            qsel: 0,
         }
     }
 }

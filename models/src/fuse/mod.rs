@@ -32,6 +32,7 @@ mod subpage;
 pub mod svg;
 pub mod transport;
 mod truncate;
+pub mod uring;
 mod wbslots;
 mod write;
 mod writeback;
@@ -142,6 +143,9 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "fix_otrunc_keep_size", kind: SwitchKind::Fix, description: "F-otrunc fix (a): fuse_do_setattr(ATTR_OPEN) with atomic_o_trunc returns without i_size_write(0) and truncate_pagecache(0)" },
     SwitchDef { name: "fix_otrunc_setattr", kind: SwitchKind::Fix, description: "F-otrunc fix (b): fuse_do_setattr(ATTR_OPEN) sends SETATTR(size=0) under FUSE_NOWRITE even with atomic_o_trunc" },
     SwitchDef { name: "fix_pdio_wait_range", kind: SwitchKind::Fix, description: "F-pdio-lock fix: fuse_direct_io (B) for a write waits with filemap_fdatawait_range_keep_errors on its range, not fuse_sync_writes" },
+    SwitchDef { name: "uring_bg_finish_first", kind: SwitchKind::Fix, description: "FUSE over io_uring: fuse_uring_req_end accounts fc->num_background and fc->active_background (fuse_request_bg_finish) before fuse_uring_flush_bg (Joanne Koong, applied Jun 2026)" },
+    SwitchDef { name: "mut_uring_no_queue_slot", kind: SwitchKind::Mutant, description: "fuse_uring_flush_bg without the per-queue slot (|| !queue->active_background)" },
+    SwitchDef { name: "mut_uring_flush_whole", kind: SwitchKind::Mutant, description: "fuse_uring_flush_bg moves a queue's whole background list once its condition holds" },
     SwitchDef { name: "mut_inval_skip_busy", kind: SwitchKind::Mutant, description: "fuse_reverse_inval_inode skips locked, dirty and writeback folios (invalidate_mapping_pages) instead of waiting and laundering" },
     SwitchDef { name: "mut_store_no_size", kind: SwitchKind::Mutant, description: "fuse_notify_store does not extend i_size past EOF (no fuse_write_update_attr)" },
     SwitchDef { name: "fix_reclaim_flag_always", kind: SwitchKind::Fix, description: "F-reclaim-nowbc fix: fuse_init_file_inode sets AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM on every mount" },
@@ -199,12 +203,23 @@ impl Spec for FuseModel {
             let state::Reclaim { passes, wait } = s.rcl[w];
             (s.workers[w], passes, wait)
         };
-        let mut order: [usize; config::MAX_WORKERS] = std::array::from_fn(|w| w);
-        order[..nw].sort_unstable_by_key(|&w| key(w));
         let mut r = *s;
-        for (i, &w) in order[..nw].iter().enumerate() {
-            r.workers[i] = s.workers[w];
-            r.rcl[i] = s.rcl[w];
+        // with a ring, only the workers of one queue are interchangeable
+        // (worker w serves queue w % Q; uring.rs)
+        let nq = self.cfg.uring_queues.max(1) as usize;
+        for q in 0..nq {
+            let mut slots = [0usize; config::MAX_WORKERS];
+            let mut k = 0;
+            for w in (q..nw).step_by(nq) {
+                slots[k] = w;
+                k += 1;
+            }
+            let mut order = slots;
+            order[..k].sort_unstable_by_key(|&w| key(w));
+            for i in 0..k {
+                r.workers[slots[i]] = s.workers[order[i]];
+                r.rcl[slots[i]] = s.rcl[order[i]];
+            }
         }
         r
     }
@@ -423,3 +438,5 @@ mod tests_split;
 mod tests_subpage;
 #[cfg(test)]
 mod tests_transport;
+#[cfg(test)]
+mod tests_uring;

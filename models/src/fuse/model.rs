@@ -219,12 +219,44 @@ impl FuseModel {
         Some((step, s))
     }
 
+    /// `exec_task_in`, and whether the step queued a request on a ring
+    /// queue (uring.rs: then a migration before it is enabled too).
+    pub fn exec_task_q(&self, s0: &State, s: &mut State, t: usize) -> Option<(Step, bool)> {
+        if self.uring() {
+            s.qsel = self.task_queue(s0, t);
+        }
+        let step = self.exec_task_body(s0, s, t);
+        let queued = s.qsel & QSEL_QUEUED != 0;
+        s.qsel = 0;
+        s.away &= !(1 << t);
+        Some((step?, queued))
+    }
+
+    /// Step::UringMigrate of task `t` is enabled: two queues, and its next
+    /// step queues a request (`queued`, from `exec_task_q`).
+    fn migrate_enabled(&self, s: &State, t: usize, queued: bool) -> bool {
+        queued && self.cfg.uring_queues == 2 && s.away & (1 << t) == 0
+    }
+
+    /// The state after task `t` migrates (one-shot: its next step runs on
+    /// the other CPU).
+    fn migrated(s: &State, t: usize) -> State {
+        let mut ns = *s;
+        ns.away |= 1 << t;
+        ns.ev = Event::None;
+        ns
+    }
+
     /// Runs task `t`'s next step on `s`, a copy of `s0`, in place if it is
     /// enabled (`s` is garbage when it is not). `successors` builds each
     /// successor in its slot of the output this way, with one copy of the
     /// state.
+    pub fn exec_task_in(&self, s0: &State, s: &mut State, t: usize) -> Option<Step> {
+        self.exec_task_q(s0, s, t).map(|(step, _)| step)
+    }
+
     #[allow(clippy::needless_borrow)]
-    pub fn exec_task_in(&self, s0: &State, mut s: &mut State, t: usize) -> Option<Step> {
+    fn exec_task_body(&self, s0: &State, mut s: &mut State, t: usize) -> Option<Step> {
         let op = self.current_op(s0, t)?;
         // A thread's next syscall starts once the one before it returned
         // (once done, a task stays done, so checking at every pc is the
@@ -302,11 +334,18 @@ impl FuseModel {
 
     pub fn enabled(&self, s: &State, out: &mut Vec<Action>) {
         for t in 0..s.tasks.len() {
-            if let Some((step, _)) = self.exec_task(s, t) {
+            let mut ns = *s;
+            if let Some((step, queued)) = self.exec_task_q(s, &mut ns, t) {
                 out.push(Action {
                     actor: Actor::Task(t as u8),
                     step,
                 });
+                if self.migrate_enabled(s, t, queued) {
+                    out.push(Action {
+                        actor: Actor::Task(t as u8),
+                        step: Step::UringMigrate,
+                    });
+                }
             }
         }
         self.daemon_actions(s, out);
@@ -331,8 +370,19 @@ impl FuseModel {
                 },
                 *s,
             ));
-            match self.exec_task_in(s, &mut out[i].1, t) {
-                Some(step) => out[i].0.step = step,
+            match self.exec_task_q(s, &mut out[i].1, t) {
+                Some((step, queued)) => {
+                    out[i].0.step = step;
+                    if self.migrate_enabled(s, t, queued) {
+                        out.push((
+                            Action {
+                                actor,
+                                step: Step::UringMigrate,
+                            },
+                            Self::migrated(s, t),
+                        ));
+                    }
+                }
                 None => out.truncate(i),
             }
         }
@@ -348,12 +398,18 @@ impl FuseModel {
     /// The daemon's enabled actions (the second half of `enabled`).
     pub fn daemon_actions(&self, s: &State, out: &mut Vec<Action>) {
         let nw = self.cfg.daemon_threads as usize;
-        // (after the abort fuse_dev_do_read fails: !fiq->connected)
-        if !s.fuse_q.is_empty() && !Self::aborted(s) {
-            if let Some(w) = Self::reader(s, nw) {
+        // (after the abort fuse_dev_do_read fails: !fiq->connected; the
+        // ring queues are stopped)
+        if !Self::aborted(s) {
+            let step = if self.uring() {
+                Step::UringFetch
+            } else {
+                Step::DaemonRead
+            };
+            for w in self.readers(s) {
                 out.push(Action {
                     actor: Actor::Daemon(w as u8),
-                    step: Step::DaemonRead,
+                    step,
                 });
             }
         }
@@ -401,7 +457,7 @@ impl FuseModel {
         {
             return true;
         }
-        if !s.fuse_q.is_empty() && !Self::aborted(s) && Self::reader(s, nw).is_some() {
+        if !Self::aborted(s) && self.readers(s).next().is_some() {
             return true;
         }
         (0..s.tasks.len()).any(|t| self.exec_task(s, t).is_some())
@@ -409,6 +465,12 @@ impl FuseModel {
 
     pub fn step(&self, s: &State, a: Action) -> Option<State> {
         match a.actor {
+            Actor::Task(t) if a.step == Step::UringMigrate => {
+                let mut ns = *s;
+                let (_, queued) = self.exec_task_q(s, &mut ns, t as usize)?;
+                self.migrate_enabled(s, t as usize, queued)
+                    .then(|| Self::migrated(s, t as usize))
+            }
             Actor::Task(t) => {
                 let (step, ns) = self.exec_task(s, t as usize)?;
                 if step == a.step {

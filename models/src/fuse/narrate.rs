@@ -82,7 +82,7 @@ fn last_daemon_req(states: &[State], actions: &[Action]) -> Option<(usize, Req, 
     match a.actor {
         Actor::Daemon(w) => {
             let w = w as usize;
-            let src = if a.step == Step::DaemonRead {
+            let src = if matches!(a.step, Step::DaemonRead | Step::UringFetch) {
                 &states[n]
             } else {
                 &states[n - 1]

@@ -8,6 +8,7 @@ use super::program::Op;
 use super::reclaim;
 use super::state::*;
 use super::transport;
+use super::uring;
 use super::wbslots;
 use crate::spec::{Hits, PropertyDef, Stricter};
 use stateright::Expectation;
@@ -519,6 +520,31 @@ pub const PROPERTIES: &[PropertyDef] = &[
         stricter: None,
         description: "NOTIFY_STORE extends i_size",
     },
+    // ---- FUSE over io_uring (uring.rs)
+    PropertyDef {
+        name: "u1",
+        expectation: Expectation::Always,
+        stricter: None,
+        description: "at most max_background + ring queues - 1 background requests active",
+    },
+    PropertyDef {
+        name: "w-uring-overtake",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "a ring entry fetches a request while one queued before it waits on another queue",
+    },
+    PropertyDef {
+        name: "w-uring-over-max",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "more than max_background background requests active (one per queue past the bound)",
+    },
+    PropertyDef {
+        name: "w-uring-idle-slot",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "a background request waits on a ring queue although active_background < max_background",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -769,6 +795,10 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     notify::w_notify_launder,
     |_, s| s.ev == Event::StoreOverDirty,
     |_, s| s.ev == Event::StoreExtend,
+    uring::u1,
+    |_, s| s.ev == Event::UringOvertake,
+    uring::w_over_max,
+    uring::w_idle_slot,
 ];
 
 /// F-otrunc's window: an atomic open(O_TRUNC) has returned from fuse_open

@@ -301,11 +301,14 @@ impl FuseModel {
         if !s.bg_q.is_empty() {
             s.ev = Event::BgOvertaken; // a foreground READ
         }
-        s.fuse_q.push(Req::Read {
-            task: t as u8,
-            first,
-            n,
-        });
+        self.pend_push(
+            s,
+            Req::Read {
+                task: t as u8,
+                first,
+                n,
+            },
+        );
     }
 
     /// The READ reply of read_folio: the block (or large folio) is

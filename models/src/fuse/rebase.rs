@@ -82,6 +82,10 @@ impl State {
             conn: _,
             intr: _,
             bailed: _,
+            utag: _,
+            bgtag: _,
+            away: _,
+            qsel: _,
         } = self;
         let mut b = 0;
         for p in 0..MAX_PAGES {
@@ -153,6 +157,10 @@ impl State {
             conn: _,
             intr: _,
             bailed: _,
+            utag: _,
+            bgtag: _,
+            away: _,
+            qsel: _,
         } = self;
         for p in 0..MAX_PAGES {
             r(&mut pages[p].ver);

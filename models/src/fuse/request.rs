@@ -135,7 +135,7 @@ impl FuseModel {
                 if !s.bg_q.is_empty() {
                     s.ev = Event::BgOvertaken;
                 }
-                s.fuse_q.push(req);
+                self.pend_push(s, req);
             }
             s.tasks[t].reply = NONE;
             self.advance(s, t);

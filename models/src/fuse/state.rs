@@ -507,6 +507,9 @@ pub enum Event {
     /// fuse_notify_store copied into a dirty folio or one under
     /// writeback.
     StoreOverDirty,
+    /// A ring entry fetched a request while one queued before it waited
+    /// on another ring queue (uring.rs).
+    UringOvertake,
 }
 
 /// Open files whose readahead state (`file->f_ra`) the model keeps: the
@@ -616,7 +619,23 @@ pub struct State {
     /// Ghost (x-intr), per task: it returned -EINTR from a request a
     /// fatal signal took back.
     pub bailed: u8,
+    // ---- FUSE over io_uring (uring.rs; all 0 on /dev/fuse)
+    /// Bit i: `fuse_q[i]` is on ring queue 1 (else queue 0): each queue's
+    /// fuse_req_queue is the subsequence of `fuse_q` with its bit, in
+    /// queueing order.
+    pub utag: u16,
+    /// Bit i: `bg_q[i]` is on queue 1's fuse_req_bg_queue.
+    pub bgtag: u8,
+    /// Per task (bit t): the scheduler moved it to the other CPU for its
+    /// next step (Step::UringMigrate; cleared by that step).
+    pub away: u8,
+    /// Scratch of the running step, 0 between steps: bit 0 the queue of
+    /// the CPU it runs on, `QSEL_QUEUED` set when it queued a request.
+    pub qsel: u8,
 }
+
+/// `State::qsel`: the running step queued a request.
+pub const QSEL_QUEUED: u8 = 0x80;
 
 impl State {
     /// Every request the kernel has sent and not yet ended: on /dev/fuse,

@@ -76,6 +76,12 @@ pub enum Step {
     RemoteTruncate,
     // daemon
     DaemonRead,
+    /// FUSE over io_uring (uring.rs): a ring entry of the worker's queue
+    /// takes the head of that queue and the request is copied to it.
+    UringFetch,
+    /// The scheduler moves a task to the other CPU before a step that
+    /// queues a request (uring.rs).
+    UringMigrate,
     DaemonReply,
     DaemonReplyError,
     DaemonReplyShort,
@@ -320,6 +326,10 @@ impl Step {
             Step::ShortRead => "fuse_read_update_size: short READ",
             Step::RemoteTruncate => "another client truncates (server)",
             Step::DaemonRead => "daemon reads /dev/fuse",
+            Step::UringFetch => {
+                "fuse_uring_ent_assign_req, fuse_uring_send_in_task: head of the ring queue to its entry"
+            }
+            Step::UringMigrate => "scheduler moves the task to the other CPU (task_cpu changes)",
             Step::DaemonReply => "daemon applies, replies",
             Step::DaemonReplyError => "daemon fails it: -EIO reply",
             Step::DaemonReplyShort => "daemon applies one page less, replies",
@@ -432,6 +442,8 @@ impl Step {
         Step::ShortRead,
         Step::RemoteTruncate,
         Step::DaemonRead,
+        Step::UringFetch,
+        Step::UringMigrate,
         Step::DaemonReply,
         Step::DaemonReplyError,
         Step::DaemonReplyShort,
@@ -582,6 +594,8 @@ mod tests {
             | Step::ShortRead
             | Step::RemoteTruncate
             | Step::DaemonRead
+            | Step::UringFetch
+            | Step::UringMigrate
             | Step::DaemonReply
             | Step::DaemonReplyError
             | Step::DaemonReplyShort
@@ -619,7 +633,7 @@ mod tests {
             assert!(listed(*s));
             assert!(!Step::ALL[..i].contains(s), "{s:?} twice");
         }
-        assert_eq!(Step::ALL.len(), 93);
+        assert_eq!(Step::ALL.len(), 95);
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         max_background: None,
         congestion_threshold: None,
         async_dio: false,
+        uring_queues: 0,
         real_pages: [1; MAX_PAGES],
         memcg_v1: false,
         reclaim_env: Default::default(),

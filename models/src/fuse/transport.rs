@@ -76,10 +76,7 @@ impl FuseModel {
         s.conn |= CONN_ABORTED;
         // fc->blocked = 0; fc->max_background = UINT_MAX; flush_bg_queue
         if !self.cfg.variant.mut_abort_keeps_bg_queue {
-            while !s.bg_q.is_empty() {
-                let r = s.bg_q.remove(0);
-                s.fuse_q.push(r);
-            }
+            self.flush_all_bg(s);
         }
         // the processing lists, then the pending list, onto to_end
         let mut to_end = Vec::new();
@@ -91,7 +88,7 @@ impl FuseModel {
             }
         }
         while !s.fuse_q.is_empty() {
-            to_end.push(s.fuse_q.remove(0));
+            to_end.push(Self::pend_remove(s, 0));
         }
         // end_requests
         let mut wb = false;
@@ -291,7 +288,7 @@ impl FuseModel {
             // FR_PENDING: list_del, -EINTR (the mutant: also once read;
             // the daemon still holds and applies it)
             if let Some(i) = pending {
-                s.fuse_q.remove(i);
+                Self::pend_remove(s, i);
             }
             self.fail_request(s, req);
             s.intr &= !(1 << target);

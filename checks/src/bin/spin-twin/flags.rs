@@ -69,6 +69,9 @@ pub fn defines(c: &Config) -> Result<Vec<String>, String> {
         // (a check's -bg1 twin is not a catalogue table: never compared)
         return Err("max_background / congestion_threshold (the twin has no fc->bg_queue)".into());
     }
+    if c.uring_queues != 0 {
+        return Err("uring_queues (the twin has /dev/fuse only)".into());
+    }
     if c.pages == 0 || c.pages > 4 {
         return Err(format!("{} pages (the twin has 1..4)", c.pages));
     }

@@ -26,6 +26,8 @@ pub use variant::{Kernel, Variant, VARIANT_FLAGS};
 pub const MAX_PAGES: usize = 4;
 /// Most daemon worker threads.
 pub const MAX_WORKERS: usize = 3;
+/// Most io_uring queues (CPUs) a configuration models (uring.rs).
+pub const MAX_URING_QUEUES: usize = 2;
 /// Most kernel tasks in one workload. Versions are 4-bit (see `hist`), and
 /// versions 0 and 1 are reserved, so at most 14 writing tasks fit; we keep
 /// it smaller to bound the state.
@@ -105,6 +107,11 @@ pub struct Config {
     /// FOPEN_DIRECT_IO) sends its requests as background requests.
     #[serde(default)]
     pub async_dio: bool,
+    /// FUSE over io_uring (uring.rs): 0 = /dev/fuse; Q = 1 or 2 ring
+    /// queues (one per CPU), daemon worker w serving queue w % Q, each
+    /// request queued on the queue of the CPU its task runs on.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uring_queues: u8,
     /// How many 4 KiB pages each model page stands for (1 in the
     /// catalogue; trace conformance maps runs of real pages onto one model
     /// page). Only the readahead window arithmetic of mm/readahead.c,
@@ -337,4 +344,8 @@ impl ReclaimEnv {
     pub fn is_default(&self) -> bool {
         *self == ReclaimEnv::default()
     }
+}
+
+fn is_zero(v: &u8) -> bool {
+    *v == 0
 }

@@ -44,6 +44,8 @@ struct ConfigRaw {
     #[serde(default)]
     async_dio: bool,
     #[serde(default)]
+    uring_queues: u8,
+    #[serde(default)]
     memcg_v1: bool,
     #[serde(default)]
     memcg_v2: bool,
@@ -244,6 +246,7 @@ impl Config {
             max_background: raw.max_background,
             congestion_threshold: raw.congestion_threshold,
             async_dio: raw.async_dio,
+            uring_queues: raw.uring_queues,
             real_pages: one_each(),
             memcg_v1: raw.memcg_v1,
             reclaim_env: super::ReclaimEnv {

@@ -118,6 +118,25 @@ impl Config {
         if self.max_pages == 0 {
             return Err("max_pages must be at least 1".into());
         }
+        if self.uring_queues > 0 {
+            // FUSE over io_uring is 6.14+ (fs/fuse/dev_uring.c); state L
+            // stands for older kernels too
+            if self.kernel == super::Kernel::L {
+                return Err("uring_queues: FUSE over io_uring is 6.14 and later; state L stands for older kernels too (use T, T2 or C)".into());
+            }
+            if self.uring_queues as usize > super::MAX_URING_QUEUES {
+                return Err(format!(
+                    "uring_queues must be 0 (/dev/fuse) or 1..={}",
+                    super::MAX_URING_QUEUES
+                ));
+            }
+            // is_ring_ready: every queue needs a registered ring entry
+            if self.daemon_threads < self.uring_queues {
+                return Err(
+                    "uring_queues: every queue needs a registered entry, so daemon_threads >= uring_queues".into(),
+                );
+            }
+        }
         if self.max_background == Some(0) {
             return Err("max_background must be at least 1 (leave it out for no bound)".into());
         }

@@ -251,6 +251,25 @@ pub struct Variant {
     /// EOF does not extend i_size.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mut_store_no_size: bool,
+    // ---- issue 22: FUSE over io_uring (uring.rs)
+    /// Joanne Koong's "fuse: fix io-uring background queue dispatch on
+    /// request completion" (v2 8 Apr 2026, applied by Miklos Szeredi 11
+    /// Jun 2026, stable Jul 2026): fuse_uring_req_end calls
+    /// fuse_request_bg_finish (fc->num_background--,
+    /// fc->active_background--) before fuse_uring_flush_bg, instead of
+    /// fuse_request_end doing it after the flush. Only read with
+    /// `uring_queues`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uring_bg_finish_first: bool,
+    /// fuse_uring_flush_bg without `|| !queue->active_background`: a
+    /// queue gets no request of its own past max_background, and no
+    /// other queue's completion flushes it (kills e).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_uring_no_queue_slot: bool,
+    /// fuse_uring_flush_bg tests its condition once and then moves the
+    /// queue's whole background list (kills u1).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_uring_flush_whole: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -301,6 +320,9 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "p_aio_inval_worker",
     "mut_inval_skip_busy",
     "mut_store_no_size",
+    "uring_bg_finish_first",
+    "mut_uring_no_queue_slot",
+    "mut_uring_flush_whole",
 ];
 
 impl Variant {
@@ -328,6 +350,7 @@ impl Variant {
                 reclaim_flag: true,
                 slot_check: true,
                 iomap_wb_eof: true,
+                uring_bg_finish_first: true,
                 ..Variant::default()
             },
         }
@@ -387,6 +410,9 @@ impl Variant {
             "p_aio_inval_worker" => &mut self.p_aio_inval_worker,
             "mut_inval_skip_busy" => &mut self.mut_inval_skip_busy,
             "mut_store_no_size" => &mut self.mut_store_no_size,
+            "uring_bg_finish_first" => &mut self.uring_bg_finish_first,
+            "mut_uring_no_queue_slot" => &mut self.mut_uring_no_queue_slot,
+            "mut_uring_flush_whole" => &mut self.mut_uring_flush_whole,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -457,6 +483,9 @@ impl Variant {
             ("p_aio_inval_worker", self.p_aio_inval_worker),
             ("mut_inval_skip_busy", self.mut_inval_skip_busy),
             ("mut_store_no_size", self.mut_store_no_size),
+            ("uring_bg_finish_first", self.uring_bg_finish_first),
+            ("mut_uring_no_queue_slot", self.mut_uring_no_queue_slot),
+            ("mut_uring_flush_whole", self.mut_uring_flush_whole),
         ];
         for (n, on) in all {
             if on {
