@@ -613,6 +613,8 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         atomic_o_trunc: flag("atomic_o_trunc", false),
         folio_blocks: 1,
         writeback_cache: wbc,
+        // the recording server does not ask for FUSE_AUTO_INVAL_DATA
+        auto_inval_data: false,
         max_pages,
         tasks: specs,
         thread: Vec::new(),

@@ -109,6 +109,7 @@ impl FuseModel {
             conn: 0,
             intr: 0,
             bailed: 0,
+            mtime: 0,
         }
     }
 }

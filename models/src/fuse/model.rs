@@ -129,7 +129,11 @@ impl FuseModel {
                     n,
                     if_resized,
                 } => {
-                    (if_resized && s.tasks[t].saved == s.i_size)
+                    // fuse_change_attributes_i's `inval`: the size
+                    // changed, or (auto_inval_data) the mtime did
+                    (if_resized
+                        && s.tasks[t].saved == s.i_size
+                        && s.tasks[t].mt & super::autoinval::MT_INVAL == 0)
                         || !pages_mask(first, n).any(|p| s.pages[p].present())
                 }
                 Op::AioStart => {
@@ -295,7 +299,10 @@ impl FuseModel {
             // write-through write
             s.ev = Event::ThroughGap;
         }
-        let reader = matches!(step, Step::GetattrReply | Step::ShortRead);
+        let reader = matches!(
+            step,
+            Step::GetattrReply | Step::GetattrAutoInval | Step::ShortRead
+        );
         self.track_sizes(s0, &mut s, reader);
         Some(step)
     }

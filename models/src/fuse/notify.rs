@@ -139,6 +139,7 @@ impl FuseModel {
                     s.hist[p] = hist_push(s.hist[p], v);
                 }
                 s.srv_size = s.srv_size.max(first + n);
+                self.server_modified(s);
                 Step::NotifyServerWrite
             }
             NotifyOp::InvalAttr => {

@@ -124,7 +124,13 @@ fn caller(cfg: &Config, spec: &TaskSpec, prog: &[Op], i: usize) -> &'static str 
             _ => "fuse_file_fallocate",
         },
         TaskSpec::Fsync | TaskSpec::Msync { .. } => "fuse_fsync",
-        TaskSpec::Read { .. } => "fuse_file_read_iter",
+        TaskSpec::Read { .. } => match op {
+            // auto_inval_data: fuse_cache_read_iter →
+            // fuse_update_attributes before filemap_read
+            Op::Send(_) | Op::Recv(_) => "fuse_do_getattr",
+            Op::TruncatePagecache | Op::Invalidate { .. } => "fuse_change_attributes",
+            _ => "fuse_file_read_iter",
+        },
         TaskSpec::Munmap => "fuse_vma_close",
         TaskSpec::SyncRange { .. } => "sync_file_range",
         TaskSpec::Writeback { .. } => "writeback",

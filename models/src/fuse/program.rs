@@ -570,6 +570,21 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             // fuse_file_read_iter → fuse_cache_read_iter →
             // generic_file_read_iter → filemap_read
             p.push(Op::Entry);
+            if cfg.auto_inval_data {
+                // fuse_cache_read_iter: fuse_update_attributes(inode,
+                // file, STATX_SIZE) first (attributes timed out:
+                // GETATTR); fuse_change_attributes_i truncates and
+                // invalidates on a size change, invalidates on an mtime
+                // change (autoinval.rs)
+                p.push(Op::Send(SendKind::Getattr));
+                p.push(Op::Recv(RecvKind::Getattr));
+                p.push(Op::TruncatePagecache);
+                p.push(Op::Invalidate {
+                    first: 0,
+                    n: pages,
+                    if_resized: true,
+                });
+            }
             p.push(Op::BufRead { first, n });
         }
         TaskSpec::Munmap => {

@@ -81,6 +81,7 @@ impl State {
             conn: _,
             intr: _,
             bailed: _,
+            mtime: _,
         } = self;
         let mut b = 0;
         for p in 0..MAX_PAGES {
@@ -151,6 +152,7 @@ impl State {
             conn: _,
             intr: _,
             bailed: _,
+            mtime: _,
         } = self;
         for p in 0..MAX_PAGES {
             r(&mut pages[p].ver);

@@ -220,6 +220,7 @@ impl FuseModel {
                     // (truncate_pagecache / invalidate are skipped: the
                     // size did not change)
                     self.setattr_error(s, t, release);
+                    self.drop_mtime(s, t);
                     Step::SetattrReply
                 }
                 RecvKind::Setattr { release } => {
@@ -240,8 +241,10 @@ impl FuseModel {
                             self.release_nowrite(s);
                         }
                     }
-                    // fuse_change_attributes_common: attr_version++
+                    // fuse_change_attributes_common: attr_version++,
+                    // the server's mtime (without a cache mask)
                     Self::bump_attr(s);
+                    self.take_mtime(s, t);
                     Step::SetattrReply
                 }
                 RecvKind::OpenTrunc => {

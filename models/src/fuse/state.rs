@@ -291,6 +291,10 @@ pub struct Task {
     pub moved: bool,
     /// An aio direct task's fuse_io_priv flags (aio.rs: AIO_BLOCKING).
     pub aio: u8,
+    /// auto_inval_data: the mtime of this task's GETATTR or SETATTR reply
+    /// against the inode's, and fuse_change_attributes_i's decision
+    /// (autoinval.rs: MT_PENDING, MT_DIFF, MT_MOVED, MT_INVAL).
+    pub mt: u8,
 }
 
 impl Task {
@@ -316,6 +320,7 @@ impl Task {
             rsize: NONE,
             moved: false,
             aio: 0,
+            mt: 0,
         }
     }
 }
@@ -504,6 +509,13 @@ pub enum Event {
     /// fuse_notify_store copied into a dirty folio or one under
     /// writeback.
     StoreOverDirty,
+    /// fuse_change_attributes_i (auto_inval_data): the GETATTR reply's
+    /// mtime differs from the inode's, the size does not: the page
+    /// cache is invalidated.
+    AutoInval,
+    /// An auto_inval_data read's GETATTR reply was dropped (attr_version
+    /// moved or FUSE_I_SIZE_UNSTABLE): no invalidation.
+    AutoInvalStale,
 }
 
 /// The whole state.
@@ -605,6 +617,10 @@ pub struct State {
     /// Ghost (x-intr), per task: it returned -EINTR from a request a
     /// fatal signal took back.
     pub bailed: u8,
+    // ---- FUSE_AUTO_INVAL_DATA (autoinval.rs)
+    /// MT_STALE: the server's mtime differs from inode->i_mtime (kept
+    /// only with auto_inval_data on a mount without a cache mask).
+    pub mtime: u8,
 }
 
 impl State {

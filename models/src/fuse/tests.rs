@@ -21,6 +21,7 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         atomic_o_trunc: false,
         folio_blocks: 1,
         writeback_cache: true,
+        auto_inval_data: false,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
         thread: Vec::new(),

@@ -251,6 +251,13 @@ pub struct Variant {
     /// EOF does not extend i_size.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mut_store_no_size: bool,
+    // ---- issue 22: FUSE_AUTO_INVAL_DATA (autoinval.rs)
+    /// fuse_change_attributes_i ignores fuse_get_cache_mask: with
+    /// writeback_cache it takes the server's size and mtime and
+    /// truncates / invalidates the page cache as on a write-through
+    /// mount.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_cache_mask_ignored: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -301,6 +308,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "p_aio_inval_worker",
     "mut_inval_skip_busy",
     "mut_store_no_size",
+    "mut_cache_mask_ignored",
 ];
 
 impl Variant {
@@ -387,6 +395,7 @@ impl Variant {
             "p_aio_inval_worker" => &mut self.p_aio_inval_worker,
             "mut_inval_skip_busy" => &mut self.mut_inval_skip_busy,
             "mut_store_no_size" => &mut self.mut_store_no_size,
+            "mut_cache_mask_ignored" => &mut self.mut_cache_mask_ignored,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -457,6 +466,7 @@ impl Variant {
             ("p_aio_inval_worker", self.p_aio_inval_worker),
             ("mut_inval_skip_busy", self.mut_inval_skip_busy),
             ("mut_store_no_size", self.mut_store_no_size),
+            ("mut_cache_mask_ignored", self.mut_cache_mask_ignored),
         ];
         for (n, on) in all {
             if on {
