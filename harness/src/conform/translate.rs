@@ -615,6 +615,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         writeback_cache: wbc,
         // the recording server does not ask for FUSE_AUTO_INVAL_DATA
         auto_inval_data: false,
+        attr_valid: false,
         max_pages,
         tasks: specs,
         thread: Vec::new(),

@@ -49,6 +49,8 @@ use super::state::*;
 
 /// `State::mtime`: the server's mtime differs from the cached one.
 pub const MT_STALE: u8 = 1;
+/// `State::mtime` (`attr_valid`): STATX_SIZE is in fi->inval_mask.
+pub const MT_INVAL_SIZE: u8 = 2;
 /// `Task::mt`: a GETATTR or SETATTR reply of this task is on its way.
 pub const MT_PENDING: u8 = 1;
 /// `Task::mt`: that reply's mtime differs from the inode's.
@@ -94,8 +96,8 @@ impl FuseModel {
     }
 
     /// fuse_change_attributes_common runs with task `t`'s reply: the
-    /// inode takes its mtime. Returns whether that mtime differed from
-    /// the inode's.
+    /// inode takes its mtime, and fi->inval_mask's basic stats are
+    /// cleared. Returns whether that mtime differed from the inode's.
     pub(super) fn take_mtime(&self, s: &mut State, t: usize) -> bool {
         if !self.mtime_tracked() {
             return false;
@@ -110,6 +112,23 @@ impl FuseModel {
     /// inode keeps its mtime.
     pub(super) fn drop_mtime(&self, s: &mut State, t: usize) {
         s.tasks[t].mt = 0;
+    }
+
+    /// fuse_invalidate_attr_mask with STATX_SIZE (fuse_write_update_attr,
+    /// fuse_truncate_update_attr, fuse_reverse_inval_inode's
+    /// fuse_invalidate_attr, fuse_file_fallocate): with `attr_valid` the
+    /// next read's fuse_update_attributes sends GETATTR.
+    pub(super) fn invalidate_attr_size(&self, s: &mut State) {
+        if self.mtime_tracked() && self.cfg.attr_valid {
+            s.mtime |= MT_INVAL_SIZE;
+        }
+    }
+
+    /// fuse_update_get_attr of a read with valid attributes: no GETATTR
+    /// unless STATX_SIZE is in fi->inval_mask (no cache mask hides it:
+    /// with one, `mtime_tracked` is off and nothing is sent).
+    pub(super) fn attrs_valid(&self, s: &State) -> bool {
+        self.cfg.attr_valid && (!self.mtime_tracked() || s.mtime & MT_INVAL_SIZE == 0)
     }
 
     /// Requests whose application changes the server's file (its mtime).

@@ -414,6 +414,8 @@ mod tests;
 #[cfg(test)]
 mod tests_aio;
 #[cfg(test)]
+mod tests_autoinval;
+#[cfg(test)]
 mod tests_fix_pdio;
 #[cfg(test)]
 mod tests_lfolio;

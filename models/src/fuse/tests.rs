@@ -22,6 +22,7 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         folio_blocks: 1,
         writeback_cache: true,
         auto_inval_data: false,
+        attr_valid: false,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
         thread: Vec::new(),

@@ -293,6 +293,12 @@ impl Config {
     /// task (a GETATTR failed by the abort, a timeout or a signal is not
     /// modelled), no trace-conformance slots.
     fn validate_auto_inval(&self) -> Result<(), String> {
+        if self.attr_valid && !self.auto_inval_data {
+            return Err("attr_valid says when a read's fuse_update_attributes sends GETATTR: give auto_inval_data".into());
+        }
+        if self.attr_valid && self.tasks.iter().any(|u| u.is_aio()) {
+            return Err("attr_valid is not modelled with aio tasks (fuse_direct_IO's fuse_write_update_attr at submission)".into());
+        }
         if !self.auto_inval_data && !self.variant.mut_cache_mask_ignored {
             return Ok(());
         }
