@@ -41,6 +41,7 @@ const GROUPS: &[&str] = &[
     "## The transport: aborts and the request timeout",
     "## Asynchronous direct I/O",
     "## Server notifications racing the page cache",
+    "## FUSE_AUTO_INVAL_DATA, the client side",
 ];
 
 /// How many rows of the recorded traces' verdicts.tsv files name `id` as

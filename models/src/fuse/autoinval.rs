@@ -144,10 +144,11 @@ impl FuseModel {
 }
 
 /// An auto_inval_data read is in fuse_change_attributes_i's page-cache
-/// invalidation (its truncate_pagecache or invalidate_inode_pages2)
-/// while another task is inside a syscall that changes the file (a
-/// write, truncation, a direct write, an mmap store) or writeback is
-/// under way: the window the option opens.
+/// invalidation (its truncate_pagecache or invalidate_inode_pages2 is
+/// its next op, not skipped: the size or the mtime changed) while
+/// another task is inside a syscall that changes the file (a write,
+/// truncation, a direct write, an mmap store) or writeback is under
+/// way: the window the option opens.
 pub fn w_autoinval_race(m: &FuseModel, s: &State) -> bool {
     if !m.cfg.auto_inval_data {
         return false;
@@ -158,7 +159,6 @@ pub fn w_autoinval_race(m: &FuseModel, s: &State) -> bool {
                 m.current_op(s, t),
                 Some(Op::Invalidate { .. } | Op::TruncatePagecache)
             )
-            && (s.tasks[t].ph > 0 || s.tasks[t].cur > 0 || s.pages.iter().any(|p| p.locked()))
             && ((0..s.tasks.len()).any(|u| {
                 u != t
                     && m.cfg.tasks[u].writes()
