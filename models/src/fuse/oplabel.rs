@@ -389,6 +389,9 @@ pub fn apply(
                 close,
                 skip: reskip(i, skip)?,
             },
+            Op::IfAttrValid { skip } => Op::IfAttrValid {
+                skip: reskip(i, skip)?,
+            },
             Op::Recv(RecvKind::DirectChunk { skip }) => Op::Recv(RecvKind::DirectChunk {
                 skip: reskip(i, skip)?,
             }),
