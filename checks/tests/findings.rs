@@ -42,6 +42,7 @@ const GROUPS: &[&str] = &[
     "## Asynchronous direct I/O",
     "## Server notifications racing the page cache",
     "## FUSE over io_uring",
+    "## FUSE_AUTO_INVAL_DATA, the client side",
 ];
 
 /// How many rows of the recorded traces' verdicts.tsv files name `id` as

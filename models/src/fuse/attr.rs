@@ -86,12 +86,15 @@ impl FuseModel {
         s.i_size = v;
     }
 
-    /// fuse_do_getattr's reply → fuse_change_attributes(attr_version):
-    /// ignored if fi->attr_version moved past the sample or
-    /// FUSE_I_SIZE_UNSTABLE is set; otherwise
-    /// fuse_change_attributes_common (attr_version++) and, without
-    /// writeback_cache, i_size_write(attr->size); `saved` gets the old size
-    /// for the truncate_pagecache / invalidate_inode_pages2 that follow.
+    /// fuse_do_getattr's reply → fuse_change_attributes(attr_version)
+    /// (fuse_change_attributes_i): ignored if fi->attr_version moved past
+    /// the sample or FUSE_I_SIZE_UNSTABLE is set; otherwise
+    /// fuse_change_attributes_common (attr_version++, the server's mtime
+    /// without a cache mask) and, without writeback_cache,
+    /// i_size_write(attr->size); `saved` gets the old size for the
+    /// truncate_pagecache / invalidate_inode_pages2 that follow, and with
+    /// auto_inval_data an mtime change at the same size sets MT_INVAL
+    /// for the invalidate_inode_pages2 (autoinval.rs).
     pub(super) fn recv_getattr(&self, s: &mut State, t: usize, size: u8) -> Step {
         let task = s.tasks[t];
         s.tasks[t].attr = 0;
@@ -99,13 +102,25 @@ impl FuseModel {
         s.tasks[t].saved = s.i_size;
         let stale = task.attr == 2 || s.size_unstable;
         if stale && !self.cfg.variant.mut_attr_no_version {
-            s.ev = Event::StaleAttr;
+            self.drop_mtime(s, t);
+            s.ev = if self.cfg.auto_inval_data && matches!(self.cfg.tasks[t], TaskSpec::Read { .. }) {
+                Event::AutoInvalStale
+            } else {
+                Event::StaleAttr
+            };
             return Step::GetattrStale;
         }
         Self::bump_attr(s);
-        if !self.cfg.writeback_cache && size != s.i_size {
+        let mtime_moved = self.take_mtime(s, t);
+        if !self.attr_cache_mask() && size != s.i_size {
             Self::apply_attr_size(s, t, size, None);
             s.ev = Event::AttrSize;
+        } else if mtime_moved && !self.attr_cache_mask() {
+            // else if (fc->auto_inval_data) { ... if
+            // (!timespec64_equal(&old_mtime, &new_mtime)) inval = true; }
+            s.tasks[t].mt = super::autoinval::MT_INVAL;
+            s.ev = Event::AutoInval;
+            return Step::GetattrAutoInval;
         }
         Step::GetattrReply
     }
@@ -155,6 +170,7 @@ impl FuseModel {
             s.hist[p] = hist_push(s.hist[p], v);
         }
         s.srv_size = size;
+        self.server_modified(s);
         self.window_close(s, t);
         self.advance(s, t);
         Some(Step::RemoteTruncate)

@@ -431,6 +431,14 @@ impl FuseModel {
                         s.tasks[task as usize].reply = 0;
                     }
                 }
+                // the server's mtime moves with each change it applies;
+                // a GETATTR or SETATTR reply carries it (autoinval.rs)
+                if Self::modifies(&req) {
+                    self.server_modified(&mut s);
+                }
+                if let Req::Getattr { task } | Req::Setattr { task, .. } = req {
+                    self.reply_mtime(&mut s, task as usize);
+                }
                 if self.is_bg(&req) {
                     // the background half of fuse_request_end (for a
                     // writeback WRITE too: it runs before the end

@@ -11,7 +11,7 @@ use crate::common::encode::Enc;
 use crate::common::rwsem::Rwsem;
 
 /// Scalars, then the per-page snapshot and `before` (u16).
-const TASK: usize = 18 + 3 * MAX_PAGES;
+const TASK: usize = 19 + 3 * MAX_PAGES;
 
 fn task(t: &Task) -> [u8; TASK] {
     let Task {
@@ -35,9 +35,10 @@ fn task(t: &Task) -> [u8; TASK] {
         ra,
         rd,
         aio,
+        mt,
     } = *t;
     let mut a = [0u8; TASK];
-    a[..18].copy_from_slice(&[
+    a[..19].copy_from_slice(&[
         pc,
         ph,
         cur,
@@ -56,10 +57,11 @@ fn task(t: &Task) -> [u8; TASK] {
         ra,
         rd,
         aio,
+        mt,
     ]);
     for p in 0..MAX_PAGES {
-        a[18 + p] = snap[p];
-        a[18 + MAX_PAGES + 2 * p..18 + MAX_PAGES + 2 * p + 2]
+        a[19 + p] = snap[p];
+        a[19 + MAX_PAGES + 2 * p..19 + MAX_PAGES + 2 * p + 2]
             .copy_from_slice(&before[p].to_le_bytes());
     }
     a
@@ -70,9 +72,9 @@ fn task(t: &Task) -> [u8; TASK] {
 const PAGE: usize = 19;
 /// i_size, size_unstable, writectr, rwsem (2), srv_size, wrote_once, viol,
 /// lf_viol, iocachectr, cache_io_mode, wb_err, as_eio, lost, losses, sizes,
-/// viol2, conn, intr, bailed, ra_prev (MAX_FDS); then per worker its
-/// reclaim's passes and wait.
-const SCALARS: usize = 20 + MAX_FDS;
+/// viol2, conn, intr, bailed, mtime, ra_prev (MAX_FDS); then per worker
+/// its reclaim's passes and wait.
+const SCALARS: usize = 21 + MAX_FDS;
 const HEAD: usize = SCALARS + 2 * MAX_WORKERS;
 
 pub fn encode(e: &mut Enc, s: &State) {
@@ -117,6 +119,7 @@ pub fn encode(e: &mut Enc, s: &State) {
         bgtag,
         away,
         qsel,
+        mtime,
     } = s;
     let Rwsem { owner, readers } = *rwsem;
     let mut fixed = [0u8; HEAD + PAGE * MAX_PAGES];
@@ -142,6 +145,7 @@ pub fn encode(e: &mut Enc, s: &State) {
         *conn,
         *intr,
         *bailed,
+        *mtime,
     ]);
     for (w, r) in rcl.iter().enumerate() {
         let Reclaim { passes, wait } = *r;

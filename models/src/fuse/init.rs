@@ -114,6 +114,7 @@ impl FuseModel {
             bgtag: 0,
             away: 0,
             qsel: 0,
+            mtime: 0,
         }
     }
 }

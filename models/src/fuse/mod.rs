@@ -3,6 +3,7 @@
 
 mod aio;
 mod attr;
+mod autoinval;
 pub mod config;
 mod daemon;
 mod direct;
@@ -148,6 +149,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_uring_flush_whole", kind: SwitchKind::Mutant, description: "fuse_uring_flush_bg moves a queue's whole background list once its condition holds" },
     SwitchDef { name: "mut_inval_skip_busy", kind: SwitchKind::Mutant, description: "fuse_reverse_inval_inode skips locked, dirty and writeback folios (invalidate_mapping_pages) instead of waiting and laundering" },
     SwitchDef { name: "mut_store_no_size", kind: SwitchKind::Mutant, description: "fuse_notify_store does not extend i_size past EOF (no fuse_write_update_attr)" },
+    SwitchDef { name: "mut_cache_mask_ignored", kind: SwitchKind::Mutant, description: "fuse_change_attributes_i ignores fuse_get_cache_mask: with writeback_cache a GETATTR sets the server's size and invalidates the page cache" },
     SwitchDef { name: "fix_reclaim_flag_always", kind: SwitchKind::Fix, description: "F-reclaim-nowbc fix: fuse_init_file_inode sets AS_WRITEBACK_MAY_DEADLOCK_ON_RECLAIM on every mount" },
 ];
 
@@ -426,6 +428,8 @@ impl Spec for FuseModel {
 mod tests;
 #[cfg(test)]
 mod tests_aio;
+#[cfg(test)]
+mod tests_autoinval;
 #[cfg(test)]
 mod tests_fix_pdio;
 #[cfg(test)]

@@ -129,7 +129,11 @@ impl FuseModel {
                     n,
                     if_resized,
                 } => {
-                    (if_resized && s.tasks[t].saved == s.i_size)
+                    // fuse_change_attributes_i's `inval`: the size
+                    // changed, or (auto_inval_data) the mtime did
+                    (if_resized
+                        && s.tasks[t].saved == s.i_size
+                        && s.tasks[t].mt & super::autoinval::MT_INVAL == 0)
                         || !pages_mask(first, n).any(|p| s.pages[p].present())
                 }
                 Op::AioStart => {
@@ -138,6 +142,12 @@ impl FuseModel {
                 }
                 // a blocking aio write waits instead of returning
                 Op::AioQueued { .. } => Self::aio_blocking(s, t),
+                Op::IfAttrValid { skip } => {
+                    if self.attrs_valid(s) {
+                        s.tasks[t].pc += skip;
+                    }
+                    true
+                }
                 Op::IfReadPastEof { first } => {
                     if first >= s.i_size {
                         // return 0: on to the task's last op (its return)
@@ -195,6 +205,11 @@ impl FuseModel {
                     Self::uncached_io_end(s);
                 }
                 s.rwsem.unlock(t as u8);
+            }
+            if matches!(spec, TaskSpec::Punch { .. }) {
+                // fuse_file_fallocate: fuse_invalidate_attr_mask after
+                // truncate_pagecache_range, before inode_unlock
+                self.invalidate_attr_size(s);
             }
             let last = task.pc as usize + 1 == self.programs[t].len();
             if last && spec.writes() && !matches!(spec, TaskSpec::Truncate { .. }) {
@@ -304,6 +319,7 @@ impl FuseModel {
             Op::SetattrReturn => self.op_setattr_return(&mut s, t)?,
             Op::BufRead { first, n } => self.op_buf_read(&mut s, t, first, n)?,
             Op::IfReadPastEof { .. } => unreachable!("resolved by skip_empty"),
+            Op::IfAttrValid { .. } => unreachable!("resolved by skip_empty"),
             Op::Readahead { first, n } => self.op_readahead(&mut s, t, first, n)?,
             Op::CachedIoStart => self.op_cached_io_start(&mut s, t)?,
             Op::CheckWbErr { .. } => unreachable!("done inline in skip_empty"),
@@ -327,7 +343,10 @@ impl FuseModel {
             // write-through write
             s.ev = Event::ThroughGap;
         }
-        let reader = matches!(step, Step::GetattrReply | Step::ShortRead);
+        let reader = matches!(
+            step,
+            Step::GetattrReply | Step::GetattrAutoInval | Step::ShortRead
+        );
         self.track_sizes(s0, &mut s, reader);
         Some(step)
     }

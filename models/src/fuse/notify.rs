@@ -139,11 +139,13 @@ impl FuseModel {
                     s.hist[p] = hist_push(s.hist[p], v);
                 }
                 s.srv_size = s.srv_size.max(first + n);
+                self.server_modified(s);
                 Step::NotifyServerWrite
             }
             NotifyOp::InvalAttr => {
                 // fi->attr_version = atomic64_inc_return(); fuse_invalidate_attr
                 Self::bump_attr(s);
+                self.invalidate_attr_size(s);
                 s.ev = Event::NotifyInval;
                 Step::ReverseInvalInode
             }
@@ -162,6 +164,7 @@ impl FuseModel {
                 // i_size_write); the mutant skips that call
                 if end > s.i_size && !self.cfg.variant.mut_store_no_size {
                     Self::bump_attr(s);
+                    self.invalidate_attr_size(s);
                     s.i_size = end;
                     s.ev = Event::StoreExtend;
                 }

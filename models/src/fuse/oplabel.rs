@@ -124,7 +124,14 @@ fn caller(cfg: &Config, spec: &TaskSpec, prog: &[Op], i: usize) -> &'static str 
             _ => "fuse_file_fallocate",
         },
         TaskSpec::Fsync | TaskSpec::Msync { .. } => "fuse_fsync",
-        TaskSpec::Read { .. } => "fuse_file_read_iter",
+        TaskSpec::Read { .. } => match op {
+            // auto_inval_data: fuse_cache_read_iter →
+            // fuse_update_attributes before filemap_read
+            Op::Send(_) | Op::Recv(_) => "fuse_do_getattr",
+            Op::IfAttrValid { .. } => "fuse_update_get_attr",
+            Op::TruncatePagecache | Op::Invalidate { .. } => "fuse_change_attributes",
+            _ => "fuse_file_read_iter",
+        },
         TaskSpec::Munmap => "fuse_vma_close",
         TaskSpec::SyncRange { .. } => "sync_file_range",
         TaskSpec::Writeback { .. } => "writeback",
@@ -243,6 +250,7 @@ fn callee(
         Op::SetattrReturn => ("inode_unlock", Some(SETATTR_UNLOCK)),
         Op::BufRead { .. } => body("filemap_read"),
         Op::IfReadPastEof { .. } => ("i_size_read", None),
+        Op::IfAttrValid { .. } => ("time_before64", None),
         Op::CachedIoStart => ("fuse_file_cached_io_open", None),
         Op::OpenTruncSize => ("i_size_write", None),
         Op::CheckWbErr { close: true, .. } => ("filemap_check_errors", None),
@@ -379,6 +387,9 @@ pub fn apply(
             },
             Op::CheckWbErr { close, skip } => Op::CheckWbErr {
                 close,
+                skip: reskip(i, skip)?,
+            },
+            Op::IfAttrValid { skip } => Op::IfAttrValid {
                 skip: reskip(i, skip)?,
             },
             Op::Recv(RecvKind::DirectChunk { skip }) => Op::Recv(RecvKind::DirectChunk {

@@ -126,6 +126,10 @@ pub enum Op {
     /// (decided with no scheduling point: resolved in `skip_empty`, which
     /// jumps to the task's last op).
     IfReadPastEof { first: u8 },
+    /// fuse_update_get_attr with valid attributes (`attr_valid`): skip
+    /// the GETATTR and what follows it (`skip` ops) unless
+    /// fi->inval_mask has STATX_SIZE (autoinval.rs).
+    IfAttrValid { skip: u8 },
     /// fuse_file_cached_io_start: enter caching io-mode, waiting on
     /// direct_io_waitq while parallel direct writes are in progress.
     CachedIoStart,
@@ -570,6 +574,24 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             // fuse_file_read_iter → fuse_cache_read_iter →
             // generic_file_read_iter → filemap_read
             p.push(Op::Entry);
+            if cfg.auto_inval_data {
+                // fuse_cache_read_iter: fuse_update_attributes(inode,
+                // file, STATX_SIZE) first (attributes timed out, or
+                // invalidated: GETATTR); fuse_change_attributes_i
+                // truncates and invalidates on a size change, invalidates
+                // on an mtime change (autoinval.rs)
+                if cfg.attr_valid {
+                    p.push(Op::IfAttrValid { skip: 4 });
+                }
+                p.push(Op::Send(SendKind::Getattr));
+                p.push(Op::Recv(RecvKind::Getattr));
+                p.push(Op::TruncatePagecache);
+                p.push(Op::Invalidate {
+                    first: 0,
+                    n: pages,
+                    if_resized: true,
+                });
+            }
             p.push(Op::BufRead { first, n });
         }
         TaskSpec::Munmap => {

@@ -545,6 +545,30 @@ pub const PROPERTIES: &[PropertyDef] = &[
         stricter: None,
         description: "a background request waits on a ring queue although active_background < max_background",
     },
+    PropertyDef {
+        name: "w-autoinval",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "auto_inval_data: a GETATTR reply shows the server's mtime moved at the same size; invalidate_inode_pages2 follows",
+    },
+    PropertyDef {
+        name: "w-autoinval-stale",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "auto_inval_data: a read's GETATTR reply is dropped (attr_version moved or FUSE_I_SIZE_UNSTABLE)",
+    },
+    PropertyDef {
+        name: "w-autoinval-race",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "auto_inval_data: a read's page-cache invalidation is under way while another task changes the file or writeback is in flight",
+    },
+    PropertyDef {
+        name: "w-autoinval-wait",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "auto_inval_data: a read's invalidate_inode_pages2 waits on a locked folio, on writeback or on a folio it laundered",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -756,7 +780,7 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::WbError,
     |_, s| s.ev == Event::ErrReported,
     |_, s| s.ev == Event::SetattrErrorFlush,
-    |_, s| s.ev == Event::StaleAttr,
+    |_, s| matches!(s.ev, Event::StaleAttr | Event::AutoInvalStale),
     |_, s| s.ev == Event::AttrSize,
     |_, s| s.ev == Event::ShortRead,
     |_, s| s.ev == Event::ShortIo,
@@ -799,6 +823,10 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::UringOvertake,
     uring::w_over_max,
     uring::w_idle_slot,
+    |_, s| s.ev == Event::AutoInval,
+    |_, s| s.ev == Event::AutoInvalStale,
+    super::autoinval::w_autoinval_race,
+    super::autoinval::w_autoinval_wait,
 ];
 
 /// F-otrunc's window: an atomic open(O_TRUNC) has returned from fuse_open

@@ -86,6 +86,7 @@ impl State {
             bgtag: _,
             away: _,
             qsel: _,
+            mtime: _,
         } = self;
         let mut b = 0;
         for p in 0..MAX_PAGES {
@@ -161,6 +162,7 @@ impl State {
             bgtag: _,
             away: _,
             qsel: _,
+            mtime: _,
         } = self;
         for p in 0..MAX_PAGES {
             r(&mut pages[p].ver);

@@ -150,6 +150,7 @@ impl FuseModel {
         let (first, _) = self.cfg.tasks[t].range().expect("direct write has a range");
         let end = s.tasks[t].saved;
         Self::bump_attr(s);
+        self.invalidate_attr_size(s);
         if end > first && end > s.i_size {
             s.i_size = end;
         }
@@ -164,6 +165,7 @@ impl FuseModel {
         let (first, _) = self.cfg.tasks[t].range().expect("write has a range");
         let end = s.tasks[t].saved;
         Self::bump_attr(s);
+        self.invalidate_attr_size(s);
         if end > first && end > s.i_size {
             s.i_size = end;
         }
@@ -220,6 +222,7 @@ impl FuseModel {
                     // (truncate_pagecache / invalidate are skipped: the
                     // size did not change)
                     self.setattr_error(s, t, release);
+                    self.drop_mtime(s, t);
                     Step::SetattrReply
                 }
                 RecvKind::Setattr { release } => {
@@ -240,20 +243,24 @@ impl FuseModel {
                             self.release_nowrite(s);
                         }
                     }
-                    // fuse_change_attributes_common: attr_version++
+                    // fuse_change_attributes_common: attr_version++,
+                    // the server's mtime (without a cache mask)
                     Self::bump_attr(s);
+                    self.take_mtime(s, t);
                     Step::SetattrReply
                 }
                 RecvKind::OpenTrunc => {
                     // fuse_truncate_update_attr: i_size_write(0)
                     s.i_size = 0;
                     Self::bump_attr(s);
+                    self.invalidate_attr_size(s);
                     Step::OpenTruncAttr
                 }
                 RecvKind::DirectWrite if reply == REPLY_ERR => {
                     // the write failed: fuse_write_update_attr(pos, 0)
                     // changes no size; write(2) returns -EIO
                     Self::bump_attr(s);
+                    self.invalidate_attr_size(s);
                     if let TaskSpec::Write { .. } = spec {
                         if self.cfg.attr_readers() {
                             s.size_unstable = false;
@@ -307,6 +314,7 @@ impl FuseModel {
                 RecvKind::DirectWrite => {
                     // fuse_write_update_attr: attr_version++, extend
                     Self::bump_attr(s);
+                    self.invalidate_attr_size(s);
                     if let Some((first, n)) = spec.range() {
                         if first + n > s.i_size {
                             s.i_size = first + n;

@@ -291,6 +291,10 @@ pub struct Task {
     pub moved: bool,
     /// An aio direct task's fuse_io_priv flags (aio.rs: AIO_BLOCKING).
     pub aio: u8,
+    /// auto_inval_data: the mtime of this task's GETATTR or SETATTR reply
+    /// against the inode's, and fuse_change_attributes_i's decision
+    /// (autoinval.rs: MT_PENDING, MT_DIFF, MT_MOVED, MT_INVAL).
+    pub mt: u8,
 }
 
 impl Task {
@@ -316,6 +320,7 @@ impl Task {
             rsize: NONE,
             moved: false,
             aio: 0,
+            mt: 0,
         }
     }
 }
@@ -510,6 +515,13 @@ pub enum Event {
     /// A ring entry fetched a request while one queued before it waited
     /// on another ring queue (uring.rs).
     UringOvertake,
+    /// fuse_change_attributes_i (auto_inval_data): the GETATTR reply's
+    /// mtime differs from the inode's, the size does not: the page
+    /// cache is invalidated.
+    AutoInval,
+    /// An auto_inval_data read's GETATTR reply was dropped (attr_version
+    /// moved or FUSE_I_SIZE_UNSTABLE): no invalidation.
+    AutoInvalStale,
 }
 
 /// Open files whose readahead state (`file->f_ra`) the model keeps: the
@@ -632,6 +644,10 @@ pub struct State {
     /// Scratch of the running step, 0 between steps: bit 0 the queue of
     /// the CPU it runs on, `QSEL_QUEUED` set when it queued a request.
     pub qsel: u8,
+    // ---- FUSE_AUTO_INVAL_DATA (autoinval.rs)
+    /// MT_STALE: the server's mtime differs from inode->i_mtime (kept
+    /// only with auto_inval_data on a mount without a cache mask).
+    pub mtime: u8,
 }
 
 /// `State::qsel`: the running step queued a request.

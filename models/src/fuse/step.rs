@@ -72,6 +72,8 @@ pub enum Step {
     SendGetattr,
     GetattrReply,
     GetattrStale,
+    /// fuse_change_attributes_i with auto_inval_data: the mtime moved.
+    GetattrAutoInval,
     ShortRead,
     RemoteTruncate,
     // daemon
@@ -323,6 +325,9 @@ impl Step {
             Step::SendGetattr => "fuse_do_getattr: send GETATTR",
             Step::GetattrReply => "fuse_change_attributes",
             Step::GetattrStale => "fuse_change_attributes: stale, ignored",
+            Step::GetattrAutoInval => {
+                "fuse_change_attributes: mtime changed (auto_inval_data), invalidate_inode_pages2 follows"
+            }
             Step::ShortRead => "fuse_read_update_size: short READ",
             Step::RemoteTruncate => "another client truncates (server)",
             Step::DaemonRead => "daemon reads /dev/fuse",
@@ -439,6 +444,7 @@ impl Step {
         Step::SendGetattr,
         Step::GetattrReply,
         Step::GetattrStale,
+        Step::GetattrAutoInval,
         Step::ShortRead,
         Step::RemoteTruncate,
         Step::DaemonRead,
@@ -591,6 +597,7 @@ mod tests {
             | Step::SendGetattr
             | Step::GetattrReply
             | Step::GetattrStale
+            | Step::GetattrAutoInval
             | Step::ShortRead
             | Step::RemoteTruncate
             | Step::DaemonRead
@@ -633,7 +640,7 @@ mod tests {
             assert!(listed(*s));
             assert!(!Step::ALL[..i].contains(s), "{s:?} twice");
         }
-        assert_eq!(Step::ALL.len(), 95);
+        assert_eq!(Step::ALL.len(), 96);
     }
 
     #[test]

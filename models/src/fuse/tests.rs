@@ -21,6 +21,8 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         atomic_o_trunc: false,
         folio_blocks: 1,
         writeback_cache: true,
+        auto_inval_data: false,
+        attr_valid: false,
         max_pages: pages,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
         thread: Vec::new(),

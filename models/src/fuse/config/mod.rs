@@ -70,6 +70,21 @@ pub struct Config {
     /// write-through (fuse_perform_write: a synchronous WRITE per call).
     #[serde(default = "yes")]
     pub writeback_cache: bool,
+    /// FUSE_AUTO_INVAL_DATA negotiated (fc->auto_inval_data; libfuse 3
+    /// asks for it by default): every buffered read first calls
+    /// fuse_update_attributes(STATX_SIZE) (fuse_cache_read_iter), and
+    /// fuse_change_attributes_i invalidates the page cache when the
+    /// server's mtime moved (autoinval.rs). The model's attributes always
+    /// time out (attr_timeout 0), so that call always sends GETATTR,
+    /// unless `attr_valid`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_inval_data: bool,
+    /// With auto_inval_data: the attributes do not time out during the
+    /// run (a long attr_timeout), so a read's fuse_update_attributes
+    /// sends GETATTR only when fi->inval_mask has STATX_SIZE and no cache
+    /// mask hides it (fuse_update_get_attr). `stat` still sends one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub attr_valid: bool,
     /// Blocks per folio (state C only: 2, so a folio's dirty blocks can be
     /// split across WRITEs). Model "pages" are then blocks.
     #[serde(default = "one_block")]
@@ -275,6 +290,8 @@ impl Config {
         }
         self.tasks.iter().any(|t| match t {
             TaskSpec::Stat | TaskSpec::RemoteTruncate { .. } => true,
+            // fuse_cache_read_iter's GETATTR (auto_inval_data)
+            TaskSpec::Read { .. } => self.auto_inval_data,
             TaskSpec::Mmap { .. }
             | TaskSpec::Gup { .. }
             | TaskSpec::Fault { .. }

@@ -33,6 +33,10 @@ struct ConfigRaw {
     folio_blocks: u8,
     #[serde(default = "yes")]
     writeback_cache: bool,
+    #[serde(default)]
+    auto_inval_data: bool,
+    #[serde(default)]
+    attr_valid: bool,
     max_pages: Option<u8>,
     #[serde(default)]
     tasks: Vec<String>,
@@ -237,6 +241,8 @@ impl Config {
             atomic_o_trunc: raw.atomic_o_trunc,
             folio_blocks: raw.folio_blocks,
             writeback_cache: raw.writeback_cache,
+            auto_inval_data: raw.auto_inval_data,
+            attr_valid: raw.attr_valid,
             max_pages: raw.max_pages.unwrap_or(raw.pages),
             // (pages; subpage.rs turns them into units)
             tasks,

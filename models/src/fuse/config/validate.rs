@@ -51,6 +51,7 @@ impl Config {
         if !self.writeback_cache && self.variant.temp_pages {
             return Err("write-through (writeback_cache = false) is modelled for T, T2, C".into());
         }
+        self.validate_auto_inval()?;
         let fb = self.folio_blocks;
         if fb == 0 || fb as usize > MAX_PAGES || (fb > 1 && self.kernel != Kernel::C) {
             return Err("folio_blocks is 1, or 2..=4 with kernel C".into());
@@ -301,6 +302,35 @@ impl Config {
             return Err(format!(
                 "task '{t}': one abort or timeout task, and one signal, per workload"
             ));
+        }
+        Ok(())
+    }
+}
+
+impl Config {
+    /// auto_inval_data (autoinval.rs): one page per folio, no transport
+    /// task (a GETATTR failed by the abort, a timeout or a signal is not
+    /// modelled), no trace-conformance slots.
+    fn validate_auto_inval(&self) -> Result<(), String> {
+        if self.attr_valid && !self.auto_inval_data {
+            return Err("attr_valid says when a read's fuse_update_attributes sends GETATTR: give auto_inval_data".into());
+        }
+        if self.attr_valid && self.tasks.iter().any(|u| u.is_aio()) {
+            return Err("attr_valid is not modelled with aio tasks (fuse_direct_IO's fuse_write_update_attr at submission)".into());
+        }
+        if !self.auto_inval_data && !self.variant.mut_cache_mask_ignored {
+            return Ok(());
+        }
+        if self.folio_blocks > 1 || self.folio_pages > 1 || self.sub.units_per_page > 1 {
+            return Err("auto_inval_data is modelled with one page per folio (no folio_blocks, folio_pages or units)".into());
+        }
+        if self.tasks.iter().any(|u| {
+            matches!(
+                u,
+                TaskSpec::Abort | TaskSpec::Timeout | TaskSpec::Signal { .. }
+            )
+        }) {
+            return Err("auto_inval_data is not modelled with abort, timeout or signal tasks".into());
         }
         Ok(())
     }

@@ -270,6 +270,13 @@ pub struct Variant {
     /// queue's whole background list (kills u1).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mut_uring_flush_whole: bool,
+    // ---- issue 22: FUSE_AUTO_INVAL_DATA (autoinval.rs)
+    /// fuse_change_attributes_i ignores fuse_get_cache_mask: with
+    /// writeback_cache it takes the server's size and mtime and
+    /// truncates / invalidates the page cache as on a write-through
+    /// mount.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_cache_mask_ignored: bool,
 }
 
 pub const VARIANT_FLAGS: &[&str] = &[
@@ -323,6 +330,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "uring_bg_finish_first",
     "mut_uring_no_queue_slot",
     "mut_uring_flush_whole",
+    "mut_cache_mask_ignored",
 ];
 
 impl Variant {
@@ -413,6 +421,7 @@ impl Variant {
             "uring_bg_finish_first" => &mut self.uring_bg_finish_first,
             "mut_uring_no_queue_slot" => &mut self.mut_uring_no_queue_slot,
             "mut_uring_flush_whole" => &mut self.mut_uring_flush_whole,
+            "mut_cache_mask_ignored" => &mut self.mut_cache_mask_ignored,
             _ => {
                 return Err(format!(
                     "unknown variant flag '{name}' (known: {})",
@@ -486,6 +495,7 @@ impl Variant {
             ("uring_bg_finish_first", self.uring_bg_finish_first),
             ("mut_uring_no_queue_slot", self.mut_uring_no_queue_slot),
             ("mut_uring_flush_whole", self.mut_uring_flush_whole),
+            ("mut_cache_mask_ignored", self.mut_cache_mask_ignored),
         ];
         for (n, on) in all {
             if on {
