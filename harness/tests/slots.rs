@@ -6,7 +6,7 @@
 //! slots.
 use std::path::Path;
 
-use wbspec_harness::conform::{check, check_in_slots, translate, Translation, Verdict};
+use wbspec_harness::conform::{check, check_in_slots, translate, Translation};
 use wbspec_harness::trace::parse_trace;
 
 #[test]
