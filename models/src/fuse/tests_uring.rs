@@ -157,3 +157,21 @@ tasks = ["readahead 0+4", "fault 2"]
     }
     assert!(two > 0, "some readahead step queues two READs");
 }
+
+/// uring_bg_finish_first cannot act at max_background 1: the old order's
+/// fuse_uring_flush_bg sees fc->active_background >= 1 (the ending
+/// request still counted), so it moves only by the per-queue slot, when
+/// the queue has none active; with the fix, active_background < 1 means
+/// none active anywhere. The same states either way (so the -bg1 twins
+/// say nothing about the switch; 28-uring.toml's [[unobservable]]).
+#[test]
+fn the_fix_is_a_no_op_at_max_background_one() {
+    for q in [1, 2] {
+        let old = two_writes(Kernel::T2, q, Some(1), &["wb none", "fsync"]);
+        let mut fix = old.clone();
+        fix.variant.uring_bg_finish_first = true;
+        let a: std::collections::HashSet<_> = reachable(&model(old)).into_iter().collect();
+        let b: std::collections::HashSet<_> = reachable(&model(fix)).into_iter().collect();
+        assert_eq!(a, b, "{q} queues");
+    }
+}
