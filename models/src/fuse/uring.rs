@@ -30,8 +30,17 @@
 //!
 //! The CPU: a task runs on CPU t % Q, and the scheduler may move it to
 //! the other CPU before any step that queues a request (Step::UringMigrate,
-//! one-shot): every queue choice of every request is reached. A daemon
-//! worker queues nothing in T, T2, C.
+//! one-shot): every queue choice of every queueing step is reached. The
+//! requests one step queues share a queue: right under fi->lock
+//! (fuse_flush_writepages), an assumption where the kernel can migrate
+//! between them (readahead's READs of one RaSend, a large folio's or C's
+//! per-range WRITEs; docs/model.md "Which CPU"). A daemon worker queues
+//! nothing in T, T2, C.
+//!
+//! FIFO per queue holds while a flush moves at most one request or a
+//! queue has one entry; config validation refuses the rest (a queue of
+//! two entries with max_background >= 2: fuse_uring_queue_fuse_req would
+//! hand a new request to the idle entry ahead of a flushed one).
 //!
 //! Not modelled: FORGET and INTERRUPT still go through /dev/fuse
 //! (fuse_io_uring_ops' send_forget / send_interrupt; the model's

@@ -137,6 +137,19 @@ impl Config {
                     "uring_queues: every queue needs a registered entry, so daemon_threads >= uring_queues".into(),
                 );
             }
+            // uring.rs serves a queue FIFO. The kernel does not once a
+            // queue has two entries and fuse_uring_flush_bg can move two
+            // requests at once (max_background >= 2, with a second queue's
+            // completions not flushing this one): only one entry gets
+            // one, the other waits on fuse_req_queue, and a foreground
+            // request queued meanwhile goes straight to an available
+            // entry (fuse_uring_queue_fuse_req), ahead of it.
+            if self.uring_queues >= 2
+                && self.daemon_threads > self.uring_queues
+                && self.max_background.map_or(false, |m| m >= 2)
+            {
+                return Err("uring_queues: a queue with two entries and max_background >= 2 is not modelled (fuse_uring_queue_fuse_req overtakes requests fuse_uring_flush_bg left queued); use daemon_threads = uring_queues or max_background 1".into());
+            }
         }
         if self.max_background == Some(0) {
             return Err("max_background must be at least 1 (leave it out for no bound)".into());
