@@ -27,6 +27,10 @@ pub trait Check: Send + Sync {
     fn config_notes(&self) -> String;
     /// The task syntax of the model (`Spec::task_syntax`).
     fn task_syntax(&self) -> &'static [&'static str];
+    /// `Spec::key_switches`: catalogue keys a family run may turn on.
+    fn key_switches(&self) -> &'static [(&'static str, &'static str)];
+    /// `Spec::key_switch_inert` of the configuration.
+    fn key_switch_inert(&self, name: &str) -> Option<String>;
     /// `Spec::scope` of the configuration.
     fn scope(&self) -> Vec<(&'static str, String)>;
     /// The configuration as saved in trace files.
@@ -114,6 +118,12 @@ impl<M: Spec> Check for Typed<M> {
     }
     fn task_syntax(&self) -> &'static [&'static str] {
         M::task_syntax()
+    }
+    fn key_switches(&self) -> &'static [(&'static str, &'static str)] {
+        M::key_switches()
+    }
+    fn key_switch_inert(&self, name: &str) -> Option<String> {
+        M::key_switch_inert(self.model.config(), name)
     }
 
     fn scope(&self) -> Vec<(&'static str, String)> {

@@ -399,10 +399,10 @@ fn with_run(
     set: &Settings,
 ) -> Result<u8, String> {
     for f in flags {
-        if !selected
-            .iter()
-            .any(|e| e.check.switch_defs().iter().any(|d| d.name == f))
-        {
+        if !selected.iter().any(|e| {
+            e.check.switch_defs().iter().any(|d| d.name == f)
+                || e.check.key_switches().iter().any(|(k, _)| k == f)
+        }) {
             return Err(format!(
                 "--with {f}: no selected check's model has such a switch (see `wbspec show CHECK` for a model's switches)"
             ));

@@ -35,13 +35,29 @@ pub enum Judged {
 /// apply.
 pub fn derive(e: &Entry, flags: &[String]) -> Result<Entry, String> {
     let defs = e.check.switch_defs();
+    let keys = e.check.key_switches();
     let mut own = e.settings.clone();
     let mut variant: Vec<toml::Value> = match own.get("variant") {
         None => vec![],
         Some(toml::Value::Array(a)) => a.clone(),
         Some(_) => return Err("its `variant` is not a list".into()),
     };
+    let (mut flagged, mut keyed) = (vec![], vec![]);
     for f in flags {
+        if keys.iter().any(|(k, _)| k == f) {
+            // a connection option set as a catalogue key
+            match own.get(f.as_str()) {
+                None => {
+                    own.insert(f.clone(), toml::Value::Boolean(true));
+                }
+                Some(toml::Value::Boolean(true)) => {
+                    return Err(format!("it already sets {f} = true"))
+                }
+                Some(_) => return Err(format!("it sets {f} itself")),
+            }
+            keyed.push(f);
+            continue;
+        }
         if !defs.iter().any(|d| d.name == f) {
             return Err(format!("model {} has no switch '{f}'", e.model));
         }
@@ -53,17 +69,26 @@ pub fn derive(e: &Entry, flags: &[String]) -> Result<Entry, String> {
             return Err(format!("it turns '{f}' off"));
         }
         variant.push(toml::Value::String(f.clone()));
+        flagged.push(f);
     }
-    own.insert("variant".into(), toml::Value::Array(variant));
+    if !flagged.is_empty() {
+        own.insert("variant".into(), toml::Value::Array(variant));
+    }
     let check = check::from_table(&e.model, &own)?;
     // a switch the kernel state already has on changes nothing: its run
     // would be the catalogue's, not a family member
-    for f in flags {
+    for f in flagged {
         if !check.switches_changed().iter().any(|s| s == f) {
             return Err(format!(
                 "its kernel state {} already has '{f}' on",
                 check.kernel()
             ));
+        }
+    }
+    // nor does a key the configuration never consults
+    for f in keyed {
+        if let Some(why) = check.key_switch_inert(f) {
+            return Err(why);
         }
     }
     // a derived -bg1 twin runs its parent's configuration, congested

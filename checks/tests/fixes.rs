@@ -170,3 +170,69 @@ fn with_a_switch_the_kernel_state_has_is_not_applicable() {
     let out = wbspec(&["check", "t2-fopen-dio-read", "--with", "dio_flush_always"]);
     one_line_error(&out, "already has 'dio_flush_always' on");
 }
+
+/// FUSE_AUTO_INVAL_DATA as a key switch (`--with auto_inval_data`): the
+/// family run is clean, fixes exactly the checks docs/findings.md names,
+/// and its summary line is the one findings.md quotes. A check that sets
+/// the key itself, or has no read or stat task, is not applicable; with
+/// only such checks selected nothing is judged (one line, exit 2).
+#[test]
+fn the_auto_inval_data_family_run_is_the_one_findings_quotes() {
+    let out = wbspec(&["check", "--all", "--with", "auto_inval_data"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let summary = text
+        .lines()
+        .find(|l| l.starts_with("With auto_inval_data: "))
+        .expect("a summary line");
+    let findings = std::fs::read_to_string(repo_root().join("docs/findings.md")).unwrap();
+    assert!(
+        findings.contains(summary),
+        "docs/findings.md does not quote the family run's summary:\n{summary}"
+    );
+    let mut fixed: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" fixed "))
+        .filter_map(|l| l.strip_prefix("With auto_inval_data "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    fixed.sort();
+    let mut want = vec![];
+    for c in [
+        "c-wt-notify-inval-attr",
+        "t-wt-read-vs-dio-write",
+        "t2wt-notify-inval-attr",
+        "t2wt-remote-trunc-read",
+    ] {
+        assert!(
+            findings.contains(&format!("`{c}`")),
+            "findings.md names {c}"
+        );
+        want.push(c.to_string());
+        want.push(format!("{c}-bg1"));
+    }
+    want.sort();
+    assert_eq!(fixed, want, "{text}");
+    let out = wbspec(&[
+        "check",
+        "t2wt-aid-notify-attr",
+        "t2-aid-wbc-extend",
+        "--with",
+        "auto_inval_data",
+    ]);
+    one_line_error(&out, "it already sets auto_inval_data = true");
+    let out = wbspec(&[
+        "check",
+        "t2wt-mmap-wb-read",
+        "t-fopen-dio-read",
+        "--with",
+        "auto_inval_data",
+    ]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("With auto_inval_data t2wt-mmap-wb-read as expected"),
+        "{text}"
+    );
+    let out = wbspec(&["check", "t-trunc-vs-wb-2p", "--with", "auto_inval_data"]);
+    one_line_error(&out, "it has no read or stat task");
+}

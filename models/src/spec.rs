@@ -207,6 +207,18 @@ pub trait Spec:
     fn task_syntax() -> &'static [&'static str] {
         &[]
     }
+    /// Boolean catalogue keys that a family run (`check --with KEY`) may
+    /// turn on like a switch, as (name, description): a connection option
+    /// the configuration sets as a key, not as a variant flag. Default:
+    /// none.
+    fn key_switches() -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+    /// Why turning key switch `name` on changes nothing in `cfg` (the
+    /// family run lists the check as not applicable), or `None`.
+    fn key_switch_inert(_cfg: &Self::Config, _name: &str) -> Option<String> {
+        None
+    }
     /// Other settings worth a column in the results table (`2 threads`).
     fn config_notes(cfg: &Self::Config) -> String;
     /// What a citation says about the scope of a configuration, as

@@ -276,6 +276,24 @@ impl Spec for FuseModel {
         config::TASK_SYNTAX
     }
 
+    fn key_switches() -> &'static [(&'static str, &'static str)] {
+        &[(
+            "auto_inval_data",
+            "FUSE_AUTO_INVAL_DATA (autoinval.rs): a buffered read first refreshes the attributes, and a GETATTR that shows the server's mtime moved invalidates the page cache",
+        )]
+    }
+
+    fn key_switch_inert(cfg: &Config, name: &str) -> Option<String> {
+        // the option acts through a GETATTR's reply: only reads
+        // (fuse_cache_read_iter) and stat send one here
+        (name == "auto_inval_data"
+            && !cfg
+                .tasks
+                .iter()
+                .any(|t| matches!(t, config::TaskSpec::Read { .. } | config::TaskSpec::Stat)))
+        .then(|| "it has no read or stat task (the option acts through their GETATTR)".into())
+    }
+
     fn ops(cfg: &Config) -> Option<Vec<crate::spec::OpInfo>> {
         let mut v = Vec::new();
         for (t, spec) in cfg.tasks.iter().enumerate() {

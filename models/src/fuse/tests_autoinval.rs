@@ -136,3 +136,21 @@ fn valid_attributes_send_getattr_only_when_invalidated() {
     let s = run(&m, &s, t2, Step::GetattrAutoInval);
     assert_eq!(s.mtime, 0, "the reply cleared the mask and took the mtime");
 }
+
+/// With valid attributes a stat(2) sends GETATTR only when
+/// fi->inval_mask has a basic stat (fuse_update_get_attr with
+/// STATX_BASIC_STATS); the model tracks STATX_SIZE alone, and a stat
+/// that always sent GETATTR took another client's truncation the kernel
+/// does not see (remote-truncate, stat, read held b3 and a3 where the
+/// kernel's read returns the cached page): refused, in one line.
+#[test]
+fn valid_attributes_refuse_a_stat_task() {
+    let mut c = cfg(2, &["remote-truncate 1", "stat", "read 1+1"]);
+    write_through_t2(&mut c);
+    c.auto_inval_data = true;
+    c.attr_valid = true;
+    let e = c.validate().expect_err("attr_valid with a stat task");
+    assert!(e.contains("stat") && !e.contains('\n'), "{e}");
+    c.attr_valid = false;
+    c.validate().expect("attributes that time out: stat sends GETATTR");
+}

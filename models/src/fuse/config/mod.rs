@@ -82,7 +82,9 @@ pub struct Config {
     /// With auto_inval_data: the attributes do not time out during the
     /// run (a long attr_timeout), so a read's fuse_update_attributes
     /// sends GETATTR only when fi->inval_mask has STATX_SIZE and no cache
-    /// mask hides it (fuse_update_get_attr). `stat` still sends one.
+    /// mask hides it (fuse_update_get_attr). Refused with a `stat` task
+    /// (its STATX_BASIC_STATS request would need fi->inval_mask's
+    /// FUSE_STATX_MODIFY bits, which are not tracked).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub attr_valid: bool,
     /// Blocks per folio (state C only: 2, so a folio's dirty blocks can be

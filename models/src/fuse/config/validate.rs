@@ -328,6 +328,14 @@ impl Config {
         if self.attr_valid && !self.auto_inval_data {
             return Err("attr_valid says when a read's fuse_update_attributes sends GETATTR: give auto_inval_data".into());
         }
+        if self.attr_valid && self.tasks.iter().any(|u| matches!(u, TaskSpec::Stat)) {
+            // fuse_update_get_attr(STATX_BASIC_STATS): with valid
+            // attributes a stat sends GETATTR only when fi->inval_mask has
+            // a basic stat; the model tracks STATX_SIZE alone (not the
+            // FUSE_STATX_MODIFY that fuse_writepage_end sets), and a stat
+            // that always sent one would see what the kernel does not
+            return Err("attr_valid is not modelled with stat tasks (fi->inval_mask's FUSE_STATX_MODIFY bits are not tracked)".into());
+        }
         if self.attr_valid && self.tasks.iter().any(|u| u.is_aio()) {
             return Err("attr_valid is not modelled with aio tasks (fuse_direct_IO's fuse_write_update_attr at submission)".into());
         }
