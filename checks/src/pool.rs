@@ -38,16 +38,33 @@ where
     }
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    // the first item that failed: no later item can be reported, so none
+    // is started (a one-job run would not start it either)
+    let failed = AtomicUsize::new(usize::MAX);
     std::thread::scope(|sc| {
         let (tx, rx) = mpsc::channel::<(usize, Result<R, String>)>();
         for _ in 0..jobs {
             let tx = tx.clone();
-            let (next, stop, work) = (&next, &stop, &work);
+            let (next, stop, failed, work) = (&next, &stop, &failed, &work);
             sc.spawn(move || {
                 while !stop.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(it) = items.get(i) else { break };
-                    if tx.send((i, work(it))).is_err() {
+                    if i > failed.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    // a panic stops the other workers after their current
+                    // item (as a one-job run stops at once), then unwinds:
+                    // the scope re-raises it when it joins
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(it)))
+                        .unwrap_or_else(|p| {
+                            stop.store(true, Ordering::Relaxed);
+                            std::panic::resume_unwind(p)
+                        });
+                    if r.is_err() {
+                        failed.fetch_min(i, Ordering::Relaxed);
+                    }
+                    if tx.send((i, r)).is_err() {
                         break;
                     }
                 }
@@ -137,6 +154,57 @@ mod tests {
             );
             assert_eq!(r, Err("three".to_string()), "jobs {jobs}");
             assert_eq!(seen, vec![0, 1, 2], "jobs {jobs}");
+        }
+    }
+
+    /// A panic in a worker reaches the caller after the reports of the
+    /// items before it (and stops the other worker: not asserted, see
+    /// below). Items after a failed one are not started.
+    /// (Item 0 is held until item 2 has failed, so the other worker would
+    /// otherwise run every later item meanwhile.)
+    #[test]
+    fn a_panic_or_an_error_stops_the_workers() {
+        let items: Vec<u64> = (0..40).collect();
+        for fail in ["panic", "error"] {
+            let started = AtomicUsize::new(0);
+            let two = AtomicBool::new(false);
+            let mut seen = Vec::new();
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run_ordered(
+                    &items,
+                    2,
+                    |&i| {
+                        started.fetch_add(1, Ordering::SeqCst);
+                        if i == 0 {
+                            while !two.load(Ordering::SeqCst) {
+                                std::thread::yield_now();
+                            }
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
+                        if i == 2 {
+                            two.store(true, Ordering::SeqCst);
+                            if fail == "panic" {
+                                panic!("a check panicked");
+                            }
+                            return Err("two".to_string());
+                        }
+                        Ok(i)
+                    },
+                    |&i, _| {
+                        seen.push(i);
+                        Ok(())
+                    },
+                )
+            }));
+            match fail {
+                "panic" => assert!(r.is_err(), "the panic reaches the caller"),
+                _ => assert_eq!(r.ok(), Some(Err("two".to_string()))),
+            }
+            assert_eq!(seen, vec![0, 1], "{fail}");
+            // (a panic sets `stop` only once the panic hook has printed,
+            // which may take longer than item 0's wait: not counted)
+            let n = started.load(Ordering::SeqCst);
+            assert!(fail == "panic" || n <= 4, "{fail}: {n} items started");
         }
     }
 

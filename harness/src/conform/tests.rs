@@ -589,3 +589,58 @@ fn malformed_traces_are_input_errors() {
     );
     assert!(translate(&ev, None).unwrap_err().contains("unknown fd"));
 }
+
+/// `n` opens of one file, each read twice at a cached page, then closed;
+/// every open gets fd 7 (a number reused after each close).
+fn reads_on_opens(n: u32) -> Vec<Event> {
+    let mut l: Vec<String> = OPEN.iter().map(|s| s.to_string()).collect();
+    l.extend(["call T0 pwrite fd=6 off=0 A".into(), "ret T0 pwrite 4096".into()]);
+    let mut u = 20;
+    for _ in 0..n {
+        l.extend([
+            "call T0 open f 0x2".into(),
+            format!("req {u} OPEN"),
+            format!("reply {u} OPEN"),
+            "ret T0 open 7".into(),
+        ]);
+        for _ in 0..2 {
+            l.extend([
+                "call T0 pread fd=7 off=0 len=4096".into(),
+                "ret T0 pread 4096 data=A".into(),
+            ]);
+        }
+        l.extend([
+            "call T0 close fd=7".into(),
+            format!("req {} FLUSH", u + 2),
+            format!("reply {} FLUSH", u + 2),
+            "ret T0 close 0".into(),
+        ]);
+        u += 4;
+    }
+    let l: Vec<&str> = l.iter().map(|s| s.as_str()).collect();
+    tr(json!({}), &l)
+}
+
+/// The reads of one open share a model fd (its ra->prev_pos), and an fd
+/// number reused by a new open is a new model fd (a fresh prev_pos);
+/// more opens read twice than the model has fds is not modelled (a
+/// fresh-open read there could be a false VIOLATION).
+#[test]
+fn reads_of_one_open_share_a_model_fd() {
+    let m = mapping(&reads_on_opens(wbspec_models::fuse::MAX_FDS as u32));
+    let fds: Vec<Option<u8>> = m
+        .cfg
+        .tasks
+        .iter()
+        .filter_map(|t| match t {
+            TaskSpec::Read { fd, .. } => Some(*fd),
+            _ => None,
+        })
+        .collect();
+    let want: Vec<Option<u8>> = (0..wbspec_models::fuse::MAX_FDS as u8)
+        .flat_map(|f| [Some(f), Some(f)])
+        .collect();
+    assert_eq!(fds, want);
+    let w = not_modelled(&reads_on_opens(wbspec_models::fuse::MAX_FDS as u32 + 1));
+    assert!(w.contains("opens read more than once"), "{w}");
+}

@@ -332,18 +332,27 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
 
     // ---- tasks and data versions
     // the opens read more than once share their readahead state
-    // (file->f_ra.prev_pos) in the model, the first MAX_FDS of them; a
-    // read on any other open is a fresh open's (prev_pos = -1)
+    // (file->f_ra.prev_pos) in the model, at most MAX_FDS of them; a read
+    // on an open read once is a fresh open's (prev_pos = -1). More such
+    // opens are not modelled: reading them as fresh opens would offer a
+    // random read's window where the kernel takes a sequential miss's,
+    // a VIOLATION on a correct kernel (docs/findings.md M-ra-prev-pos)
     let mut reads_of: BTreeMap<usize, usize> = BTreeMap::new();
     for (t, _) in &tasks {
         if let RawTask::Read { open: Some(o), .. } = t {
             *reads_of.entry(*o).or_default() += 1;
         }
     }
+    let shared = reads_of.values().filter(|n| **n > 1).count();
+    if shared > wbspec_models::fuse::MAX_FDS {
+        return nm(format!(
+            "{shared} opens read more than once; the model keeps the readahead state (ra->prev_pos) of {}",
+            wbspec_models::fuse::MAX_FDS
+        ));
+    }
     let read_fd: BTreeMap<usize, u8> = reads_of
         .iter()
         .filter(|(_, n)| **n > 1)
-        .take(wbspec_models::fuse::MAX_FDS)
         .enumerate()
         .map(|(f, (o, _))| (*o, f as u8))
         .collect();

@@ -359,7 +359,14 @@ impl FuseModel {
                 }
                 return Some(Got::Step(match self.read_folio_done(s, t) {
                     Err(()) => {
-                        // a fault: VM_FAULT_SIGBUS; read(2): -EIO
+                        // a fault: VM_FAULT_SIGBUS; read(2): -EIO, or
+                        // what it copied before page p; filemap_read
+                        // still ends with ra->prev_pos = last_pos, the
+                        // end of that copy (read(2) only: faults have
+                        // no fd, and task.cur counts a read's copies)
+                        if !fault {
+                            self.set_prev_pos(s, t, task.cur > 0, p as u8);
+                        }
                         s.tasks[t].pc = self.programs[t].len() as u8;
                         if fault {
                             Step::Sigbus

@@ -535,6 +535,29 @@ fn a_read_at_eof_keeps_prev_pos() {
     assert_eq!(s.ra_prev, [0; MAX_FDS]);
 }
 
+/// A read that copied page 0 and then fails (-EIO: read_folio's READ of
+/// page 1 failed) returns what it copied, and filemap_read still ends
+/// with `ra->prev_pos = last_pos`, the end of page 0. (Page 1 is put in
+/// the cache not uptodate by hand, as readahead leaves a folio it
+/// skipped while congested: the model's readahead READs cannot fail.)
+#[test]
+fn a_read_that_fails_after_a_copy_sets_prev_pos() {
+    let mut c = cold(2, &["read 0+2 fd=0"]);
+    c.cached = 0b01;
+    c.errors = parse_errors(&["READ".to_string()]).unwrap();
+    let m = model(c);
+    let s = m.initial();
+    let s = run(&m, &s, T0, Step::Entry);
+    let mut s = run(&m, &s, T0, Step::ReadCopy);
+    s.pages[1].set(PG_PRESENT);
+    let s = run(&m, &s, T0, Step::ReadFolio);
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReplyError);
+    let s = run(&m, &s, T0, Step::ReadError);
+    assert!(m.task_done(&s, 0));
+    assert_eq!(s.ra_prev[0], 2, "prev_pos + 1: the end of page 0");
+}
+
 /// filemap_read stops at EOF without a READ; fuse_direct_IO returns 0
 /// for an O_DIRECT read at EOF, after its flush, without a READ.
 #[test]
