@@ -262,6 +262,17 @@ fn altered_traces_do_not_conform() {
             "n_inval_read_locked_ret_early",
             At("ret N1 notify_inval 0 errno=0 dur_us=225): the model cannot produce the return of T4 notify-inval 0+1"),
         ),
+        // the server's change (its `server changed` note) before the
+        // held WRITE of A is answered: a later READ cannot carry N, and
+        // the held READ, answered after the change, cannot carry A
+        (
+            "n_inval_wb_read_server_change",
+            At("reply READ u=12): the model cannot produce a reply to READ(p0) returning [p0:v4]"),
+        ),
+        (
+            "n_inval_read_locked_stale_read",
+            At("reply READ u=18): the model cannot produce a reply to READ(p0) returning [p0:v2]"),
+        ),
         (
             "n_inval_redirty_no_launder",
             At("ret N1 notify_inval 0 errno=0 dur_us=224): the model cannot produce the return of T3 notify-inval 0+1 whole"),
@@ -335,30 +346,4 @@ fn readahead_after_a_hit_on_the_same_fd_conforms() {
     .unwrap();
     let c = conform_trace(&parse_trace(&text).unwrap(), None).unwrap();
     assert_eq!(c.word, "conforms", "{}", c.word);
-}
-
-/// Known gap (review attack-notify2, 2026-12-02): the trace does not say
-/// when the recording server changed its file (server/notify.rs changes
-/// it after the `call N1 notify_inval` mark and before its write(2)), so
-/// the search may put the model's NotifyServerWrite step after a later
-/// reply. Two altered traces the recorder cannot write therefore conform
-/// today: n_inval_wb with the read after the notification returning the
-/// server's N (the held WRITE of A was applied after the change, so the
-/// server holds A), and n_inval_read_locked with the held READ, answered
-/// after the change, carrying the old A. A mark logged once the change
-/// is applied, mapped to "NotifyServerWrite done", would refuse both;
-/// this test then fails and the traces move to altered/.
-#[test]
-fn notify_gap_traces_conform_until_the_change_is_observed() {
-    let fs = files("notify-gap");
-    assert_eq!(fs.len(), 2);
-    for p in fs {
-        let (word, class) = verdict(&p);
-        assert_eq!(
-            class,
-            Class::Conforms,
-            "{}: {word} (the gap is closed: move it to altered/)",
-            p.display()
-        );
-    }
 }
