@@ -30,6 +30,16 @@ fn find<'a>(entries: &'a [Entry], name: &str) -> Result<&'a Entry, String> {
         .ok_or_else(|| format!("unknown check '{name}'"))
 }
 
+/// The mail's subject: a finding that is not a bug says its class in the
+/// tag, so the subject alone does not read as a bug report.
+fn subject(f: &Finding, subsystem: &str) -> String {
+    if f.class.is_bug() {
+        format!("[REPORT] {subsystem}: {}", f.title)
+    } else {
+        format!("[REPORT] ({}) {subsystem}: {}", f.class.label(), f.title)
+    }
+}
+
 /// The report's lines (Markdown; a code block holds the mail text), and
 /// whether every check it cites ran as the catalogue expects (its
 /// verdict line says NOT otherwise, as `cite` does).
@@ -50,13 +60,20 @@ pub fn report(f: &Finding, entries: &[Entry]) -> Result<(Vec<String>, bool), Str
         "```".into(),
     ];
     let mut m = Vec::new();
-    m.extend(wrap(
-        "Subject: ",
-        &format!("[REPORT] {}: {}", subsystem(&e.model), f.title),
-        72,
-    ));
+    m.extend(wrap("Subject: ", &subject(f, &subsystem(&e.model)), 72));
     m.push(String::new());
     m.extend(wrap("Class:    ", f.class.label(), 72));
+    if !f.class.is_bug() {
+        // said before anything else: not a bug report
+        m.extend(wrap(
+            "          ",
+            &format!(
+                "Not a bug report: the class is {}; no kernel change is asked for.",
+                f.class.label()
+            ),
+            72,
+        ));
+    }
     if !f.reference.is_empty() {
         m.extend(wrap("Ref:      ", &f.reference, 72));
     }

@@ -49,6 +49,13 @@ fn every_report_is_generated_and_fits_72_columns() {
             assert!(l.chars().count() <= 72, "{}: over 72 columns: {l:?}", f.id);
         }
         assert!(file.contains("Subject: [REPORT] "), "{}", f.id);
+        // a finding that is not a bug says so in its subject and before
+        // its reference, so it does not read as a bug report
+        if !f.class.is_bug() {
+            let tag = format!("Subject: [REPORT] ({})", f.class.label());
+            assert!(file.contains(&tag), "{}: subject lacks {tag:?}", f.id);
+            assert!(file.contains("Not a bug report"), "{}", f.id);
+        }
         for fix in &f.fixes {
             assert!(file.contains(&format!("{fix}: ")), "{}: fix {fix}", f.id);
         }

@@ -256,6 +256,23 @@ fn altered_traces_do_not_conform() {
             "n_inval_wb_ret_early",
             At("ret N1 notify_inval 0 errno=0 dur_us=329): the model cannot produce the return of T2 notify-inval 0+1 whole"),
         ),
+        // the notification returning while the readahead READ it
+        // waits on (folio lock) is still held
+        (
+            "n_inval_read_locked_ret_early",
+            At("ret N1 notify_inval 0 errno=0 dur_us=225): the model cannot produce the return of T4 notify-inval 0+1"),
+        ),
+        // the server's change (its `server changed` note) before the
+        // held WRITE of A is answered: a later READ cannot carry N, and
+        // the held READ, answered after the change, cannot carry A
+        (
+            "n_inval_wb_read_server_change",
+            At("reply READ u=12): the model cannot produce a reply to READ(p0) returning [p0:v4]"),
+        ),
+        (
+            "n_inval_read_locked_stale_read",
+            At("reply READ u=18): the model cannot produce a reply to READ(p0) returning [p0:v2]"),
+        ),
         (
             "n_inval_redirty_no_launder",
             At("ret N1 notify_inval 0 errno=0 dur_us=224): the model cannot produce the return of T3 notify-inval 0+1 whole"),

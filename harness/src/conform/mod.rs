@@ -252,6 +252,9 @@ pub enum Obs {
     /// Aio task `t`'s io_submit returned: a queued write at
     /// -EIOCBQUEUED (`FuseModel::returned`), a blocking one when done.
     Queued(usize),
+    /// Notification task `t`'s server change is applied: its model
+    /// NotifyServerWrite step has run (`FuseModel::server_changed`).
+    Changed(usize),
     /// Buffered read task `t` has returned this data: per model page, the
     /// versions its bytes may be (`None`: past the bytes returned, a short
     /// read). The model's read must have copied exactly that.

@@ -22,6 +22,9 @@ pub(super) enum RawObs {
     Ret(usize),
     /// An aio task's io_submit returned (harness/src/aio.rs).
     Queued(usize),
+    /// A notification task's server change is applied (the recorder's
+    /// `server changed ACTOR notify_inval` note, server/notify.rs).
+    Changed(usize),
     /// A buffered read returned `bytes` bytes starting at real page
     /// `first`, with these page tags (None: the ret mark has no data=).
     ReadRet(usize, u64, u64, Option<String>),

@@ -266,6 +266,20 @@ pub(super) fn scan(
         match e.ev.as_str() {
             "mark" => {
                 last_mark_key = key;
+                // the recording server's change of its file is applied
+                // (server/notify.rs): `server changed ACTOR notify_inval`
+                if let ["server", "changed", actor, "notify_inval"] = e
+                    .text
+                    .as_deref()
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()[..]
+                {
+                    if let Some(t) = pending.get(actor).and_then(|p| p.task) {
+                        raw.push((key, e.seq, RawObs::Changed(t), brief));
+                    }
+                    continue 'events;
+                }
                 let (Some(kind), Some(actor), Some(sc)) =
                     (e.kind.as_deref(), e.actor.clone(), e.syscall.clone())
                 else {

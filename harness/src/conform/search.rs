@@ -331,6 +331,7 @@ fn describe(m: &Mapping, o: &Obs) -> String {
         Obs::Call(t) => format!("the start of T{t} {}", m.cfg.tasks[*t]),
         Obs::Ret(t) => format!("the return of T{t} {}", m.cfg.tasks[*t]),
         Obs::Queued(t) => format!("the return of T{t} {}'s io_submit", m.cfg.tasks[*t]),
+        Obs::Changed(t) => format!("the server's change of T{t} {}", m.cfg.tasks[*t]),
         Obs::ReadRet(t, d) => format!(
             "the return of T{t} {} with [{}]",
             m.cfg.tasks[*t],
@@ -452,6 +453,13 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
         let mut expected = describe(m, &oa.obs);
         match &obs {
             Obs::Call(t) => next.extend(cl.iter().map(|n| (n.0, n.1 | (1 << t), n.2))),
+            // the recorder changed its file before this note: the
+            // model's NotifyServerWrite has run
+            Obs::Changed(t) => next.extend(
+                cl.iter()
+                    .filter(|n| model.server_changed(&n.0, *t))
+                    .copied(),
+            ),
             Obs::Queued(t) => {
                 // a queued aio write past AioQueued, a blocking one done
                 next.extend(cl.iter().filter(|n| model.returned(&n.0, *t)).copied())

@@ -239,6 +239,7 @@ impl Slots {
             Obs::Call(t) => Obs::Call(slot(t)?),
             Obs::Ret(t) => Obs::Ret(slot(t)?),
             Obs::Queued(t) => Obs::Queued(slot(t)?),
+            Obs::Changed(t) => Obs::Changed(slot(t)?),
             Obs::ReadRet(t, d) => Obs::ReadRet(
                 slot(t)?,
                 d.iter().map(|(p, v)| (*p, v.as_ref().map(vs))).collect(),

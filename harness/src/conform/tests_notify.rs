@@ -79,3 +79,38 @@ fn other_ranges_and_notifications_without_a_change_are_not_modelled() {
         assert!(got.contains(why), "{args}: {got}");
     }
 }
+
+/// The recorder's `server changed ACTOR notify_inval` note is the
+/// observation that the model's NotifyServerWrite has run (Obs::Changed);
+/// without it the search may put the change after a later reply
+/// (tests/recorded.rs: n_inval_wb_read_server_change).
+#[test]
+fn the_server_changed_note_is_observed() {
+    let mut l: Vec<&str> = OPEN.to_vec();
+    l.extend(["call T0 pwrite fd=6 off=0 AB", "ret T0 pwrite 8192"]);
+    l.extend([
+        "call T9 notify_inval path=f ino=2 off=4096 len=4096 first=1 N",
+        "server changed T9 notify_inval",
+        "ret T9 notify_inval 0 errno=0",
+    ]);
+    let m = mapping(&tr(json!({}), &l));
+    let t = m
+        .cfg
+        .tasks
+        .iter()
+        .position(|t| matches!(t, TaskSpec::NotifyInval { .. }))
+        .expect("a notify-inval task");
+    let kinds: Vec<String> = m
+        .obs
+        .iter()
+        .filter(|o| !matches!(o.obs, Obs::Read(_) | Obs::Reply(..)))
+        .map(|o| format!("{:?}", o.obs))
+        .collect();
+    let at = |want: &str| kinds.iter().position(|k| k == want);
+    let (c, ch, r) = (
+        at(&format!("Call({t})")),
+        at(&format!("Changed({t})")),
+        at(&format!("Ret({t})")),
+    );
+    assert!(c < ch && ch < r && c.is_some(), "{kinds:?}");
+}

@@ -608,8 +608,12 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             RawObs::Call(t) => Obs::Call(*t),
             RawObs::Ret(t) => Obs::Ret(*t),
             RawObs::Queued(t) => Obs::Queued(*t),
+            RawObs::Changed(t) => Obs::Changed(*t),
             RawObs::ReadRet(t, first, bytes, data) => {
-                let TaskSpec::Read { first: mf, n: mn, .. } = specs[*t] else {
+                let TaskSpec::Read {
+                    first: mf, n: mn, ..
+                } = specs[*t]
+                else {
                     unreachable!("a ReadRet is a read task's")
                 };
                 Obs::ReadRet(

@@ -9,7 +9,8 @@
 //! The thread logs, in order: the `call ACTOR notify_inval path=NAME ino=I
 //! off=O len=L first=F TAGS` mark (before anything else the notification does,
 //! as a syscall's call mark), the server's change of its file (the
-//! model's `ServerWrite`), the write(2) of `struct
+//! model's `ServerWrite`) and then the note `server changed ACTOR
+//! notify_inval` (conform: the change happened by then), the write(2) of `struct
 //! fuse_notify_inval_inode_out { ino, off, len }` (fuser's
 //! `Notifier::inval_inode`), and the `ret ACTOR notify_inval R errno=E
 //! dur_us=D` mark once it returned (R = 0, or -1 with the errno). The
@@ -62,6 +63,11 @@ impl Core {
             let _ = tx.send(unsafe { libc::gettid() });
             let t0 = Instant::now();
             core.server_write(ino, first, &tags);
+            if !tags.is_empty() {
+                // the change is applied: conform's Obs::Changed (the
+                // model's NotifyServerWrite happened by now)
+                core.log(Event::mark(&format!("server changed {actor} notify_inval")));
+            }
             let r = notifier.inval_inode(INodeNo(ino), off, len);
             let d = t0.elapsed().as_micros() as u64;
             let (ret, errno) = match &r {

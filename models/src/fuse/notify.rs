@@ -66,6 +66,19 @@ pub enum NotifyOp {
     Return { first: u8, n: u8 },
 }
 
+impl FuseModel {
+    /// Whether notification task `t` has run its NotifyServerWrite (the
+    /// server's change is applied): what a recorded `server changed`
+    /// note asserts (harness conform, Obs::Changed).
+    pub fn server_changed(&self, s: &State, t: usize) -> bool {
+        self.task_done(s, t)
+            || self.programs[t]
+                .iter()
+                .position(|o| matches!(o, Op::Notify(NotifyOp::ServerWrite { .. })))
+                .is_some_and(|q| s.tasks[t].pc as usize > q)
+    }
+}
+
 /// The program of a notification task.
 pub(super) fn build(cfg: &Config, spec: &TaskSpec, p: &mut Vec<Op>) {
     match *spec {
