@@ -495,6 +495,16 @@ pub fn reap_stale_mounts() -> Vec<String> {
             continue;
         }
         let mnt = PathBuf::from(mp);
+        // its runner is gone, so nothing will answer or release its held
+        // requests: abort the connection first, or a thread of its server
+        // asleep in the kernel (a notification waiting on a held WRITE's
+        // writeback) keeps the connection's fd open and the unmount lazy
+        if let Some((_, minor, fstype)) = mount::find_mount(&mnt) {
+            if fstype.starts_with("fuse") {
+                let r = mount::fusectl_abort(minor);
+                log.push(format!("fusectl abort of connection {minor}: {r:?}"));
+            }
+        }
         mount::unmount(&mnt, &mut log);
         log.push(format!("reaped stale mount {mp}"));
         if !mount::is_mounted(&mnt) {
