@@ -396,14 +396,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             // fuse_do_getattr; fuse_change_attributes; without
             // writeback_cache a changed size also truncates and
             // invalidates the page cache (no inode lock)
-            p.push(Op::Send(SendKind::Getattr));
-            p.push(Op::Recv(RecvKind::Getattr));
-            p.push(Op::TruncatePagecache);
-            p.push(Op::Invalidate {
-                first: 0,
-                n: pages,
-                if_resized: true,
-            });
+            getattr_and_change(&mut p, pages);
             p.push(Op::UnlockReturn { unlock: false });
         }
         TaskSpec::RemoteTruncate { .. } => {
@@ -583,14 +576,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 if cfg.attr_valid {
                     p.push(Op::IfAttrValid { skip: 4 });
                 }
-                p.push(Op::Send(SendKind::Getattr));
-                p.push(Op::Recv(RecvKind::Getattr));
-                p.push(Op::TruncatePagecache);
-                p.push(Op::Invalidate {
-                    first: 0,
-                    n: pages,
-                    if_resized: true,
-                });
+                getattr_and_change(&mut p, pages);
             }
             p.push(Op::BufRead { first, n });
         }
@@ -765,4 +751,18 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
         }
     }
     p
+}
+
+/// fuse_do_getattr, then fuse_change_attributes: a changed size truncates
+/// and invalidates the page cache (without writeback_cache; with
+/// auto_inval_data a moved mtime invalidates too, autoinval.rs).
+fn getattr_and_change(p: &mut Vec<Op>, pages: u8) {
+    p.push(Op::Send(SendKind::Getattr));
+    p.push(Op::Recv(RecvKind::Getattr));
+    p.push(Op::TruncatePagecache);
+    p.push(Op::Invalidate {
+        first: 0,
+        n: pages,
+        if_resized: true,
+    });
 }
