@@ -22,7 +22,12 @@ pub fn available() -> usize {
 
 /// Run `work` on every item, `jobs` at a time, and `report` each result
 /// in item order on the calling thread.
-pub fn run_ordered<I, R, W, F>(items: &[I], jobs: usize, work: W, mut report: F) -> Result<(), String>
+pub fn run_ordered<I, R, W, F>(
+    items: &[I],
+    jobs: usize,
+    work: W,
+    mut report: F,
+) -> Result<(), String>
 where
     I: Sync,
     R: Send,
@@ -213,14 +218,19 @@ mod tests {
     fn a_report_error_stops_the_run() {
         let items: Vec<u64> = (0..6).collect();
         let mut seen = Vec::new();
-        let r = run_ordered(&items, 2, |&i| Ok(i), |&i, _| {
-            seen.push(i);
-            if i == 2 {
-                Err("stop".into())
-            } else {
-                Ok(())
-            }
-        });
+        let r = run_ordered(
+            &items,
+            2,
+            |&i| Ok(i),
+            |&i, _| {
+                seen.push(i);
+                if i == 2 {
+                    Err("stop".into())
+                } else {
+                    Ok(())
+                }
+            },
+        );
         assert_eq!(r, Err("stop".to_string()));
         assert_eq!(seen, vec![0, 1, 2]);
     }

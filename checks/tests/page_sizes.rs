@@ -17,7 +17,12 @@ fn each_page_size_check_names_its_4k_original() {
         let p = f.unwrap().path();
         if p.extension().is_some_and(|e| e == "toml") {
             let t: toml::Table = toml::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-            for c in t.get("check").and_then(|c| c.as_array()).into_iter().flatten() {
+            for c in t
+                .get("check")
+                .and_then(|c| c.as_array())
+                .into_iter()
+                .flatten()
+            {
                 let c = c.as_table().unwrap().clone();
                 all.insert(c["name"].as_str().unwrap().to_string(), c);
             }
@@ -47,7 +52,15 @@ fn each_page_size_check_names_its_4k_original() {
             .find(|w| *w != name && all.get(*w).is_some_and(|c| !c.contains_key("page_size")))
             .unwrap_or_else(|| panic!("{name}: its comment names no 4 KiB original: {comment}"));
         let orig = &all[original];
-        for key in ["kernel", "tasks", "expect", "variant", "pages", "init_size", "folio_pages"] {
+        for key in [
+            "kernel",
+            "tasks",
+            "expect",
+            "variant",
+            "pages",
+            "init_size",
+            "folio_pages",
+        ] {
             assert_eq!(this.get(key), orig.get(key), "{name} vs {original}: {key}");
         }
         checked += 1;

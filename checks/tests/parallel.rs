@@ -142,20 +142,25 @@ fn jobs_print_what_one_job_prints() {
     };
     let (one, n) = run("1");
     assert!(n > 500, "only {n} lines");
-    assert!(one.contains(" Sometimes "), "no violation among the checks: {one}");
+    assert!(
+        one.contains(" Sometimes "),
+        "no violation among the checks: {one}"
+    );
     for jobs in ["2", "3"] {
         let (other, _) = run(jobs);
         let diff = one.lines().zip(other.lines()).find(|(a, b)| a != b);
-        assert!(diff.is_none() && other == one, "--jobs {jobs}: first difference {diff:?}");
+        assert!(
+            diff.is_none() && other == one,
+            "--jobs {jobs}: first difference {diff:?}"
+        );
     }
 }
 
 /// Every word that is a number of seconds (`0.01s`) replaced by `S`.
 fn regex_lite_seconds(out: &str) -> String {
     let secs = |w: &str| {
-        w.strip_suffix('s').is_some_and(|n| {
-            n.contains('.') && n.chars().all(|c| c.is_ascii_digit() || c == '.')
-        })
+        w.strip_suffix('s')
+            .is_some_and(|n| n.contains('.') && n.chars().all(|c| c.is_ascii_digit() || c == '.'))
     };
     out.lines()
         .map(|l| {

@@ -594,7 +594,10 @@ fn malformed_traces_are_input_errors() {
 /// every open gets fd 7 (a number reused after each close).
 fn reads_on_opens(n: u32) -> Vec<Event> {
     let mut l: Vec<String> = OPEN.iter().map(|s| s.to_string()).collect();
-    l.extend(["call T0 pwrite fd=6 off=0 A".into(), "ret T0 pwrite 4096".into()]);
+    l.extend([
+        "call T0 pwrite fd=6 off=0 A".into(),
+        "ret T0 pwrite 4096".into(),
+    ]);
     let mut u = 20;
     for _ in 0..n {
         l.extend([

@@ -103,7 +103,8 @@ impl FuseModel {
         let stale = task.attr == 2 || s.size_unstable;
         if stale && !self.cfg.variant.mut_attr_no_version {
             self.drop_mtime(s, t);
-            s.ev = if self.cfg.auto_inval_data && matches!(self.cfg.tasks[t], TaskSpec::Read { .. }) {
+            s.ev = if self.cfg.auto_inval_data && matches!(self.cfg.tasks[t], TaskSpec::Read { .. })
+            {
                 Event::AutoInvalStale
             } else {
                 Event::StaleAttr

@@ -160,10 +160,7 @@ pub fn w_autoinval_race(m: &FuseModel, s: &State) -> bool {
                 Some(Op::Invalidate { .. } | Op::TruncatePagecache)
             )
             && ((0..s.tasks.len()).any(|u| {
-                u != t
-                    && m.cfg.tasks[u].writes()
-                    && s.tasks[u].pc > 0
-                    && !m.task_done(s, u)
+                u != t && m.cfg.tasks[u].writes() && s.tasks[u].pc > 0 && !m.task_done(s, u)
             }) || s.pages.iter().any(|p| p.wb()))
     })
 }

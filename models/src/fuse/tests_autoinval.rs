@@ -152,5 +152,6 @@ fn valid_attributes_refuse_a_stat_task() {
     let e = c.validate().expect_err("attr_valid with a stat task");
     assert!(e.contains("stat") && !e.contains('\n'), "{e}");
     c.attr_valid = false;
-    c.validate().expect("attributes that time out: stat sends GETATTR");
+    c.validate()
+        .expect("attributes that time out: stat sends GETATTR");
 }

@@ -30,14 +30,29 @@ fn task_ranges_in_units_and_pages() {
         TaskSpec::Truncate { size: 4 },
         "a plain number is pages"
     );
-    assert_eq!(c.tasks[2], TaskSpec::Read { first: 0, n: 4, fd: None });
+    assert_eq!(
+        c.tasks[2],
+        TaskSpec::Read {
+            first: 0,
+            n: 4,
+            fd: None
+        }
+    );
     // a range without a count: one page, or one unit
     let c = from_toml(&format!(
         "{BASE}init_size = \"3u\"\ntasks = [\"write 0\", \"read 1u\", \"fault 3u\"]\n"
     ))
     .unwrap();
     assert_eq!(c.tasks[0], TaskSpec::Write { first: 0, n: 4 }, "page 0");
-    assert_eq!(c.tasks[1], TaskSpec::Read { first: 1, n: 1, fd: None }, "unit 1");
+    assert_eq!(
+        c.tasks[1],
+        TaskSpec::Read {
+            first: 1,
+            n: 1,
+            fd: None
+        },
+        "unit 1"
+    );
     assert_eq!(c.tasks[2], TaskSpec::Fault { page: 3 });
 }
 

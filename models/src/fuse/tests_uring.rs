@@ -44,10 +44,17 @@ fn a_migrated_task_queues_on_the_other_cpu() {
     let step = loop {
         let mut acts = Vec::new();
         m.enabled(&s, &mut acts);
-        let mine: Vec<Step> = acts.iter().filter(|a| a.actor == T0).map(|a| a.step).collect();
+        let mine: Vec<Step> = acts
+            .iter()
+            .filter(|a| a.actor == T0)
+            .map(|a| a.step)
+            .collect();
         assert!(!mine.is_empty(), "T0 reaches a queueing step");
         if mine.contains(&Step::UringMigrate) {
-            break mine.into_iter().find(|&st| st != Step::UringMigrate).unwrap();
+            break mine
+                .into_iter()
+                .find(|&st| st != Step::UringMigrate)
+                .unwrap();
         }
         s = run(&m, &s, T0, mine[0]);
     };

@@ -247,7 +247,10 @@ pub fn u1(m: &FuseModel, s: &State) -> bool {
 /// w-uring-over-max: more than max_background background requests
 /// active at once.
 pub fn w_over_max(m: &FuseModel, s: &State) -> bool {
-    m.uring() && m.cfg.max_background.is_some_and(|max| m.active_background(s) > max)
+    m.uring()
+        && m.cfg
+            .max_background
+            .is_some_and(|max| m.active_background(s) > max)
 }
 
 /// w-uring-idle-slot: a background request waits on a queue's

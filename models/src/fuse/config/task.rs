@@ -314,7 +314,9 @@ impl TaskSpec {
                         }
                     },
                     Some(None) => {
-                        return Err(format!("task '{s}': read takes a range and optionally fd=F"))
+                        return Err(format!(
+                            "task '{s}': read takes a range and optionally fd=F"
+                        ))
                     }
                 };
                 TaskSpec::Read { first, n, fd }

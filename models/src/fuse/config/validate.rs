@@ -351,7 +351,9 @@ impl Config {
                 TaskSpec::Abort | TaskSpec::Timeout | TaskSpec::Signal { .. }
             )
         }) {
-            return Err("auto_inval_data is not modelled with abort, timeout or signal tasks".into());
+            return Err(
+                "auto_inval_data is not modelled with abort, timeout or signal tasks".into(),
+            );
         }
         Ok(())
     }
