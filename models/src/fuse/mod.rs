@@ -463,3 +463,5 @@ mod tests_subpage;
 mod tests_transport;
 #[cfg(test)]
 mod tests_uring;
+#[cfg(test)]
+mod tests_wt_subpage;
