@@ -367,7 +367,7 @@ impl FuseModel {
     /// The reply of a write-through batch with units below a page
     /// (`op_fill_units`): fuse_send_write_pages after
     /// fuse_simple_request, then fuse_perform_write's loop. As read in
-    /// 6.16's fs/fuse/file.c (the same in 6.18's):
+    /// the stored fs/fuse/file.c that `op_fill_units` quotes:
     ///
     /// ```text
     /// short_write = ia->write.out.size < count;

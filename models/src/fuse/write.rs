@@ -105,8 +105,9 @@ impl FuseModel {
 
     /// One step of fuse_perform_write's loop with units below a page
     /// (`units_per_page` > 1, T and T2): one folio of the current
-    /// fuse_fill_write_pages batch. As read in 6.16's fs/fuse/file.c
-    /// (the same in 6.18's):
+    /// fuse_fill_write_pages batch. As read in a stored fs/fuse/file.c
+    /// with the `max_folios` bound (docs/model.md, "Sizes below a page",
+    /// says why not at T's and T2's commits):
     ///
     /// ```text
     /// num = min(iov_iter_count(ii), fc->max_write);
