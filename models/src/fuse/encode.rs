@@ -11,7 +11,7 @@ use crate::common::encode::Enc;
 use crate::common::rwsem::Rwsem;
 
 /// Scalars, then the per-page snapshot and `before` (u16).
-const TASK: usize = 19 + 3 * MAX_PAGES;
+const TASK: usize = 20 + 3 * MAX_PAGES;
 
 fn task(t: &Task) -> [u8; TASK] {
     let Task {
@@ -36,9 +36,10 @@ fn task(t: &Task) -> [u8; TASK] {
         rd,
         aio,
         mt,
+        folio_locked,
     } = *t;
     let mut a = [0u8; TASK];
-    a[..19].copy_from_slice(&[
+    a[..20].copy_from_slice(&[
         pc,
         ph,
         cur,
@@ -58,10 +59,11 @@ fn task(t: &Task) -> [u8; TASK] {
         rd,
         aio,
         mt,
+        folio_locked as u8,
     ]);
     for p in 0..MAX_PAGES {
-        a[19 + p] = snap[p];
-        a[19 + MAX_PAGES + 2 * p..19 + MAX_PAGES + 2 * p + 2]
+        a[20 + p] = snap[p];
+        a[20 + MAX_PAGES + 2 * p..20 + MAX_PAGES + 2 * p + 2]
             .copy_from_slice(&before[p].to_le_bytes());
     }
     a

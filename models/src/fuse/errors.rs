@@ -126,8 +126,11 @@ impl FuseModel {
                 // are not left uptodate; C's (09e95ab1a848) clears
                 // nothing; the loop ends (write(2) returns what earlier
                 // chunks wrote, or the error)
+                // (with units below a page the writer clears uptodate
+                // after the reply: request.rs, recv_through_batch)
+                let units = self.through_units(task as usize).is_some();
                 for p in pages_mask(first, n) {
-                    if self.cfg.kernel != Kernel::C {
+                    if self.cfg.kernel != Kernel::C && !units {
                         s.pages[p].clear(PG_UPTODATE);
                     }
                     s.lost |= 1 << p;

@@ -112,9 +112,11 @@ impl Config {
         for (i, t) in self.tasks.iter().enumerate() {
             let whole = |first: u8, n: u8| first.is_multiple_of(fu) && n.is_multiple_of(fu);
             let bad = match *t {
-                // (a write may cover part of a folio of units: subpage.rs)
+                // (a write may cover part of a folio of units: subpage.rs;
+                // write-through with units: write.rs, op_fill_units, whose
+                // folios are single pages)
                 TaskSpec::Write { first, n } => {
-                    !self.writeback_cache || (u == 1 && !whole(first, n))
+                    (!self.writeback_cache && fp > 1) || (u == 1 && !whole(first, n))
                 }
                 TaskSpec::Punch { first, n } | TaskSpec::Readahead { first, n } => !whole(first, n),
                 TaskSpec::Truncate { .. } | TaskSpec::Open { trunc: true, .. } => {
@@ -125,7 +127,7 @@ impl Config {
             };
             if bad {
                 return Err(format!(
-                    "task '{}': with folio_pages = {fp} and units_per_page = {u}, punches and readahead cover whole folios, and so do writes of whole pages (write-through writes are not modelled)",
+                    "task '{}': with folio_pages = {fp} and units_per_page = {u}, punches and readahead cover whole folios, and so do writes of whole pages (write-through writes are not modelled with folio_pages > 1)",
                     self.task_text(i)
                 ));
             }

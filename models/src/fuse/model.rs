@@ -100,6 +100,16 @@ impl FuseModel {
                         }
                     }
                 }
+                Op::BatchWait => {
+                    // fuse_send_write_pages' folio_wait_writeback loop
+                    match self.batch_folios(s, t).find(|&p| s.pages[p].wb()) {
+                        None => true,
+                        Some(p) => {
+                            s.tasks[t].cur = p as u8;
+                            false
+                        }
+                    }
+                }
                 Op::TruncatePagecache => {
                     let task = &s.tasks[t];
                     task.saved == s.i_size
@@ -290,6 +300,8 @@ impl FuseModel {
             Op::UnlockReturn { unlock } => self.op_unlock_return(&mut s, t, unlock)?,
             Op::CopyPages { first, n } => self.op_copy_pages(&mut s, t, first, n)?,
             Op::FillPages { first, n } => self.op_fill_pages(&mut s, t, first, n)?,
+            Op::FillUnits { first, n } => self.op_fill_units(&mut s, t, first, n)?,
+            Op::BatchWait => self.op_batch_wait(&mut s, t)?,
             Op::MkwriteFault { page } => self.op_mkwrite_fault(&mut s, t, page)?,
             Op::MkwriteWait { page } => self.op_mkwrite_wait(&mut s, t, page)?,
             Op::MkwriteStore { page } => self.op_mkwrite_store(&mut s, t, page)?,

@@ -59,7 +59,9 @@ fn caller(cfg: &Config, spec: &TaskSpec, prog: &[Op], i: usize) -> &'static str 
         TaskSpec::Write { .. } if cfg.writeback_cache => "fuse_cache_write_iter",
         TaskSpec::Write { .. } => match op {
             Op::InodeLock | Op::UnlockReturn { .. } => "fuse_cache_write_iter",
-            Op::FdataWait { .. } | Op::Send(_) | Op::Recv(_) => "fuse_send_write_pages",
+            Op::FdataWait { .. } | Op::BatchWait | Op::Send(_) | Op::Recv(_) => {
+                "fuse_send_write_pages"
+            }
             _ => "fuse_perform_write",
         },
         TaskSpec::Mmap { .. } | TaskSpec::Gup { .. } => match op {
@@ -209,7 +211,8 @@ fn callee(
         Op::UnlockReturn { unlock: false } => ("return", Some(RETURN)),
         Op::CopyPages { .. } if tree.iomap_writeback() => body("iomap_write_iter"),
         Op::CopyPages { .. } => body("generic_perform_write"),
-        Op::FillPages { .. } => body("fuse_fill_write_pages"),
+        Op::FillPages { .. } | Op::FillUnits { .. } => body("fuse_fill_write_pages"),
+        Op::BatchWait => ("folio_wait_writeback", None),
         Op::MkwriteFault { .. } => ("folio_lock", Some(FOLIO_LOCK)),
         Op::MkwriteWait { .. } if l => ("fuse_wait_on_folio_writeback", None),
         Op::MkwriteWait { .. } => ("folio_wait_writeback", None),

@@ -30,6 +30,11 @@ pub enum RecvKind {
     /// (fuse_send_write_pages): a short or failed reply ends the loop
     /// (skip the `skip` ops of the remaining chunks).
     ThroughChunk { skip: u8 },
+    /// With units below a page: the reply of the batch `FillUnits` built
+    /// (fuse_send_write_pages' folio loop: uptodate cleared on an error
+    /// or a short write, the locked folio unlocked); then
+    /// fuse_perform_write's loop goes back to `FillUnits` for the rest.
+    ThroughBatch,
 }
 
 /// What a `Send` op puts on /dev/fuse.
@@ -55,6 +60,9 @@ pub enum SendKind {
         first: u8,
         n: u8,
     },
+    /// With units below a page: the WRITE of the batch `FillUnits` built
+    /// (the task's `bfirst`, `bn`).
+    ThroughBatch,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -79,6 +87,15 @@ pub enum Op {
     /// fuse_perform_write → fuse_fill_write_pages: per page, lock the
     /// folio, copy, mark uptodate (not dirty), unlock.
     FillPages { first: u8, n: u8 },
+    /// fuse_perform_write's loop with units below a page
+    /// (`units_per_page` > 1) over the write `first..first+n`: one
+    /// fuse_fill_write_pages batch, a folio per step, from where the last
+    /// batch's WRITE ended; a folio left not uptodate stays locked and
+    /// ends the batch (write.rs, `op_fill_units`).
+    FillUnits { first: u8, n: u8 },
+    /// fuse_send_write_pages: folio_wait_writeback on each folio of the
+    /// batch `FillUnits` built.
+    BatchWait,
     /// Page fault on a MAP_SHARED page, then fuse_page_mkwrite's folio_lock.
     MkwriteFault { page: u8 },
     /// fuse_page_mkwrite: folio_wait_writeback (holding the folio lock).
@@ -350,7 +367,17 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 .unwrap_or(u16::MAX)
                 .min(cfg.max_pages as u16 * cfg.per_page())
                 .min(u8::MAX as u16) as u8;
-            if lim < n {
+            if cfg.sub.units_per_page > 1 {
+                // units below a page: the batches depend on the page
+                // cache (a folio left not uptodate ends one), so the loop
+                // is the program's: fill, wait, WRITE, reply, and back
+                // to the fill while the write has units left
+                p.push(Op::FillUnits { first, n });
+                p.push(Op::BatchWait);
+                p.push(Op::Send(SendKind::ThroughBatch));
+                p.push(Op::Recv(RecvKind::ThroughBatch));
+                p.push(Op::ThroughWriteDone);
+            } else if lim < n {
                 // the loop: per chunk fill, folio_wait_writeback, one
                 // synchronous WRITE; a short or failed reply ends it;
                 // then one fuse_write_update_attr

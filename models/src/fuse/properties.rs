@@ -569,6 +569,12 @@ pub const PROPERTIES: &[PropertyDef] = &[
         stricter: None,
         description: "auto_inval_data: a read's invalidate_inode_pages2 waits on a locked folio, on writeback or on a folio it laundered",
     },
+    PropertyDef {
+        name: "w-wt-partial-locked",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "write-through below a page: a reader waits on the folio a WRITE in flight wrote in part (not uptodate, kept locked)",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -827,7 +833,36 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::AutoInvalStale,
     super::autoinval::w_autoinval_race,
     super::autoinval::w_autoinval_wait,
+    w_wt_partial_locked,
 ];
+
+/// w-wt-partial-locked: a write-through write with units below a page
+/// holds the folio it wrote in part, not uptodate and locked
+/// (ia->write.folio_locked), its WRITE sent and not answered, and a
+/// buffered read or a read fault is blocked on that folio's lock
+/// (filemap_update_page / filemap_fault: the folio is not uptodate).
+/// Were the folio unlocked, the reader would READ the server's old bytes
+/// into it (mut_wt_unlock_partial).
+fn w_wt_partial_locked(m: &FuseModel, s: &State) -> bool {
+    (0..s.tasks.len()).any(|t| {
+        let tk = &s.tasks[t];
+        if !tk.folio_locked
+            || tk.reply != NONE
+            || m.current_op(s, t) != Some(Op::Recv(super::program::RecvKind::ThroughBatch))
+        {
+            return false;
+        }
+        let held = m.folio((tk.bfirst + tk.bn - 1) as usize).start;
+        (0..s.tasks.len()).any(|u| {
+            let p = match m.current_op(s, u) {
+                Some(Op::BufRead { first, .. }) => first + s.tasks[u].cur,
+                Some(Op::PrivateFault { page }) => page,
+                _ => return false,
+            };
+            u != t && m.folio(p as usize).start == held && blocked_in(m, s, u)
+        })
+    })
+}
 
 /// F-otrunc's window: an atomic open(O_TRUNC) has returned from fuse_open
 /// (its inode_lock dropped) and waits to take it again for

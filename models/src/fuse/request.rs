@@ -61,6 +61,14 @@ impl FuseModel {
                     Req::ThroughWrite { task: tt, first, n },
                     Step::SendThroughWrite,
                 ),
+                (SendKind::ThroughBatch, _) => (
+                    Req::ThroughWrite {
+                        task: tt,
+                        first: task.bfirst,
+                        n: task.bn,
+                    },
+                    Step::SendThroughWrite,
+                ),
                 (SendKind::DirectRead, _) => {
                     let (first, mut n) = spec.range().expect("direct read has a range");
                     if self.read_via_direct_io_async(&spec) {
@@ -182,9 +190,20 @@ impl FuseModel {
     /// Is task `t` a write-through write(2) split into max_write chunks
     /// (its program has a chunk reply)?
     pub(super) fn split_through(&self, t: usize) -> bool {
+        self.programs[t].iter().any(|o| {
+            matches!(
+                o,
+                Op::Recv(RecvKind::ThroughChunk { .. }) | Op::Recv(RecvKind::ThroughBatch)
+            )
+        })
+    }
+
+    /// Is task `t` a write-through write with units below a page (its
+    /// program loops over `FillUnits` batches)? Where its `FillUnits` is.
+    pub(super) fn through_units(&self, t: usize) -> Option<usize> {
         self.programs[t]
             .iter()
-            .any(|o| matches!(o, Op::Recv(RecvKind::ThroughChunk { .. })))
+            .position(|o| matches!(o, Op::FillUnits { .. }))
     }
 
     /// Is task `u` a split write-through write between two chunks: one
@@ -193,6 +212,13 @@ impl FuseModel {
     pub(super) fn in_through_gap(&self, s: &State, u: usize) -> bool {
         let prog = &self.programs[u];
         let pc = s.tasks[u].pc as usize;
+        if let Some(fill) = self.through_units(u) {
+            // units below a page: a batch's reply handled (`saved`, where
+            // the WRITEs ended, is past the write's start) and the next
+            // batch's WRITE not yet sent
+            let (first, _) = self.cfg.tasks[u].range().expect("write has a range");
+            return (fill..=fill + 2).contains(&pc) && s.tasks[u].saved > first;
+        }
         let first_recv = prog
             .iter()
             .position(|o| matches!(o, Op::Recv(RecvKind::ThroughChunk { .. })));
@@ -311,6 +337,9 @@ impl FuseModel {
                     }
                     Step::Reply
                 }
+                RecvKind::ThroughBatch => {
+                    return Some(self.recv_through_batch(s, t, reply));
+                }
                 RecvKind::DirectWrite => {
                     // fuse_write_update_attr: attr_version++, extend
                     Self::bump_attr(s);
@@ -333,5 +362,82 @@ impl FuseModel {
             self.advance(s, t);
             step
         })
+    }
+
+    /// The reply of a write-through batch with units below a page
+    /// (`op_fill_units`): fuse_send_write_pages after
+    /// fuse_simple_request, then fuse_perform_write's loop. As read in
+    /// the stored fs/fuse/file.c that `op_fill_units` quotes:
+    ///
+    /// ```text
+    /// short_write = ia->write.out.size < count;
+    /// offset = ap->descs[0].offset;
+    /// count = ia->write.out.size;
+    /// for (i = 0; i < ap->num_folios; i++) {
+    ///     if (err) {
+    ///         folio_clear_uptodate(folio);
+    ///     } else {
+    ///         if (count >= folio_size(folio) - offset)
+    ///             count -= folio_size(folio) - offset;
+    ///         else {
+    ///             if (short_write)
+    ///                 folio_clear_uptodate(folio);
+    ///             count = 0;
+    ///         }
+    ///         offset = 0;
+    ///     }
+    ///     if (ia->write.folio_locked && (i == ap->num_folios - 1))
+    ///         folio_unlock(folio);
+    /// ```
+    ///
+    /// then `res += num_written; pos += num_written;`, a short or failed
+    /// WRITE ends the loop, and the loop goes on while the write has
+    /// bytes left (back to `FillUnits` with the next batch from `pos`).
+    /// Unlike the whole-page program, where the daemon's error reply
+    /// clears uptodate (errors.rs), the clearing is here, in the writer's
+    /// step after the reply, as in the kernel.
+    fn recv_through_batch(&self, s: &mut State, t: usize, reply: u8) -> Step {
+        let task = s.tasks[t];
+        let (a, m) = (task.bfirst, task.bn);
+        let err = reply == REPLY_ERR;
+        let done = if err { 0 } else { reply.min(m) };
+        let end = (a + m) as usize;
+        let mut p = self.folio(a as usize).start;
+        while p < end {
+            let f = self.folio(p);
+            // the count runs out inside this folio: (a + done) < its end
+            if err || (done < m && ((a + done) as usize) < f.end) {
+                self.folio_clear(s, p, PG_UPTODATE);
+            }
+            if task.folio_locked && f.end >= end {
+                self.folio_clear(s, p, PG_LOCKED);
+            }
+            p = f.end;
+        }
+        s.tasks[t].folio_locked = false;
+        if !err {
+            // (a failed WRITE's units are marked in fail_request)
+            for q in pages_mask(a + done, m - done) {
+                s.lost |= 1 << q;
+            }
+        }
+        s.tasks[t].saved = a + done;
+        let (first, n) = self.cfg.tasks[t].range().expect("write has a range");
+        if done < m {
+            // `if (num_written != count) err = -EIO;`: the loop ends
+            s.ev = Event::ShortIo;
+        } else if a + m < first + n {
+            // `while (!err && iov_iter_count(ii))`: the next batch
+            let fill = self.through_units(t).expect("a batch program");
+            let tk = &mut s.tasks[t];
+            tk.pc = fill as u8;
+            tk.ph = 1;
+            tk.cur = 0;
+            tk.bfirst = a + m;
+            tk.bn = 0;
+            return Step::WriteBatchEnd;
+        }
+        self.advance(s, t);
+        Step::WriteBatchEnd
     }
 }

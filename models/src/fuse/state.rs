@@ -295,6 +295,11 @@ pub struct Task {
     /// against the inode's, and fuse_change_attributes_i's decision
     /// (autoinval.rs: MT_PENDING, MT_DIFF, MT_MOVED, MT_INVAL).
     pub mt: u8,
+    /// A write-through write with units below a page (write.rs,
+    /// `op_fill_units`): ia->write.folio_locked, the batch's last folio
+    /// was partly written and not uptodate, and stays locked until
+    /// fuse_send_write_pages has the WRITE's reply.
+    pub folio_locked: bool,
 }
 
 impl Task {
@@ -321,6 +326,7 @@ impl Task {
             moved: false,
             aio: 0,
             mt: 0,
+            folio_locked: false,
         }
     }
 }

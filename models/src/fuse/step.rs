@@ -17,6 +17,11 @@ pub enum Step {
     CopyPage,
     FillPage,
     SendThroughWrite,
+    /// Write-through with units below a page (write.rs, op_fill_units).
+    FillFolio,
+    FillFolioLocked,
+    BatchWaitWb,
+    WriteBatchEnd,
     WriteBeginWait,
     FaultMapped,
     FaultReadDone,
@@ -249,6 +254,16 @@ impl Step {
             Step::CopyPage => "generic_perform_write: fuse_write_begin, copy, fuse_write_end",
             Step::FillPage => "fuse_fill_write_pages: copy",
             Step::SendThroughWrite => "fuse_send_write_pages: send WRITE",
+            Step::FillFolio => {
+                "fuse_fill_write_pages: __filemap_get_folio, copy_folio_from_iter_atomic, folio uptodate: folio_unlock"
+            }
+            Step::FillFolioLocked => {
+                "fuse_fill_write_pages: partial copy, folio not uptodate: ia->write.folio_locked, break"
+            }
+            Step::BatchWaitWb => "fuse_send_write_pages: folio_wait_writeback",
+            Step::WriteBatchEnd => {
+                "fuse_send_write_pages: WRITE reply, folio_clear_uptodate (error, short), folio_unlock (folio_locked)"
+            }
             Step::WriteBeginWait if l => "fuse_write_begin: fuse_wait_on_page_writeback (rb-tree)",
             Step::WriteBeginWait => "(L only) fuse_write_begin: rb-tree wait",
             Step::FaultMapped => "filemap_fault: folio uptodate, mapped",
@@ -390,6 +405,10 @@ impl Step {
         Step::CopyPage,
         Step::FillPage,
         Step::SendThroughWrite,
+        Step::FillFolio,
+        Step::FillFolioLocked,
+        Step::BatchWaitWb,
+        Step::WriteBatchEnd,
         Step::WriteBeginWait,
         Step::FaultMapped,
         Step::FaultReadDone,
@@ -543,6 +562,10 @@ mod tests {
             | Step::CopyPage
             | Step::FillPage
             | Step::SendThroughWrite
+            | Step::FillFolio
+            | Step::FillFolioLocked
+            | Step::BatchWaitWb
+            | Step::WriteBatchEnd
             | Step::WriteBeginWait
             | Step::FaultMapped
             | Step::FaultReadDone
@@ -640,7 +663,7 @@ mod tests {
             assert!(listed(*s));
             assert!(!Step::ALL[..i].contains(s), "{s:?} twice");
         }
-        assert_eq!(Step::ALL.len(), 96);
+        assert_eq!(Step::ALL.len(), 100);
     }
 
     #[test]

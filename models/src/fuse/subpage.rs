@@ -138,9 +138,6 @@ impl Config {
                     .into(),
             );
         }
-        if u > 1 && !self.writeback_cache {
-            return Err("units_per_page > 1: write-through writes are not modelled".into());
-        }
         if u > 1 {
             for t in &self.tasks {
                 if matches!(

@@ -185,6 +185,12 @@ pub struct Variant {
     /// zeroes the rest as if the folio started beyond EOF (kills a3).
     #[serde(default)]
     pub mut_wb_no_read: bool,
+    /// fuse_fill_write_pages unlocks a write-through folio it wrote in
+    /// part and that is not uptodate before the WRITE, as if it were
+    /// uptodate (units below a page; kills b3: a reader reads the server's
+    /// old bytes into the folio before the WRITE lands).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_wt_unlock_partial: bool,
 
     // ---- issue 19: fixes wbspec proposes for its findings (findings.md)
     /// F-otrunc fix (a): fuse_do_setattr with ATTR_OPEN and
@@ -316,6 +322,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_no_eof_zero",
     "mut_crop_by_page",
     "mut_wb_no_read",
+    "mut_wt_unlock_partial",
     "fix_otrunc_keep_size",
     "fix_otrunc_setattr",
     "fix_pdio_wait_range",
@@ -407,6 +414,7 @@ impl Variant {
             "mut_no_eof_zero" => &mut self.mut_no_eof_zero,
             "mut_crop_by_page" => &mut self.mut_crop_by_page,
             "mut_wb_no_read" => &mut self.mut_wb_no_read,
+            "mut_wt_unlock_partial" => &mut self.mut_wt_unlock_partial,
             "fix_otrunc_keep_size" => &mut self.fix_otrunc_keep_size,
             "fix_otrunc_setattr" => &mut self.fix_otrunc_setattr,
             "fix_pdio_wait_range" => &mut self.fix_pdio_wait_range,
@@ -481,6 +489,7 @@ impl Variant {
             ("mut_no_eof_zero", self.mut_no_eof_zero),
             ("mut_crop_by_page", self.mut_crop_by_page),
             ("mut_wb_no_read", self.mut_wb_no_read),
+            ("mut_wt_unlock_partial", self.mut_wt_unlock_partial),
             ("fix_otrunc_keep_size", self.fix_otrunc_keep_size),
             ("fix_otrunc_setattr", self.fix_otrunc_setattr),
             ("fix_pdio_wait_range", self.fix_pdio_wait_range),
