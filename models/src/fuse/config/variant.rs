@@ -185,6 +185,11 @@ pub struct Variant {
     /// zeroes the rest as if the folio started beyond EOF (kills a3).
     #[serde(default)]
     pub mut_wb_no_read: bool,
+    /// iomap_writeback_handle_eof cuts a folio across i_size at i_size but
+    /// does not zero the rest in the page cache (kills a6 on T2: a store
+    /// beyond EOF survives writeback and an extending write exposes it).
+    #[serde(default)]
+    pub mut_no_wb_eof_zero: bool,
 
     // ---- issue 19: fixes wbspec proposes for its findings (findings.md)
     /// F-otrunc fix (a): fuse_do_setattr with ATTR_OPEN and
@@ -316,6 +321,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_no_eof_zero",
     "mut_crop_by_page",
     "mut_wb_no_read",
+    "mut_no_wb_eof_zero",
     "fix_otrunc_keep_size",
     "fix_otrunc_setattr",
     "fix_pdio_wait_range",
@@ -407,6 +413,7 @@ impl Variant {
             "mut_no_eof_zero" => &mut self.mut_no_eof_zero,
             "mut_crop_by_page" => &mut self.mut_crop_by_page,
             "mut_wb_no_read" => &mut self.mut_wb_no_read,
+            "mut_no_wb_eof_zero" => &mut self.mut_no_wb_eof_zero,
             "fix_otrunc_keep_size" => &mut self.fix_otrunc_keep_size,
             "fix_otrunc_setattr" => &mut self.fix_otrunc_setattr,
             "fix_pdio_wait_range" => &mut self.fix_pdio_wait_range,
@@ -481,6 +488,7 @@ impl Variant {
             ("mut_no_eof_zero", self.mut_no_eof_zero),
             ("mut_crop_by_page", self.mut_crop_by_page),
             ("mut_wb_no_read", self.mut_wb_no_read),
+            ("mut_no_wb_eof_zero", self.mut_no_wb_eof_zero),
             ("fix_otrunc_keep_size", self.fix_otrunc_keep_size),
             ("fix_otrunc_setattr", self.fix_otrunc_setattr),
             ("fix_pdio_wait_range", self.fix_pdio_wait_range),
