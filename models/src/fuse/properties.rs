@@ -660,9 +660,12 @@ pub fn a3(m: &FuseModel, s: &State) -> bool {
 /// (checked at each read, `VIOL2_EOF_ZERO`) and holds zeros on the
 /// server. Kept only with units below a page and a store through a
 /// mapping (the only way to put data beyond EOF in the EOF page).
-/// For ftruncate, a3 and b3 judge the same with the truncation's zeros
-/// as its data; an extending write(2) makes no zeros version, so only a6
-/// judges the hole it leaves.
+/// a3 judges the server's side too, at quiescence (the store beyond EOF
+/// is no write of the file, so the last data of the exposed units is
+/// zeros: the truncation's, or the initial ones), and a2 the launder
+/// WRITE that carries the store after an extending truncation; no
+/// property but a6 judges what a read returns there (b3 compares with
+/// writes, and the store is none).
 pub fn a6(m: &FuseModel, s: &State) -> bool {
     s.viol2 & VIOL2_EOF_ZERO == 0
         && (0..m.cfg.pages as usize)
