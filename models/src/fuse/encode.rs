@@ -122,6 +122,7 @@ pub fn encode(e: &mut Enc, s: &State) {
         away,
         qsel,
         mtime,
+        ext0,
     } = s;
     let Rwsem { owner, readers } = *rwsem;
     let mut fixed = [0u8; HEAD + PAGE * MAX_PAGES];
@@ -194,5 +195,10 @@ pub fn encode(e: &mut Enc, s: &State) {
     if (*utag, *bgtag, *away, *qsel) != (0, 0, 0, 0) {
         let [u0, u1] = utag.to_le_bytes();
         e.arr([u0, u1, *bgtag, *away, *qsel]);
+    }
+    // a6's ghost (subpage.rs): likewise written only when set, so the
+    // images of states without mmap stores below a page are unchanged
+    if *ext0 != 0 {
+        e.arr([0xE0, *ext0]);
     }
 }

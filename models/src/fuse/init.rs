@@ -115,6 +115,7 @@ impl FuseModel {
             away: 0,
             qsel: 0,
             mtime: 0,
+            ext0: 0,
         }
     }
 }

@@ -87,6 +87,15 @@ impl FuseModel {
         Some({
             let p = page as usize;
             Self::check_cached_store(s);
+            // a store at or beyond EOF inside the EOF page (the fault gave
+            // no SIGBUS: the page starts below EOF): the bytes stay in the
+            // page cache and writeback crops them; they are no data of the
+            // file (mmap(2): "modifications to that region are not written
+            // out to the file"), so the store is no write for a3 / b3
+            let past_eof = page >= s.i_size && self.eof_stores();
+            if past_eof {
+                s.ev = Event::StorePastEof;
+            }
             s.pages[p].ver = ver;
             // page_mkwrite dirties the whole folio (iomap_page_mkwrite
             // in C marks every block dirty)
@@ -94,8 +103,10 @@ impl FuseModel {
             self.folio_clear(s, p, PG_LOCKED);
             s.hist[p] = hist_push(s.hist[p], ver);
             // an atomic write: its window opens and closes here
-            self.window_open(s, t);
-            self.window_close(s, t);
+            if !past_eof {
+                self.window_open(s, t);
+                self.window_close(s, t);
+            }
             self.advance(s, t);
             Step::MkwriteStore
         })

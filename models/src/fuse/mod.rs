@@ -142,6 +142,7 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "mut_aio_extend_async", kind: SwitchKind::Mutant, description: "fuse_direct_IO returns -EIOCBQUEUED for an extending aio write too (no io->blocking)" },
     SwitchDef { name: "mut_wb_no_read", kind: SwitchKind::Mutant, description: "fuse_write_begin zeroes a partly written folio below EOF instead of reading it" },
     SwitchDef { name: "mut_wt_unlock_partial", kind: SwitchKind::Mutant, description: "fuse_fill_write_pages unlocks a write-through folio it wrote in part and that is not uptodate before the WRITE" },
+    SwitchDef { name: "mut_no_wb_eof_zero", kind: SwitchKind::Mutant, description: "iomap_writeback_handle_eof without zeroing the EOF folio beyond i_size in the page cache" },
     SwitchDef { name: "fix_otrunc_keep_size", kind: SwitchKind::Fix, description: "F-otrunc fix (a): fuse_do_setattr(ATTR_OPEN) with atomic_o_trunc returns without i_size_write(0) and truncate_pagecache(0)" },
     SwitchDef { name: "fix_otrunc_setattr", kind: SwitchKind::Fix, description: "F-otrunc fix (b): fuse_do_setattr(ATTR_OPEN) sends SETATTR(size=0) under FUSE_NOWRITE even with atomic_o_trunc" },
     SwitchDef { name: "fix_pdio_wait_range", kind: SwitchKind::Fix, description: "F-pdio-lock fix: fuse_direct_io (B) for a write waits with filemap_fdatawait_range_keep_errors on its range, not fuse_sync_writes" },

@@ -251,6 +251,9 @@ impl FuseModel {
             s.qsel = self.task_queue(s0, t);
         }
         let step = self.exec_task_body(s0, s, t);
+        if step.is_some() && self.eof_stores() {
+            self.eof_ghost(s0, s, Some(t));
+        }
         let queued = s.qsel & QSEL_QUEUED != 0;
         s.qsel = 0;
         s.away &= !(1 << t);
@@ -512,7 +515,7 @@ impl FuseModel {
             }
             Actor::Daemon(w) => {
                 let w = w as usize;
-                match a.step {
+                let ns = match a.step {
                     Step::ShrinkFolio { .. } | Step::ReclaimWaitDone => {
                         self.exec_reclaim(s, w, a.step)
                     }
@@ -524,7 +527,13 @@ impl FuseModel {
                         ns
                     }),
                     _ => self.exec_daemon(s, w, a.step),
-                }
+                };
+                ns.map(|mut ns| {
+                    if self.eof_stores() {
+                        self.eof_ghost(s, &mut ns, None);
+                    }
+                    ns
+                })
             }
         }
     }

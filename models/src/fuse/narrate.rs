@@ -350,6 +350,19 @@ pub fn why(m: &FuseModel, states: &[State], actions: &[Action], prop: &str) -> V
                 .unwrap_or_default(),
             "AS_EIO was already test-and-cleared by another fd's fsync/close (filemap_check_errors does not use the fd's errseq cursor; stricter than the kernel's contract, which is f1's)"
         )),
+        "a6" => out.push(format!(
+            "units {:?} lie in a range an extension exposed (no write since): they must read as zeros and reach the server as zeros; the cache holds versions {:?}, the server {:?} (size {}p); fuse_do_setattr and the write path zero nothing in [old EOF, new EOF), so what a store through the mapping put beyond the old EOF is inside the file now",
+            (0..m.cfg.pages).filter(|q| s.ext0 & (1 << q) != 0).collect::<Vec<_>>(),
+            (0..m.cfg.pages as usize)
+                .filter(|q| s.ext0 & (1 << q) != 0)
+                .map(|q| s.pages[q].ver)
+                .collect::<Vec<_>>(),
+            (0..m.cfg.pages as usize)
+                .filter(|q| s.ext0 & (1 << q) != 0)
+                .map(|q| s.srv[q])
+                .collect::<Vec<_>>(),
+            s.srv_size
+        )),
         "a5" => out.push(format!(
             "after the failed SETATTR i_size is {}p, the server's size {}p",
             s.i_size, s.srv_size

@@ -122,6 +122,12 @@ pub const PROPERTIES: &[PropertyDef] = &[
         description: "i_size only takes sizes operations produced, a short READ's too",
     },
     PropertyDef {
+        name: "a6",
+        expectation: Expectation::Always,
+        stricter: None,
+        description: "an extension's range [old EOF, new EOF) reads as zeros and reaches the server as zeros until written",
+    },
+    PropertyDef {
         name: "w-nowrite-queued",
         expectation: Expectation::Sometimes,
         stricter: None,
@@ -387,6 +393,24 @@ pub const PROPERTIES: &[PropertyDef] = &[
         description: "a partial write zeroes the rest of a new folio beyond EOF",
     },
     PropertyDef {
+        name: "w-store-past-eof",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "a MAP_SHARED store at or beyond EOF inside the EOF page",
+    },
+    PropertyDef {
+        name: "w-extend-over-store",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "an extension exposed a cached unit that holds stored data, not zeros",
+    },
+    PropertyDef {
+        name: "w-wb-eof-zeroed",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "iomap writeback zeroed stored data beyond i_size in the EOF folio",
+    },
+    PropertyDef {
         name: "w-wb-eof-skip",
         expectation: Expectation::Sometimes,
         stricter: None,
@@ -632,6 +656,35 @@ pub fn a3(m: &FuseModel, s: &State) -> bool {
         })
 }
 
+/// a6, the contract of an extension (POSIX ftruncate: "If the file was
+/// previously shorter than length, its size is increased, and the
+/// extended area shall appear as if it were zero-filled"; a write past
+/// EOF leaves a hole that reads as zeros; mmap(2): "modifications to that
+/// region [the partial page beyond EOF] are not written out to the
+/// file"): every unit an extension exposed and no write wrote since
+/// (`State::ext0`, subpage.rs) reads as zeros from the page cache
+/// (checked at each read, `VIOL2_EOF_ZERO`) and holds zeros on the
+/// server. Kept only with units below a page and a store through a
+/// mapping (the only way to put data beyond EOF in the EOF page).
+/// a3 judges the server's side too, at quiescence (the store beyond EOF
+/// is no write of the file, so the last data of the exposed units is
+/// zeros: the truncation's, or the initial ones), and a2 the launder
+/// WRITE that carries the store after an extending truncation; no
+/// property but a6 judges what a read returns there (b3 compares with
+/// writes, and the store is none).
+pub fn a6(m: &FuseModel, s: &State) -> bool {
+    s.viol2 & VIOL2_EOF_ZERO == 0
+        && (0..m.cfg.pages as usize)
+            .all(|q| s.ext0 & (1 << q) == 0 || q as u8 >= s.srv_size || m.is_zeros(s.srv[q]))
+}
+
+/// a6's window: a unit an extension exposed is cached holding stored
+/// data, not zeros (a read or the EOF folio's next WRITE shows it).
+fn w_extend_over_store(m: &FuseModel, s: &State) -> bool {
+    (0..m.cfg.pages as usize)
+        .any(|q| s.ext0 & (1 << q) != 0 && s.pages[q].present() && !m.is_zeros(s.pages[q].ver))
+}
+
 pub fn c1(m: &FuseModel, s: &State) -> bool {
     (0..m.cfg.pages as usize).all(|p| {
         cache_writes(s)
@@ -755,6 +808,7 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.viol & VIOL_A5 == 0,
     |_, s| s.viol2 & VIOL2_A4 == 0,
     |_, s| s.viol2 & VIOL2_A4_EXACT == 0,
+    a6,
     |_, s| s.writectr < 0 && !s.queued.is_empty(),
     |_, s| cache_writes(s).any(|(_, n, sent, _)| sent < n),
     |_, s| s.ev == Event::Drop,
@@ -803,6 +857,9 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
             .any(|t| t.ph == super::subpage::PH_WB_READ && t.reply == NONE)
     },
     |_, s| s.ev == Event::EofZero,
+    |_, s| s.ev == Event::StorePastEof,
+    w_extend_over_store,
+    |_, s| s.ev == Event::WbEofZeroed,
     |_, s| s.ev == Event::WbEofSkip,
     w_otrunc_gap,
     |_, s| s.rwsem.readers >= 2 && s.pages.iter().any(|p| p.locked()),

@@ -432,6 +432,7 @@ impl FuseModel {
         if v != NONE && stale & (1 << v) != 0 {
             s.viol2 |= VIOL2_B3;
         }
+        self.check_eof_read(s, p);
     }
 
     /// One step of filemap_read over pages `first..first+n`.

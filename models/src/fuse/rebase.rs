@@ -87,6 +87,7 @@ impl State {
             away: _,
             qsel: _,
             mtime: _,
+            ext0: _,
         } = self;
         let mut b = 0;
         for p in 0..MAX_PAGES {
@@ -163,6 +164,7 @@ impl State {
             away: _,
             qsel: _,
             mtime: _,
+            ext0: _,
         } = self;
         for p in 0..MAX_PAGES {
             r(&mut pages[p].ver);

@@ -127,7 +127,7 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
     ));
     let mut out = if cfg.sub.units_per_page > 1 {
         vec![
-            "stores through a mapping",
+            "direct I/O into a mapping",
             "a second size change",
             "iomap's per-block state",
         ]

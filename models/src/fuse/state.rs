@@ -415,6 +415,9 @@ pub const VIOL2_INTR_APPLIED: u8 = 32;
 /// `State::viol2` bit, n1: when a NOTIFY_INVAL_INODE returned, a clean
 /// cached page of its range held data older than the server's.
 pub const VIOL2_NOTIFY_INVAL: u8 = 64;
+/// `State::viol2` bit, a6: a page-cache read returned, in a range an
+/// extension exposed, data that is not zeros (subpage.rs).
+pub const VIOL2_EOF_ZERO: u8 = 128;
 
 /// What the last transition did that no state field shows afterwards
 /// (used only by `sometimes` witnesses; reset by every step).
@@ -528,6 +531,12 @@ pub enum Event {
     /// An auto_inval_data read's GETATTR reply was dropped (attr_version
     /// moved or FUSE_I_SIZE_UNSTABLE): no invalidation.
     AutoInvalStale,
+    /// A store through a MAP_SHARED mapping at or beyond EOF, inside the
+    /// EOF page (subpage.rs: units_per_page > 1).
+    StorePastEof,
+    /// iomap_writeback_handle_eof zeroed stored data beyond i_size in the
+    /// EOF folio (writeback.rs, T2).
+    WbEofZeroed,
 }
 
 /// Open files whose readahead state (`file->f_ra`) the model keeps: the
@@ -654,6 +663,12 @@ pub struct State {
     /// MT_STALE: the server's mtime differs from inode->i_mtime (kept
     /// only with auto_inval_data on a mount without a cache mask).
     pub mtime: u8,
+    // ---- ghost of a6 (subpage.rs; kept only with mmap stores and
+    // units_per_page > 1)
+    /// Units an extension of i_size exposed (in [old EOF, new EOF), not
+    /// written by the extending operation) that no write has written
+    /// since: they must read as zeros and reach the server as zeros.
+    pub ext0: u8,
 }
 
 /// `State::qsel`: the running step queued a request.

@@ -27,7 +27,7 @@
 //! be smaller than one page. fuse_readahead reads at most
 //! `min(max_pages, max_read / PAGE_SIZE)` pages per READ.
 
-use super::config::{Config, Kernel};
+use super::config::{Config, Kernel, TaskSpec};
 use super::model::FuseModel;
 use super::state::*;
 use super::step::Step;
@@ -140,14 +140,13 @@ impl Config {
         }
         if u > 1 {
             for t in &self.tasks {
+                // (a plain MAP_SHARED store is modelled: `mmap 2u`, a6)
                 if matches!(
                     t,
-                    super::config::TaskSpec::Mmap { .. }
-                        | super::config::TaskSpec::Gup { .. }
-                        | super::config::TaskSpec::DioMmap { .. }
+                    super::config::TaskSpec::Gup { .. } | super::config::TaskSpec::DioMmap { .. }
                 ) {
                     return Err(format!(
-                        "task '{t}': with units_per_page > 1, stores through a mapping are not modelled (a store beyond EOF in the EOF page, and fuse_do_setattr's truncate_pagecache_range(oldsize, ...) zeroing on extension)"
+                        "task '{t}': with units_per_page > 1, direct I/O into a mapping is not modelled (a plain store is: mmap 2u)"
                     ));
                 }
             }
@@ -348,18 +347,30 @@ impl FuseModel {
         Some(Step::CopyPage)
     }
 
-    /// fuse_do_setattr extended the file from `old` to `new` units: the
+    /// fuse_do_setattr extended the file from `old` to `new` units. The
     /// cached units in between, the tail of the old EOF folio, hold zeros
-    /// (nothing stores beyond EOF here: a short READ, fuse_write_begin
-    /// and truncate_inode_partial_folio zero it, and stores through a
-    /// mapping are refused). The server's file now has this truncation's
-    /// zeros there (daemon.rs), so the cached units are relabelled to
-    /// them: the same bytes. Debian 6.12.117's fuse_do_setattr also
-    /// zeroes that range (`if (outarg.attr.size > oldsize)
-    /// truncate_pagecache_range(inode, oldsize, outarg.attr.size - 1)`,
-    /// absent from 6.1.192); without the relabelling, the WRITE that
-    /// carries those zeros was judged older than the truncation (a2, a3,
-    /// b3). Data that is not zeros (a mutant's) is left alone.
+    /// unless a store through a mapping put data there while they lay
+    /// beyond EOF (a short READ, fuse_write_begin and
+    /// truncate_inode_partial_folio zero them otherwise). The server's
+    /// file now has this truncation's zeros there (daemon.rs), so cached
+    /// zero units are relabelled to them: the same bytes (without the
+    /// relabelling, the WRITE that carries those zeros was judged older
+    /// than the truncation: a2, a3, b3).
+    ///
+    /// Stored data is left as it is: fuse_do_setattr zeroes nothing in
+    /// [oldsize, size). After `i_size_write(inode, outarg.attr.size)` it
+    /// runs `truncate_pagecache(inode, outarg.attr.size);
+    /// invalidate_inode_pages2(mapping);` only (read at 2396356a945b and
+    /// c0c5ee6f9104; the same lines in every fuse_do_setattr of the
+    /// source index): truncate_pagecache removes folios from the new
+    /// size on, and invalidate_inode_pages2 launders the dirty EOF folio
+    /// with the new i_size as the crop. pagecache_isize_extended, which
+    /// zeroes a dirty EOF folio's [from, to) since 52aecaee1c26, is not
+    /// called by FUSE and returns early anyway: `if (from >= to || bsize
+    /// >= PAGE_SIZE) return;` with i_blkbits = PAGE_SHIFT (542ede096e48).
+    /// An earlier version of this comment said Debian 6.12.117 zeroes the
+    /// range with truncate_pagecache_range(inode, oldsize, size - 1); no
+    /// such tree was found, and 6.18.44 does not (F-mmap-eof-extend).
     pub(super) fn extend_in_folio(&self, s: &mut State, t: usize, old: u8, new: u8) {
         if self.cfg.sub.units_per_page <= 1 {
             return;
@@ -369,6 +380,66 @@ impl FuseModel {
             if s.pages[q].present() && self.is_zeros(s.pages[q].ver) {
                 s.pages[q].ver = vt;
             }
+        }
+    }
+
+    /// Are stores through a mapping below a page modelled here (a6's
+    /// ghost `ext0` is kept)? Only then, so that every other
+    /// configuration's states are as before.
+    pub(super) fn eof_stores(&self) -> bool {
+        self.cfg.sub.units_per_page > 1
+            && self
+                .cfg
+                .tasks
+                .iter()
+                .any(|t| matches!(t, TaskSpec::Mmap { .. }))
+    }
+
+    /// a6's ghost after a step of task `t` (`None`: a daemon step) from
+    /// `s0`: a unit whose current data became a write's (not zeros)
+    /// inside the file is written, so no longer judged; an extension of
+    /// i_size by write(2), a direct write or ftruncate exposes the units
+    /// in [old EOF, new EOF) that the operation does not write itself
+    /// (POSIX: "the extended area shall appear as if it were
+    /// zero-filled"; a write past EOF leaves a hole that reads as zeros);
+    /// units at or beyond i_size are not judged.
+    pub(super) fn eof_ghost(&self, s0: &State, s: &mut State, t: Option<usize>) {
+        for q in 0..self.cfg.pages as usize {
+            if s.hist[q] != s0.hist[q]
+                && (q as u8) < s.i_size
+                && !self.is_zeros(hist_cur(s.hist[q]))
+            {
+                s.ext0 &= !(1 << q);
+            }
+        }
+        if let Some(t) = t {
+            if s.i_size > s0.i_size {
+                let own = match self.cfg.tasks[t] {
+                    TaskSpec::Write { first, n }
+                    | TaskSpec::DioWrite { first, n, .. }
+                    | TaskSpec::OdirectWrite { first, n, .. } => Some(first..first + n),
+                    TaskSpec::Truncate { .. } => Some(0..0),
+                    // (other size changes, e.g. a NOTIFY_STORE, take the
+                    // server's word for the range)
+                    _ => None,
+                };
+                if let Some(own) = own {
+                    for q in s0.i_size..s.i_size {
+                        if !own.contains(&q) {
+                            s.ext0 |= 1 << q;
+                        }
+                    }
+                }
+            }
+        }
+        s.ext0 &= ((1u16 << s.i_size.min(8)) - 1) as u8;
+    }
+
+    /// a6 at a page-cache read of unit `p`: data that is not zeros in a
+    /// range an extension exposed (read.rs check_cache_read).
+    pub(super) fn check_eof_read(&self, s: &mut State, p: usize) {
+        if s.ext0 & (1 << p) != 0 && !self.is_zeros(s.pages[p].ver) {
+            s.viol2 |= VIOL2_EOF_ZERO;
         }
     }
 

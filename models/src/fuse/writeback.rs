@@ -299,9 +299,21 @@ impl FuseModel {
             // the page cache, and the range ends at i_size (end_pos): the
             // WRITE's crop at i_size below sends the same units. The
             // folio's PG_writeback still ends with that WRITE, so the
-            // range stays the folio's here.
+            // range stays the folio's here. iomap_writeback_handle_eof:
+            // "folio_zero_segment(folio, poff, folio_size(folio))" with
+            // poff = offset_in_folio(folio, isize). With units below a
+            // page this drops what a store through a mapping put beyond
+            // EOF (mmap(2): "modifications to that region are not written
+            // out to the file"); the mutant keeps it in the page cache.
             for q in s.i_size as usize..f.end {
-                s.pages[q].ver = self.last_zeros(s.hist[q]);
+                let z = self.last_zeros(s.hist[q]);
+                if self.cfg.variant.mut_no_wb_eof_zero {
+                    continue;
+                }
+                if s.pages[q].ver != z && self.eof_stores() {
+                    s.ev = Event::WbEofZeroed;
+                }
+                s.pages[q].ver = z;
             }
         }
         // folio_clear_dirty_for_io; then one writeback range per run of

@@ -191,6 +191,11 @@ pub struct Variant {
     /// old bytes into the folio before the WRITE lands).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mut_wt_unlock_partial: bool,
+    /// iomap_writeback_handle_eof cuts a folio across i_size at i_size but
+    /// does not zero the rest in the page cache (kills a6 on T2: a store
+    /// beyond EOF survives writeback and an extending write exposes it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mut_no_wb_eof_zero: bool,
 
     // ---- issue 19: fixes wbspec proposes for its findings (findings.md)
     /// F-otrunc fix (a): fuse_do_setattr with ATTR_OPEN and
@@ -323,6 +328,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "mut_crop_by_page",
     "mut_wb_no_read",
     "mut_wt_unlock_partial",
+    "mut_no_wb_eof_zero",
     "fix_otrunc_keep_size",
     "fix_otrunc_setattr",
     "fix_pdio_wait_range",
@@ -415,6 +421,7 @@ impl Variant {
             "mut_crop_by_page" => &mut self.mut_crop_by_page,
             "mut_wb_no_read" => &mut self.mut_wb_no_read,
             "mut_wt_unlock_partial" => &mut self.mut_wt_unlock_partial,
+            "mut_no_wb_eof_zero" => &mut self.mut_no_wb_eof_zero,
             "fix_otrunc_keep_size" => &mut self.fix_otrunc_keep_size,
             "fix_otrunc_setattr" => &mut self.fix_otrunc_setattr,
             "fix_pdio_wait_range" => &mut self.fix_pdio_wait_range,
@@ -490,6 +497,7 @@ impl Variant {
             ("mut_crop_by_page", self.mut_crop_by_page),
             ("mut_wb_no_read", self.mut_wb_no_read),
             ("mut_wt_unlock_partial", self.mut_wt_unlock_partial),
+            ("mut_no_wb_eof_zero", self.mut_no_wb_eof_zero),
             ("fix_otrunc_keep_size", self.fix_otrunc_keep_size),
             ("fix_otrunc_setattr", self.fix_otrunc_setattr),
             ("fix_pdio_wait_range", self.fix_pdio_wait_range),
