@@ -171,7 +171,10 @@ fn a_short_write_clears_uptodate_where_it_ended() {
     let s = run(&m, &s, D0, Step::DaemonReplyShort);
     let s = run(&m, &s, T0, Step::WriteBatchEnd);
     assert_eq!(s.ev, Event::ShortIo);
-    assert!(s.pages[0].has(PG_UPTODATE), "folio 0 was written whole");
+    assert!(
+        s.pages[0].has(PG_UPTODATE),
+        "the reply covers the unit folio 0 got"
+    );
     assert!(!s.pages[2].has(PG_UPTODATE) && !s.pages[3].has(PG_UPTODATE));
     let s = run(&m, &s, T0, Step::WriteReply);
     assert_eq!(s.i_size, 3, "units 1-2 written: i_size stays 3u");

@@ -105,9 +105,11 @@ impl FuseModel {
 
     /// One step of fuse_perform_write's loop with units below a page
     /// (`units_per_page` > 1, T and T2): one folio of the current
-    /// fuse_fill_write_pages batch. As read in a stored fs/fuse/file.c
-    /// with the `max_folios` bound (docs/model.md, "Sizes below a page",
-    /// says why not at T's and T2's commits):
+    /// fuse_fill_write_pages batch. As read in fs/fuse/file.c at
+    /// 1ce120dcefc0 (T2); f3cb8bd908c7 (T) has the same loop but bounds
+    /// it by `max_pages << PAGE_SHIFT` bytes, which 6.16-rc5 replaced by
+    /// the `max_folios` count (dbee298cb7bb; docs/model.md, "Sizes below
+    /// a page"):
     ///
     /// ```text
     /// num = min(iov_iter_count(ii), fc->max_write);
