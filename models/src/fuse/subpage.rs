@@ -366,8 +366,12 @@ impl FuseModel {
     /// size on, and invalidate_inode_pages2 launders the dirty EOF folio
     /// with the new i_size as the crop. pagecache_isize_extended, which
     /// zeroes a dirty EOF folio's [from, to) since 52aecaee1c26, is not
-    /// called by FUSE and returns early anyway: `if (from >= to || bsize
-    /// >= PAGE_SIZE) return;` with i_blkbits = PAGE_SHIFT (542ede096e48).
+    /// called by fuse_do_setattr; iomap_write_iter calls it for 6.17+
+    /// writeback_cache writes, where it returns early: `if (from >= to ||
+    /// bsize >= PAGE_SIZE) return;` with i_blkbits = PAGE_SHIFT
+    /// (542ede096e48). Upstream 34b5c4a6e4fb (7.3-rc1) adds the zeroing
+    /// (truncate_pagecache_range on the exposed range); no state here
+    /// has it.
     /// An earlier version of this comment said Debian 6.12.117 zeroes the
     /// range with truncate_pagecache_range(inode, oldsize, size - 1); no
     /// such tree was found, and 6.18.44 does not (F-mmap-eof-extend).
