@@ -656,9 +656,9 @@ pub fn a3(m: &FuseModel, s: &State) -> bool {
         })
 }
 
-/// a6, the contract of an extension (POSIX ftruncate: "If the file was
-/// previously shorter than length, its size is increased, and the
-/// extended area shall appear as if it were zero-filled"; a write past
+/// a6, the contract of an extension (POSIX ftruncate: "If the file size
+/// is increased, the extended area shall appear as if it were
+/// zero-filled"; a write past
 /// EOF leaves a hole that reads as zeros; mmap(2): "modifications to that
 /// region [the partial page beyond EOF] are not written out to the
 /// file"): every unit an extension exposed and no write wrote since
