@@ -92,14 +92,35 @@ fn unit_refusals_name_their_reason() {
     assert!(w.contains("the model has 4 units in all"), "{w}");
     let w = not_modelled(&write_fsync(0, 1024, None, json!({"unit_tags": false})));
     assert!(w.contains("data tags per 4 KiB page only"), "{w}");
-    // write-through writes have no sub-page model
-    let w = not_modelled(&write_fsync(
-        0,
-        1024,
-        None,
-        json!({"writeback_cache": false}),
-    ));
-    assert!(w.contains("write-through writes are not modelled"), "{w}");
+}
+
+/// Write-through writes below a page are modelled (issue 18): a 2 KiB
+/// pwrite on a write-through mount, its synchronous WRITE inside the
+/// syscall, maps to units and conforms; the same WRITE whose second
+/// unit carries zeros nobody wrote does not.
+#[test]
+fn write_through_below_a_page_conforms() {
+    let trace = |units: &str| {
+        let req = format!("req 10 WRITE 0 2048 A pid=7{units}");
+        let mut l: Vec<&str> = OPEN.to_vec();
+        l.extend([
+            "call T0 pwrite fd=6 off=0 A len=2048",
+            "req 8 GETXATTR pid=7",
+            "reply 8 GETXATTR",
+            req.as_str(),
+            "reply 10 WRITE",
+            "ret T0 pwrite 2048",
+        ]);
+        tr(json!({"writeback_cache": false}), &l)
+    };
+    let ok = mapping(&trace(""));
+    assert!(ok.cfg.sub.units_per_page > 1, "mapped in units");
+    assert!(!ok.cfg.writeback_cache);
+    let v = check(&ok, DEFAULT_BOUND);
+    assert!(matches!(v, Verdict::Conforms { .. }), "{}", v.report(&ok));
+    let bad = mapping(&trace(" units=A."));
+    let v = check(&bad, DEFAULT_BOUND);
+    assert!(matches!(v, Verdict::Violation { .. }), "{}", v.report(&bad));
 }
 
 /// A READ reply whose byte count ends inside a unit is not modelled.

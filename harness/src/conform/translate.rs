@@ -328,7 +328,23 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         max_pages -= 1;
     }
 
-    let max_write = through_max_write(&tasks, &through_reqs, range, max_pages, errors != 0)?;
+    let max_write = if unit < PG && !wbc {
+        // write-through below a page: fuse_fill_write_pages ends a batch
+        // at a folio it wrote in part and that is not uptodate, so the
+        // batches depend on the page cache and the search, not a uniform
+        // chunk size, decides them; a max_write that could split the
+        // file's bytes is not mapped
+        let span = regions.len() as u64 * unit;
+        let mw = numc("max_write", 1 << 20);
+        if !through_reqs.is_empty() && mw < span {
+            return nm(format!(
+                "write-through below a page with max_write {mw} under the file's {span} bytes: split chunks in units are not mapped"
+            ));
+        }
+        None
+    } else {
+        through_max_write(&tasks, &through_reqs, range, max_pages, errors != 0)?
+    };
 
     // ---- tasks and data versions
     // the opens read more than once share their readahead state
