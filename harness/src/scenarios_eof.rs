@@ -6,7 +6,10 @@
 //! have offsets and sizes of 1 KiB units, which trace conformance maps
 //! onto the model's units (docs/conformance.md, "Units below a page").
 //! u2_write_beyond_eof writes in 2 KiB units: a page that starts at EOF
-//! is zeroed by fuse_write_begin, not read.
+//! is zeroed by fuse_write_begin, not read. u_wt_partial_lock is the
+//! write-through counterpart (no writeback_cache): fuse_perform_write
+//! sends no READ, and keeps a partly written folio that is not uptodate
+//! locked across its WRITE, so a reader of the page waits for the reply.
 //! The table entries are [`all`]; conventions as in [`crate::scenarios`].
 use crate::ctx::Ctx;
 use crate::fail::Res;
@@ -22,6 +25,7 @@ pub fn all() -> Vec<Scenario> {
         sc!("u_trunc_eof_wb", "ftruncate(1K) into the EOF page while its 3K writeback WRITE is held: waits for the WRITE (fuse_set_nowrite), SETATTR(1K) after its reply, the server ends with 1K", dflt, |c| wrap(c, trunc_eof_wb)),
         sc!("u_crop_eof", "3K written; ftruncate(1K) with its SETATTR held: writeback started meanwhile queues the EOF page's WRITE in the kernel; after the reply it is sent cropped to 1K and ftruncate waits for it (the partial folio's writeback)", dflt, |c| wrap(c, crop_eof)),
         sc!("u_extend_eof_read", "pwrite(1K at 2K) into the uncached EOF page of a 1K file READs the page first (fuse_write_begin); a read at 0 during that held READ waits for the folio and returns the 3K written", dflt, |c| wrap(c, extend_eof_read)),
+        sc!("u_wt_partial_lock", "no writeback_cache: pwrite(1K of B at 1K) into the uncached page of a 4K file of A sends no READ; the folio, not uptodate, stays locked across the held WRITE: a pread of the page sends no READ and waits; after the reply it READs the page (A, B, A, A)", nowbc, |c| wrap(c, wt_partial_lock)),
         sc!("u2_write_beyond_eof", "2 KiB units: pwrite(2K at 6K) into a new page beyond the 2K EOF sends no READ (the folio starts at EOF: fuse_write_begin zeroes it); a read returns A, 4K of zeros, B, and the server holds the same after fsync", dflt, |c| wrap(c, write_beyond_eof_2k)),
     ]
 }
@@ -36,6 +40,10 @@ fn units(e: &Event, len: u64) -> String {
 }
 
 const K: u64 = UNIT as u64;
+
+fn nowbc(c: &mut ServerConfig) {
+    c.writeback_cache = false;
+}
 
 /// After a truncation to 1K: a read of the page returns the 1K of A, and
 /// after the close the server holds that 1K.
@@ -282,4 +290,101 @@ fn write_beyond_eof_2k(ctx: &mut Ctx) -> Res {
     )?;
     ctx.close("T0", fd)?;
     ctx.expect_file_units("f", 4 * U2, "AA....BB")
+}
+
+/// Write-through (no writeback_cache). A 4K file of A, not cached (the
+/// reopen drops the clean page: fuse_open without FOPEN_KEEP_CACHE,
+/// "invalidate_inode_pages2(inode->i_mapping)"). pwrite(1K of B at 1K)
+/// goes through fuse_perform_write, not fuse_write_begin: no READ.
+/// fuse_fill_write_pages (fs/fuse/file.c at 1ce120dcefc0) creates the
+/// folio with __filemap_get_folio(FGP_WRITEBEGIN), copies the 1K, and
+/// "if (tmp == folio_size(folio)) folio_mark_uptodate(folio);" does not
+/// apply, so "ia->write.folio_locked = true; break;": the folio stays
+/// locked, and fuse_send_write_pages unlocks it only after
+/// fuse_simple_request has the WRITE's reply ("if
+/// (ia->write.folio_locked && (i == ap->num_folios - 1))
+/// folio_unlock(folio);"). The WRITE is held; a buffered read of the
+/// page meanwhile finds the locked folio that is not uptodate and waits
+/// for its lock (filemap_update_page), sending no READ. After the reply
+/// the folio is unlocked still not uptodate, so the reader locks it and
+/// READs the page (fuse_read_folio), which the server now has as
+/// A, B, A, A.
+fn wt_partial_lock(ctx: &mut Ctx) -> Res {
+    let fd = ctx.create("T0", "f")?;
+    ctx.pwrite("T0", fd, 0, "A")?;
+    ctx.close("T0", fd)?;
+    let fd = ctx.open("T0", "f", libc::O_RDWR)?;
+    let r0 = ctx.count("READ")?;
+    ctx.ctl("hold WRITE n=1 cache=0")?;
+    let mut buf = sys::AlignedBuf::new(UNIT);
+    buf.bytes_mut().fill(b'B');
+    let mut wr = ctx.spawn(
+        "T1",
+        "pwrite",
+        &format!("fd={fd} off={K} B len={K}"),
+        move || sys::pwrite(fd, buf.bytes(), K),
+    )?;
+    ctx.wait_held(1, 2000)?;
+    let t = ctx.trace()?;
+    let ws = t.plain_writes();
+    let n = t.reqs("READ").len() as u64;
+    ctx.expect(
+        "the write sends its 1K WRITE at 1K and no READ first",
+        n == r0
+            && ws
+                .last()
+                .is_some_and(|w| w.offset == Some(K) && w.size == Some(K) && units(w, K) == "B"),
+        || format!("{} READs; WRITEs {}", n - r0, briefs(&ws)),
+    )?;
+    let mut rd = ctx.spawn_pread("T2", fd, 0, PG as usize)?;
+    ctx.sleep_ms(SETTLE_MS);
+    let (wb, rb) = (!wr.done(), !rd.done());
+    ctx.expect(
+        "the write and the read wait while the WRITE is held",
+        wb && rb,
+        || format!("write waits {wb}, read waits {rb}"),
+    )?;
+    let n = ctx.count("READ")?;
+    ctx.expect(
+        "no READ while the WRITE is held (the folio is locked)",
+        n == r0,
+        || format!("{} READs", n - r0),
+    )?;
+    ctx.ctl("release all")?;
+    let (w, _) = wr.join(3000)?;
+    ctx.expect("the write writes 1K", w.ret == K as i64, || {
+        format!("{w:?}")
+    })?;
+    let (r, _) = rd.join(3000)?;
+    let t = ctx.trace()?;
+    let ws = t.plain_writes();
+    let held = first(&ws[ws.len() - 1..], "the held WRITE")?;
+    let wreply = t.reply_seq(held).unwrap_or(u64::MAX);
+    let rq = t.reqs("READ");
+    let rq = first(&rq[r0 as usize..], "the reader's READ")?;
+    ctx.expect(
+        "the reader's READ of the page is sent after the WRITE's reply",
+        rq.seq > wreply && rq.offset == Some(0) && rq.size == Some(PG),
+        || format!("{} (WRITE reply at #{wreply})", Tr::brief(rq)),
+    )?;
+    let bytes = t
+        .reply(rq)
+        .and_then(|e| e.result.as_ref())
+        .and_then(|r| r["bytes"].as_u64());
+    let m = t
+        .mark("ret", "T2", "pread")
+        .ok_or_else(|| crate::scenario_kit::fail("pread mark", "no ret mark".into()))?;
+    let got = units(m, r.ret.max(0) as u64);
+    ctx.expect(
+        "the READ returns the page and the read returns A, B, A, A",
+        bytes == Some(PG) && r.ret == PG as i64 && got == "ABAA",
+        || {
+            format!(
+                "READ reply {bytes:?} bytes; read {} bytes, units {got:?}",
+                r.ret
+            )
+        },
+    )?;
+    ctx.close("T0", fd)?;
+    ctx.expect_file_units("f", PG, "ABAA")
 }
