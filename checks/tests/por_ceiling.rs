@@ -58,10 +58,16 @@ fn succ<M: Spec>(m: &M, s: &M::State) -> Vec<(M::Action, M::State)> {
 }
 
 /// Do `x` (enabled in `u`, successor `ux`) and `y` (`uy`) commute, each
-/// staying enabled after the other?
-fn commute<M: Spec>(m: &M, x: &(M::Action, M::State), y: &(M::Action, M::State)) -> bool {
-    let xy = succ(m, &x.1).into_iter().find(|(a, _)| *a == y.0);
-    let yx = succ(m, &y.1).into_iter().find(|(a, _)| *a == x.0);
+/// staying enabled after the other? `sx` and `sy` are the successors of
+/// `ux` and `uy` (computed once per step, not once per pair).
+fn commute<M: Spec>(
+    x: &(M::Action, M::State),
+    sx: &[(M::Action, M::State)],
+    y: &(M::Action, M::State),
+    sy: &[(M::Action, M::State)],
+) -> bool {
+    let xy = sx.iter().find(|(a, _)| *a == y.0);
+    let yx = sy.iter().find(|(a, _)| *a == x.0);
     matches!((xy, yx), (Some(a), Some(b)) if a.1 == b.1)
 }
 
@@ -98,13 +104,32 @@ fn local_ok<M: Spec>(
     visible: Hits,
 ) -> bool {
     let hu = m.hits(u) & visible;
-    au.iter().filter(|(a, _)| m.lane_of(a) == l).all(|x| {
-        m.hits(&x.1) & visible == hu
-            && au
-                .iter()
-                .filter(|(a, _)| m.lane_of(a) != l)
-                .all(|y| commute(m, x, y))
-    })
+    // the successors of each step's successor, computed once when first
+    // needed (not once per pair of steps)
+    let mut next: Vec<Option<Vec<(M::Action, M::State)>>> = vec![None; au.len()];
+    for (i, x) in au.iter().enumerate() {
+        if m.lane_of(&x.0) != l {
+            continue;
+        }
+        if m.hits(&x.1) & visible != hu {
+            return false;
+        }
+        for (j, y) in au.iter().enumerate() {
+            if m.lane_of(&y.0) == l {
+                continue;
+            }
+            for k in [i, j] {
+                if next[k].is_none() {
+                    next[k] = Some(succ(m, &au[k].1));
+                }
+            }
+            let (sx, sy) = (next[i].as_deref().unwrap(), next[j].as_deref().unwrap());
+            if !commute::<M>(x, sx, y, sy) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// Is lane `l`'s enabled set in `s` (with successors `all`) persistent
