@@ -14,9 +14,11 @@
 //!   independence, evaluated in u itself rather than declared);
 //! - x leaves the properties' bits unchanged (`hits`: invisibility, C2);
 //! and no step of T leads to a state on the DFS stack (C3). A static
-//! analysis (declared footprints) can only approve fewer such sets, so
-//! with the same choice of actor the search below is what the best
-//! single-actor reduction explores. The visiting order's choice (the
+//! analysis (declared footprints) over the same states can only approve
+//! fewer such sets, so with the same choice of actor the search below is
+//! what the best single-actor reduction explores. "The same states"
+//! includes the ghost `ev`, which every step writes: a reduction that
+//! makes it a transition label does better (por_ceiling_ev.rs). The visiting order's choice (the
 //! first actor, in lane order, whose set qualifies) is greedy; the test
 //! also runs the last qualifying actor.
 //!
@@ -279,6 +281,8 @@ impl ModelVisitor for Measure<'_> {
         let o = |visible, last| {
             let r = explore(&m, Mode::Oracle { visible, last });
             // the persistent sets keep every verdict and reached witness
+            // (a union of bits; for `visible` 0, which C2 does not
+            // constrain, measured rather than promised)
             assert_eq!(
                 r.reached, full.reached,
                 "{}: the persistent-set search lost or gained a property bit",
