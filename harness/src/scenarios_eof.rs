@@ -11,8 +11,8 @@
 //! sends no READ, and keeps a partly written folio that is not uptodate
 //! locked across its WRITE, so a reader of the page waits for the reply.
 //! The table entries are [`all`]; conventions as in [`crate::scenarios`].
-use crate::ctx::Ctx;
-use crate::fail::Res;
+use crate::ctx::{Ctx, Pending};
+use crate::fail::{Fail, Res};
 use crate::scenario_kit::{briefs, first, sc, wrap, Scenario, PG, SETTLE_MS};
 use crate::server::ServerConfig;
 use crate::sys;
@@ -43,6 +43,48 @@ const K: u64 = UNIT as u64;
 
 fn nowbc(c: &mut ServerConfig) {
     c.writeback_cache = false;
+}
+
+/// T1 pwrite()s 1K of B at `off` on its own thread once `hold` is set,
+/// and the held request has arrived.
+fn held_b_write(ctx: &mut Ctx, fd: i32, hold: &str, off: u64) -> Result<Pending, Fail> {
+    ctx.ctl(hold)?;
+    let mut buf = sys::AlignedBuf::new(UNIT);
+    buf.bytes_mut().fill(b'B');
+    let wr = ctx.spawn(
+        "T1",
+        "pwrite",
+        &format!("fd={fd} off={off} B len={K}"),
+        move || sys::pwrite(fd, buf.bytes(), off),
+    )?;
+    ctx.wait_held(1, 2000)?;
+    Ok(wr)
+}
+
+/// While the write `wr` waits on its held `held` request, T2 starts a
+/// pread of page 0: after a settle both must still wait, and the READs
+/// sent so far must number `reads` (`no_read`: what that says).
+fn reader_waits_with(
+    ctx: &mut Ctx,
+    wr: &mut Pending,
+    fd: i32,
+    held: &str,
+    reads: u64,
+    no_read: &str,
+) -> Result<Pending, Fail> {
+    let mut rd = ctx.spawn_pread("T2", fd, 0, PG as usize)?;
+    ctx.sleep_ms(SETTLE_MS);
+    let (wb, rb) = (!wr.done(), !rd.done());
+    ctx.expect(
+        &format!("the write and the read wait while the {held} is held"),
+        wb && rb,
+        || format!("write waits {wb}, read waits {rb}"),
+    )?;
+    let n = ctx.count("READ")?;
+    ctx.expect(no_read, n == reads, || {
+        format!("{n} READs, {reads} expected")
+    })?;
+    Ok(rd)
 }
 
 /// After a truncation to 1K: a read of the page returns the 1K of A, and
@@ -132,16 +174,7 @@ fn extend_eof_read(ctx: &mut Ctx) -> Res {
     ctx.close("T0", fd)?;
     let fd = ctx.open("T0", "f", libc::O_RDWR)?;
     let r0 = ctx.count("READ")?;
-    ctx.ctl("hold READ n=1")?;
-    let mut buf = sys::AlignedBuf::new(UNIT);
-    buf.bytes_mut().fill(b'B');
-    let mut wr = ctx.spawn(
-        "T1",
-        "pwrite",
-        &format!("fd={fd} off={} B len={K}", 2 * K),
-        move || sys::pwrite(fd, buf.bytes(), 2 * K),
-    )?;
-    ctx.wait_held(1, 2000)?;
+    let mut wr = held_b_write(ctx, fd, "hold READ n=1", 2 * K)?;
     let t = ctx.trace()?;
     let rq = t.reqs("READ");
     ctx.expect(
@@ -152,18 +185,14 @@ fn extend_eof_read(ctx: &mut Ctx) -> Res {
                 .is_some_and(|r| r.offset == Some(0) && r.size == Some(PG)),
         || briefs(&rq),
     )?;
-    let mut rd = ctx.spawn_pread("T2", fd, 0, PG as usize)?;
-    ctx.sleep_ms(SETTLE_MS);
-    let (wb, rb) = (!wr.done(), !rd.done());
-    ctx.expect(
-        "the write and the read wait while the READ is held",
-        wb && rb,
-        || format!("write waits {wb}, read waits {rb}"),
+    let mut rd = reader_waits_with(
+        ctx,
+        &mut wr,
+        fd,
+        "READ",
+        r0 + 1,
+        "the reader sends no READ of its own",
     )?;
-    let n = ctx.count("READ")?;
-    ctx.expect("the reader sends no READ of its own", n == r0 + 1, || {
-        format!("{} READs", n - r0)
-    })?;
     ctx.ctl("release all")?;
     let (w, _) = wr.join(3000)?;
     ctx.expect("the write writes 1K", w.ret == K as i64, || {
@@ -315,16 +344,7 @@ fn wt_partial_lock(ctx: &mut Ctx) -> Res {
     ctx.close("T0", fd)?;
     let fd = ctx.open("T0", "f", libc::O_RDWR)?;
     let r0 = ctx.count("READ")?;
-    ctx.ctl("hold WRITE n=1 cache=0")?;
-    let mut buf = sys::AlignedBuf::new(UNIT);
-    buf.bytes_mut().fill(b'B');
-    let mut wr = ctx.spawn(
-        "T1",
-        "pwrite",
-        &format!("fd={fd} off={K} B len={K}"),
-        move || sys::pwrite(fd, buf.bytes(), K),
-    )?;
-    ctx.wait_held(1, 2000)?;
+    let mut wr = held_b_write(ctx, fd, "hold WRITE n=1 cache=0", K)?;
     let t = ctx.trace()?;
     let ws = t.plain_writes();
     let n = t.reqs("READ").len() as u64;
@@ -336,19 +356,13 @@ fn wt_partial_lock(ctx: &mut Ctx) -> Res {
                 .is_some_and(|w| w.offset == Some(K) && w.size == Some(K) && units(w, K) == "B"),
         || format!("{} READs; WRITEs {}", n - r0, briefs(&ws)),
     )?;
-    let mut rd = ctx.spawn_pread("T2", fd, 0, PG as usize)?;
-    ctx.sleep_ms(SETTLE_MS);
-    let (wb, rb) = (!wr.done(), !rd.done());
-    ctx.expect(
-        "the write and the read wait while the WRITE is held",
-        wb && rb,
-        || format!("write waits {wb}, read waits {rb}"),
-    )?;
-    let n = ctx.count("READ")?;
-    ctx.expect(
+    let mut rd = reader_waits_with(
+        ctx,
+        &mut wr,
+        fd,
+        "WRITE",
+        r0,
         "no READ while the WRITE is held (the folio is locked)",
-        n == r0,
-        || format!("{} READs", n - r0),
     )?;
     ctx.ctl("release all")?;
     let (w, _) = wr.join(3000)?;
