@@ -130,6 +130,21 @@ pub fn fusectl_wait_waiting(minor: u32, n: u64, ms: u64) -> Result<(u64, bool), 
     })
 }
 
+/// Read the number in /sys/fs/fuse/connections/<minor>/<file>
+/// (`max_background`, `congestion_threshold`, `waiting`): what the kernel
+/// holds for the connection. Mounts fusectl if needed and unmounts it
+/// again if we mounted it.
+pub fn fusectl_read(minor: u32, file: &str) -> Result<u64, String> {
+    with_fusectl(|| {
+        let p = format!("{FUSECTL}/{minor}/{file}");
+        std::fs::read_to_string(&p)
+            .map_err(|e| format!("{p}: {e}"))?
+            .trim()
+            .parse::<u64>()
+            .map_err(|e| format!("{p}: {e}"))
+    })
+}
+
 /// Write 1 to /sys/fs/fuse/connections/<minor>/abort: fails every pending and
 /// future request of that connection with ENOTCONN. Mounts fusectl if needed
 /// and unmounts it again if we mounted it.

@@ -285,6 +285,9 @@ impl Served {
 /// socket answers and the mount is in mountinfo; on any error nothing is
 /// left mounted and the directory is removed.
 pub fn serve(name: &str, cfg: &ServerConfig, recorder: &Path) -> Result<Served, Fail> {
+    // a configuration the server cannot negotiate as written (its header
+    // would misstate the kernel's) is the scenario's error, not a trace
+    cfg.check()?;
     let (dir, reg) = tmp_dir(name)?;
     let mnt = dir.join("mnt");
     let ctl = dir.join("ctl.sock");

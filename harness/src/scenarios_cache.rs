@@ -17,17 +17,21 @@ fn dflt(_: &mut ServerConfig) {}
 fn nodio(c: &mut ServerConfig) {
     c.dio_on_odirect = false;
 }
-/// max_background 1, congestion_threshold 8 (set both: a server that sets
-/// only max_background keeps the kernel's default threshold): the second
-/// background request waits on fc->bg_queue, nothing is skipped.
+/// max_background 1 and congestion_threshold 1 (set both: a server that
+/// sets only max_background keeps the kernel's default threshold; fuser
+/// sends at most max_background, so 1 is the only threshold this server
+/// can give it): one background request in flight makes the connection
+/// congested, so WB_SYNC_NONE writeback and async readahead are skipped,
+/// while forced background WRITEs (WB_SYNC_ALL) wait on fc->bg_queue.
 fn bg1_queue(c: &mut ServerConfig) {
     c.max_background = 1;
-    c.congestion_threshold = 8;
+    c.congestion_threshold = 1;
 }
 
 pub fn all() -> Vec<Scenario> {
     vec![
-        sc!("f_overtake", "max_background 1: a held writeback WRITE, a second WRITE waits on fc->bg_queue (invisible), a FOPEN_DIRECT_IO READ overtakes it; the second WRITE only after the first reply", bg1_queue, |c| wrap(c, f_overtake)),
+        sc!("f_overtake", "max_background 1 (threshold 1): a held writeback WRITE makes the connection congested, so a second sync_file_range (WB_SYNC_NONE) writes nothing; a FOPEN_DIRECT_IO READ goes straight out; the second WRITE comes with fsync after the first reply", bg1_queue, |c| wrap(c, f_overtake)),
+        sc!("f_overtake_sync", "max_background 1: a held writeback WRITE; fdatasync's WRITE (WB_SYNC_ALL, not skipped when congested) waits on fc->bg_queue, unseen by the server, and a FOPEN_DIRECT_IO READ overtakes it; the second WRITE is read only after the first reply", bg1_queue, |c| wrap(c, f_overtake_sync)),
         sc!("r_held_dio", "a buffered reader's readahead READ is held: a FOPEN_DIRECT_IO pwrite of the page waits on the locked folio (invalidate_inode_pages2) until the READ reply; a re-read returns the direct data", dflt, |c| wrap(c, r_held_dio)),
         sc!("r_reread_dio", "a buffered re-read after a FOPEN_DIRECT_IO write of a cached page READs it again (invalidated before and after the direct WRITE); the other page is a cache hit", dflt, |c| wrap(c, r_reread_dio)),
         sc!("r_ra_mmap", "readahead of 4 pages with its READ held: an mmap store to page 2 waits on the locked folio until the reply; munmap writes the store back", dflt, |c| wrap(c, r_ra_mmap)),
@@ -63,8 +67,10 @@ fn f_overtake(ctx: &mut Ctx) -> Res {
         )?;
     }
     ctx.wait_held(1, 2000)?;
-    // the direct read of page 2 finds nothing to flush or wait for: its
-    // READ goes straight to the pending queue, past WRITE(Y) on bg_queue
+    // the second sync_file_range is WB_SYNC_NONE: with WRITE(X) in flight
+    // num_background (1) >= congestion_threshold (1), fuse_writepages
+    // returns at once and page 1 stays dirty. The direct read of page 2
+    // finds nothing to flush or wait for: its READ goes straight out
     let data = ctx.pread("T0", fd2, 2 * PG, PG as usize)?;
     ctx.expect(
         "direct read past EOF returns 0 bytes",
@@ -90,8 +96,95 @@ fn f_overtake(ctx: &mut Ctx) -> Res {
     let ws = t.cache_writes();
     let w0r = ws.first().and_then(|w| t.reply_seq(w)).unwrap_or(u64::MAX);
     ctx.expect(
-        "WRITE(Y) is read only after WRITE(X)'s reply (flush_bg_queue)",
+        "WRITE(Y) is read only after WRITE(X)'s reply (fsync writes it)",
         ws.len() == 2 && ws[1].page_tags.as_deref() == Some("Y") && ws[1].seq > w0r,
+        || briefs(&ws),
+    )?;
+    ctx.close("T0", fd2)?;
+    ctx.close("T0", fd1)?;
+    ctx.expect_file("f", 2 * PG, "XY")
+}
+
+/// fc->bg_queue on the real kernel: WRITE(X) held by sync_file_range;
+/// fdatasync writes page 1 with WB_SYNC_ALL, which congestion does not
+/// skip, so WRITE(Y) is queued behind X (max_background 1) and the
+/// fdatasync waits; a FOPEN_DIRECT_IO READ (not background) is read by
+/// the server before Y; Y only after X's reply (flush_bg_queue).
+fn f_overtake_sync(ctx: &mut Ctx) -> Res {
+    let conn = ctx.conn.ok_or_else(|| {
+        fail(
+            "fusectl",
+            "the mount's connection number is not known".into(),
+        )
+    })?;
+    // the kernel holds the limits the trace header states (fuser sends
+    // min(congestion_threshold, max_background); ServerConfig::check)
+    let mut lim = [0u64; 2];
+    for (v, f) in lim
+        .iter_mut()
+        .zip(["max_background", "congestion_threshold"])
+    {
+        *v = crate::mount::fusectl_read(conn, f).map_err(|e| fail("fusectl", e))?;
+    }
+    ctx.expect(
+        "the kernel's max_background and congestion_threshold are the header's (1, 1)",
+        lim == [1, 1],
+        || format!("fusectl: {lim:?}"),
+    )?;
+    let fd1 = ctx.create("T0", "f")?;
+    let fd2 = ctx.open("T0", "f", ODIRECT_RW)?;
+    ctx.pwrite("T0", fd1, 0, "XY")?;
+    ctx.ctl("hold WRITE n=inf cache=1")?;
+    ctx.sys_ok(
+        "T0",
+        "sync_file_range",
+        &format!("fd={fd1} 0 {PG} WRITE"),
+        || sys::sync_file_range_write(fd1, 0, PG),
+    )?;
+    ctx.wait_held(1, 2000)?;
+    let mut ds = ctx.spawn("T1", "fdatasync", &format!("fd={fd1}"), move || {
+        sys::fdatasync(fd1)
+    })?;
+    // WRITE(Y) is a request of the connection (fc->num_waiting counts X
+    // and Y) that the server has not seen: it waits on fc->bg_queue
+    let waited = crate::mount::fusectl_wait_waiting(conn, 2, 3000);
+    ctx.expect(
+        "fdatasync's WRITE(Y) is queued in the kernel (fusectl waiting 2)",
+        matches!(waited, Ok((2, true))),
+        || format!("fusectl waiting: {waited:?}"),
+    )?;
+    expect_blocked(ctx, "fdatasync waits while WRITE(X) is held", &mut ds)?;
+    let data = ctx.pread("T0", fd2, 2 * PG, PG as usize)?;
+    ctx.expect(
+        "direct read past EOF returns 0 bytes",
+        data.is_empty(),
+        || format!("{} bytes", data.len()),
+    )?;
+    let t = ctx.trace()?;
+    let ws = t.cache_writes();
+    let rd = t.reqs("READ");
+    ctx.expect(
+        "only WRITE(X) reached the server; the READ overtook WRITE(Y)",
+        ws.len() == 1
+            && ws[0].page_tags.as_deref() == Some("X")
+            && rd.len() == 1
+            && rd[0].seq > ws[0].seq,
+        || briefs(&[ws.clone(), rd.clone()].concat()),
+    )?;
+    ctx.ctl("unhold WRITE")?;
+    ctx.ctl("release all")?;
+    let (r, _) = ds.join(5000)?;
+    ctx.expect("fdatasync returns 0", r.ret == 0, || format!("{r:?}"))?;
+    let t = ctx.trace()?;
+    let ws = t.cache_writes();
+    let w0r = ws.first().and_then(|w| t.reply_seq(w)).unwrap_or(u64::MAX);
+    let ds_ret = t.mark_seq("ret", "T1", "fdatasync")?;
+    ctx.expect(
+        "WRITE(Y) is read only after WRITE(X)'s reply (flush_bg_queue), before fdatasync returns",
+        ws.len() == 2
+            && ws[1].page_tags.as_deref() == Some("Y")
+            && ws[1].seq > w0r
+            && ws[1].seq < ds_ret,
         || briefs(&ws),
     )?;
     ctx.close("T0", fd2)?;

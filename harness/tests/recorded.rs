@@ -57,7 +57,7 @@ fn recorded_traces_conform() {
     outside.sort();
     assert_eq!(outside, NOT_MODELLED);
     let fs = files("6.18.44");
-    assert_eq!(fs.len(), 79);
+    assert_eq!(fs.len(), 80);
     for p in fs {
         let name = p.file_stem().unwrap().to_string_lossy().to_string();
         let ev = parse_trace(&std::fs::read_to_string(&p).unwrap()).unwrap();
@@ -342,6 +342,34 @@ fn a_missing_request_is_not_modelled() {
 /// model now keeps the open file's ra->prev_pos (`read A+N fd=F`; conform
 /// gives the reads of one open one fd), so the trace conforms; before, the
 /// model's fresh-readahead-state read offered READ(p1) alone.
+/// rand_5_5000 with buffered reads (docs/findings.md, M-ra-prev-pos, "Long
+/// plans with buffered reads"), recorded before ServerConfig::check: its
+/// header says max_background 1 and congestion_threshold 8, but fuser
+/// sent min(8, 1) = 1 in FUSE_INIT, so the kernel skipped a readahead
+/// page as congested. Read at the threshold the kernel had, all 5,000
+/// syscalls conform.
+#[test]
+fn seed5_long_trace_conforms_at_the_threshold_the_kernel_had() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/traces/ra-state/rand_5_5000_reads.jsonl.xz");
+    let out = std::process::Command::new("xz")
+        .arg("-dc")
+        .arg(&p)
+        .output()
+        .expect("xz (.ci/setup installs xz-utils)");
+    assert!(out.status.success());
+    let ev = parse_trace(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    let h = &ev[0];
+    assert_eq!(h.ev, "header");
+    let cfg = h.config.as_ref().unwrap();
+    assert_eq!(
+        (&cfg["max_background"], &cfg["congestion_threshold"]),
+        (&serde_json::json!(1), &serde_json::json!(8))
+    );
+    let c = conform_trace(&ev, None).unwrap();
+    assert_eq!(c.word, "conforms", "{}", c.word);
+}
+
 #[test]
 fn readahead_after_a_hit_on_the_same_fd_conforms() {
     let text = std::fs::read_to_string(

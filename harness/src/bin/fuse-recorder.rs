@@ -42,6 +42,9 @@ fn main() {
     let (Some(mnt), Some(ctl), Some(trace)) = (mnt, ctl, trace) else {
         usage("--mount, --ctl and --trace are required")
     };
+    if let Err(e) = cfg.check() {
+        usage(&e);
+    }
     if let Err(e) = run_server(&mnt, &ctl, &trace, &scenario, cfg) {
         eprintln!("fuse-recorder: {e}");
         std::process::exit(1);

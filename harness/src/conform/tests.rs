@@ -504,6 +504,16 @@ fn not_modelled_reasons() {
         (m.cfg.max_background, m.cfg.congestion_threshold),
         (Some(4), Some(3))
     );
+    // a header threshold above max_background (recorded before
+    // ServerConfig::check) is the min fuser sent in FUSE_INIT
+    let m = mapping(&tr(
+        json!({"max_background": 1, "congestion_threshold": 8}),
+        &l,
+    ));
+    assert_eq!(
+        (m.cfg.max_background, m.cfg.congestion_threshold),
+        (Some(1), Some(1))
+    );
     // a request the server never saw: a gap in the uniques
     let mut g = l.clone();
     g.extend([

@@ -88,8 +88,15 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     // (fuse_perform_write): a synchronous WRITE without FUSE_WRITE_CACHE.
     let wbc = flag("writeback_cache", true);
     // fc->max_background and fc->congestion_threshold as negotiated (the
-    // recorder always sets both): the model's bg queue and congestion
+    // recorder always sets both): the model's bg queue and congestion.
+    // The recorder (fuser 0.18) sends min(congestion_threshold,
+    // max_background) in FUSE_INIT; headers written before 2 Dec 2026
+    // could state a larger threshold the kernel never got (1 and 8:
+    // /sys/fs/fuse/connections/N/congestion_threshold read 1), and the
+    // recorder now refuses one (ServerConfig::check), so the min is what
+    // every trace's kernel had (docs/conformance.md, Configuration)
     let (bg, cong) = (numc("max_background", 16), numc("congestion_threshold", 12));
+    let cong = cong.min(bg);
     let (bg, cong) = (bg.clamp(1, 255) as u8, cong.clamp(1, 255) as u8);
     let keep_cache = flag("keep_cache", false);
     let real_max_pages = (numc("max_write", 1 << 20) / PG).clamp(1, 256);

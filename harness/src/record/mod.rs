@@ -76,9 +76,7 @@ pub fn parse_args(args: &[String]) -> Result<Opts, String> {
         return Err("missing CMD after `--`".into());
     }
     let trace = trace.ok_or("--trace OUT is required")?;
-    if cfg.max_write < 4096 || cfg.max_background == 0 || cfg.congestion_threshold == 0 {
-        return Err("--max-write is at least 4096, --max-bg and --cong at least 1".into());
-    }
+    cfg.check()?;
     Ok(Opts { trace, cfg, cmd })
 }
 

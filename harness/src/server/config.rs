@@ -11,7 +11,11 @@ pub struct ServerConfig {
     pub max_write: u32,
     pub max_background: u16,
     /// Always set together with max_background (fuser's default 3/4 rounds
-    /// max_background=1 down to 0, which the kernel ignores).
+    /// max_background=1 down to 0, which the kernel ignores). At most
+    /// max_background ([`ServerConfig::check`]): fuser 0.18 sends
+    /// min(congestion_threshold, max_background) in FUSE_INIT
+    /// (KernelConfig::congestion_threshold), so a larger value would
+    /// never reach the kernel and the trace header would misstate it.
     pub congestion_threshold: u16,
     /// Negotiate FUSE_DIRECT_IO_ALLOW_MMAP.
     pub direct_io_allow_mmap: bool,
@@ -112,6 +116,26 @@ impl ServerConfig {
         a
     }
 
+    /// What this server cannot negotiate as written, in one line; Ok if
+    /// the kernel gets exactly these values. fuser 0.18 clamps the
+    /// congestion threshold to max_background before FUSE_INIT, so a
+    /// threshold above max_background is refused rather than recorded
+    /// in a header that the kernel never saw (docs/findings.md,
+    /// M-ra-prev-pos: such a header made a 5,000-syscall trace look
+    /// like a readahead the model lacked).
+    pub fn check(&self) -> Result<(), String> {
+        if self.max_write < 4096 || self.max_background == 0 || self.congestion_threshold == 0 {
+            return Err("--max-write is at least 4096, --max-bg and --cong at least 1".into());
+        }
+        if self.congestion_threshold > self.max_background {
+            return Err(format!(
+                "--cong {} is above --max-bg {}: the server (fuser 0.18) would send min(congestion_threshold, max_background) = {} in FUSE_INIT",
+                self.congestion_threshold, self.max_background, self.max_background
+            ));
+        }
+        Ok(())
+    }
+
     /// Parse one option (and its value from `it`). Returns Ok(false) if `arg` is not a config option.
     pub fn parse_arg(
         &mut self,
@@ -143,5 +167,35 @@ impl ServerConfig {
             _ => return Ok(false),
         }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ServerConfig;
+
+    #[test]
+    fn check_refuses_a_threshold_fuser_would_not_send() {
+        let mut c = ServerConfig::default();
+        assert_eq!(c.check(), Ok(()));
+        (c.max_background, c.congestion_threshold) = (1, 1);
+        assert_eq!(c.check(), Ok(()));
+        c.congestion_threshold = 8;
+        let e = c.check().unwrap_err();
+        assert!(e.contains("--cong 8 is above --max-bg 1"), "{e}");
+        assert!(!e.contains('\n'));
+        (c.congestion_threshold, c.max_write) = (1, 4095);
+        assert!(c.check().is_err());
+    }
+
+    /// Every scenario's configuration passes the check (serve refuses
+    /// one that does not).
+    #[test]
+    fn every_scenario_config_is_negotiable() {
+        for sc in crate::scenarios::all() {
+            let mut c = ServerConfig::default();
+            (sc.config)(&mut c);
+            c.check().unwrap_or_else(|e| panic!("{}: {e}", sc.name));
+        }
     }
 }
