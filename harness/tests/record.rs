@@ -72,13 +72,20 @@ enum When {
 
 /// Run `record --trace DIR/t.jsonl -- CMD` with `env` added, bounded;
 /// `signal`: send it a signal then.
+/// `cmd` may begin with server options and `--` (`["--max-write",
+/// "8192", "--", prog, ...]`).
 fn record_with(dir: &Path, env: &[(&str, &str)], cmd: &[&str], signal: Option<When>) -> Rec {
     let out = dir.join("t.jsonl");
     let before = fuse_mount_lines();
+    let (opts, cmd) = match cmd.iter().position(|a| *a == "--") {
+        Some(i) => (&cmd[..i], &cmd[i + 1..]),
+        None => (&[][..], cmd),
+    };
     let mut child = Command::new(BIN)
         .arg("record")
         .arg("--trace")
         .arg(&out)
+        .args(opts)
         .envs(env.iter().copied())
         .arg("--")
         .args(cmd)
@@ -359,6 +366,91 @@ os.close(fd)
 /// 1 KiB units the page tags do not give (`units=A.B`, the read's
 /// `units=A.`), and the trace conforms in 1 KiB units, the zero unit a
 /// write of zeros.
+/// A max_write below 128 KiB caps writeback and direct WRITEs, not
+/// readahead READs: the kernel's fc->max_pages is what the server sets
+/// from max(max_write, max_readahead) (32 pages with fuser 0.18). Two 8K
+/// direct writes, then a buffered 16K read: one READ of 16K, and the
+/// trace conforms (the model's READ cap is `read_max_pages`). A single
+/// 16K direct write is split by fuse_direct_io into two 8K WRITEs, which
+/// the model's direct write does not do: not modelled, saying so.
+#[test]
+fn a_small_max_write_caps_writes_not_readahead() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record --max-write 8192") {
+        return;
+    }
+    let d = scratch("maxwrite");
+    let prog = |one: bool| {
+        format!(
+            "import os, mmap
+fd = os.open('f', os.O_RDWR | os.O_CREAT, 0o644)
+fdd = os.open('f', os.O_RDWR | os.O_DIRECT)
+m = mmap.mmap(-1, 16384)
+m[:] = b'A' * 4096 + b'B' * 4096 + b'C' * 4096 + b'D' * 4096
+if {one}:
+    assert os.pwrite(fdd, m, 0) == 16384
+else:
+    assert os.pwrite(fdd, m[:8192], 0) == 8192
+    assert os.pwrite(fdd, m[8192:], 8192) == 8192
+assert os.pread(fd, 16384, 0) == bytes(m)
+os.close(fdd)
+os.close(fd)
+",
+            one = if one { "True" } else { "False" }
+        )
+    };
+    let reqs = |r: &Rec| -> Vec<(String, u64)> {
+        r.trace()
+            .iter()
+            .filter(|e| e.ev == "req" && matches!(e.op.as_deref(), Some("READ" | "WRITE")))
+            .map(|e| (e.op.clone().unwrap(), e.size.unwrap_or(0)))
+            .collect()
+    };
+    let p = prog(false);
+    let r = record(
+        &d,
+        &[
+            "--max-write",
+            "8192",
+            "--",
+            python().unwrap(),
+            "-I",
+            "-S",
+            "-c",
+            &p,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let w = |n| ("WRITE".to_string(), n);
+    assert_eq!(reqs(&r), [w(8192), w(8192), ("READ".into(), 16384)]);
+    let (code, out) = conform(&r);
+    assert_eq!(code, 0, "{out}");
+    std::fs::remove_file(&r.out).unwrap();
+    let p = prog(true);
+    let r = record(
+        &d,
+        &[
+            "--max-write",
+            "8192",
+            "--",
+            python().unwrap(),
+            "-I",
+            "-S",
+            "-c",
+            &p,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(reqs(&r), [w(8192), w(8192), ("READ".into(), 16384)]);
+    let (code, out) = conform(&r);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("a direct I/O of 16384 bytes above max_write (8192 bytes)"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn python_sub_page_io_conforms_in_units() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());

@@ -370,6 +370,28 @@ fn seed5_long_trace_conforms_at_the_threshold_the_kernel_had() {
     assert_eq!(c.word, "conforms", "{}", c.word);
 }
 
+/// `wbspec record --max-write 8192` of two 8K direct writes and a buffered
+/// 16K read on 6.18.44 (docs/findings.md, M-read-max-pages): the kernel's
+/// one READ of 16K conforms because the model's READ cap is fc->max_pages
+/// (32 pages, `read_max_pages`), not max_write's 2 pages.
+#[test]
+fn a_readahead_read_above_max_write_conforms() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/traces/max-write/read_16k_max_write_8k.jsonl"),
+    )
+    .unwrap();
+    let ev = parse_trace(&text).unwrap();
+    let Ok(wbspec_harness::conform::Translation::Modelled(m)) =
+        wbspec_harness::conform::translate(&ev, None)
+    else {
+        panic!("not modelled")
+    };
+    assert_eq!((m.cfg.max_pages, m.cfg.read_max_pages), (1, 2));
+    let c = conform_trace(&ev, None).unwrap();
+    assert_eq!(c.word, "conforms", "{}", c.word);
+}
+
 #[test]
 fn readahead_after_a_hit_on_the_same_fd_conforms() {
     let text = std::fs::read_to_string(

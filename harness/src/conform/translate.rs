@@ -318,22 +318,38 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     }
     let at = |p: u64| bounds.iter().position(|b| *b == p).expect("boundary") as u8;
     let range = |first: u64, n: u64| (at(first), at(first + n) - at(first));
-    // model max_pages: most consecutive model pages whose real pages fit one WRITE
-    let mut max_pages = regions.len() as u8;
-    if unit < PG {
-        // (kernel pages: fc->max_pages against the units' pages)
-        max_pages = (regions.len() as u8 / per_page)
-            .min(real_max_pages.min(u8::MAX as u64) as u8)
-            .max(1);
-    }
-    while unit == PG
-        && max_pages > 1
-        && regions
-            .windows(max_pages as usize)
-            .any(|w| w.iter().map(|r| r.1 - r.0).sum::<u64>() > real_max_pages)
-    {
-        max_pages -= 1;
-    }
+    // model max_pages: most consecutive model pages whose real pages fit
+    // one WRITE (`cap` real pages)
+    let fit = |cap: u64| -> u8 {
+        let mut k = regions.len() as u8;
+        if unit < PG {
+            // (kernel pages: fc->max_pages against the units' pages)
+            return (regions.len() as u8 / per_page)
+                .min(cap.min(u8::MAX as u64) as u8)
+                .max(1);
+        }
+        while k > 1
+            && regions
+                .windows(k as usize)
+                .any(|w| w.iter().map(|r| r.1 - r.0).sum::<u64>() > cap)
+        {
+            k -= 1;
+        }
+        k
+    };
+    let max_pages = fit(real_max_pages);
+    // a readahead READ is capped by the kernel's fc->max_pages, not by
+    // max_write: the server (fuser 0.18) sets it from max(max_write,
+    // max_readahead), the kernel asking for 128 KiB (VM_READAHEAD_PAGES),
+    // so it exceeds max_write's cap when max_write is below 128 KiB
+    let real_read_pages = numc("max_write", 1 << 20)
+        .max(128 << 10)
+        .div_ceil(PG)
+        .clamp(1, 256);
+    let read_max_pages = match fit(real_read_pages) {
+        k if k == max_pages => 0,
+        k => k,
+    };
 
     let max_write = if unit < PG && !wbc {
         // write-through below a page: fuse_fill_write_pages ends a batch
@@ -352,6 +368,27 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     } else {
         through_max_write(&tasks, &through_reqs, range, max_pages, errors != 0)?
     };
+    // fuse_direct_io sends a direct write in max_write chunks and a direct
+    // read in chunks of fc->max_pages; the model's direct I/O is one
+    // request, so a larger one is not mapped
+    let mw_bytes = numc("max_write", 1 << 20);
+    for (task, label) in &tasks {
+        let (n, cap, what) = match task {
+            RawTask::DioWrite { n, .. } | RawTask::OdirectWrite { n, .. } => {
+                (*n, mw_bytes, "max_write")
+            }
+            RawTask::DioRead { n, .. } | RawTask::OdirectRead { n, .. } => {
+                (*n, real_read_pages * PG, "fc->max_pages")
+            }
+            _ => continue,
+        };
+        if n * unit > cap {
+            return nm(format!(
+                "[{label}]: a direct I/O of {} bytes above {what} ({cap} bytes): fuse_direct_io splits it, the model sends it as one request",
+                n * unit
+            ));
+        }
+    }
 
     // ---- tasks and data versions
     // the opens read more than once share their readahead state
@@ -688,6 +725,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         auto_inval_data: false,
         attr_valid: false,
         max_pages,
+        read_max_pages,
         tasks: specs,
         thread: Vec::new(),
         whole: None,
@@ -837,6 +875,12 @@ impl Mapping {
         };
         if let Some(w) = self.cfg.max_write {
             s += &format!(", max_write {w} (the recorded write-through chunks)");
+        }
+        if self.cfg.read_max_pages != 0 {
+            s += &format!(
+                ", readahead READs up to {} (fc->max_pages above max_write)",
+                self.cfg.read_max_pages
+            );
         }
         s += &format!(
             "\n  tasks: {}",

@@ -82,9 +82,14 @@ impl Config {
     }
 
     /// Readahead's READ size in model positions: fuse_readahead's
-    /// `min(fc->max_pages, fc->max_read / PAGE_SIZE)` pages.
+    /// `min(fc->max_pages, fc->max_read / PAGE_SIZE)` pages (fc->max_pages
+    /// is `read_max_pages` when set).
     pub fn readahead_units(&self) -> u16 {
-        let pages = (self.max_pages as u16).min(self.limit_pages(false).unwrap_or(u16::MAX));
+        let mp = match self.read_max_pages {
+            0 => self.max_pages,
+            r => r,
+        };
+        let pages = (mp as u16).min(self.limit_pages(false).unwrap_or(u16::MAX));
         pages.saturating_mul(self.per_page())
     }
 

@@ -24,6 +24,7 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         auto_inval_data: false,
         attr_valid: false,
         max_pages: pages,
+        read_max_pages: 0,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
         thread: Vec::new(),
         whole: None,

@@ -92,8 +92,15 @@ pub struct Config {
     #[serde(default = "one_block")]
     pub folio_blocks: u8,
     /// fc->max_pages: most folios in one writeback WRITE (and in one
-    /// readahead READ).
+    /// readahead READ, unless `read_max_pages` says otherwise).
     pub max_pages: u8,
+    /// The readahead READ's cap where it is not `max_pages` (0: it is).
+    /// A recorded trace's writeback WRITEs are capped by max_write, its
+    /// READs by the kernel's fc->max_pages, which the server sets from
+    /// max(max_write, max_readahead) (fuser 0.18: 32 pages for a
+    /// max_write below 128 KiB); conform sets both (translate.rs).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_max_pages: u8,
     pub tasks: Vec<TaskSpec>,
     /// Per task, the workload thread that runs it (`threads = [[...]]`):
     /// a thread runs its tasks in order, each starting only once the one

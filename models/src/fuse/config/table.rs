@@ -244,6 +244,7 @@ impl Config {
             auto_inval_data: raw.auto_inval_data,
             attr_valid: raw.attr_valid,
             max_pages: raw.max_pages.unwrap_or(raw.pages),
+            read_max_pages: 0,
             // (pages; subpage.rs turns them into units)
             tasks,
             thread,
