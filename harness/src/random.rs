@@ -178,11 +178,7 @@ fn plan(seed: u64, len: Option<usize>) -> Plan {
                         letter: l,
                     }
                 }
-                // (long plans read with O_DIRECT only: the model's
-                // buffered read starts from a fresh readahead state, and a
-                // long run of reads on one fd would meet that gap,
-                // docs/findings.md M-ra-prev-pos)
-                3 if len.is_none() => {
+                3 => {
                     let (first, n) = range(r);
                     Op::Read { first, n }
                 }
