@@ -177,7 +177,14 @@ impl FuseModel {
     pub(super) fn check_read_limits(&self, s: &mut State, n: u8) {
         let c = &self.cfg;
         let pages = (n as u16).div_ceil(c.per_page());
-        if pages > c.max_pages as u16 || c.limit_units(false).is_some_and(|mr| n as u16 > mr) {
+        // a READ's fc->max_pages is `read_max_pages` where conform set it
+        // (above max_write's cap: fuse_readahead's `min(fc->max_pages,
+        // fc->max_read / PAGE_SIZE)`, subpage.rs readahead_units)
+        let cap = match c.read_max_pages {
+            0 => c.max_pages,
+            r => r,
+        };
+        if pages > cap as u16 || c.limit_units(false).is_some_and(|mr| n as u16 > mr) {
             s.lf_viol |= VIOL_LF_LIMITS;
         }
     }

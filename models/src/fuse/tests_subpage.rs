@@ -392,3 +392,28 @@ fn a_store_beyond_eof_is_exposed_by_an_extending_write() {
     let s = run(&m, &m.initial(), T0, Step::Sigbus);
     assert!(m.task_done(&s, 0));
 }
+
+/// A config as conform builds it for a recorded sub-page trace with
+/// max_write 4096 (translate.rs: max_pages 1, `read_max_pages` 2, the
+/// kernel's fc->max_pages being 32): readahead sends the two-page READ
+/// fuse_readahead allows, and lf-limits must not call it a violation
+/// (check_read_limits compared the READ with `max_pages`).
+#[test]
+fn a_readahead_read_within_read_max_pages_keeps_lf_limits() {
+    let mut c = from_toml(&format!(
+        "kernel = \"T\"\nunits_per_page = 2\npages = 2\ndaemon_threads = 1\ninit_size = 2\ntasks = [\"read 0+2\"]\n"
+    ))
+    .unwrap();
+    c.max_pages = 1;
+    c.read_max_pages = 2;
+    assert_eq!(c.readahead_units(), 4, "two pages of two units");
+    let states = super::tests::reachable(&model(c));
+    assert!(
+        states.iter().any(|s| s.tasks[0].pc > 0),
+        "the read made progress"
+    );
+    assert!(
+        states.iter().all(|s| s.lf_viol & VIOL_LF_LIMITS == 0),
+        "lf-limits flags a READ within fc->max_pages"
+    );
+}
