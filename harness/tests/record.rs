@@ -360,12 +360,6 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
-/// A program's I/O below a page (docs/conformance.md, "Units below a
-/// page"): 3 KiB of A, a zero KiB and B written at once, fsynced,
-/// truncated to 2 KiB and read back. The recorder's marks carry the
-/// 1 KiB units the page tags do not give (`units=A.B`, the read's
-/// `units=A.`), and the trace conforms in 1 KiB units, the zero unit a
-/// write of zeros.
 /// A max_write below 128 KiB caps writeback and direct WRITEs, not
 /// readahead READs: the kernel's fc->max_pages is what the server sets
 /// from max(max_write, max_readahead) (32 pages with fuser 0.18). Two 8K
@@ -451,6 +445,12 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A program's I/O below a page (docs/conformance.md, "Units below a
+/// page"): 3 KiB of A, a zero KiB and B written at once, fsynced,
+/// truncated to 2 KiB and read back. The recorder's marks carry the
+/// 1 KiB units the page tags do not give (`units=A.B`, the read's
+/// `units=A.`), and the trace conforms in 1 KiB units, the zero unit a
+/// write of zeros.
 #[test]
 fn python_sub_page_io_conforms_in_units() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
