@@ -127,6 +127,15 @@ impl ServerConfig {
         if self.max_write < 4096 || self.max_background == 0 || self.congestion_threshold == 0 {
             return Err("--max-write is at least 4096, --max-bg and --cong at least 1".into());
         }
+        // fuser 0.18 KernelConfig::set_max_write: `if value >
+        // MAX_WRITE_SIZE as u32 { return Err(MAX_WRITE_SIZE as u32) }`,
+        // leaving its default (16 MiB) in FUSE_INIT
+        if self.max_write > 1 << 24 {
+            return Err(format!(
+                "--max-write {} is above 16777216: the server (fuser 0.18) would refuse it and send 16777216 in FUSE_INIT",
+                self.max_write
+            ));
+        }
         if self.congestion_threshold > self.max_background {
             return Err(format!(
                 "--cong {} is above --max-bg {}: the server (fuser 0.18) would send min(congestion_threshold, max_background) = {} in FUSE_INIT",
@@ -159,9 +168,17 @@ impl ServerConfig {
             "--xattr-enodata" => self.xattr_enodata = true,
             "--linger" => self.linger = true,
             "--async-dio" => self.async_dio = true,
-            "--max-write" => self.max_write = val(arg)? as u32,
-            "--max-bg" => self.max_background = val(arg)? as u16,
-            "--cong" => self.congestion_threshold = val(arg)? as u16,
+            // (out of range is an error, not the value's low bits)
+            "--max-write" => {
+                self.max_write = u32::try_from(val(arg)?).map_err(|e| format!("{arg}: {e}"))?
+            }
+            "--max-bg" => {
+                self.max_background = u16::try_from(val(arg)?).map_err(|e| format!("{arg}: {e}"))?
+            }
+            "--cong" => {
+                self.congestion_threshold =
+                    u16::try_from(val(arg)?).map_err(|e| format!("{arg}: {e}"))?
+            }
             "--hold-timeout-ms" => self.hold_timeout_ms = val(arg)?,
             "--ttl-ms" => self.ttl_ms = val(arg)?,
             _ => return Ok(false),
@@ -186,6 +203,29 @@ mod tests {
         assert!(!e.contains('\n'));
         (c.congestion_threshold, c.max_write) = (1, 4095);
         assert!(c.check().is_err());
+    }
+
+    /// A max_write fuser refuses (above its MAX_WRITE_SIZE, 16 MiB) would
+    /// be written into the header while the kernel got 16 MiB; a value
+    /// beyond the field's type would be cut to its low bits.
+    #[test]
+    fn check_refuses_a_max_write_fuser_would_not_send() {
+        let mut c = ServerConfig::default();
+        c.max_write = 1 << 24;
+        assert_eq!(c.check(), Ok(()));
+        c.max_write = (1 << 24) + 4096;
+        let e = c.check().unwrap_err();
+        assert!(e.contains("--max-write 16781312 is above 16777216"), "{e}");
+        for (arg, v) in [
+            ("--max-write", "4294971392"),
+            ("--max-bg", "65537"),
+            ("--cong", "65536"),
+        ] {
+            let mut c = ServerConfig::default();
+            let mut it = std::iter::once(v.to_string());
+            let e = c.parse_arg(arg, &mut it).unwrap_err();
+            assert!(e.starts_with(arg), "{e}");
+        }
     }
 
     /// Every scenario's configuration passes the check (serve refuses
