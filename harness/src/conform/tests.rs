@@ -657,3 +657,29 @@ fn reads_of_one_open_share_a_model_fd() {
     let w = not_modelled(&reads_on_opens(wbspec_models::fuse::MAX_FDS as u32 + 1));
     assert!(w.contains("opens read more than once"), "{w}");
 }
+
+/// A direct write above 1 MiB with max_write 2 MiB: fuse_direct_io cuts
+/// it at fc->max_pages (256 pages: fuser's max(max_write, 128 KiB) / 4096
+/// clamped by fc->max_pages_limit), not at max_write, so the kernel sends
+/// two WRITEs; the model's one request is not this trace's.
+#[test]
+fn a_direct_write_above_fc_max_pages_is_not_modelled() {
+    let tags = "A".repeat(512);
+    let w = format!("call T0 pwrite fd=7 off=0 {tags}");
+    let mut l = vec![
+        "call T0 open f 0x42",
+        "req 4 CREATE",
+        "reply 4 CREATE",
+        "ret T0 open 6",
+        "call T0 open f 0x4002",
+        "req 6 OPEN",
+        "reply 6 OPEN FOPEN_DIRECT_IO",
+        "ret T0 open 7",
+    ];
+    l.extend([w.as_str(), "ret T0 pwrite 2097152"]);
+    let why = not_modelled(&tr(json!({"max_write": 2097152}), &l));
+    assert!(
+        why.contains("a direct I/O of 2097152 bytes above fc->max_pages (1048576 bytes)"),
+        "{why}"
+    );
+}

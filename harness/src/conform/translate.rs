@@ -370,12 +370,22 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     };
     // fuse_direct_io sends a direct write in max_write chunks and a direct
     // read in chunks of fc->max_pages; the model's direct I/O is one
-    // request, so a larger one is not mapped
+    // request, so a larger one is not mapped. A write's chunk is also cut
+    // at fc->max_pages pages of the buffer (`max_pages =
+    // iov_iter_npages(iter, fc->max_pages)`, fuse_get_user_pages), which
+    // is below max_write when max_write exceeds 1 MiB (fc->max_pages_limit
+    // 256). (A buffer not page-aligned spans one page more: the harness's
+    // are aligned; a recorded program's may not be.)
     let mw_bytes = numc("max_write", 1 << 20);
+    let fc_pages_bytes = real_read_pages * PG;
     for (task, label) in &tasks {
         let (n, cap, what) = match task {
             RawTask::DioWrite { n, .. } | RawTask::OdirectWrite { n, .. } => {
-                (*n, mw_bytes, "max_write")
+                if mw_bytes <= fc_pages_bytes {
+                    (*n, mw_bytes, "max_write")
+                } else {
+                    (*n, fc_pages_bytes, "fc->max_pages")
+                }
             }
             RawTask::DioRead { n, .. } | RawTask::OdirectRead { n, .. } => {
                 (*n, real_read_pages * PG, "fc->max_pages")
