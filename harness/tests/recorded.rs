@@ -402,3 +402,33 @@ fn readahead_after_a_hit_on_the_same_fd_conforms() {
     let c = conform_trace(&parse_trace(&text).unwrap(), None).unwrap();
     assert_eq!(c.word, "conforms", "{}", c.word);
 }
+
+/// `wbspec record --max-write 2097152` of one 2 MiB O_DIRECT pwrite from
+/// a page-aligned buffer on 6.18.44: the kernel sent WRITE 1 MiB + WRITE
+/// 1 MiB (fuse_direct_io's `iov_iter_npages(iter, fc->max_pages)`, with
+/// fc->max_pages 256 though fuser sent 512), so the trace is not the
+/// model's one request: not modelled, naming fc->max_pages. It was a
+/// VIOLATION while the direct-write cap was max_write alone.
+#[test]
+fn a_direct_write_cut_at_fc_max_pages_is_not_modelled() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/traces/max-write/dio_write_2m_max_write_2m.jsonl"),
+    )
+    .unwrap();
+    let ev = parse_trace(&text).unwrap();
+    let sizes: Vec<u64> = ev
+        .iter()
+        .filter(|e| e.ev == "req" && e.op.as_deref() == Some("WRITE"))
+        .map(|e| e.size.unwrap_or(0))
+        .collect();
+    assert_eq!(sizes, [1 << 20, 1 << 20]);
+    let c = conform_trace(&ev, None).unwrap();
+    assert_eq!(c.class, Class::NotModelled, "{}", c.word);
+    assert!(
+        c.word
+            .contains("a direct I/O of 2097152 bytes above fc->max_pages (1048576 bytes)"),
+        "{}",
+        c.word
+    );
+}
