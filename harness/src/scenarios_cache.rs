@@ -53,12 +53,56 @@ fn expect_blocked(ctx: &mut Ctx, what: &str, p: &mut crate::ctx::Pending) -> Res
 
 // ---------------------------------------------------------------- background queue
 
+/// How the second page's WRITE(Y) is asked for while WRITE(X) is held.
+#[derive(Clone, Copy, PartialEq)]
+enum Second {
+    /// sync_file_range(WRITE) of page 1: WB_SYNC_NONE, skipped as
+    /// congested (num_background 1 >= congestion_threshold 1), so page 1
+    /// stays dirty until fsync after the release.
+    SyncRange,
+    /// fdatasync on T1: WB_SYNC_ALL, which congestion does not skip, so
+    /// WRITE(Y) is queued on fc->bg_queue behind X (max_background 1) and
+    /// the fdatasync waits.
+    Fdatasync,
+}
+
 fn f_overtake(ctx: &mut Ctx) -> Res {
+    overtake(ctx, Second::SyncRange)
+}
+
+fn f_overtake_sync(ctx: &mut Ctx) -> Res {
+    overtake(ctx, Second::Fdatasync)
+}
+
+/// WRITE(X) of page 0 held (sync_file_range); WRITE(Y) of page 1 asked
+/// for as `second` says; a FOPEN_DIRECT_IO READ of page 2 (not
+/// background, nothing to flush or wait for) is read by the server before
+/// Y; Y only after X's reply.
+fn overtake(ctx: &mut Ctx, second: Second) -> Res {
+    let sync = second == Second::Fdatasync;
+    let conn = ctx.conn;
+    let conn = || conn.ok_or_else(|| fail("fusectl", "the mount's connection is not known".into()));
+    if sync {
+        // the kernel holds the limits the trace header states (fuser
+        // sends min(congestion_threshold, max_background); ServerConfig::check)
+        let mut lim = [0u64; 2];
+        for (v, f) in lim
+            .iter_mut()
+            .zip(["max_background", "congestion_threshold"])
+        {
+            *v = crate::mount::fusectl_read(conn()?, f).map_err(|e| fail("fusectl", e))?;
+        }
+        ctx.expect(
+            "the kernel's max_background and congestion_threshold are the header's (1, 1)",
+            lim == [1, 1],
+            || format!("fusectl: {lim:?}"),
+        )?;
+    }
     let fd1 = ctx.create("T0", "f")?;
     let fd2 = ctx.open("T0", "f", ODIRECT_RW)?;
     ctx.pwrite("T0", fd1, 0, "XY")?;
     ctx.ctl("hold WRITE n=inf cache=1")?;
-    for i in 0..2 {
+    for i in 0..if sync { 1 } else { 2 } {
         ctx.sys_ok(
             "T0",
             "sync_file_range",
@@ -67,93 +111,22 @@ fn f_overtake(ctx: &mut Ctx) -> Res {
         )?;
     }
     ctx.wait_held(1, 2000)?;
-    // the second sync_file_range is WB_SYNC_NONE: with WRITE(X) in flight
-    // num_background (1) >= congestion_threshold (1), fuse_writepages
-    // returns at once and page 1 stays dirty. The direct read of page 2
-    // finds nothing to flush or wait for: its READ goes straight out
-    let data = ctx.pread("T0", fd2, 2 * PG, PG as usize)?;
-    ctx.expect(
-        "direct read past EOF returns 0 bytes",
-        data.is_empty(),
-        || format!("{} bytes", data.len()),
-    )?;
-    let t = ctx.trace()?;
-    let ws = t.cache_writes();
-    let rd = t.reqs("READ");
-    ctx.expect(
-        "only WRITE(X) reached the server; the READ overtook WRITE(Y)",
-        ws.len() == 1
-            && ws[0].page_tags.as_deref() == Some("X")
-            && rd.len() == 1
-            && rd[0].seq > ws[0].seq,
-        || briefs(&[ws.clone(), rd.clone()].concat()),
-    )?;
-    ctx.ctl("unhold WRITE")?;
-    ctx.ctl("release all")?;
-    // fsync waits for WRITE(Y): the trace then has both
-    ctx.fsync("T0", fd1)?;
-    let t = ctx.trace()?;
-    let ws = t.cache_writes();
-    let w0r = ws.first().and_then(|w| t.reply_seq(w)).unwrap_or(u64::MAX);
-    ctx.expect(
-        "WRITE(Y) is read only after WRITE(X)'s reply (fsync writes it)",
-        ws.len() == 2 && ws[1].page_tags.as_deref() == Some("Y") && ws[1].seq > w0r,
-        || briefs(&ws),
-    )?;
-    ctx.close("T0", fd2)?;
-    ctx.close("T0", fd1)?;
-    ctx.expect_file("f", 2 * PG, "XY")
-}
-
-/// fc->bg_queue on the real kernel: WRITE(X) held by sync_file_range;
-/// fdatasync writes page 1 with WB_SYNC_ALL, which congestion does not
-/// skip, so WRITE(Y) is queued behind X (max_background 1) and the
-/// fdatasync waits; a FOPEN_DIRECT_IO READ (not background) is read by
-/// the server before Y; Y only after X's reply (flush_bg_queue).
-fn f_overtake_sync(ctx: &mut Ctx) -> Res {
-    let conn = ctx.conn.ok_or_else(|| {
-        fail(
-            "fusectl",
-            "the mount's connection number is not known".into(),
-        )
-    })?;
-    // the kernel holds the limits the trace header states (fuser sends
-    // min(congestion_threshold, max_background); ServerConfig::check)
-    let mut lim = [0u64; 2];
-    for (v, f) in lim
-        .iter_mut()
-        .zip(["max_background", "congestion_threshold"])
-    {
-        *v = crate::mount::fusectl_read(conn, f).map_err(|e| fail("fusectl", e))?;
+    let mut ds = None;
+    if sync {
+        let mut p = ctx.spawn("T1", "fdatasync", &format!("fd={fd1}"), move || {
+            sys::fdatasync(fd1)
+        })?;
+        // WRITE(Y) is a request of the connection (fc->num_waiting
+        // counts X and Y) that the server has not seen: on fc->bg_queue
+        let waited = crate::mount::fusectl_wait_waiting(conn()?, 2, 3000);
+        ctx.expect(
+            "fdatasync's WRITE(Y) is queued in the kernel (fusectl waiting 2)",
+            matches!(waited, Ok((2, true))),
+            || format!("fusectl waiting: {waited:?}"),
+        )?;
+        expect_blocked(ctx, "fdatasync waits while WRITE(X) is held", &mut p)?;
+        ds = Some(p);
     }
-    ctx.expect(
-        "the kernel's max_background and congestion_threshold are the header's (1, 1)",
-        lim == [1, 1],
-        || format!("fusectl: {lim:?}"),
-    )?;
-    let fd1 = ctx.create("T0", "f")?;
-    let fd2 = ctx.open("T0", "f", ODIRECT_RW)?;
-    ctx.pwrite("T0", fd1, 0, "XY")?;
-    ctx.ctl("hold WRITE n=inf cache=1")?;
-    ctx.sys_ok(
-        "T0",
-        "sync_file_range",
-        &format!("fd={fd1} 0 {PG} WRITE"),
-        || sys::sync_file_range_write(fd1, 0, PG),
-    )?;
-    ctx.wait_held(1, 2000)?;
-    let mut ds = ctx.spawn("T1", "fdatasync", &format!("fd={fd1}"), move || {
-        sys::fdatasync(fd1)
-    })?;
-    // WRITE(Y) is a request of the connection (fc->num_waiting counts X
-    // and Y) that the server has not seen: it waits on fc->bg_queue
-    let waited = crate::mount::fusectl_wait_waiting(conn, 2, 3000);
-    ctx.expect(
-        "fdatasync's WRITE(Y) is queued in the kernel (fusectl waiting 2)",
-        matches!(waited, Ok((2, true))),
-        || format!("fusectl waiting: {waited:?}"),
-    )?;
-    expect_blocked(ctx, "fdatasync waits while WRITE(X) is held", &mut ds)?;
     let data = ctx.pread("T0", fd2, 2 * PG, PG as usize)?;
     ctx.expect(
         "direct read past EOF returns 0 bytes",
@@ -173,18 +146,28 @@ fn f_overtake_sync(ctx: &mut Ctx) -> Res {
     )?;
     ctx.ctl("unhold WRITE")?;
     ctx.ctl("release all")?;
-    let (r, _) = ds.join(5000)?;
-    ctx.expect("fdatasync returns 0", r.ret == 0, || format!("{r:?}"))?;
+    let (what, end) = match ds {
+        Some(mut p) => {
+            let (r, _) = p.join(5000)?;
+            ctx.expect("fdatasync returns 0", r.ret == 0, || format!("{r:?}"))?;
+            let end = ctx.trace()?.mark_seq("ret", "T1", "fdatasync")?;
+            ("(flush_bg_queue), before fdatasync returns", end)
+        }
+        None => {
+            // fsync writes page 1: the trace then has both
+            ctx.fsync("T0", fd1)?;
+            ("(fsync writes it)", u64::MAX)
+        }
+    };
     let t = ctx.trace()?;
     let ws = t.cache_writes();
     let w0r = ws.first().and_then(|w| t.reply_seq(w)).unwrap_or(u64::MAX);
-    let ds_ret = t.mark_seq("ret", "T1", "fdatasync")?;
     ctx.expect(
-        "WRITE(Y) is read only after WRITE(X)'s reply (flush_bg_queue), before fdatasync returns",
+        &format!("WRITE(Y) is read only after WRITE(X)'s reply {what}"),
         ws.len() == 2
             && ws[1].page_tags.as_deref() == Some("Y")
             && ws[1].seq > w0r
-            && ws[1].seq < ds_ret,
+            && ws[1].seq < end,
         || briefs(&ws),
     )?;
     ctx.close("T0", fd2)?;
