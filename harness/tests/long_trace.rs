@@ -1,7 +1,10 @@
 //! A long trace in the model's task slots (harness/src/conform/slots.rs,
 //! issue 21): rand_200_5000, a seeded random plan of 5,000 modelled
-//! syscalls on three threads (`conform --random 1 --seed 200 --length 5000`),
-//! recorded on Linux 6.18.44 and committed, conforms — with no kernel.
+//! syscalls on three threads (`conform --random 1 --seed 200 --length 5000`
+//! as the generator was on 1 Dec 2026, when long plans read with O_DIRECT
+//! only; today's seed 200 also reads through the page cache, and the
+//! kernel test below records that plan anew), recorded on Linux 6.18.44
+//! and committed, conforms — with no kernel.
 //! Its cost is measured in docs/performance.md, not timed here.
 use std::collections::BTreeSet;
 use std::path::Path;
