@@ -111,7 +111,7 @@ const PAGES: u64 = 4;
 const TASKS: usize = 8;
 
 /// The server configuration of seed `seed`.
-fn config_of(seed: u64, c: &mut ServerConfig) {
+pub fn config_of(seed: u64, c: &mut ServerConfig) {
     let mut r = Rng(seed ^ 0xC0FF_EE00);
     match r.below(4) {
         // (fuser sends min(congestion_threshold, max_background): with

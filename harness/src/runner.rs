@@ -273,6 +273,12 @@ impl Served {
         std::mem::take(&mut self.guard.log)
     }
 
+    /// The mount's FUSE connection (/sys/fs/fuse/connections/<conn>),
+    /// if its mountinfo line was found.
+    pub fn conn(&self) -> Option<u32> {
+        self.guard.minor
+    }
+
     /// The server's PID while it runs.
     pub fn server_pid(&self) -> Option<u32> {
         self.guard.child.as_ref().map(|c| c.id())
