@@ -453,6 +453,8 @@ mod tests_autoinval;
 #[cfg(test)]
 mod tests_fix_pdio;
 #[cfg(test)]
+mod tests_forget;
+#[cfg(test)]
 mod tests_lfolio;
 #[cfg(test)]
 mod tests_notify;

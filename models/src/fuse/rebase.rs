@@ -232,6 +232,29 @@ impl State {
         self.tasks[t].before = [0; MAX_PAGES];
     }
 
+    /// The state with the ghosts only the properties read set to their
+    /// initial values: what the last step did (`ev`), the sticky
+    /// violation bits (`viol`, `lf_viol`, `viol2`), the version sets of
+    /// writes ended (`fin`, `sup`, `Task::before`) and `Task::applied`.
+    /// No step reads them except to set `ev` or a violation bit (every
+    /// step starts by clearing `ev`), so a state and its forgetting have
+    /// the same behaviours, forgotten alike (tests_forget.rs checks it on
+    /// every reachable state of several workloads). Trace conformance,
+    /// which judges no property, keeps states this way: states that
+    /// differ only in these ghosts are one (harness/src/conform/search.rs).
+    pub fn forget_property_ghosts(&mut self) {
+        self.ev = Event::None;
+        self.viol = 0;
+        self.lf_viol = 0;
+        self.viol2 = 0;
+        self.fin = [0; MAX_PAGES];
+        self.sup = [0; MAX_PAGES];
+        for t in self.tasks.iter_mut() {
+            t.before = [0; MAX_PAGES];
+            t.applied = false;
+        }
+    }
+
     /// Does anything in flight name task `t` (a request on /dev/fuse or
     /// the background queue, a request a daemon worker holds, the inode
     /// lock)? Such a slot cannot take another syscall yet.
