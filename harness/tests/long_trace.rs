@@ -33,6 +33,19 @@ fn a_5000_syscall_random_trace_conforms() {
     );
     let c = conform_trace(&ev, None).unwrap();
     assert_eq!((c.word.as_str(), c.class), ("conforms", Class::Conforms));
+    // the search's cost, as docs/performance.md states it (deterministic:
+    // states explored, and the most possible at one event)
+    let detail = c.detail.unwrap();
+    let want = "61534 model states explored, at most 386 possible at once";
+    assert!(detail.contains(want), "{detail}");
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/performance.md"),
+    )
+    .unwrap();
+    assert!(
+        doc.contains("| rand_200_5000 | 5,002 | 61,534 | 386 |"),
+        "docs/performance.md's row differs from {want:?}"
+    );
 }
 
 /// The same on this machine's kernel: a long plan (5,000 modelled

@@ -195,12 +195,18 @@ fn calls(ev: &[Event]) -> Vec<(String, u64, u64, String)> {
 /// of its own calls: the call mark precedes the requests of its syscall
 /// and the ret mark follows them.
 fn requests_inside_calls(ev: &[Event]) {
+    requests_inside_calls_but(ev, &[]);
+}
+
+/// [`requests_inside_calls`], but for requests of the opcodes `but`
+/// (a fault's READ is sent by a load or store, no syscall).
+fn requests_inside_calls_but(ev: &[Event], but: &[&str]) {
     let cs = calls(ev);
     let first = cs.iter().map(|c| c.1).min().unwrap_or(u64::MAX);
     for e in ev.iter().filter(|e| e.ev == "req" && e.seq > first) {
         let pid = e.pid.unwrap_or(0);
         let op = e.op.as_deref().unwrap_or("");
-        if pid == 0 || matches!(op, "FLUSH" | "RELEASE") {
+        if pid == 0 || matches!(op, "FLUSH" | "RELEASE") || but.contains(&op) {
             continue;
         }
         let actor = format!("T{pid}");
@@ -644,35 +650,9 @@ fn ls_of_the_mount() {
 /// `--fallocate=none`: the recorder answers FALLOCATE EOPNOTSUPP, a
 /// failed syscall.
 fn fio_conforms(test: &str, extra: &[&str]) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let fio = ["/usr/bin/fio", "/usr/local/bin/fio"]
-        .into_iter()
-        .find(|p| Path::new(p).exists());
-    let missing = cannot_run().or_else(|| fio.is_none().then(|| "needs fio".into()));
-    if !may_run(KERNEL, test, missing) {
+    let Some((d, r)) = fio_record(test, "16k", "randrw", extra) else {
         return;
-    }
-    let d = scratch(test);
-    let mut cmd = vec![
-        fio.unwrap(),
-        "--name=j",
-        "--filename={mnt}/f",
-        "--size=16k",
-        "--bs=4k",
-        "--rw=randrw",
-        "--ioengine=psync",
-        "--verify=crc32c",
-        "--do_verify=1",
-        "--verify_state_save=0",
-        "--fallocate=none",
-        "--fadvise_hint=0",
-        "--unlink=0",
-        "--number_ios=64",
-        "--output=/dev/null",
-    ];
-    cmd.extend(extra);
-    let r = record(&d, &cmd);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    };
     let ev = &r.trace();
     requests_inside_calls(ev);
     // psync: every data I/O is a pread/pwrite of one 4 KiB block (fio's
@@ -695,17 +675,106 @@ fn fio_conforms(test: &str, extra: &[&str]) {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// fio's job `j` on `{mnt}/f` of `size`, `--rw=RW`, with `extra` options, recorded
+/// (its scratch directory and recording); None if the test may not run.
+fn fio_record(test: &str, size: &str, rw: &str, extra: &[&str]) -> Option<(PathBuf, Rec)> {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let fio = ["/usr/bin/fio", "/usr/local/bin/fio"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let missing = cannot_run().or_else(|| fio.is_none().then(|| "needs fio".into()));
+    if !may_run(KERNEL, test, missing) {
+        return None;
+    }
+    let d = scratch(test);
+    let size = format!("--size={size}");
+    let rw = format!("--rw={rw}");
+    let mut cmd = vec![
+        fio.unwrap(),
+        "--name=j",
+        "--filename={mnt}/f",
+        &size,
+        "--bs=4k",
+        &rw,
+        "--verify=crc32c",
+        "--do_verify=1",
+        "--verify_state_save=0",
+        "--fallocate=none",
+        "--fadvise_hint=0",
+        "--unlink=0",
+        "--number_ios=64",
+        "--output=/dev/null",
+    ];
+    cmd.extend(extra);
+    let r = record(&d, &cmd);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    Some((d, r))
+}
+
 /// Buffered psync randrw with crc32c verify.
 #[test]
 fn fio_job_conforms() {
-    fio_conforms("fio", &[]);
+    fio_conforms("fio", &["--ioengine=psync"]);
 }
 
 /// The same job with O_DIRECT (`--direct=1`): its verify pass reads
 /// through direct READs.
 #[test]
 fn fio_direct_job_conforms() {
-    fio_conforms("fio-direct", &["--direct=1"]);
+    fio_conforms("fio-direct", &["--ioengine=psync", "--direct=1"]);
+}
+
+/// The job with `--ioengine=mmap`, writing (`--rw=randwrite`: a randrw
+/// job of two blocks may do no write at all) and verifying: fio maps
+/// the file (MAP_SHARED) and copies its blocks into the mapping and back
+/// out, so its I/O is loads and stores, no syscall; its verify pass maps
+/// the file again, and it exits with both mappings live (the exit's
+/// fuse_vma_close writes back). The loads and stores are the
+/// environment's (docs/conformance.md, "Loads and stores through a
+/// program's mappings"): 8 KiB, as each mapped page takes two of the
+/// model's eight task slots.
+#[test]
+fn fio_mmap_job_conforms() {
+    let Some((d, r)) = fio_record("fio-mmap", "8k", "randwrite", &["--ioengine=mmap"]) else {
+        return;
+    };
+    let ev = &r.trace();
+    // the faults' READs are the only requests outside calls
+    requests_inside_calls_but(ev, &["READ"]);
+    let m: Vec<String> = marks(ev).iter().map(|m| strip_actor(m)).collect();
+    // the job maps the whole file (its verify pass, when it runs, maps
+    // it again), reads and writes none of its blocks with syscalls, and
+    // exits with the mappings live
+    assert!(
+        m.iter()
+            .any(|x| x.starts_with("call mmap fd=") && x.ends_with(" off=0 len=8192 shared path=f")),
+        "{m:#?}"
+    );
+    assert!(m.iter().any(|x| x == "call exit map path=f"), "{m:#?}");
+    // (the layout pass before the job writes the file with pwrite)
+    let exit = m.iter().position(|x| x.starts_with("call exit")).unwrap();
+    let first_map = m.iter().position(|x| x.starts_with("call mmap")).unwrap();
+    assert!(
+        !m[first_map..exit]
+            .iter()
+            .any(|x| x.starts_with("call pwrite") || x.starts_with("call pread")),
+        "{m:#?}"
+    );
+    // the stores reached the server: a page-cache WRITE after the mmap
+    let mmap_seq = ev
+        .iter()
+        .find(|e| e.kind.as_deref() == Some("call") && e.syscall.as_deref() == Some("mmap"))
+        .unwrap()
+        .seq;
+    assert!(
+        ev.iter()
+            .any(|e| e.is_req("WRITE") && e.is_cache_write() && e.seq > mmap_seq),
+        "no WRITE of a stored page"
+    );
+    let (code, out) = conform(&r);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(" model=conforms"), "{out}");
+    std::fs::remove_dir_all(&d).unwrap();
 }
 
 /// sqlite3 (if installed; .ci/setup installs it) on a database in the

@@ -267,6 +267,10 @@ pub enum Obs {
     Reply(Pat, Vec<(u8, Vec<Id>)>, Option<u64>),
     /// The daemon failed this request (-EIO, injected by `fail OP`).
     ReplyErr(Pat),
+    /// The environment's loads and stores through a mapping (envmap.rs):
+    /// these tasks may run from here on, again and again (`on`), or have
+    /// to be idle or finished here, and run no more.
+    Env { on: bool, tasks: Vec<usize> },
 }
 
 /// An observation with where it came from.
@@ -308,6 +312,9 @@ pub struct Mapping {
     /// Tasks issued from the start, with no call or ret in the trace: the
     /// background writeback passes [`with_flusher`] adds.
     pub background: Vec<usize>,
+    /// Tasks of the environment's loads and stores through mappings
+    /// (envmap.rs): no call or ret, issued and stopped by `Obs::Env`.
+    pub env: Vec<usize>,
 }
 
 /// Most background writeback passes a trace may need ([`with_flusher`]).
@@ -376,6 +383,7 @@ pub enum Translation {
 }
 
 mod cli;
+mod envmap;
 mod gup;
 mod meta;
 mod project;
@@ -550,6 +558,8 @@ mod test_trace;
 mod tests;
 #[cfg(test)]
 mod tests_aio;
+#[cfg(test)]
+mod tests_env;
 #[cfg(test)]
 mod tests_filters;
 #[cfg(test)]

@@ -33,6 +33,13 @@ pub(super) enum RawObs {
     Reply(RawReq, Option<String>, Option<u64>),
     /// An -EIO reply (the server failed the request).
     ReplyErr(RawReq),
+    /// The environment's loads and stores through a mapping (envmap.rs)
+    /// may start (`on`: a mapping's mmap returned) or must have ended
+    /// (a munmap or exit began).
+    Env {
+        on: bool,
+        tasks: Vec<usize>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -77,6 +84,16 @@ pub(super) enum RawTask {
         n: u64,
     },
     Munmap,
+    /// The environment's read fault on real page `page` through a live
+    /// mapping (envmap.rs): the model's `fault` task.
+    EnvLoad {
+        page: u64,
+    },
+    /// The environment's store to real page `page` through a live
+    /// MAP_SHARED mapping (envmap.rs): the model's `mmap` task.
+    EnvStore {
+        page: u64,
+    },
     Msync {
         first: u64,
         n: u64,

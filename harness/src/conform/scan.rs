@@ -4,6 +4,7 @@
 //! observation, dropping what the model does not have by the listed filter
 //! rules. Everything is still in real 4 KiB pages; [`super::translate`]
 //! splits the file into model regions afterwards.
+use super::envmap::EnvMaps;
 use super::meta::{posix_locks_off, returns_by_call};
 use super::raw::*;
 use super::*;
@@ -35,6 +36,9 @@ pub(super) struct Pending {
     /// A pwrite on a cached fd of a mount without writeback_cache
     /// (write-through: its WRITE is a `Req::ThroughWrite`).
     through_write: bool,
+    /// An mmap whose accesses are the environment's (envmap.rs): its
+    /// first real page, pages, MAP_SHARED.
+    map: Option<(u64, u64, bool)>,
 }
 
 pub(super) fn arg<'a>(args: &'a str, key: &str) -> Option<&'a str> {
@@ -259,6 +263,13 @@ pub(super) fn scan(
     // returned and whose completion io_getevents has not reaped yet
     let mut aio: HashSet<usize> = HashSet::new();
     let mut aio_out: Vec<usize> = vec![];
+    // a program's loads and stores through its mappings (envmap.rs): a
+    // trace of `wbspec record`, whose accesses have no marks
+    let mut env = EnvMaps::new(
+        events
+            .first()
+            .is_some_and(|h| h.ev == "header" && h.scenario.as_deref() == Some("record")),
+    );
 
     'events: for (i, e) in events.iter().enumerate().skip(1) {
         let key = 2 * i as u64;
@@ -305,6 +316,7 @@ pub(super) fn scan(
                         setup_open: false,
                         direct_write: false,
                         through_write: false,
+                        map: None,
                     };
                     let failed = ret_of.get(&i).is_some_and(|r| r.0 < 0);
                     // ENOENT: the name's LOOKUP found nothing
@@ -382,6 +394,9 @@ pub(super) fn scan(
                             // no clean page to drop
                             let alone = pending.values().all(|p| p.task.is_none());
                             if !(fresh_open && alone) {
+                                if env.active() {
+                                    return nm(format!("#{} a fadvise(DONTNEED) while the file is mapped: the environment's loads could read the clean pages it dropped, which the model keeps", e.seq));
+                                }
                                 dropped = Some(e.seq);
                             }
                             if l == 0 {
@@ -536,6 +551,31 @@ pub(super) fn scan(
                         // write_inode_now(inode, 1)
                         "munmap" => {
                             maps = maps.saturating_sub(1);
+                            if env.on {
+                                // the environment's accesses to its pages
+                                // end before it (envmap.rs)
+                                let off = byte_arg(&args, "off", 0, e.seq, &sc)?;
+                                let len = byte_arg(&args, "len", off, e.seq, &sc)?;
+                                let off = env.munmap(e.seq, off / PG, (off + len).div_ceil(PG) - off / PG)?;
+                                raw.push((key - 1, e.seq, RawObs::Env { on: false, tasks: off }, brief.clone()));
+                            }
+                            Some(RawTask::Munmap)
+                        }
+                        // the exit (or exec) of a process that holds
+                        // mappings of the file and no fd of it: exit_mmap
+                        // → remove_vma → fuse_vma_close → write_inode_now
+                        // for each mapping, the munmap task's program (a
+                        // second mapping's finds nothing the first left
+                        // dirty: the process stores no more); the last
+                        // reference's RELEASE is filtered
+                        "exit" | "execve"
+                            if env.on
+                                && args.split_whitespace().any(|w| w == "map")
+                                && arg(&args, "fd").is_none() =>
+                        {
+                            maps = 0;
+                            let off = env.exit(e.seq, &actor)?;
+                            raw.push((key - 1, e.seq, RawObs::Env { on: false, tasks: off }, brief.clone()));
                             Some(RawTask::Munmap)
                         }
                         "close" => {
@@ -609,9 +649,21 @@ pub(super) fn scan(
                             Some(RawTask::Signal { target, fatal })
                         }
                         "mmap" | "msync_async" | "stat" => {
-                            match sc.as_str() {
-                                "mmap" => maps += 1,
-                                _ => {}
+                            if sc == "mmap" {
+                                maps += 1;
+                                if env.on {
+                                    if unit < PG {
+                                        return nm(format!("#{} a mapping of the file in a trace mapped in units below a page: the environment's loads and stores are mapped in whole pages only", e.seq));
+                                    }
+                                    if fd_kind(&fds)? == FdKind::Dio {
+                                        return nm(format!("#{} an mmap of a FOPEN_DIRECT_IO fd: the environment's stores through it are not mapped", e.seq));
+                                    }
+                                    let off = byte_arg(&args, "off", 0, e.seq, &sc)?;
+                                    let len = byte_arg(&args, "len", off, e.seq, &sc)?;
+                                    let first = pages_of(off, "mmap offset")?;
+                                    let shared = words.contains(&"shared");
+                                    p.map = Some((first, (off + len).div_ceil(PG) - first, shared));
+                                }
                             }
                             filt(&format!("syscall {sc}"));
                             None
@@ -704,6 +756,14 @@ pub(super) fn scan(
                             open_of.insert(fd, opens);
                             opens += 1;
                         }
+                    }
+                    if let (Some((first, n, shared)), true) = (p.map, e.ret.unwrap_or(-1) >= 0) {
+                        if let Some(at) = dropped {
+                            return nm(format!("#{} a mapping after the fadvise(DONTNEED) at #{at} and before an open that invalidates the cache: the environment's loads could read the clean pages it dropped, which the model keeps", e.seq));
+                        }
+                        let on = env.map(&actor, first, n, shared, &mut tasks);
+                        raw.push((key, e.seq, RawObs::Env { on: true, tasks: on }, brief));
+                        continue 'events;
                     }
                     if sc == "io_submit" {
                         let Some(t) = p.task else { continue 'events };
@@ -1018,6 +1078,19 @@ pub(super) fn scan(
     }
     if !aio_out.is_empty() {
         return nm("an aio write whose completion the trace never reaps (io_getevents)");
+    }
+    if env.active() {
+        let off = env.finish();
+        let key = 2 * events.len() as u64 + 2;
+        raw.push((
+            key,
+            0,
+            RawObs::Env {
+                on: false,
+                tasks: off,
+            },
+            "(end of trace: the mappings end)".into(),
+        ));
     }
     Ok(Scan {
         aio,

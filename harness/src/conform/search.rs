@@ -1,11 +1,11 @@
 //! The constrained search: is there a behaviour of the model that produces
 //! exactly the observed event sequence?
 
-use super::slots::Slots;
+use super::slots::{parked, Slots};
 use super::*;
 use std::collections::{HashSet, VecDeque};
 
-use wbspec_models::fuse::state::{Req, Worker, NONE};
+use wbspec_models::fuse::state::{Req, Task, Worker, NONE};
 use wbspec_models::fuse::{Action, Actor, FuseModel, State, Step};
 
 /// A search node: a model state, which tasks have been issued, and which
@@ -173,7 +173,32 @@ fn direct_read_bit(m: Option<&Mapping>, req: &Req) -> u16 {
     }
 }
 
-fn free_steps(model: &FuseModel, n: &Node, out: &mut Vec<Node>) {
+/// The environment's tasks in a search (envmap.rs): their slots, and the
+/// versions of zeros (`State::compact_history` on a restart).
+#[derive(Clone, Copy, Default)]
+struct EnvCtx {
+    slots: u16,
+    zeros: u16,
+}
+
+fn free_steps(model: &FuseModel, env: EnvCtx, n: &Node, out: &mut Vec<Node>) {
+    // an environment's task that finished while its page is mapped may
+    // run again: the program loads or stores there as often as it likes.
+    // Each store adds to the page's history, a ghost of the properties'
+    // (and of the zeros lookup, which compaction keeps): it is compacted
+    // on a restart, or the histories of the same pages would differ by
+    // the number of stores without end
+    for e in 0..n.0.tasks.len() {
+        if env.slots & n.1 & (1 << e) != 0
+            && model.task_done(&n.0, e)
+            && n.0.tasks[e] != Task::new()
+        {
+            let mut s = n.0;
+            s.tasks[e] = Task::new();
+            s.compact_history(|v| env.zeros & (1 << v) != 0);
+            out.push((s, n.1, n.2));
+        }
+    }
     let mut acts = vec![];
     model.enabled(&n.0, &mut acts);
     for a in acts {
@@ -294,13 +319,22 @@ fn show_payload(req: &Req, payload: &[u8]) -> String {
 
 fn closure(
     model: &FuseModel,
+    env: EnvCtx,
     start: Vec<Node>,
     explored: &mut usize,
     bound: usize,
 ) -> Option<Vec<Node>> {
     let mut seen: HashSet<Node> = HashSet::new();
     let mut q: VecDeque<Node> = VecDeque::new();
+    // states that differ only in the ghosts of the properties, which the
+    // search does not judge, are one (State::forget_property_ghosts:
+    // their behaviours are the same)
+    let forget = |mut n: Node| {
+        n.0.forget_property_ghosts();
+        n
+    };
     for n in start {
+        let n = forget(n);
         if seen.insert(n) {
             q.push_back(n);
         }
@@ -315,8 +349,9 @@ fn closure(
             return None;
         }
         buf.clear();
-        free_steps(model, &n, &mut buf);
+        free_steps(model, env, &n, &mut buf);
         for m in buf.drain(..) {
+            let m = forget(m);
             if seen.insert(m) {
                 q.push_back(m);
             }
@@ -351,6 +386,14 @@ fn describe(m: &Mapping, o: &Obs) -> String {
         ),
         Obs::Read(p) => format!("a daemon read of {p}"),
         Obs::ReplyErr(p) => format!("an -EIO reply to {p}"),
+        Obs::Env { on: true, tasks } => format!(
+            "a mapping's start: the environment's {} may run",
+            env_tasks(m, tasks)
+        ),
+        Obs::Env { on: false, tasks } => format!(
+            "a mapping's end: the environment's {} idle or finished",
+            env_tasks(m, tasks)
+        ),
         Obs::Reply(p, d, _) if d.is_empty() => format!("a reply to {p}"),
         Obs::Reply(p, d, _) => format!(
             "a reply to {p} returning [{}]",
@@ -366,6 +409,14 @@ fn describe(m: &Mapping, o: &Obs) -> String {
                 .join(",")
         ),
     }
+}
+
+fn env_tasks(m: &Mapping, tasks: &[usize]) -> String {
+    tasks
+        .iter()
+        .map(|t| format!("T{t} {}", m.cfg.tasks[*t]))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn violation(
@@ -441,7 +492,11 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
         let obs = sl
             .local_obs(&oa.obs)
             .expect("every task of an event was issued before it");
-        let Some(cl) = closure(model, frontier, &mut explored, bound) else {
+        let env = EnvCtx {
+            slots: sl.env.iter().fold(0, |b, s| b | 1 << s),
+            zeros: sl.zero_versions(m),
+        };
+        let Some(cl) = closure(model, env, frontier, &mut explored, bound) else {
             return Verdict::Inconclusive {
                 index: i,
                 explored,
@@ -453,6 +508,33 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
         let mut expected = describe(m, &oa.obs);
         match &obs {
             Obs::Call(t) => next.extend(cl.iter().map(|n| (n.0, n.1 | (1 << t), n.2))),
+            // the environment's tasks of a new mapping start, idle
+            Obs::Env { on: true, tasks } => next.extend(cl.iter().map(|n| {
+                let mut x = *n;
+                for &t in tasks {
+                    x.0.tasks[t] = Task::new();
+                    x.1 |= 1 << t;
+                }
+                x
+            })),
+            // a mapping ends: its environment's tasks are idle or done,
+            // and wait, finished, for the next
+            Obs::Env { on: false, tasks } => next.extend(
+                cl.iter()
+                    .filter(|n| {
+                        tasks
+                            .iter()
+                            .all(|&t| n.0.tasks[t] == Task::new() || model.task_done(&n.0, t))
+                    })
+                    .map(|n| {
+                        let mut x = *n;
+                        for &t in tasks {
+                            x.0.tasks[t] = parked(model, t);
+                            x.1 &= !(1 << t);
+                        }
+                        x
+                    }),
+            ),
             // the recorder changed its file before this note: the
             // model's NotifyServerWrite has run
             Obs::Changed(t) => next.extend(
@@ -526,7 +608,11 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
         frontier = next;
     }
     let (model, lm) = (&sl.model, &sl.local);
-    let Some(cl) = closure(model, frontier, &mut explored, bound) else {
+    let env = EnvCtx {
+        slots: sl.env.iter().fold(0, |b, s| b | 1 << s),
+        zeros: sl.zero_versions(m),
+    };
+    let Some(cl) = closure(model, env, frontier, &mut explored, bound) else {
         return Verdict::Inconclusive {
             index: m.obs.len(),
             explored,

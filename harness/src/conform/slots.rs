@@ -75,6 +75,9 @@ pub(super) struct Slots {
     has_ret: Vec<bool>,
     /// Slots of the background writeback passes.
     background: Vec<usize>,
+    /// Slots of the environment's loads and stores (envmap.rs): like the
+    /// background passes, they keep their slots for the whole trace.
+    pub env: Vec<usize>,
     /// The model and the mapping restricted to the slots.
     pub model: FuseModel,
     pub local: Mapping,
@@ -95,8 +98,10 @@ impl Slots {
         let task: Vec<usize> = if identity {
             (0..n).collect()
         } else {
-            // the background passes first, then syscalls in issue order
+            // the background passes and the environment's tasks first,
+            // then syscalls in issue order
             let mut v = bg.clone();
+            v.extend(m.env.iter().copied());
             for o in &m.obs {
                 if v.len() == cap {
                     break;
@@ -117,9 +122,14 @@ impl Slots {
             ver_of.insert(id_of(t), version_of(s));
         }
         let background = bg.iter().map(|t| slot_of[t]).collect();
+        let env: Vec<usize> = m.env.iter().map(|t| slot_of[t]).collect();
         let vers: Vec<u8> = (0..task.len()).map(version_of).collect();
         let (model, local) = Self::build(m, &task, &vers, &ver_of);
         let mut s0 = model.initial();
+        // the environment's tasks wait, finished, for a mapping
+        for &e in &env {
+            s0.tasks[e] = parked(&model, e);
+        }
         if !identity {
             // what depends on the whole workload (Config::whole)
             s0.iocachectr = m.cfg.cached_opens() as i8;
@@ -136,6 +146,7 @@ impl Slots {
             returned: vec![false; n],
             has_ret,
             background,
+            env,
             model,
             local,
         };
@@ -176,6 +187,9 @@ impl Slots {
         let background = (0..task.len())
             .filter(|s| m.background.contains(&task[*s]))
             .collect();
+        let env = (0..task.len())
+            .filter(|s| m.env.contains(&task[*s]))
+            .collect();
         let local = Mapping {
             scenario: m.scenario.clone(),
             cfg: cfg.clone(),
@@ -200,6 +214,7 @@ impl Slots {
                 })
                 .collect(),
             background,
+            env,
         };
         let model = FuseModel::new(cfg).expect("a validated configuration, any length");
         (model, local)
@@ -249,6 +264,10 @@ impl Slots {
                 Obs::Reply(pat(p)?, d.iter().map(|(p, v)| (*p, vs(v))).collect(), *b)
             }
             Obs::ReplyErr(p) => Obs::ReplyErr(pat(p)?),
+            Obs::Env { on, tasks } => Obs::Env {
+                on: *on,
+                tasks: tasks.iter().map(slot).collect::<Option<_>>()?,
+            },
         })
     }
 
@@ -273,6 +292,7 @@ impl Slots {
             .filter(|&s| {
                 let g = self.task[s];
                 !self.background.contains(&s)
+                    && !self.env.contains(&s)
                     && (self.returned[g] || !self.has_ret[g])
                     && frontier
                         .iter()
@@ -377,6 +397,29 @@ impl Slots {
         self.model = model;
         self.local = local;
         Ok(())
+    }
+}
+
+/// Task `t` of `model` finished and idle: an environment's task outside
+/// its mappings (envmap.rs).
+pub(super) fn parked(model: &FuseModel, t: usize) -> Task {
+    Task {
+        pc: model.programs[t].len() as u8,
+        ..Task::new()
+    }
+}
+
+/// The versions of zeros in the slots: `V_ZERO` and those of the
+/// truncations (for `State::compact_history`).
+impl Slots {
+    pub fn zero_versions(&self, m: &Mapping) -> u16 {
+        let mut z = 1u16 << V_ZERO;
+        for (s, &t) in self.task.iter().enumerate() {
+            if zeros_of(&m.cfg.tasks[t]) {
+                z |= 1 << self.vers[s];
+            }
+        }
+        z
     }
 }
 

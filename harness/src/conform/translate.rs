@@ -272,7 +272,9 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             | RawTask::SyncRange { first, n }
             | RawTask::Msync { first, n }
             | RawTask::NotifyInval { first, n, .. } => add(*first, *n),
-            RawTask::Mmap { page, .. } => add(*page, 1),
+            RawTask::Mmap { page, .. } | RawTask::EnvLoad { page } | RawTask::EnvStore { page } => {
+                add(*page, 1)
+            }
             RawTask::Truncate { size } => add(*size, 0),
             _ => {}
         }
@@ -429,6 +431,8 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     let mut specs = vec![];
     let mut letters: BTreeMap<(u8, String), Vec<Id>> = BTreeMap::new();
     let mut zero_versions = vec![ID_ZERO];
+    // model page -> the data id of the environment's stores to it
+    let mut env_data: BTreeMap<u8, Id> = BTreeMap::new();
     let sub = |tags: &str, first: u64, r: (u64, u64)| -> String {
         let a = (r.0 - first) as usize;
         let b = (r.1 - first) as usize;
@@ -505,6 +509,13 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 TaskSpec::Msync { first, n }
             }
             RawTask::Munmap => TaskSpec::Munmap,
+            // the environment's accesses through a mapping (envmap.rs):
+            // what a store wrote is not in the trace (`allowed` below)
+            RawTask::EnvLoad { page } => TaskSpec::Fault { page: at(*page) },
+            RawTask::EnvStore { page } => {
+                env_data.insert(at(*page), v);
+                TaskSpec::Mmap { page: at(*page) }
+            }
             RawTask::Writeback => TaskSpec::Writeback { all: false },
             RawTask::Truncate { size } => {
                 zero_versions.push(v);
@@ -552,10 +563,17 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         specs.push(spec);
     }
     let allowed = |p: u8, s: &str| -> Vec<Id> {
-        let wrote = letters
+        let mut wrote = letters
             .get(&(p, s.to_string()))
             .cloned()
             .unwrap_or_default();
+        // the environment's stores: data the trace does not see, so any
+        // tag (envmap.rs)
+        if let Some(&v) = env_data.get(&p) {
+            if !s.is_empty() && !wrote.contains(&v) {
+                wrote.push(v);
+            }
+        }
         if !s.is_empty() && s.chars().all(|c| c == '.') {
             // zeros: never written, a truncation's, or a write of zeros
             // (a program's buffer with a zero unit or page)
@@ -710,6 +728,10 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 Obs::Reply(pat(r), chk, bytes)
             }
             RawObs::ReplyErr(r) => Obs::ReplyErr(pat(r)),
+            RawObs::Env { on, tasks } => Obs::Env {
+                on: *on,
+                tasks: tasks.clone(),
+            },
         };
         obs.push(ObsAt {
             obs: o,
@@ -770,6 +792,12 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     // slots, search.rs)
     cfg.validate_any_length()
         .map_err(|e| format!("model configuration: {e}"))?;
+    let tasks_env: Vec<usize> = tasks
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| matches!(t.0, RawTask::EnvLoad { .. } | RawTask::EnvStore { .. }))
+        .map(|(i, _)| i)
+        .collect();
     Ok(Mapping {
         scenario: name,
         cfg,
@@ -782,6 +810,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         cut,
         read_data,
         background: vec![],
+        env: tasks_env,
     })
 }
 

@@ -1,0 +1,186 @@
+//! Loads and stores through a recorded program's mappings of the file.
+//!
+//! A program `wbspec record` traced touches a mapped page with plain
+//! loads and stores: no syscall, so no mark. What they do in the kernel
+//! is the fault path: a load that misses is filemap_fault (read-around,
+//! do_sync_mmap_readahead, then read_folio), a store to a page not
+//! mapped writable is filemap_fault if it misses and then
+//! fuse_page_mkwrite (folio_lock, folio_wait_writeback, the folio
+//! dirtied). The trace sees them only through what later reaches the
+//! server: the READs of the faults, and the WRITEs of the dirtied pages.
+//!
+//! So such accesses are the environment's (issue 21 item 4): while a
+//! mapping of real page `p` is live, the search may run, at any point
+//! and any number of times, the model's read fault on `p` (`Fault`) and,
+//! for a MAP_SHARED mapping, its store to `p` (`Mmap`: the write fault,
+//! fuse_page_mkwrite's wait, the store). Each is a task of its own with
+//! no call or ret in the trace: it is issued when the mapping's mmap
+//! returns and restarts whenever it has finished (search.rs), and it
+//! must be idle or finished when the last mapping of its page ends (a
+//! munmap's call, or the exit of the process that held it). A store
+//! writes its own data version, and any tag on its page may be that
+//! data (translate.rs): the trace does not see what the program stored,
+//! so a page last written by a store has its data unchecked, while its
+//! requests (which pages, when, how many) are checked.
+//!
+//! Only traces of `wbspec record` (header scenario `record`) get these
+//! tasks: a scenario marks its stores (`store` marks, the model's `mmap`
+//! task), and letting the environment store there as well would check
+//! less than the trace says. Refused (not modelled): a mapping in a
+//! trace mapped in units below a page, a mapping of a FOPEN_DIRECT_IO
+//! fd, a munmap that ends part of a mapping, and mappings ended by an
+//! exit of another actor than the one that made them.
+
+use super::raw::*;
+use std::collections::BTreeMap;
+
+/// One live mapping: the actor whose mmap made it, its real pages, and
+/// whether it is MAP_SHARED (stores reach the file).
+#[derive(Clone, Debug)]
+struct Map {
+    actor: String,
+    first: u64,
+    n: u64,
+    shared: bool,
+}
+
+/// The environment's tasks and the mappings that enable them.
+pub(super) struct EnvMaps {
+    /// Accesses are not marked (a `wbspec record` trace).
+    pub(super) on: bool,
+    live: Vec<Map>,
+    /// real page -> its store task and its load task (trace task indices)
+    store: BTreeMap<u64, usize>,
+    load: BTreeMap<u64, usize>,
+}
+
+impl EnvMaps {
+    pub(super) fn new(on: bool) -> EnvMaps {
+        EnvMaps {
+            on,
+            live: vec![],
+            store: BTreeMap::new(),
+            load: BTreeMap::new(),
+        }
+    }
+
+    /// The environment's tasks enabled by the live mappings, in order.
+    fn enabled(&self) -> Vec<usize> {
+        let mut v = vec![];
+        for m in &self.live {
+            for p in m.first..m.first + m.n {
+                v.extend(self.load.get(&p));
+                if m.shared {
+                    v.extend(self.store.get(&p));
+                }
+            }
+        }
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// The `mmap` of `actor` returned: real pages `first..first+n`
+    /// (MAP_SHARED if `shared`) are mapped. Creates the pages' tasks the
+    /// first time (appended to `tasks`) and returns those it enables.
+    pub(super) fn map(
+        &mut self,
+        actor: &str,
+        first: u64,
+        n: u64,
+        shared: bool,
+        tasks: &mut Vec<(RawTask, String)>,
+    ) -> Vec<usize> {
+        let before = self.enabled();
+        for p in first..first + n {
+            if !self.load.contains_key(&p) {
+                self.load.insert(p, tasks.len());
+                tasks.push((
+                    RawTask::EnvLoad { page: p },
+                    format!("(environment) load, page {p}"),
+                ));
+            }
+            if shared && !self.store.contains_key(&p) {
+                self.store.insert(p, tasks.len());
+                tasks.push((
+                    RawTask::EnvStore { page: p },
+                    format!("(environment) store, page {p}"),
+                ));
+            }
+        }
+        self.live.push(Map {
+            actor: actor.to_string(),
+            first,
+            n,
+            shared,
+        });
+        let after = self.enabled();
+        after.into_iter().filter(|t| !before.contains(t)).collect()
+    }
+
+    /// Changes the live mappings with `f`; returns the tasks no live
+    /// mapping enables any more.
+    fn without(&mut self, f: impl FnOnce(&mut Vec<Map>)) -> Vec<usize> {
+        let before = self.enabled();
+        f(&mut self.live);
+        let after = self.enabled();
+        before.into_iter().filter(|t| !after.contains(t)).collect()
+    }
+
+    /// A munmap of real pages `first..first+n`: it must end whole
+    /// mappings (one of them exactly, or several of the same range).
+    pub(super) fn munmap(&mut self, seq: u64, first: u64, n: u64) -> Result<Vec<usize>, String> {
+        if !self.live.iter().any(|m| m.first == first && m.n == n) {
+            return nm(format!(
+                "#{seq} a munmap of pages {first}..{} that is not one whole mapping (live: {}): a partial unmap is not modelled",
+                first + n,
+                self.describe()
+            ));
+        }
+        // (of equal mappings the kernel's is one of them; which makes no
+        // difference to the pages' tasks)
+        let i = self
+            .live
+            .iter()
+            .position(|m| m.first == first && m.n == n)
+            .expect("found above");
+        Ok(self.without(|l| {
+            l.remove(i);
+        }))
+    }
+
+    /// The exit (or exec) of `actor`'s process, which held mappings: it
+    /// ends them all. Mappings another actor made may belong to another
+    /// process, which the marks do not say: refused.
+    pub(super) fn exit(&mut self, seq: u64, actor: &str) -> Result<Vec<usize>, String> {
+        if let Some(m) = self.live.iter().find(|m| m.actor != actor) {
+            return nm(format!(
+                "#{seq} {actor} exits holding a mapping while {} made one: which process held which is not in the trace",
+                m.actor
+            ));
+        }
+        Ok(self.without(Vec::clear))
+    }
+
+    /// The end of the trace: every mapping ends.
+    pub(super) fn finish(&mut self) -> Vec<usize> {
+        self.without(Vec::clear)
+    }
+
+    /// The live mappings, for messages.
+    fn describe(&self) -> String {
+        if self.live.is_empty() {
+            return "none".into();
+        }
+        self.live
+            .iter()
+            .map(|m| format!("{}..{}", m.first, m.first + m.n))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Are any of the environment's tasks enabled now?
+    pub(super) fn active(&self) -> bool {
+        !self.live.is_empty()
+    }
+}

@@ -1,0 +1,219 @@
+//! The environment's loads and stores through a program's mappings
+//! (envmap.rs): a `wbspec record` trace gets them while a mapping is
+//! live, and only then; a scenario's trace (stores marked) never does.
+
+use super::test_trace::{not_modelled, tr, OPEN};
+use super::*;
+use serde_json::json;
+use wbspec_models::fuse::TaskSpec;
+
+/// A 2-page file, mapped: its pages are read by a fault (the READ is
+/// nobody's syscall), page 0 is stored to, and the munmap writes it back
+/// with data no syscall wrote (`Q`); then `tail`.
+fn lines<'a>(map: &'a str, after_map: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
+    let mut l: Vec<&str> = OPEN.to_vec();
+    l.extend([
+        "call T0 ftruncate fd=6 8192",
+        "req 6 SETATTR size=8192",
+        "reply 6 SETATTR",
+        "ret T0 ftruncate 0",
+        map,
+        "ret T0 mmap 4096",
+    ]);
+    l.extend(after_map);
+    l.extend(tail);
+    l
+}
+
+const FAULT: &[&str] = &["req 8 READ 0 8192", "reply 8 READ tags=.."];
+
+const MUNMAP_W: &[&str] = &[
+    "call T0 munmap off=0 len=8192",
+    "req 10 WRITE 0 4096 Q cache",
+    "reply 10 WRITE",
+    "ret T0 munmap 0",
+    "call T0 close fd=6",
+    "req 12 FLUSH",
+    "reply 12 FLUSH",
+    "ret T0 close 0",
+];
+
+const SHARED: &str = "call T0 mmap fd=6 off=0 len=8192 shared";
+
+/// `lines` as `wbspec record` writes them (header scenario `record`).
+fn recorded(l: &[&str]) -> Vec<Event> {
+    let mut ev = tr(json!({}), l);
+    ev[0].scenario = Some("record".into());
+    ev
+}
+
+fn verdict(ev: &[Event]) -> (Class, String) {
+    let c = conform_trace(ev, None).unwrap();
+    (
+        c.class,
+        format!("{} {}", c.word, c.detail.unwrap_or_default()),
+    )
+}
+
+#[test]
+fn a_programs_loads_and_stores_are_the_environments() {
+    let ev = recorded(&lines(SHARED, FAULT, MUNMAP_W));
+    let m = match translate(&ev, None).unwrap() {
+        Translation::Modelled(m) => m,
+        Translation::NotModelled(w) => panic!("{w}"),
+    };
+    // a load and a store task per mapped page, none with a call
+    let env: Vec<TaskSpec> = m.env.iter().map(|&t| m.cfg.tasks[t]).collect();
+    assert_eq!(
+        env,
+        vec![
+            TaskSpec::Fault { page: 0 },
+            TaskSpec::Mmap { page: 0 },
+            TaskSpec::Fault { page: 1 },
+            TaskSpec::Mmap { page: 1 },
+        ]
+    );
+    let (c, w) = verdict(&ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+    // a scenario marks its stores: there the fault's READ and the
+    // stored page's WRITE are nobody's
+    let mut scen = ev.clone();
+    scen[0].scenario = Some("hand".into());
+    let (c, w) = verdict(&scen);
+    assert_eq!(c, Class::DoesNotConform, "{w}");
+    assert!(
+        w.contains("cannot produce a daemon read of READ(p0-1)"),
+        "{w}"
+    );
+}
+
+#[test]
+fn no_access_outside_a_mapping() {
+    // the fault's READ before the mmap returned
+    let mut l = OPEN.to_vec();
+    l.extend([
+        "call T0 ftruncate fd=6 8192",
+        "req 6 SETATTR size=8192",
+        "reply 6 SETATTR",
+        "ret T0 ftruncate 0",
+        "req 8 READ 0 8192",
+        "reply 8 READ tags=..",
+        SHARED,
+        "ret T0 mmap 4096",
+    ]);
+    l.extend(MUNMAP_W);
+    let (c, w) = verdict(&recorded(&l));
+    assert_eq!(c, Class::DoesNotConform, "{w}");
+    assert!(
+        w.contains("cannot produce a daemon read of READ(p0-1)"),
+        "{w}"
+    );
+    // a page dirtied after the munmap: no store can have done it, and
+    // the close finds nothing dirty
+    let late = [
+        "call T0 munmap off=0 len=8192",
+        "ret T0 munmap 0",
+        "call T0 close fd=6",
+        "req 10 WRITE 0 4096 Q cache",
+        "reply 10 WRITE",
+        "req 12 FLUSH",
+        "reply 12 FLUSH",
+        "ret T0 close 0",
+    ];
+    let (c, w) = verdict(&recorded(&lines(SHARED, FAULT, &late)));
+    assert_eq!(c, Class::DoesNotConform, "{w}");
+    assert!(
+        w.contains("cannot produce a daemon read of WRITE[CACHE](p0)"),
+        "{w}"
+    );
+    // the same WRITE inside the munmap conforms (above); inside the
+    // close with the mapping live it does too: the store came first
+    let live = [
+        "call T0 close fd=6",
+        "req 10 WRITE 0 4096 Q cache",
+        "reply 10 WRITE",
+        "req 12 FLUSH",
+        "reply 12 FLUSH",
+        "ret T0 close 0",
+        "call T0 munmap off=0 len=8192",
+        "ret T0 munmap 0",
+    ];
+    let (c, w) = verdict(&recorded(&lines(SHARED, FAULT, &live)));
+    assert_eq!(c, Class::Conforms, "{w}");
+}
+
+#[test]
+fn a_private_mapping_loads_but_stores_nothing_to_the_file() {
+    let private = "call T0 mmap fd=6 off=0 len=8192 private";
+    let ev = recorded(&lines(private, FAULT, MUNMAP_W));
+    let (c, w) = verdict(&ev);
+    assert_eq!(c, Class::DoesNotConform, "{w}");
+    assert!(
+        w.contains("cannot produce a daemon read of WRITE[CACHE](p0)"),
+        "{w}"
+    );
+    // its loads alone conform
+    let quiet = [
+        "call T0 munmap off=0 len=8192",
+        "ret T0 munmap 0",
+        "call T0 close fd=6",
+        "req 12 FLUSH",
+        "reply 12 FLUSH",
+        "ret T0 close 0",
+    ];
+    let (c, w) = verdict(&recorded(&lines(private, FAULT, &quiet)));
+    assert_eq!(c, Class::Conforms, "{w}");
+}
+
+#[test]
+fn an_exit_holding_only_mappings_is_their_munmap() {
+    let exit = [
+        "call T0 close fd=6",
+        "req 12 FLUSH",
+        "reply 12 FLUSH",
+        "ret T0 close 0",
+        "call T0 exit map path=f",
+        "req 10 WRITE 0 4096 Q cache",
+        "reply 10 WRITE",
+        "ret T0 exit 0",
+    ];
+    let ev = recorded(&lines(SHARED, FAULT, &exit));
+    let (c, w) = verdict(&ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+    // another actor's exit: which process held the mapping is unknown
+    let other: Vec<String> = exit
+        .iter()
+        .map(|l| l.replace("T0 exit", "T1 exit"))
+        .collect();
+    let mut l = lines(SHARED, FAULT, &[]);
+    l.extend(other.iter().map(String::as_str));
+    let w = not_modelled(&recorded(&l));
+    assert!(
+        w.contains("exits holding a mapping while T0 made one"),
+        "{w}"
+    );
+    // with an fd as well: several closes in one syscall
+    let both: Vec<String> = exit
+        .iter()
+        .map(|l| l.replace("exit map path=f", "exit fd=6 path=f map path=f"))
+        .collect();
+    let mut l = lines(SHARED, FAULT, &[]);
+    l.extend(both.iter().map(String::as_str));
+    let w = not_modelled(&recorded(&l));
+    assert!(w.contains("syscall exit has no model task"), "{w}");
+}
+
+#[test]
+fn what_the_environment_cannot_be_is_refused() {
+    // part of a mapping unmapped
+    let part = ["call T0 munmap off=0 len=4096", "ret T0 munmap 0"];
+    let w = not_modelled(&recorded(&lines(SHARED, FAULT, &part)));
+    assert!(w.contains("not one whole mapping"), "{w}");
+    // fadvise(DONTNEED) of clean pages while mapped
+    let dontneed = [
+        "call T0 fadvise64 fd=6 0 8192 DONTNEED",
+        "ret T0 fadvise64 0",
+    ];
+    let w = not_modelled(&recorded(&lines(SHARED, FAULT, &dontneed)));
+    assert!(w.contains("while the file is mapped"), "{w}");
+}
