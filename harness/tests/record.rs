@@ -502,10 +502,16 @@ os.close(fd)
         // msync and munmap name the file range of their addresses
         "call msync MS_SYNC off=4096 len=8192 path=f",
         "call munmap off=4096 len=8192 path=f",
+        // mmap's dup of the fd
+        "call fcntl fd=3 cmd=F_DUPFD_CLOEXEC path=f",
     ] {
         assert!(m.contains(&want.to_string()), "no {want:?} in {m:#?}");
     }
-    conform(&r);
+    // the store is the environment's (docs/conformance.md, "Loads and
+    // stores through a program's mappings"); lseek and the dup filtered
+    let (code, out) = conform(&r);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(" model=conforms"), "{out}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -39,6 +39,9 @@ pub(super) struct Pending {
     /// An mmap whose accesses are the environment's (envmap.rs): its
     /// first real page, pages, MAP_SHARED.
     map: Option<(u64, u64, bool)>,
+    /// An fcntl(F_DUPFD[_CLOEXEC]) of this fd: its return is a new fd of
+    /// the same open file.
+    dup_of: Option<i64>,
 }
 
 pub(super) fn arg<'a>(args: &'a str, key: &str) -> Option<&'a str> {
@@ -317,6 +320,7 @@ pub(super) fn scan(
                         direct_write: false,
                         through_write: false,
                         map: None,
+                        dup_of: None,
                     };
                     let failed = ret_of.get(&i).is_some_and(|r| r.0 < 0);
                     // ENOENT: the name's LOOKUP found nothing
@@ -358,9 +362,28 @@ pub(super) fn scan(
                             filt("syscall stat/access (writeback_cache)");
                             None
                         }
+                        // fuse_file_llseek: SEEK_SET/SEEK_CUR move the
+                        // position only; SEEK_END takes the inode lock for
+                        // fuse_update_attributes (a GETATTR, filtered with
+                        // writeback_cache as for stat); SEEK_DATA/HOLE send
+                        // FUSE_LSEEK, a request no rule filters. pread and
+                        // pwrite marks carry their offsets, so the position
+                        // is not the model's
+                        "lseek" if wbc => {
+                            filt("syscall lseek (writeback_cache)");
+                            None
+                        }
                         "fcntl" => match arg(&args, "cmd") {
                             Some("F_GETFD" | "F_SETFD" | "F_GETFL") => {
                                 filt("syscall fcntl F_GETFD/F_SETFD/F_GETFL");
+                                None
+                            }
+                            // a second fd of the same open file (its ret):
+                            // no request; each close of either flushes
+                            Some("F_DUPFD" | "F_DUPFD_CLOEXEC") => {
+                                fd_kind(&fds)?;
+                                p.dup_of = num(arg(&args, "fd")).map(|f| f as i64);
+                                filt("syscall fcntl F_DUPFD");
                                 None
                             }
                             Some(
@@ -756,6 +779,15 @@ pub(super) fn scan(
                             open_of.insert(fd, opens);
                             opens += 1;
                         }
+                    }
+                    if let (Some(old), Some(new)) = (p.dup_of, e.ret.filter(|r| *r >= 0)) {
+                        if let Some(k) = fds.get(&old).copied() {
+                            fds.insert(new, k);
+                        }
+                        if let Some(o) = open_of.get(&old).copied() {
+                            open_of.insert(new, o);
+                        }
+                        continue 'events;
                     }
                     if let (Some((first, n, shared)), true) = (p.map, e.ret.unwrap_or(-1) >= 0) {
                         if let Some(at) = dropped {

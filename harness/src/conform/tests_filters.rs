@@ -244,3 +244,35 @@ fn fadvise_dontneed_after_an_invalidating_open() {
     let w = not_modelled(&reopen(true));
     assert!(w.contains("after the fadvise(DONTNEED)"), "{w}");
 }
+
+#[test]
+fn lseek_and_a_dup_of_the_fd_send_nothing() {
+    // the dup is fd 7, the same open file: closing it flushes, and the
+    // last close (fd 6) releases
+    let mid = [
+        "call T0 lseek fd=6",
+        "ret T0 lseek 0",
+        "call T0 fcntl fd=6 cmd=F_DUPFD_CLOEXEC",
+        "ret T0 fcntl 7",
+        "call T0 close fd=7",
+        "req 10 WRITE 0 4096 A cache",
+        "reply 10 WRITE",
+        "req 12 FLUSH",
+        "reply 12 FLUSH",
+        "ret T0 close 0",
+    ];
+    let ev = trace_with(json!({}), &mid, CLOSE);
+    let m = mapping(&ev);
+    assert_eq!(m.filtered.get("syscall lseek (writeback_cache)"), Some(&1));
+    assert_eq!(m.filtered.get("syscall fcntl F_DUPFD"), Some(&1));
+    assert_eq!(m.cfg.tasks[1..], [TaskSpec::Close, TaskSpec::CloseRelease]);
+    let (c, w) = class(&ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+    // without writeback_cache SEEK_END's GETATTR may move i_size
+    let w = not_modelled(&trace(json!({"writeback_cache": false}), &mid[..2]));
+    assert!(w.contains("syscall lseek has no model task"), "{w}");
+    // a dup of an fd the trace does not know is bad input
+    let bad = ["call T0 fcntl fd=9 cmd=F_DUPFD", "ret T0 fcntl 10"];
+    let e = translate(&trace(json!({}), &bad), None).unwrap_err();
+    assert!(e.contains("unknown fd 9"), "{e}");
+}

@@ -448,6 +448,8 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
 /// An fcntl command's name (the number when it is not one of these).
 fn fcntl_cmd(c: u64) -> String {
     let n = match c as i32 {
+        libc::F_DUPFD => "F_DUPFD",
+        libc::F_DUPFD_CLOEXEC => "F_DUPFD_CLOEXEC",
         libc::F_GETLK => "F_GETLK",
         libc::F_SETLK => "F_SETLK",
         libc::F_SETLKW => "F_SETLKW",
