@@ -783,6 +783,74 @@ fn fio_mmap_job_conforms() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// Three fio jobs at once, one per file and per kind of I/O (issue 21
+/// item 5, "mixed buffered, O_DIRECT and mmap jobs with verify"):
+/// buffered psync randrw on `a`, O_DIRECT psync randrw on `b`, mmap
+/// randwrite on `c` (8 KiB, as above). fio runs each job in a process of
+/// its own, so their syscalls and a fault's READ interleave on one
+/// connection; each file's projection conforms (docs/conformance.md,
+/// "Several files").
+#[test]
+fn fio_mixed_jobs_conform() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let fio = ["/usr/bin/fio", "/usr/local/bin/fio"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let missing = cannot_run().or_else(|| fio.is_none().then(|| "needs fio".into()));
+    if !may_run(KERNEL, "fio mixed jobs", missing) {
+        return;
+    }
+    let d = scratch("fio-mixed");
+    let common = [
+        "--bs=4k",
+        "--verify=crc32c",
+        "--do_verify=1",
+        "--verify_state_save=0",
+        "--fallocate=none",
+        "--fadvise_hint=0",
+        "--unlink=0",
+        "--number_ios=64",
+    ];
+    let mut cmd = vec![fio.unwrap(), "--output=/dev/null"];
+    for job in [
+        &[
+            "--name=buf",
+            "--filename={mnt}/a",
+            "--size=16k",
+            "--rw=randrw",
+            "--ioengine=psync",
+        ][..],
+        &[
+            "--name=dio",
+            "--filename={mnt}/b",
+            "--size=16k",
+            "--rw=randrw",
+            "--ioengine=psync",
+            "--direct=1",
+        ],
+        &[
+            "--name=map",
+            "--filename={mnt}/c",
+            "--size=8k",
+            "--rw=randwrite",
+            "--ioengine=mmap",
+        ],
+    ] {
+        cmd.extend(job);
+        cmd.extend(common);
+    }
+    let r = record(&d, &cmd);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    requests_inside_calls_but(&r.trace(), &["READ"]);
+    let (code, out) = conform(&r);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(" model=conforms [3 files: a: conforms; b: conforms; c: conforms]"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// sqlite3 (if installed; .ci/setup installs it) on a database in the
 /// mount: 2,000 inserts in one transaction after `pragmas` and a
 /// CREATE TABLE. Returns the recording and `conform --verbose`'s exit

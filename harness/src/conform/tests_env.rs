@@ -217,3 +217,36 @@ fn what_the_environment_cannot_be_is_refused() {
     let w = not_modelled(&recorded(&lines(SHARED, FAULT, &dontneed)));
     assert!(w.contains("while the file is mapped"), "{w}");
 }
+
+#[test]
+fn a_faults_read_needs_no_pending_call() {
+    // T1 maps the file; its load's READ (pid 30) comes while T0's
+    // pwrite is pending; T0's own WRITE (pid 7) follows
+    let mut l: Vec<&str> = OPEN.to_vec();
+    l.extend([
+        "call T0 ftruncate fd=6 8192",
+        "req 6 SETATTR size=8192",
+        "reply 6 SETATTR",
+        "ret T0 ftruncate 0",
+        "call T1 mmap fd=6 off=0 len=8192 shared",
+        "ret T1 mmap 4096",
+        "call T0 pwrite fd=6 off=0 A",
+        "req 8 READ 0 8192 pid=30",
+        "reply 8 READ tags=..",
+        "req 10 SETATTR size=0 pid=7",
+        "reply 10 SETATTR",
+        "ret T0 pwrite 4096",
+    ]);
+    assert_eq!(validate::validate(&recorded(&l)), Ok(()));
+    // in a scenario's trace every READ is a call's: the READ names
+    // T0's pid (30), and T0's SETATTR from pid 7 is refused
+    match validate::validate(&tr(json!({}), &l)) {
+        Err(validate::Invalid::Bad(e)) => assert!(
+            e.contains(
+                "SETATTR u=10 from pid 7, which is not the pid of a pending call (T0 pwrite 30)"
+            ),
+            "{e}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}

@@ -383,10 +383,18 @@ fn check_requests(events: &[Event], one_inode: bool) -> Result<(), Invalid> {
     // the first reason the trace is outside the model (reported only if it
     // is otherwise well formed)
     let mut not_modelled: Option<String> = None;
+    // a program `wbspec record` traced has mapped a file of the mount:
+    // from then on a READ may be a fault's, sent by a load or store of a
+    // thread with no call pending (conform/envmap.rs), so READs neither
+    // name a pending call's pid nor must come from one
+    let record = events[0].scenario.as_deref() == Some("record");
+    let mut mapped = false;
     for e in &events[1..] {
+        let fault = mapped && e.op.as_deref() == Some("READ");
         match e.ev.as_str() {
             "mark" => match (e.kind.as_deref(), e.actor.as_deref()) {
                 (Some("call"), Some(a)) => {
+                    mapped |= record && e.syscall.as_deref() == Some("mmap");
                     pending.insert(
                         a,
                         Call {
@@ -513,7 +521,7 @@ fn check_requests(events: &[Event], one_inode: bool) -> Result<(), Invalid> {
                 // caller's context while it is the only pending call, or from
                 // a request only a syscall sends whose pid no other pending
                 // call has, while it is the only one whose pid is unknown
-                if pid != 0 && in_caller_context(e) {
+                if pid != 0 && in_caller_context(e) && !fault {
                     let known = pending.values().any(|c| c.pid == Some(pid));
                     let unknown: Vec<&str> = pending
                         .iter()
@@ -530,7 +538,7 @@ fn check_requests(events: &[Event], one_inode: bool) -> Result<(), Invalid> {
                         }
                     }
                 }
-                if from_syscall(e) {
+                if from_syscall(e) && !fault {
                     if pid == 0 {
                         // a kernel thread: no syscall of the model sends it
                         if not_modelled.is_none() {
