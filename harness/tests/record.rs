@@ -272,7 +272,7 @@ fn dd_writes_at_the_file_position_and_fsync_is_bracketed() {
     assert_eq!(ev[0].scenario.as_deref(), Some("record"));
     requests_inside_calls(ev);
     let m: Vec<String> = marks(ev).iter().map(|m| strip_actor(m)).collect();
-    // dd opens f, moves it to fd 1 (dup2: named, not modelled), writes
+    // dd opens f, moves it to fd 1 (dup2, a second fd of the open), writes
     // three pages at the positions write(2) used, fsyncs, closes
     for want in [
         "call open f 0x241 path=f",
@@ -298,7 +298,9 @@ fn dd_writes_at_the_file_position_and_fsync_is_bracketed() {
             .all(|e| c < e.seq && e.seq < rt)
     };
     assert!(inside("WRITE") && inside("FSYNC"), "{m:#?}");
-    conform(&r);
+    let (code, out) = conform(&r);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(" model=conforms"), "{out}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -373,6 +373,17 @@ pub(super) fn scan(
                             filt("syscall lseek (writeback_cache)");
                             None
                         }
+                        // dup, dup2, dup3 of a mount fd: a second fd of
+                        // the same open file, as F_DUPFD (dd moves its
+                        // output to fd 1); one that replaces another
+                        // mount fd closes it too: not modelled (at the
+                        // ret, below)
+                        "dup" | "dup2" | "dup3" => {
+                            fd_kind(&fds)?;
+                            p.dup_of = num(arg(&args, "fd")).map(|f| f as i64);
+                            filt("syscall dup");
+                            None
+                        }
                         "fcntl" => match arg(&args, "cmd") {
                             Some("F_GETFD" | "F_SETFD" | "F_GETFL") => {
                                 filt("syscall fcntl F_GETFD/F_SETFD/F_GETFL");
@@ -781,6 +792,9 @@ pub(super) fn scan(
                         }
                     }
                     if let (Some(old), Some(new)) = (p.dup_of, e.ret.filter(|r| *r >= 0)) {
+                        if new != old && fds.contains_key(&new) {
+                            return nm(format!("#{} {sc} onto fd {new}, an fd of the file: the implicit close of that fd is not modelled", e.seq));
+                        }
                         if let Some(k) = fds.get(&old).copied() {
                             fds.insert(new, k);
                         }

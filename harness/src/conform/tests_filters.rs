@@ -271,6 +271,28 @@ fn lseek_and_a_dup_of_the_fd_send_nothing() {
     // without writeback_cache SEEK_END's GETATTR may move i_size
     let w = not_modelled(&trace(json!({"writeback_cache": false}), &mid[..2]));
     assert!(w.contains("syscall lseek has no model task"), "{w}");
+    // dup2 (dd's move of its output to fd 1) likewise
+    let dup2: Vec<String> = mid
+        .iter()
+        .map(|l| {
+            l.replace("fcntl fd=6 cmd=F_DUPFD_CLOEXEC", "dup2 fd=6")
+                .replace("ret T0 fcntl 7", "ret T0 dup2 7")
+        })
+        .collect();
+    let dup2: Vec<&str> = dup2.iter().map(String::as_str).collect();
+    let (c, w) = class(&trace_with(json!({}), &dup2, CLOSE));
+    assert_eq!(c, Class::Conforms, "{w}");
+    // one onto another fd of the file closes that fd implicitly
+    let onto = [
+        "call T0 open f 0x2",
+        "req 8 OPEN",
+        "reply 8 OPEN",
+        "ret T0 open 7",
+        "call T0 dup2 fd=6",
+        "ret T0 dup2 7",
+    ];
+    let w = not_modelled(&trace(json!({}), &onto));
+    assert!(w.contains("dup2 onto fd 7, an fd of the file"), "{w}");
     // a dup of an fd the trace does not know is bad input
     let bad = ["call T0 fcntl fd=9 cmd=F_DUPFD", "ret T0 fcntl 10"];
     let e = translate(&trace(json!({}), &bad), None).unwrap_err();
