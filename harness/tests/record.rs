@@ -686,6 +686,29 @@ fn fio_conforms(test: &str, extra: &[&str]) {
 /// fio's job `j` on `{mnt}/f` of `size`, `--rw=RW`, with `extra` options, recorded
 /// (its scratch directory and recording); None if the test may not run.
 fn fio_record(test: &str, size: &str, rw: &str, extra: &[&str]) -> Option<(PathBuf, Rec)> {
+    let size = format!("--size={size}");
+    let rw = format!("--rw={rw}");
+    let mut args = vec!["--name=j", "--filename={mnt}/f", &size, "--bs=4k", &rw];
+    args.extend(FIO_VERIFY);
+    args.extend(["--number_ios=64", "--output=/dev/null"]);
+    args.extend(extra);
+    fio_run(test, &args)
+}
+
+/// fio's verify options, and the defaults these jobs turn off
+/// (docs/conformance.md, "Programs checked fully").
+const FIO_VERIFY: [&str; 6] = [
+    "--verify=crc32c",
+    "--do_verify=1",
+    "--verify_state_save=0",
+    "--fallocate=none",
+    "--fadvise_hint=0",
+    "--unlink=0",
+];
+
+/// fio with `args`, recorded (its scratch directory and recording);
+/// None if the test may not run.
+fn fio_run(test: &str, args: &[&str]) -> Option<(PathBuf, Rec)> {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let fio = ["/usr/bin/fio", "/usr/local/bin/fio"]
         .into_iter()
@@ -695,25 +718,8 @@ fn fio_record(test: &str, size: &str, rw: &str, extra: &[&str]) -> Option<(PathB
         return None;
     }
     let d = scratch(test);
-    let size = format!("--size={size}");
-    let rw = format!("--rw={rw}");
-    let mut cmd = vec![
-        fio.unwrap(),
-        "--name=j",
-        "--filename={mnt}/f",
-        &size,
-        "--bs=4k",
-        &rw,
-        "--verify=crc32c",
-        "--do_verify=1",
-        "--verify_state_save=0",
-        "--fallocate=none",
-        "--fadvise_hint=0",
-        "--unlink=0",
-        "--number_ios=64",
-        "--output=/dev/null",
-    ];
-    cmd.extend(extra);
+    let mut cmd = vec![fio.unwrap()];
+    cmd.extend(args);
     let r = record(&d, &cmd);
     assert_eq!(r.code, 0, "{}", r.stderr);
     Some((d, r))
@@ -794,26 +800,7 @@ fn fio_mmap_job_conforms() {
 /// "Several files").
 #[test]
 fn fio_mixed_jobs_conform() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let fio = ["/usr/bin/fio", "/usr/local/bin/fio"]
-        .into_iter()
-        .find(|p| Path::new(p).exists());
-    let missing = cannot_run().or_else(|| fio.is_none().then(|| "needs fio".into()));
-    if !may_run(KERNEL, "fio mixed jobs", missing) {
-        return;
-    }
-    let d = scratch("fio-mixed");
-    let common = [
-        "--bs=4k",
-        "--verify=crc32c",
-        "--do_verify=1",
-        "--verify_state_save=0",
-        "--fallocate=none",
-        "--fadvise_hint=0",
-        "--unlink=0",
-        "--number_ios=64",
-    ];
-    let mut cmd = vec![fio.unwrap(), "--output=/dev/null"];
+    let mut args = vec!["--output=/dev/null"];
     for job in [
         &[
             "--name=buf",
@@ -838,11 +825,13 @@ fn fio_mixed_jobs_conform() {
             "--ioengine=mmap",
         ],
     ] {
-        cmd.extend(job);
-        cmd.extend(common);
+        args.extend(job);
+        args.extend(["--bs=4k", "--number_ios=64"]);
+        args.extend(FIO_VERIFY);
     }
-    let r = record(&d, &cmd);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let Some((d, r)) = fio_run("fio mixed jobs", &args) else {
+        return;
+    };
     requests_inside_calls_but(&r.trace(), &["READ"]);
     let (code, out) = conform(&r);
     assert_eq!(code, 0, "{out}");
