@@ -7,10 +7,14 @@ use super::*;
 use serde_json::json;
 use wbspec_models::fuse::TaskSpec;
 
-/// A 2-page file, mapped: its pages are read by a fault (the READ is
-/// nobody's syscall), page 0 is stored to, and the munmap writes it back
-/// with data no syscall wrote (`Q`); then `tail`.
+/// A 2-page file, mapped by the `map` call (its actor's mmap returns),
+/// then `after_map` (e.g. a fault's READ, nobody's syscall) and `tail`.
 fn lines<'a>(map: &'a str, after_map: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
+    let ret = if map.starts_with("call T1 ") {
+        "ret T1 mmap 4096"
+    } else {
+        "ret T0 mmap 4096"
+    };
     let mut l: Vec<&str> = OPEN.to_vec();
     l.extend([
         "call T0 ftruncate fd=6 8192",
@@ -18,7 +22,7 @@ fn lines<'a>(map: &'a str, after_map: &[&'a str], tail: &[&'a str]) -> Vec<&'a s
         "reply 6 SETATTR",
         "ret T0 ftruncate 0",
         map,
-        "ret T0 mmap 4096",
+        ret,
     ]);
     l.extend(after_map);
     l.extend(tail);
@@ -27,16 +31,34 @@ fn lines<'a>(map: &'a str, after_map: &[&'a str], tail: &[&'a str]) -> Vec<&'a s
 
 const FAULT: &[&str] = &["req 8 READ 0 8192", "reply 8 READ tags=.."];
 
+/// The munmap, writing back nothing / page 0 with data no syscall wrote.
+const MUNMAP: &[&str] = &["call T0 munmap off=0 len=8192", "ret T0 munmap 0"];
 const MUNMAP_W: &[&str] = &[
     "call T0 munmap off=0 len=8192",
     "req 10 WRITE 0 4096 Q cache",
     "reply 10 WRITE",
     "ret T0 munmap 0",
+];
+
+/// The close, writing back nothing / that page.
+const CLOSE: &[&str] = &[
     "call T0 close fd=6",
     "req 12 FLUSH",
     "reply 12 FLUSH",
     "ret T0 close 0",
 ];
+const CLOSE_W: &[&str] = &[
+    "call T0 close fd=6",
+    "req 10 WRITE 0 4096 Q cache",
+    "reply 10 WRITE",
+    "req 12 FLUSH",
+    "reply 12 FLUSH",
+    "ret T0 close 0",
+];
+
+fn cat<'a>(parts: &[&[&'a str]]) -> Vec<&'a str> {
+    parts.concat()
+}
 
 const SHARED: &str = "call T0 mmap fd=6 off=0 len=8192 shared";
 
@@ -55,9 +77,21 @@ fn verdict(ev: &[Event]) -> (Class, String) {
     )
 }
 
+fn conforms(ev: &[Event]) {
+    let (c, w) = verdict(ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+}
+
+/// A violation whose report says `needle`.
+fn violates(ev: &[Event], needle: &str) {
+    let (c, w) = verdict(ev);
+    assert_eq!(c, Class::DoesNotConform, "{w}");
+    assert!(w.contains(needle), "{w}");
+}
+
 #[test]
 fn a_programs_loads_and_stores_are_the_environments() {
-    let ev = recorded(&lines(SHARED, FAULT, MUNMAP_W));
+    let ev = recorded(&lines(SHARED, FAULT, &cat(&[MUNMAP_W, CLOSE])));
     let m = match translate(&ev, None).unwrap() {
         Translation::Modelled(m) => m,
         Translation::NotModelled(w) => panic!("{w}"),
@@ -73,18 +107,12 @@ fn a_programs_loads_and_stores_are_the_environments() {
             TaskSpec::Mmap { page: 1 },
         ]
     );
-    let (c, w) = verdict(&ev);
-    assert_eq!(c, Class::Conforms, "{w}");
+    conforms(&ev);
     // a scenario marks its stores: there the fault's READ and the
     // stored page's WRITE are nobody's
     let mut scen = ev.clone();
     scen[0].scenario = Some("hand".into());
-    let (c, w) = verdict(&scen);
-    assert_eq!(c, Class::DoesNotConform, "{w}");
-    assert!(
-        w.contains("cannot produce a daemon read of READ(p0-1)"),
-        "{w}"
-    );
+    violates(&scen, "cannot produce a daemon read of READ(p0-1)");
 }
 
 #[test]
@@ -102,105 +130,65 @@ fn no_access_outside_a_mapping() {
         "ret T0 mmap 4096",
     ]);
     l.extend(MUNMAP_W);
-    let (c, w) = verdict(&recorded(&l));
-    assert_eq!(c, Class::DoesNotConform, "{w}");
-    assert!(
-        w.contains("cannot produce a daemon read of READ(p0-1)"),
-        "{w}"
-    );
+    l.extend(CLOSE);
+    violates(&recorded(&l), "cannot produce a daemon read of READ(p0-1)");
     // a page dirtied after the munmap: no store can have done it, and
     // the close finds nothing dirty
-    let late = [
-        "call T0 munmap off=0 len=8192",
-        "ret T0 munmap 0",
-        "call T0 close fd=6",
-        "req 10 WRITE 0 4096 Q cache",
-        "reply 10 WRITE",
-        "req 12 FLUSH",
-        "reply 12 FLUSH",
-        "ret T0 close 0",
-    ];
-    let (c, w) = verdict(&recorded(&lines(SHARED, FAULT, &late)));
-    assert_eq!(c, Class::DoesNotConform, "{w}");
-    assert!(
-        w.contains("cannot produce a daemon read of WRITE[CACHE](p0)"),
-        "{w}"
+    let late = cat(&[MUNMAP, CLOSE_W]);
+    violates(
+        &recorded(&lines(SHARED, FAULT, &late)),
+        "cannot produce a daemon read of WRITE[CACHE](p0)",
     );
     // the same WRITE inside the munmap conforms (above); inside the
     // close with the mapping live it does too: the store came first
-    let live = [
-        "call T0 close fd=6",
-        "req 10 WRITE 0 4096 Q cache",
-        "reply 10 WRITE",
-        "req 12 FLUSH",
-        "reply 12 FLUSH",
-        "ret T0 close 0",
-        "call T0 munmap off=0 len=8192",
-        "ret T0 munmap 0",
-    ];
-    let (c, w) = verdict(&recorded(&lines(SHARED, FAULT, &live)));
-    assert_eq!(c, Class::Conforms, "{w}");
+    let live = cat(&[CLOSE_W, MUNMAP]);
+    conforms(&recorded(&lines(SHARED, FAULT, &live)));
 }
 
 #[test]
 fn a_private_mapping_loads_but_stores_nothing_to_the_file() {
     let private = "call T0 mmap fd=6 off=0 len=8192 private";
-    let ev = recorded(&lines(private, FAULT, MUNMAP_W));
-    let (c, w) = verdict(&ev);
-    assert_eq!(c, Class::DoesNotConform, "{w}");
-    assert!(
-        w.contains("cannot produce a daemon read of WRITE[CACHE](p0)"),
-        "{w}"
-    );
+    let ev = recorded(&lines(private, FAULT, &cat(&[MUNMAP_W, CLOSE])));
+    violates(&ev, "cannot produce a daemon read of WRITE[CACHE](p0)");
     // its loads alone conform
-    let quiet = [
-        "call T0 munmap off=0 len=8192",
-        "ret T0 munmap 0",
-        "call T0 close fd=6",
-        "req 12 FLUSH",
-        "reply 12 FLUSH",
-        "ret T0 close 0",
-    ];
-    let (c, w) = verdict(&recorded(&lines(private, FAULT, &quiet)));
-    assert_eq!(c, Class::Conforms, "{w}");
+    let quiet = cat(&[MUNMAP, CLOSE]);
+    conforms(&recorded(&lines(private, FAULT, &quiet)));
 }
 
 #[test]
 fn an_exit_holding_only_mappings_is_their_munmap() {
-    let exit = [
-        "call T0 close fd=6",
-        "req 12 FLUSH",
-        "reply 12 FLUSH",
-        "ret T0 close 0",
-        "call T0 exit map path=f",
-        "req 10 WRITE 0 4096 Q cache",
-        "reply 10 WRITE",
-        "ret T0 exit 0",
-    ];
+    let exit = cat(&[
+        CLOSE,
+        &[
+            "call T0 exit map path=f",
+            "req 10 WRITE 0 4096 Q cache",
+            "reply 10 WRITE",
+            "ret T0 exit 0",
+        ],
+    ]);
     let ev = recorded(&lines(SHARED, FAULT, &exit));
-    let (c, w) = verdict(&ev);
-    assert_eq!(c, Class::Conforms, "{w}");
+    conforms(&ev);
+    // `exit` with its mark changed from `from` to `to`: not modelled,
+    // saying `why`
+    let refused = |from: &str, to: &str, why: &str| {
+        let changed: Vec<String> = exit.iter().map(|l| l.replace(from, to)).collect();
+        let mut l = lines(SHARED, FAULT, &[]);
+        l.extend(changed.iter().map(String::as_str));
+        let w = not_modelled(&recorded(&l));
+        assert!(w.contains(why), "{w}");
+    };
     // another actor's exit: which process held the mapping is unknown
-    let other: Vec<String> = exit
-        .iter()
-        .map(|l| l.replace("T0 exit", "T1 exit"))
-        .collect();
-    let mut l = lines(SHARED, FAULT, &[]);
-    l.extend(other.iter().map(String::as_str));
-    let w = not_modelled(&recorded(&l));
-    assert!(
-        w.contains("exits holding a mapping while T0 made one"),
-        "{w}"
+    refused(
+        "T0 exit",
+        "T1 exit",
+        "exits holding a mapping while T0 made one",
     );
     // with an fd as well: several closes in one syscall
-    let both: Vec<String> = exit
-        .iter()
-        .map(|l| l.replace("exit map path=f", "exit fd=6 path=f map path=f"))
-        .collect();
-    let mut l = lines(SHARED, FAULT, &[]);
-    l.extend(both.iter().map(String::as_str));
-    let w = not_modelled(&recorded(&l));
-    assert!(w.contains("syscall exit has no model task"), "{w}");
+    refused(
+        "exit map path=f",
+        "exit fd=6 path=f map path=f",
+        "syscall exit has no model task",
+    );
 }
 
 #[test]
@@ -221,29 +209,26 @@ fn what_the_environment_cannot_be_is_refused() {
 #[test]
 fn a_faults_read_needs_no_pending_call() {
     // T1 maps the file; its load's READ (pid 30) comes while T0's
-    // pwrite is pending; T0's own WRITE (pid 7) follows
-    let mut l: Vec<&str> = OPEN.to_vec();
-    l.extend([
-        "call T0 ftruncate fd=6 8192",
-        "req 6 SETATTR size=8192",
-        "reply 6 SETATTR",
-        "ret T0 ftruncate 0",
+    // direct pwrite is pending; T0's own WRITE (pid 7) follows
+    let l = lines(
         "call T1 mmap fd=6 off=0 len=8192 shared",
-        "ret T1 mmap 4096",
-        "call T0 pwrite fd=6 off=0 A",
-        "req 8 READ 0 8192 pid=30",
-        "reply 8 READ tags=..",
-        "req 10 SETATTR size=0 pid=7",
-        "reply 10 SETATTR",
-        "ret T0 pwrite 4096",
-    ]);
+        &[
+            "call T0 pwrite fd=6 off=0 A",
+            "req 8 READ 0 8192 pid=30",
+            "reply 8 READ tags=..",
+            "req 10 WRITE 0 4096 A pid=7",
+            "reply 10 WRITE",
+            "ret T0 pwrite 4096",
+        ],
+        &[],
+    );
     assert_eq!(validate::validate(&recorded(&l)), Ok(()));
     // in a scenario's trace every READ is a call's: the READ names
-    // T0's pid (30), and T0's SETATTR from pid 7 is refused
+    // T0's pid (30), and T0's WRITE from pid 7 is refused
     match validate::validate(&tr(json!({}), &l)) {
         Err(validate::Invalid::Bad(e)) => assert!(
             e.contains(
-                "SETATTR u=10 from pid 7, which is not the pid of a pending call (T0 pwrite 30)"
+                "WRITE u=10 from pid 7, which is not the pid of a pending call (T0 pwrite 30)"
             ),
             "{e}"
         ),
