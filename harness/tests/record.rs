@@ -471,6 +471,31 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A process that exits without closing its fd: exit_files closes it
+/// (write back, FLUSH, RELEASE) inside the `exit` mark, which conform
+/// maps to the close task.
+#[test]
+fn python_exit_without_close_conforms() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record python3 exit") {
+        return;
+    }
+    let d = scratch("exit-fd");
+    let prog = "import os
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b'A' * 8192, 0)
+os._exit(0)
+";
+    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    assert!(m.contains(&"call exit fd=3 path=f".to_string()), "{m:#?}");
+    let (code, out) = conform(&r);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(" model=conforms"), "{out}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn python_read_and_mmap_marks_carry_data_and_file_ranges() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());

@@ -168,6 +168,27 @@ pub(super) fn parse_open_flags(s: &str) -> i32 {
     f
 }
 
+/// The task of closing `fd` (forgotten from `fds` and `open_of`): the
+/// last caching fd, with no mapping holding a reference (`maps`), is
+/// fuse_release's too, which drops the inode's caching io-mode.
+fn close_fd(
+    fd: Option<u64>,
+    fds: &mut HashMap<i64, FdKind>,
+    open_of: &mut HashMap<i64, usize>,
+    maps: u32,
+) -> RawTask {
+    let kind = fd.and_then(|fd| {
+        open_of.remove(&(fd as i64));
+        fds.remove(&(fd as i64))
+    });
+    let caching = |k: &FdKind| *k != FdKind::Dio;
+    if kind.as_ref().is_some_and(caching) && !fds.values().any(caching) && maps == 0 {
+        RawTask::CloseRelease
+    } else {
+        RawTask::Close
+    }
+}
+
 /// What the scan hands to the translation.
 pub(super) struct Scan {
     /// (order key, seq, obs, what)
@@ -612,23 +633,15 @@ pub(super) fn scan(
                             raw.push((key - 1, e.seq, RawObs::Env { on: false, tasks: off }, brief.clone()));
                             Some(RawTask::Munmap)
                         }
-                        "close" => {
-                            let kind = num(arg(&args, "fd")).and_then(|fd| {
-                                open_of.remove(&(fd as i64));
-                                fds.remove(&(fd as i64))
-                            });
-                            // the last caching fd (and no shared mapping
-                            // holding a reference): fuse_release drops the
-                            // inode's caching io-mode
-                            let caching = |k: &FdKind| *k != FdKind::Dio;
-                            if kind.as_ref().is_some_and(caching)
-                                && !fds.values().any(caching)
-                                && maps == 0
-                            {
-                                Some(RawTask::CloseRelease)
-                            } else {
-                                Some(RawTask::Close)
-                            }
+                        "close" => Some(close_fd(num(arg(&args, "fd")), &mut fds, &mut open_of, maps)),
+                        // the exit (or exec) of a process holding one fd of
+                        // the file and no mapping of it: exit_files (or
+                        // do_close_on_exec) closes it, the close task
+                        "exit" | "execve"
+                            if !args.split_whitespace().any(|w| w == "map")
+                                && args.split_whitespace().filter(|w| w.starts_with("fd=")).count() == 1 =>
+                        {
+                            Some(close_fd(num(arg(&args, "fd")), &mut fds, &mut open_of, maps))
                         }
                         "ftruncate" | "truncate" => {
                             let size = num(words.get(1).copied()).ok_or_else(|| {
@@ -1011,7 +1024,14 @@ pub(super) fn scan(
                         None
                     }
                     "FLUSH" => {
-                        if !pending.values().any(|p| p.syscall == "close") {
+                        // (a close, or an exit that closes: its task)
+                        let closing = |p: &Pending| {
+                            p.syscall == "close"
+                                || p.task.is_some_and(|t| {
+                                    matches!(tasks[t].0, RawTask::Close | RawTask::CloseRelease)
+                                })
+                        };
+                        if !pending.values().any(closing) {
                             // close() by the runner's cleanup, after the body.
                             let idx = tasks.len();
                             tasks.push((RawTask::Close, "(runner cleanup) close".into()));

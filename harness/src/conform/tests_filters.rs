@@ -298,3 +298,30 @@ fn lseek_and_a_dup_of_the_fd_send_nothing() {
     let e = translate(&trace(json!({}), &bad), None).unwrap_err();
     assert!(e.contains("unknown fd 9"), "{e}");
 }
+
+#[test]
+fn an_exit_holding_one_fd_closes_it() {
+    // the process exits without closing fd 6: exit_files closes it (the
+    // write back, FLUSH, and the last reference's release)
+    let exit = [
+        "call T0 exit fd=6 path=f",
+        "req 20 WRITE 0 4096 A cache",
+        "reply 20 WRITE",
+        "req 22 FLUSH",
+        "reply 22 FLUSH",
+        "ret T0 exit 0",
+    ];
+    let ev = trace_with(json!({}), &[], &exit);
+    let m = mapping(&ev);
+    assert_eq!(m.cfg.tasks[1], TaskSpec::CloseRelease);
+    let (c, w) = class(&ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+    // two fds in one exit: two closes in one syscall
+    let two: Vec<String> = exit
+        .iter()
+        .map(|l| l.replace("exit fd=6 path=f", "exit fd=6 path=f fd=7 path=f"))
+        .collect();
+    let two: Vec<&str> = two.iter().map(String::as_str).collect();
+    let w = not_modelled(&trace_with(json!({}), &[], &two));
+    assert!(w.contains("syscall exit has no model task"), "{w}");
+}
