@@ -28,8 +28,10 @@
 //! task), and letting the environment store there as well would check
 //! less than the trace says. Refused (not modelled): a mapping in a
 //! trace mapped in units below a page, a mapping of a FOPEN_DIRECT_IO
-//! fd, a munmap that ends part of a mapping, and mappings ended by an
-//! exit of another actor than the one that made them.
+//! fd, a munmap that ends part of a mapping or a mapping another actor
+//! made, mappings ended by an exit of another actor than the one that
+//! made them, and an exit holding mappings its actor did not make
+//! (inherited across fork: its stores are not the environment's).
 
 use super::raw::*;
 use std::collections::BTreeMap;
@@ -127,23 +129,29 @@ impl EnvMaps {
         before.into_iter().filter(|t| !after.contains(t)).collect()
     }
 
-    /// A munmap of real pages `first..first+n`: it must end whole
-    /// mappings (one of them exactly, or several of the same range).
-    pub(super) fn munmap(&mut self, seq: u64, first: u64, n: u64) -> Result<Vec<usize>, String> {
-        if !self.live.iter().any(|m| m.first == first && m.n == n) {
+    /// A munmap by `actor` of real pages `first..first+n`: it must end
+    /// a whole mapping that actor made (one of them, if it made several
+    /// of the same range). A mapping of another actor's may be another
+    /// process's copy (inherited across fork, which the marks do not
+    /// show): ending it would stop stores the other process still makes.
+    pub(super) fn munmap(
+        &mut self,
+        seq: u64,
+        actor: &str,
+        first: u64,
+        n: u64,
+    ) -> Result<Vec<usize>, String> {
+        let Some(i) = self
+            .live
+            .iter()
+            .position(|m| m.actor == actor && m.first == first && m.n == n)
+        else {
             return nm(format!(
-                "#{seq} a munmap of pages {first}..{} that is not one whole mapping (live: {}): a partial unmap is not modelled",
+                "#{seq} a munmap by {actor} of pages {first}..{} that is not one whole mapping it made (live: {}): a partial unmap, or an unmap of a mapping inherited across fork or made by another thread, is not modelled",
                 first + n,
                 self.describe()
             ));
-        }
-        // (of equal mappings the kernel's is one of them; which makes no
-        // difference to the pages' tasks)
-        let i = self
-            .live
-            .iter()
-            .position(|m| m.first == first && m.n == n)
-            .expect("found above");
+        };
         Ok(self.without(|l| {
             l.remove(i);
         }))
@@ -157,6 +165,14 @@ impl EnvMaps {
             return nm(format!(
                 "#{seq} {actor} exits holding a mapping while {} made one: which process held which is not in the trace",
                 m.actor
+            ));
+        }
+        // holding a mapping it did not make (one inherited across fork,
+        // whose stores after its maker's munmap the environment does not
+        // have)
+        if !self.live.iter().any(|m| m.actor == actor) {
+            return nm(format!(
+                "#{seq} {actor} exits holding a mapping it did not make (live: none): one inherited across fork is not modelled"
             ));
         }
         Ok(self.without(Vec::clear))

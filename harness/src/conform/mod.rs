@@ -561,6 +561,8 @@ mod tests_aio;
 #[cfg(test)]
 mod tests_env;
 #[cfg(test)]
+mod tests_env_atk;
+#[cfg(test)]
 mod tests_filters;
 #[cfg(test)]
 mod tests_notify;

@@ -233,6 +233,10 @@ pub(super) fn scan(
     let mut tasks: Vec<(RawTask, String)> = vec![];
     let mut filtered: BTreeMap<String, usize> = BTreeMap::new();
     let mut fds: HashMap<i64, FdKind> = HashMap::new();
+    // fds opened O_RDONLY: a MAP_SHARED mapping of one cannot be written
+    // (mmap refuses PROT_WRITE, mprotect cannot add it: no VM_MAYWRITE),
+    // so the environment gets no store through it
+    let mut readonly: HashSet<i64> = HashSet::new();
     // fd -> the open (in trace order) it refers to
     let mut open_of: HashMap<i64, usize> = HashMap::new();
     let mut opens = 0usize;
@@ -611,7 +615,7 @@ pub(super) fn scan(
                                 // end before it (envmap.rs)
                                 let off = byte_arg(&args, "off", 0, e.seq, &sc)?;
                                 let len = byte_arg(&args, "len", off, e.seq, &sc)?;
-                                let off = env.munmap(e.seq, off / PG, (off + len).div_ceil(PG) - off / PG)?;
+                                let off = env.munmap(e.seq, &actor, off / PG, (off + len).div_ceil(PG) - off / PG)?;
                                 raw.push((key - 1, e.seq, RawObs::Env { on: false, tasks: off }, brief.clone()));
                             }
                             Some(RawTask::Munmap)
@@ -633,7 +637,12 @@ pub(super) fn scan(
                             raw.push((key - 1, e.seq, RawObs::Env { on: false, tasks: off }, brief.clone()));
                             Some(RawTask::Munmap)
                         }
-                        "close" => Some(close_fd(num(arg(&args, "fd")), &mut fds, &mut open_of, maps)),
+                        "close" => {
+                            if let Some(fd) = num(arg(&args, "fd")) {
+                                readonly.remove(&(fd as i64));
+                            }
+                            Some(close_fd(num(arg(&args, "fd")), &mut fds, &mut open_of, maps))
+                        }
                         // the exit (or exec) of a process holding one fd of
                         // the file and no mapping of it: exit_files (or
                         // do_close_on_exec) closes it, the close task
@@ -641,6 +650,9 @@ pub(super) fn scan(
                             if !args.split_whitespace().any(|w| w == "map")
                                 && args.split_whitespace().filter(|w| w.starts_with("fd=")).count() == 1 =>
                         {
+                            if let Some(fd) = num(arg(&args, "fd")) {
+                                readonly.remove(&(fd as i64));
+                            }
                             Some(close_fd(num(arg(&args, "fd")), &mut fds, &mut open_of, maps))
                         }
                         "ftruncate" | "truncate" => {
@@ -708,8 +720,18 @@ pub(super) fn scan(
                                     let off = byte_arg(&args, "off", 0, e.seq, &sc)?;
                                     let len = byte_arg(&args, "len", off, e.seq, &sc)?;
                                     let first = pages_of(off, "mmap offset")?;
-                                    let shared = words.contains(&"shared");
-                                    p.map = Some((first, (off + len).div_ceil(PG) - first, shared));
+                                    let ro = num(arg(&args, "fd")).is_some_and(|f| readonly.contains(&(f as i64)));
+                                    let shared = words.contains(&"shared") && !ro;
+                                    let n = (off + len).div_ceil(PG) - first;
+                                    // each mapped page is a region of its
+                                    // own with two tasks: more pages than
+                                    // the model has are refused here, before
+                                    // a task is made for each (a mapping of
+                                    // 2^50 pages would never end)
+                                    if n > wbspec_models::fuse::config::MAX_PAGES as u64 {
+                                        return nm(format!("#{} a mapping of {n} pages: the environment's loads and stores are a task each per page, and the model has at most {} pages", e.seq, wbspec_models::fuse::config::MAX_PAGES));
+                                    }
+                                    p.map = Some((first, n, shared));
                                 }
                             }
                             filt(&format!("syscall {sc}"));
@@ -800,6 +822,11 @@ pub(super) fn scan(
                                 FdKind::Cached
                             };
                             fds.insert(fd, k);
+                            if p.open_flags & libc::O_ACCMODE == libc::O_RDONLY {
+                                readonly.insert(fd);
+                            } else {
+                                readonly.remove(&fd);
+                            }
                             open_of.insert(fd, opens);
                             opens += 1;
                         }
@@ -813,6 +840,11 @@ pub(super) fn scan(
                         }
                         if let Some(o) = open_of.get(&old).copied() {
                             open_of.insert(new, o);
+                        }
+                        if readonly.contains(&old) {
+                            readonly.insert(new);
+                        } else {
+                            readonly.remove(&new);
                         }
                         continue 'events;
                     }
