@@ -174,7 +174,7 @@ fn direct_read_bit(m: Option<&Mapping>, req: &Req) -> u16 {
 }
 
 /// The environment's tasks in a search (envmap.rs): their slots, and the
-/// versions of zeros (`State::compact_history` on a restart).
+/// versions of zeros (`State::dedup_history` on a restart).
 #[derive(Clone, Copy, Default)]
 struct EnvCtx {
     slots: u16,
@@ -184,10 +184,10 @@ struct EnvCtx {
 fn free_steps(model: &FuseModel, env: EnvCtx, n: &Node, out: &mut Vec<Node>) {
     // an environment's task that finished while its page is mapped may
     // run again: the program loads or stores there as often as it likes.
-    // Each store adds to the page's history, a ghost of the properties'
-    // (and of the zeros lookup, which compaction keeps): it is compacted
-    // on a restart, or the histories of the same pages would differ by
-    // the number of stores without end
+    // Each store adds its version to the page's history again: the
+    // repeats no step reads are dropped on a restart (State::
+    // dedup_history keeps first occurrences, the last entry and zeros),
+    // or the histories would grow by one version per store
     for e in 0..n.0.tasks.len() {
         if env.slots & n.1 & (1 << e) != 0
             && model.task_done(&n.0, e)
@@ -195,7 +195,7 @@ fn free_steps(model: &FuseModel, env: EnvCtx, n: &Node, out: &mut Vec<Node>) {
         {
             let mut s = n.0;
             s.tasks[e] = Task::new();
-            s.compact_history(|v| env.zeros & (1 << v) != 0);
+            s.dedup_history(|v| env.zeros & (1 << v) != 0);
             out.push((s, n.1, n.2));
         }
     }

@@ -410,7 +410,7 @@ pub(super) fn parked(model: &FuseModel, t: usize) -> Task {
 }
 
 /// The versions of zeros in the slots: `V_ZERO` and those of the
-/// truncations (for `State::compact_history`).
+/// truncations (for `State::compact_history` and `State::dedup_history`).
 impl Slots {
     pub fn zero_versions(&self, m: &Mapping) -> u16 {
         let mut z = 1u16 << V_ZERO;

@@ -232,6 +232,32 @@ impl State {
         self.tasks[t].before = [0; MAX_PAGES];
     }
 
+    /// Drops from each page's history the repeats of a version that are
+    /// neither its first occurrence nor the last entry, unless the version
+    /// is zeros (`is_zero`). What steps read of a history is kept: the
+    /// order of first occurrences (`hist_pos`, `hist_older`), the current
+    /// version (`hist_cur`) and which zeros came last (`last_zeros`), so
+    /// the state's behaviours are the same (tests_forget.rs). Trace
+    /// conformance runs it when an environment's store restarts
+    /// (harness/src/conform/search.rs): a page stored again and again
+    /// would otherwise grow its history by one version per store.
+    /// (`compact_history`, which the slots' reuse runs, keeps less: it
+    /// can change a write-through WRITE's payload copy, tests_forget.rs.)
+    pub fn dedup_history(&mut self, is_zero: impl Fn(u8) -> bool) {
+        for h in self.hist.iter_mut() {
+            let list = hist_list(*h);
+            let last = list.len() - 1;
+            let mut out = list[0] as u64;
+            for (i, &v) in list.iter().enumerate().skip(1) {
+                let first = list[..i].iter().all(|&w| w != v);
+                if first || i == last || is_zero(v) {
+                    out = hist_push(out, v);
+                }
+            }
+            *h = out;
+        }
+    }
+
     /// The state with the ghosts only the properties read set to their
     /// initial values: what the last step did (`ev`), the sticky
     /// violation bits (`viol`, `lf_viol`, `viol2`), the version sets of
