@@ -172,11 +172,17 @@ fn a_guest_that_panics_or_hangs_is_one_line_and_exit_1() {
         return;
     }
     // no init: the kernel panics ("No working init found"); panic=-1
-    // ends QEMU at once
+    // ends QEMU at once. One CPU: with two, a 6.12 guest under TCG once
+    // oopsed at boot, before init (Oops: int3 at 2.6 s, CI on 3 Dec
+    // 2026; cause not established: int3 is what the kernel's text
+    // patching plants, which a second emulated CPU can run into), and
+    // this test is about the panic of no init
     let (o, pid) = run_vm(&[
         "--debian",
         "6.12",
         "--tcg",
+        "--cpus",
+        "1",
         "--timeout",
         "300",
         "--append",
@@ -199,6 +205,8 @@ fn a_guest_that_panics_or_hangs_is_one_line_and_exit_1() {
         "--debian",
         "6.12",
         "--tcg",
+        "--cpus",
+        "1",
         "--timeout",
         "20",
         "--append",

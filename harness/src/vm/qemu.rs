@@ -225,13 +225,16 @@ pub fn kernel_trouble(console: &str, n: usize) -> Option<(String, String)> {
         .iter()
         .position(|l| MARKS.iter().any(|m| l.contains(m)))?;
     let excerpt = lines[i..lines.len().min(i + n)].join("\n");
-    // the first line without its printk timestamp ("[    2.519798] ")
-    let first = lines[i].trim();
-    let first = match first.strip_prefix('[').and_then(|r| r.split_once("] ")) {
-        Some((ts, rest)) if ts.trim().parse::<f64>().is_ok() => rest,
-        _ => first,
-    };
-    Some((first.trim().to_string(), excerpt))
+    // the first line from its mark on: without the printk timestamp
+    // ("[    2.519798] "), and without what the console had on that line
+    // before it (firmware output and terminal escapes, as in "Probing
+    // EDD (edd=off to disable)... ok[?7l[2J[    2.555848] Oops: ...")
+    let at = MARKS
+        .iter()
+        .filter_map(|m| lines[i].find(m))
+        .min()
+        .expect("the line has a mark");
+    Some((lines[i][at..].trim().to_string(), excerpt))
 }
 
 /// Whether `path` is a bzImage (the "HdrS" magic of the x86 boot protocol
@@ -289,5 +292,12 @@ mod tests {
         assert_eq!(first, "kernel BUG at fs/fuse/file.c:1234!");
         assert_eq!(ex.lines().count(), 3);
         assert!(kernel_trouble("all fine\nScenario b_x pass\n", 5).is_none());
+        // what the console had before the mark on its line is not kept
+        // (a 6.12 guest under TCG, 3 Dec 2026)
+        let c = "Probing EDD (edd=off to disable)... ok\u{1b}[?7l\u{1b}[2J[    2.555848] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI\n";
+        assert_eq!(
+            kernel_trouble(c, 1).unwrap().0,
+            "Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"
+        );
     }
 }
