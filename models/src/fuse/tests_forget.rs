@@ -15,29 +15,26 @@ fn forgotten(mut s: State) -> State {
     s
 }
 
-fn successors(m: &FuseModel, s: &State) -> HashSet<(Action, State)> {
+/// The successors of `s`, each normalized by `norm`.
+fn succ_by(m: &FuseModel, s: &State, norm: impl Fn(State) -> State) -> HashSet<(Action, State)> {
     let mut acts = vec![];
     m.enabled(s, &mut acts);
     acts.into_iter()
-        .filter_map(|a| m.step(s, a).map(|n| (a, forgotten(n))))
+        .filter_map(|a| m.step(s, a).map(|n| (a, norm(n))))
         .collect()
 }
 
-/// Explores `c` to the end and checks every state; returns how many.
-fn commutes(c: Config) -> usize {
-    let m = model(c);
+fn successors(m: &FuseModel, s: &State) -> HashSet<(Action, State)> {
+    succ_by(m, s, forgotten)
+}
+
+/// Every state `m` reaches, breadth first.
+fn reachable(m: &FuseModel) -> Vec<State> {
     let s0 = m.initial();
     let mut seen = HashSet::from([s0]);
     let mut q = VecDeque::from([s0]);
-    let mut changed = 0;
+    let mut all = vec![];
     while let Some(s) = q.pop_front() {
-        let f = forgotten(s);
-        changed += usize::from(f != s);
-        assert_eq!(
-            successors(&m, &s),
-            successors(&m, &f),
-            "forgetting the ghosts of\n{s:?}\nchanged its behaviours"
-        );
         let mut acts = vec![];
         m.enabled(&s, &mut acts);
         for a in acts {
@@ -47,10 +44,28 @@ fn commutes(c: Config) -> usize {
                 }
             }
         }
+        all.push(s);
+    }
+    all
+}
+
+/// Explores `c` to the end and checks every state; returns how many.
+fn commutes(c: Config) -> usize {
+    let m = model(c);
+    let all = reachable(&m);
+    let mut changed = 0;
+    for &s in &all {
+        let f = forgotten(s);
+        changed += usize::from(f != s);
+        assert_eq!(
+            successors(&m, &s),
+            successors(&m, &f),
+            "forgetting the ghosts of\n{s:?}\nchanged its behaviours"
+        );
     }
     // (the check is not vacuous: the ghosts were set somewhere)
     assert!(changed > 0, "no state had a ghost to forget");
-    seen.len()
+    all.len()
 }
 
 #[test]
@@ -132,20 +147,14 @@ fn compacted(m: &FuseModel, s: State) -> State {
 }
 
 fn csucc(m: &FuseModel, s: &State) -> HashSet<(Action, State)> {
-    let mut acts = vec![];
-    m.enabled(s, &mut acts);
-    acts.into_iter()
-        .filter_map(|a| m.step(s, a).map(|n| (a, compacted(m, n))))
-        .collect()
+    succ_by(m, s, |n| compacted(m, n))
 }
 
 fn compact_commutes(c: Config) -> (usize, usize) {
     let m = model(c);
-    let s0 = m.initial();
-    let mut seen = HashSet::from([s0]);
-    let mut q = VecDeque::from([s0]);
+    let all = reachable(&m);
     let mut bad = 0;
-    while let Some(s) = q.pop_front() {
+    for &s in &all {
         let f = compacted(&m, s);
         if csucc(&m, &s) != csucc(&m, &f) {
             if bad == 0 {
@@ -156,17 +165,8 @@ fn compact_commutes(c: Config) -> (usize, usize) {
             }
             bad += 1;
         }
-        let mut acts = vec![];
-        m.enabled(&s, &mut acts);
-        for a in acts {
-            if let Some(n) = m.step(&s, a) {
-                if seen.insert(n) {
-                    q.push_back(n);
-                }
-            }
-        }
     }
-    (seen.len(), bad)
+    (all.len(), bad)
 }
 
 #[test]
@@ -263,11 +263,7 @@ fn dedup_history_keeps_behaviours() {
         s
     }
     fn succ(m: &FuseModel, s: &State) -> HashSet<(Action, State)> {
-        let mut acts = vec![];
-        m.enabled(s, &mut acts);
-        acts.into_iter()
-            .filter_map(|a| m.step(s, a).map(|n| (a, norm(m, n))))
-            .collect()
+        succ_by(m, s, |n| norm(m, n))
     }
     let through = |pages: u8, tasks: &[&str]| {
         let mut c = cfg(pages, tasks);
@@ -295,10 +291,7 @@ fn dedup_history_keeps_behaviours() {
         ),
     ] {
         let m = model(c);
-        let s0 = m.initial();
-        let mut seen = HashSet::from([s0]);
-        let mut q = VecDeque::from([s0]);
-        while let Some(s) = q.pop_front() {
+        for s in reachable(&m) {
             for p in 0..m.cfg.pages as usize {
                 let list = hist_list(s.hist[p]);
                 let cur = *list.last().unwrap();
@@ -334,15 +327,6 @@ fn dedup_history_keeps_behaviours() {
                         "dedup changed the behaviours of\n{r:?}"
                     );
                     variants += 1;
-                }
-            }
-            let mut acts = vec![];
-            m.enabled(&s, &mut acts);
-            for a in acts {
-                if let Some(n) = m.step(&s, a) {
-                    if seen.insert(n) {
-                        q.push_back(n);
-                    }
                 }
             }
         }
