@@ -77,6 +77,7 @@ pub fn returns(m: &Mapping, t: usize) -> Returns {
         | TaskSpec::Mmap { .. }
         | TaskSpec::DioMmap { .. }
         | TaskSpec::Fault { .. }
+        | TaskSpec::EnvAccess { .. }
         | TaskSpec::Gup { .. }
         | TaskSpec::Munmap
         | TaskSpec::Msync { .. }

@@ -302,6 +302,7 @@ impl FuseModel {
                             TaskSpec::Mmap { .. }
                             | TaskSpec::Gup { .. }
                             | TaskSpec::Fault { .. }
+                            | TaskSpec::EnvAccess { .. }
                             | TaskSpec::DioMmap { .. }
                             | TaskSpec::Read { .. }
                             | TaskSpec::Write { .. } => {

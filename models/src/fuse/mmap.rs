@@ -48,6 +48,16 @@ impl FuseModel {
                 // the folio is mapped: the data the read fault returns
                 self.check_cache_read(s, t, page as usize);
                 self.advance(s, t);
+                if self.store_start(t).is_some() {
+                    // an `env` task's load is over: the fault's locals
+                    // (readahead size, reply) die with it, and its store
+                    // is a fault of its own (trace conformance keeps
+                    // such a task as one that has not begun)
+                    s.tasks[t] = Task {
+                        pc: s.tasks[t].pc,
+                        ..Task::new()
+                    };
+                }
                 Step::FaultMapped
             }
         })

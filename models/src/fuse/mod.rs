@@ -451,6 +451,8 @@ mod tests_aio;
 #[cfg(test)]
 mod tests_autoinval;
 #[cfg(test)]
+mod tests_env;
+#[cfg(test)]
 mod tests_fix_pdio;
 #[cfg(test)]
 mod tests_forget;

@@ -185,6 +185,13 @@ impl FuseModel {
         s.tasks[t].pc as usize >= self.programs[t].len()
     }
 
+    /// An `env` task's store start (TaskSpec::EnvAccess): a task there
+    /// has finished a load, or has not begun; None for any other task.
+    pub fn store_start(&self, t: usize) -> Option<u8> {
+        matches!(self.cfg.tasks[t], TaskSpec::EnvAccess { .. })
+            .then_some(super::program::ENV_STORE_START as u8)
+    }
+
     pub fn current_op(&self, s: &State, t: usize) -> Option<Op> {
         self.programs[t].get(s.tasks[t].pc as usize).copied()
     }

@@ -69,6 +69,10 @@ fn caller(cfg: &Config, spec: &TaskSpec, prog: &[Op], i: usize) -> &'static str 
             _ => "fuse_page_mkwrite",
         },
         TaskSpec::Fault { .. } => "filemap_fault",
+        TaskSpec::EnvAccess { .. } => match op {
+            Op::Entry | Op::PrivateFault { .. } => "filemap_fault",
+            _ => "fuse_page_mkwrite",
+        },
         TaskSpec::Stat => match op {
             Op::Send(_) | Op::Recv(_) => "fuse_do_getattr",
             Op::UnlockReturn { .. } => "fuse_update_attributes",

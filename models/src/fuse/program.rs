@@ -185,6 +185,10 @@ pub enum Op {
     Notify(super::notify::NotifyOp),
 }
 
+/// Where an `env` task's store begins: after its load (`Entry`,
+/// `PrivateFault`).
+pub const ENV_STORE_START: usize = 2;
+
 /// Builds the program of one task from its spec and the configuration.
 pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
     let v = &cfg.variant;
@@ -417,6 +421,18 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             // a read fault returns page-cache data: its window opens here (b3)
             p.push(Op::Entry);
             p.push(Op::PrivateFault { page });
+        }
+        TaskSpec::EnvAccess { page } => {
+            // a load (as `fault`), then a store (as `mmap`): the store
+            // starts at ENV_STORE_START (FuseModel::store_start)
+            p.push(Op::Entry);
+            p.push(Op::PrivateFault { page });
+            debug_assert_eq!(p.len(), ENV_STORE_START);
+            p.push(Op::MkwriteFault { page });
+            if !v.mut_mkwrite_no_wait {
+                p.push(Op::MkwriteWait { page });
+            }
+            p.push(Op::MkwriteStore { page });
         }
         TaskSpec::Stat => {
             // fuse_update_attributes(STATX_SIZE) with expired attributes:

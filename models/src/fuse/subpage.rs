@@ -401,7 +401,7 @@ impl FuseModel {
                 .cfg
                 .tasks
                 .iter()
-                .any(|t| matches!(t, TaskSpec::Mmap { .. }))
+                .any(|t| matches!(t, TaskSpec::Mmap { .. } | TaskSpec::EnvAccess { .. }))
     }
 
     /// a6's ghost after a step of task `t` (`None`: a daemon step) from

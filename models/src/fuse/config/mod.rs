@@ -304,6 +304,7 @@ impl Config {
             TaskSpec::Mmap { .. }
             | TaskSpec::Gup { .. }
             | TaskSpec::Fault { .. }
+            | TaskSpec::EnvAccess { .. }
             | TaskSpec::DioMmap { .. } => !self.writeback_cache,
             _ => false,
         })

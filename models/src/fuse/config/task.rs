@@ -114,6 +114,13 @@ pub enum TaskSpec {
     /// invalidates the page cache and enters caching io-mode
     /// (fuse_file_cached_io_start, waiting for parallel direct writes).
     DioMmap { page: u8 },
+    /// The environment's loads and stores through a MAP_SHARED mapping
+    /// of one page (conform of a `wbspec record` trace, harness
+    /// conform/envmap.rs): a read fault (`fault`), then a store
+    /// (`mmap`). The search may start it at the store, and may end it
+    /// after the load (`FuseModel::store_start`), so one task stands for
+    /// any sequence of loads and stores to the page.
+    EnvAccess { page: u8 },
     /// stat(2) with stale attributes: fuse_update_attributes →
     /// fuse_do_getattr (GETATTR) → fuse_change_attributes.
     Stat,
@@ -263,6 +270,9 @@ impl TaskSpec {
                 TaskSpec::Punch { first, n }
             }
             Some("fault") => TaskSpec::Fault {
+                page: num(words.get(1))?,
+            },
+            Some("env") => TaskSpec::EnvAccess {
                 page: num(words.get(1))?,
             },
             Some("gup") => TaskSpec::Gup {
@@ -430,6 +440,7 @@ impl TaskSpec {
             TaskSpec::SyncRange { .. } => "sync-range",
             TaskSpec::Readahead { .. } => "readahead",
             TaskSpec::DioMmap { .. } => "dio-mmap",
+            TaskSpec::EnvAccess { .. } => "env-access",
             TaskSpec::Stat => "stat",
             TaskSpec::RemoteTruncate { .. } => "remote-trn",
             TaskSpec::Abort => "abort",
@@ -449,6 +460,7 @@ impl TaskSpec {
                 | TaskSpec::Mmap { .. }
                 | TaskSpec::Gup { .. }
                 | TaskSpec::DioMmap { .. }
+                | TaskSpec::EnvAccess { .. }
                 | TaskSpec::RemoteTruncate { .. }
                 | TaskSpec::Punch { .. }
                 | TaskSpec::Open { trunc: true, .. }
@@ -471,6 +483,7 @@ impl TaskSpec {
             self,
             TaskSpec::Write { .. }
                 | TaskSpec::Mmap { .. }
+                | TaskSpec::EnvAccess { .. }
                 | TaskSpec::Gup { .. }
                 | TaskSpec::OdirectWrite { .. }
                 | TaskSpec::OdirectRead { .. }
@@ -506,6 +519,7 @@ impl TaskSpec {
             TaskSpec::Mmap { page }
             | TaskSpec::Gup { page }
             | TaskSpec::Fault { page }
+            | TaskSpec::EnvAccess { page }
             | TaskSpec::DioMmap { page } => Some((page, 1)),
             _ => None,
         }
@@ -519,6 +533,7 @@ impl fmt::Display for TaskSpec {
             TaskSpec::Mmap { page } => write!(f, "mmap {page}"),
             TaskSpec::Gup { page } => write!(f, "gup {page}"),
             TaskSpec::Fault { page } => write!(f, "fault {page}"),
+            TaskSpec::EnvAccess { page } => write!(f, "env {page}"),
             TaskSpec::Punch { first, n } => write!(f, "punch {first}+{n}"),
             TaskSpec::Open {
                 trunc,

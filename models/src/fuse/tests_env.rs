@@ -1,0 +1,103 @@
+//! The environment's task of loads and stores (`env`,
+//! TaskSpec::EnvAccess; harness/src/conform/envmap.rs). Trace
+//! conformance may end such a task when it stands at its store's start
+//! with phase and cursor 0 (a load finished, the store not begun), and
+//! keeps it as a task that has not begun (search.rs): sound only if
+//! the store's first step always moves the task off that point, so
+//! that standing there it holds no folio lock, no request and no
+//! readahead folio, and the load left nothing in the task's fields.
+
+use super::config::*;
+use super::model::*;
+use super::state::*;
+use super::step::Step;
+use super::tests::{cfg, model, write_through_t2};
+use super::Actor;
+use std::collections::{HashSet, VecDeque};
+
+/// Every state `m` reaches, breadth first.
+fn reachable(m: &FuseModel) -> Vec<State> {
+    let s0 = m.initial();
+    let mut seen = HashSet::from([s0]);
+    let mut q = VecDeque::from([s0]);
+    let mut all = vec![];
+    while let Some(s) = q.pop_front() {
+        let mut acts = vec![];
+        m.enabled(&s, &mut acts);
+        for a in acts {
+            if let Some(n) = m.step(&s, a) {
+                if seen.insert(n) {
+                    q.push_back(n);
+                }
+            }
+        }
+        all.push(s);
+    }
+    all
+}
+
+/// Explores `c` and checks every state where an `env` task stands at
+/// its store's start: each step of that task leaves the point, and the
+/// task is as it would be had it not begun (the load left nothing: no
+/// readahead folio, no reply). In the model alone the point is
+/// reached only by a load. Returns (states at the point, stores begun
+/// from it).
+fn check(c: Config) -> (usize, usize) {
+    let m = model(c);
+    let envs: Vec<usize> = (0..m.cfg.tasks.len())
+        .filter(|&t| m.store_start(t).is_some())
+        .collect();
+    assert!(!envs.is_empty());
+    let (mut at, mut stores) = (0, 0);
+    for s in reachable(&m) {
+        for &t in &envs {
+            let st = m.store_start(t).unwrap();
+            let task = s.tasks[t];
+            if task.pc != st || task.ph != 0 || task.cur != 0 {
+                continue;
+            }
+            at += 1;
+            // the load left nothing of its own (no readahead folio, no
+            // reply): the task is the one a search starts at the store
+            assert!(
+                task == Task {
+                    pc: st,
+                    ..Task::new()
+                },
+                "{s:?}"
+            );
+            let mut acts = vec![];
+            m.enabled(&s, &mut acts);
+            for a in acts.into_iter().filter(|a| a.actor == Actor::Task(t as u8)) {
+                let Some(n) = m.step(&s, a) else { continue };
+                let nt = n.tasks[t];
+                assert!(
+                    nt.pc != st || nt.ph != 0 || nt.cur != 0,
+                    "{a:?} left task {t} at its store start:\n{s:?}"
+                );
+                stores += usize::from(a.step == Step::MkwriteLock);
+            }
+        }
+    }
+    (at, stores)
+}
+
+#[test]
+fn an_env_task_at_its_store_start_holds_nothing() {
+    // pages not cached: the load reads (readahead, read_folio), the
+    // store may find the folio or fault it in again after a truncation
+    let mut c = cfg(2, &["env 0", "truncate 1", "wb none", "env 1"]);
+    c.cached = 0;
+    c.dirty = 0;
+    let a = check(c);
+    // write-through, state T2, with a buffered write beside it
+    let mut c = cfg(2, &["env 1", "write 0+2", "truncate 0"]);
+    write_through_t2(&mut c);
+    c.cached = 0;
+    c.dirty = 0;
+    let b = check(c);
+    // the point is reached, and stores begin from it
+    for (at, stores) in [a, b] {
+        assert!(at > 0 && stores > 0, "{a:?} {b:?}");
+    }
+}
