@@ -11,13 +11,24 @@
 //!
 //! So such accesses are the environment's (issue 21 item 4): while a
 //! mapping of real page `p` is live, the search may run, at any point
-//! and any number of times, the model's read fault on `p` (`Fault`) and,
-//! for a MAP_SHARED mapping, its store to `p` (`Mmap`: the write fault,
-//! fuse_page_mkwrite's wait, the store). Each is a task of its own with
-//! no call or ret in the trace: it is issued when the mapping's mmap
-//! returns and restarts whenever it has finished (search.rs), and it
-//! must be idle or finished when the last mapping of its page ends (a
-//! munmap's call, or the exit of the process that held it). A store
+//! and any number of times, the model's read fault on `p` and, for a
+//! writable MAP_SHARED mapping, its store to `p` (the write fault,
+//! fuse_page_mkwrite's wait, the store). They are one task per page
+//! with no call or ret in the trace: `env` (TaskSpec::EnvAccess, a
+//! load then a store; the search may begin it at the store and end it
+//! after the load, search.rs) for a page of a writable shared mapping,
+//! `fault` (the load alone) for a page only mapped MAP_PRIVATE or
+//! read-only. A page mapped both ways at once has both. The task is
+//! issued when the mapping's mmap returns and restarts whenever it has
+//! finished, and it must be idle, between a load and a store, or
+//! finished when the last mapping of its page ends (a munmap's call,
+//! or the exit of the process that held it). One task per page rather
+//! than a load task and a store task costs one of the model's task
+//! slots per mapped page, not two; it leaves out a load and a store of
+//! the same page in flight at once, which the requests cannot tell
+//! apart from one after the other: a second fault on a page waits for
+//! the first one's folio (filemap_fault's lock_folio_maybe_drop_mmap)
+//! and sends nothing of its own. A store
 //! writes its own data version, and any tag on its page may be that
 //! data (translate.rs): the trace does not see what the program stored,
 //! so a page last written by a store has its data unchecked, while its
@@ -51,8 +62,9 @@ pub(super) struct EnvMaps {
     /// Accesses are not marked (a `wbspec record` trace).
     pub(super) on: bool,
     live: Vec<Map>,
-    /// real page -> its store task and its load task (trace task indices)
-    store: BTreeMap<u64, usize>,
+    /// real page -> its `env` task (writable shared mappings) and its
+    /// load task (the others), as trace task indices
+    access: BTreeMap<u64, usize>,
     load: BTreeMap<u64, usize>,
 }
 
@@ -61,7 +73,7 @@ impl EnvMaps {
         EnvMaps {
             on,
             live: vec![],
-            store: BTreeMap::new(),
+            access: BTreeMap::new(),
             load: BTreeMap::new(),
         }
     }
@@ -71,10 +83,11 @@ impl EnvMaps {
         let mut v = vec![];
         for m in &self.live {
             for p in m.first..m.first + m.n {
-                v.extend(self.load.get(&p));
-                if m.shared {
-                    v.extend(self.store.get(&p));
-                }
+                v.extend(if m.shared {
+                    self.access.get(&p)
+                } else {
+                    self.load.get(&p)
+                });
             }
         }
         v.sort();
@@ -83,8 +96,9 @@ impl EnvMaps {
     }
 
     /// The `mmap` of `actor` returned: real pages `first..first+n`
-    /// (MAP_SHARED if `shared`) are mapped. Creates the pages' tasks the
-    /// first time (appended to `tasks`) and returns those it enables.
+    /// (MAP_SHARED and writable if `shared`) are mapped. Creates the
+    /// pages' tasks the first time (appended to `tasks`) and returns
+    /// those it enables.
     pub(super) fn map(
         &mut self,
         actor: &str,
@@ -95,19 +109,18 @@ impl EnvMaps {
     ) -> Vec<usize> {
         let before = self.enabled();
         for p in first..first + n {
-            if !self.load.contains_key(&p) {
-                self.load.insert(p, tasks.len());
-                tasks.push((
-                    RawTask::EnvLoad { page: p },
-                    format!("(environment) load, page {p}"),
-                ));
-            }
-            if shared && !self.store.contains_key(&p) {
-                self.store.insert(p, tasks.len());
-                tasks.push((
-                    RawTask::EnvStore { page: p },
-                    format!("(environment) store, page {p}"),
-                ));
+            let (map, task, what) = if shared {
+                (
+                    &mut self.access,
+                    RawTask::EnvAccess { page: p },
+                    "loads and stores",
+                )
+            } else {
+                (&mut self.load, RawTask::EnvLoad { page: p }, "loads")
+            };
+            if !map.contains_key(&p) {
+                map.insert(p, tasks.len());
+                tasks.push((task, format!("(environment) {what}, page {p}")));
             }
         }
         self.live.push(Map {
@@ -131,7 +144,8 @@ impl EnvMaps {
 
     /// A munmap by `actor` of real pages `first..first+n`: it must end
     /// a whole mapping that actor made (one of them, if it made several
-    /// of the same range). A mapping of another actor's may be another
+    /// of the same range: a private one if there is one). A mapping of
+    /// another actor's may be another
     /// process's copy (inherited across fork, which the marks do not
     /// show): ending it would stop stores the other process still makes.
     pub(super) fn munmap(
@@ -141,10 +155,12 @@ impl EnvMaps {
         first: u64,
         n: u64,
     ) -> Result<Vec<usize>, String> {
-        let Some(i) = self
-            .live
-            .iter()
-            .position(|m| m.actor == actor && m.first == first && m.n == n)
+        // of several such mappings (the mark names file pages, not
+        // addresses), a private one first: the shared ones' stores stay
+        // possible, which can only accept more
+        let mine = |m: &&Map| m.actor == actor && m.first == first && m.n == n;
+        let Some(i) = (self.live.iter().position(|m| mine(&m) && !m.shared))
+            .or_else(|| self.live.iter().position(|m| mine(&m)))
         else {
             return nm(format!(
                 "#{seq} a munmap by {actor} of pages {first}..{} that is not one whole mapping it made (live: {}): a partial unmap, or an unmap of a mapping inherited across fork or made by another thread, is not modelled",

@@ -85,13 +85,15 @@ pub(super) enum RawTask {
     },
     Munmap,
     /// The environment's read fault on real page `page` through a live
-    /// mapping (envmap.rs): the model's `fault` task.
+    /// MAP_PRIVATE or read-only mapping (envmap.rs): the model's `fault`
+    /// task.
     EnvLoad {
         page: u64,
     },
-    /// The environment's store to real page `page` through a live
-    /// MAP_SHARED mapping (envmap.rs): the model's `mmap` task.
-    EnvStore {
+    /// The environment's loads and stores to real page `page` through a
+    /// live writable MAP_SHARED mapping (envmap.rs): the model's `env`
+    /// task, a load then a store, either of which the search may skip.
+    EnvAccess {
         page: u64,
     },
     Msync {

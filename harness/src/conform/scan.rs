@@ -721,10 +721,17 @@ pub(super) fn scan(
                                     let len = byte_arg(&args, "len", off, e.seq, &sc)?;
                                     let first = pages_of(off, "mmap offset")?;
                                     let ro = num(arg(&args, "fd")).is_some_and(|f| readonly.contains(&(f as i64)));
-                                    let shared = words.contains(&"shared") && !ro;
+                                    // without PROT_WRITE a store faults
+                                    // (SIGSEGV); mprotect could add it, but
+                                    // an mprotect of a mapping of the file
+                                    // is refused (no model task). A mark
+                                    // without prot= (traces before it was
+                                    // recorded) may store
+                                    let no_write = arg(&args, "prot").is_some_and(|p| !p.contains('w'));
+                                    let shared = words.contains(&"shared") && !ro && !no_write;
                                     let n = (off + len).div_ceil(PG) - first;
                                     // each mapped page is a region of its
-                                    // own with two tasks: more pages than
+                                    // own with a task: more pages than
                                     // the model has are refused here, before
                                     // a task is made for each (a mapping of
                                     // 2^50 pages would never end)

@@ -181,27 +181,53 @@ struct EnvCtx {
     zeros: u16,
 }
 
-fn free_steps(model: &FuseModel, env: EnvCtx, n: &Node, out: &mut Vec<Node>) {
-    // an environment's task that finished while its page is mapped may
-    // run again: the program loads or stores there as often as it likes.
-    // Each store adds its version to the page's history again: the
-    // repeats no step reads are dropped on a restart (State::
-    // dedup_history keeps first occurrences, the last entry and zeros),
-    // or the histories would grow by one version per store
+/// Node `n` with task `e` set to `task`.
+fn with_task(n: &Node, e: usize, task: Task) -> Node {
+    let mut x = *n;
+    x.0.tasks[e] = task;
+    x
+}
+
+/// An `env` task between its load and its store: at the store's first
+/// op, which has not begun (its first step moves the phase or the pc:
+/// models/src/fuse/tests_env.rs), so the task holds nothing.
+fn at_store_start(model: &FuseModel, s: &State, t: usize) -> bool {
+    let task = s.tasks[t];
+    model.store_start(t) == Some(task.pc) && task.ph == 0 && task.cur == 0
+}
+
+/// An environment's task with no access in progress: not begun,
+/// finished, or (an `env` task) between its load and its store.
+fn env_idle(model: &FuseModel, s: &State, t: usize) -> bool {
+    s.tasks[t] == Task::new() || model.task_done(s, t) || at_store_start(model, s, t)
+}
+
+/// The environment's tasks at rest, in one form: a task of a live
+/// mapping that has finished an access, or an `env` task between its
+/// load and its store, is kept as one that has not begun. Their futures
+/// are the same: a finished task may start again at once, an `env` task
+/// that has not begun may begin at its store (free_steps), and one
+/// between load and store holds nothing and is as if it had not begun
+/// (models/src/fuse/tests_env.rs). A store adds its version to the
+/// page's history again each time: the repeats no step reads are
+/// dropped here (State::dedup_history keeps first occurrences, the last
+/// entry and zeros), or the histories would grow by one per store.
+fn rest(model: &FuseModel, env: EnvCtx, n: &mut Node) {
     for e in 0..n.0.tasks.len() {
         if env.slots & n.1 & (1 << e) != 0
-            && model.task_done(&n.0, e)
             && n.0.tasks[e] != Task::new()
+            && (model.task_done(&n.0, e) || at_store_start(model, &n.0, e))
         {
-            let mut s = n.0;
-            s.tasks[e] = Task::new();
-            s.dedup_history(|v| env.zeros & (1 << v) != 0);
-            out.push((s, n.1, n.2));
+            n.0.tasks[e] = Task::new();
+            n.0.dedup_history(|v| env.zeros & (1 << v) != 0);
         }
     }
+}
+
+fn free_steps(model: &FuseModel, env: EnvCtx, n: &Node, out: &mut Vec<Node>) {
     let mut acts = vec![];
     model.enabled(&n.0, &mut acts);
-    for a in acts {
+    for a in acts.drain(..) {
         let free = match a.actor {
             Actor::Task(t) => n.1 & (1 << t) != 0,
             Actor::Daemon(_) => a.step == Step::WritepageEnd,
@@ -209,6 +235,34 @@ fn free_steps(model: &FuseModel, env: EnvCtx, n: &Node, out: &mut Vec<Node>) {
         if free {
             if let Some(s) = model.step(&n.0, a) {
                 out.push((s, n.1, n.2));
+            }
+        }
+    }
+    // the program loads or stores through a live mapping as often as it
+    // likes (a finished task is at rest, above, and begins again): an
+    // `env` task that has not begun may begin at its store (a store
+    // with no load before it), its first step taken from there
+    for e in 0..n.0.tasks.len() {
+        let Some(st) = model.store_start(e) else {
+            continue;
+        };
+        if env.slots & n.1 & (1 << e) == 0 || n.0.tasks[e] != Task::new() {
+            continue;
+        }
+        let j = with_task(
+            n,
+            e,
+            Task {
+                pc: st,
+                ..Task::new()
+            },
+        );
+        model.enabled(&j.0, &mut acts);
+        for a in acts.drain(..) {
+            if a.actor == Actor::Task(e as u8) {
+                if let Some(s) = model.step(&j.0, a) {
+                    out.push((s, n.1, n.2));
+                }
             }
         }
     }
@@ -328,9 +382,11 @@ fn closure(
     let mut q: VecDeque<Node> = VecDeque::new();
     // states that differ only in the ghosts of the properties, which the
     // search does not judge, are one (State::forget_property_ghosts:
-    // their behaviours are the same)
+    // their behaviours are the same), and so are the forms of an
+    // environment's task at rest (`rest`)
     let forget = |mut n: Node| {
         n.0.forget_property_ghosts();
+        rest(model, env, &mut n);
         n
     };
     for n in start {
@@ -521,11 +577,7 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
             // and wait, finished, for the next
             Obs::Env { on: false, tasks } => next.extend(
                 cl.iter()
-                    .filter(|n| {
-                        tasks
-                            .iter()
-                            .all(|&t| n.0.tasks[t] == Task::new() || model.task_done(&n.0, t))
-                    })
+                    .filter(|n| tasks.iter().all(|&t| env_idle(model, &n.0, t)))
                     .map(|n| {
                         let mut x = *n;
                         for &t in tasks {

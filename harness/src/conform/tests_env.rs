@@ -96,15 +96,13 @@ fn a_programs_loads_and_stores_are_the_environments() {
         Translation::Modelled(m) => m,
         Translation::NotModelled(w) => panic!("{w}"),
     };
-    // a load and a store task per mapped page, none with a call
+    // one task of loads and stores per mapped page, none with a call
     let env: Vec<TaskSpec> = m.env.iter().map(|&t| m.cfg.tasks[t]).collect();
     assert_eq!(
         env,
         vec![
-            TaskSpec::Fault { page: 0 },
-            TaskSpec::Mmap { page: 0 },
-            TaskSpec::Fault { page: 1 },
-            TaskSpec::Mmap { page: 1 },
+            TaskSpec::EnvAccess { page: 0 },
+            TaskSpec::EnvAccess { page: 1 },
         ]
     );
     conforms(&ev);
@@ -153,6 +151,76 @@ fn a_private_mapping_loads_but_stores_nothing_to_the_file() {
     // its loads alone conform
     let quiet = cat(&[MUNMAP, CLOSE]);
     conforms(&recorded(&lines(private, FAULT, &quiet)));
+}
+
+#[test]
+fn a_page_mapped_both_ways_has_a_load_task_and_an_access_task() {
+    // shared, then private, of the same pages; one munmap of the range
+    // (the mark does not say which): the shared mapping's stores stay
+    // possible, so page 0, written back by an fsync after that munmap,
+    // may be stored to and written again
+    let private: &[&str] = &[
+        "call T0 mmap fd=6 off=0 len=8192 private",
+        "ret T0 mmap 8192",
+    ];
+    let fsync_w: &[&str] = &[
+        "call T0 fsync fd=6",
+        "req 20 WRITE 0 4096 Q cache",
+        "reply 20 WRITE",
+        "req 22 FSYNC",
+        "reply 22 FSYNC",
+        "ret T0 fsync 0",
+    ];
+    let tail = cat(&[private, MUNMAP, fsync_w, CLOSE_W, MUNMAP]);
+    let ev = recorded(&lines(SHARED, FAULT, &tail));
+    let m = match translate(&ev, None).unwrap() {
+        Translation::Modelled(m) => m,
+        Translation::NotModelled(w) => panic!("{w}"),
+    };
+    let env: Vec<TaskSpec> = m.env.iter().map(|&t| m.cfg.tasks[t]).collect();
+    assert_eq!(
+        env,
+        vec![
+            TaskSpec::EnvAccess { page: 0 },
+            TaskSpec::EnvAccess { page: 1 },
+            TaskSpec::Fault { page: 0 },
+            TaskSpec::Fault { page: 1 },
+        ]
+    );
+    conforms(&ev);
+    // private, then shared: the same
+    let shared: &[&str] = &[SHARED, "ret T0 mmap 8192"];
+    let private_first = "call T0 mmap fd=6 off=0 len=8192 private";
+    let tail = cat(&[shared, MUNMAP, fsync_w, CLOSE_W, MUNMAP]);
+    conforms(&recorded(&lines(private_first, FAULT, &tail)));
+    // with no mapping left, the second write has no store
+    let tail = cat(&[shared, MUNMAP, fsync_w, MUNMAP, CLOSE_W]);
+    violates(
+        &recorded(&lines(private_first, FAULT, &tail)),
+        "cannot produce a daemon read of WRITE[CACHE](p0)",
+    );
+}
+
+#[test]
+fn a_shared_mapping_without_prot_write_stores_nothing() {
+    // PROT_READ: loads only (a store would fault; an mprotect of the
+    // mapping is refused)
+    let ro = "call T0 mmap fd=6 off=0 len=8192 shared prot=r";
+    let ev = recorded(&lines(ro, FAULT, &cat(&[MUNMAP_W, CLOSE])));
+    violates(&ev, "cannot produce a daemon read of WRITE[CACHE](p0)");
+    conforms(&recorded(&lines(ro, FAULT, &cat(&[MUNMAP, CLOSE]))));
+    // PROT_READ|PROT_WRITE, and a mark from before prot= was recorded
+    for rw in [
+        "call T0 mmap fd=6 off=0 len=8192 shared prot=rw",
+        "call T0 mmap fd=6 off=0 len=8192 shared prot=rwx",
+        SHARED,
+    ] {
+        conforms(&recorded(&lines(rw, FAULT, &cat(&[MUNMAP_W, CLOSE]))));
+    }
+    let mut l = lines(ro, FAULT, &[]);
+    l.extend(["call T0 mprotect off=0 len=8192", "ret T0 mprotect 0"]);
+    l.extend(cat(&[MUNMAP_W, CLOSE]));
+    assert!(not_modelled(&recorded(&l)).contains("mprotect"));
 }
 
 #[test]

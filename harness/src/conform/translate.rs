@@ -272,9 +272,9 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             | RawTask::SyncRange { first, n }
             | RawTask::Msync { first, n }
             | RawTask::NotifyInval { first, n, .. } => add(*first, *n),
-            RawTask::Mmap { page, .. } | RawTask::EnvLoad { page } | RawTask::EnvStore { page } => {
-                add(*page, 1)
-            }
+            RawTask::Mmap { page, .. }
+            | RawTask::EnvLoad { page }
+            | RawTask::EnvAccess { page } => add(*page, 1),
             RawTask::Truncate { size } => add(*size, 0),
             _ => {}
         }
@@ -512,9 +512,9 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             // the environment's accesses through a mapping (envmap.rs):
             // what a store wrote is not in the trace (`allowed` below)
             RawTask::EnvLoad { page } => TaskSpec::Fault { page: at(*page) },
-            RawTask::EnvStore { page } => {
+            RawTask::EnvAccess { page } => {
                 env_data.insert(at(*page), v);
-                TaskSpec::Mmap { page: at(*page) }
+                TaskSpec::EnvAccess { page: at(*page) }
             }
             RawTask::Writeback => TaskSpec::Writeback { all: false },
             RawTask::Truncate { size } => {
@@ -795,7 +795,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     let tasks_env: Vec<usize> = tasks
         .iter()
         .enumerate()
-        .filter(|(_, t)| matches!(t.0, RawTask::EnvLoad { .. } | RawTask::EnvStore { .. }))
+        .filter(|(_, t)| matches!(t.0, RawTask::EnvLoad { .. } | RawTask::EnvAccess { .. }))
         .map(|(i, _)| i)
         .collect();
     Ok(Mapping {

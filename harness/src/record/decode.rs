@@ -14,7 +14,7 @@
 //! | fstat, newfstatat(fd, "", AT_EMPTY_PATH) | `fstat fd=N path=REL` |
 //! | fcntl | `fcntl fd=N cmd=F_SETLK path=REL` (the number if unnamed) |
 //! | fadvise64 | `fadvise64 fd=N OFF LEN ADVICE path=REL` (`DONTNEED`...) |
-//! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private path=REL` |
+//! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private prot=rw\|r\|… path=REL` |
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
 //! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` |
 //!
@@ -435,14 +435,37 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
             Some(Call {
                 name: "mmap".into(),
                 args: format!(
-                    "fd={} off={} len={} {kind} path={rel}",
-                    a[4] as i32, a[5], a[1]
+                    "fd={} off={} len={} {kind} prot={} path={rel}",
+                    a[4] as i32,
+                    a[5],
+                    a[1],
+                    prot(a[2])
                 ),
                 at_exit: AtExit::Mapped,
             })
         }
         _ => None,
     }
+}
+
+/// An mmap protection as letters (`rw`, `r`, `none`; `x` for
+/// PROT_EXEC): what the mapping may do, for conform's stores.
+fn prot(p: u64) -> String {
+    let p = p as i32;
+    let mut s = String::new();
+    for (bit, c) in [
+        (libc::PROT_READ, 'r'),
+        (libc::PROT_WRITE, 'w'),
+        (libc::PROT_EXEC, 'x'),
+    ] {
+        if p & bit != 0 {
+            s.push(c);
+        }
+    }
+    if s.is_empty() {
+        s.push_str("none");
+    }
+    s
 }
 
 /// An fcntl command's name (the number when it is not one of these).
@@ -556,5 +579,13 @@ mod tests {
         assert_eq!(sfr_flags(7), "WAIT_BEFORE|WRITE|WAIT_AFTER");
         assert_eq!(sfr_flags(0), "0");
         assert_eq!(sfr_flags(0x12), "WRITE|0x10");
+    }
+
+    #[test]
+    fn mmap_protections() {
+        assert_eq!(prot(3), "rw");
+        assert_eq!(prot(1), "r");
+        assert_eq!(prot(0), "none");
+        assert_eq!(prot(7), "rwx");
     }
 }
