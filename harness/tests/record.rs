@@ -276,7 +276,7 @@ fn dd_writes_at_the_file_position_and_fsync_is_bracketed() {
     // three pages at the positions write(2) used, fsyncs, closes
     for want in [
         "call open f 0x241 path=f",
-        "call dup2 fd=3 path=f",
+        "call dup2 fd=3 path=f from=3 onto=1",
         "call pwrite fd=1 off=0 . len=4096 path=f",
         "call pwrite fd=1 off=4096 . len=4096 path=f",
         "call pwrite fd=1 off=8192 . len=4096 path=f",
@@ -1087,6 +1087,35 @@ fcntl.flock(fd, fcntl.LOCK_EX)
         "{m:#?}"
     );
     conform(&r);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// An exec closes only close-on-exec fds (do_close_on_exec): a mount fd
+/// made inheritable stays open in the new program, whose exit is its
+/// close; the exec is not marked (it holds no mount file it would
+/// close).
+#[test]
+fn an_exec_keeps_an_inheritable_fd_open() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record exec with an inheritable fd") {
+        return;
+    }
+    let d = scratch("exec-keep");
+    // (F_SETFD, filtered: os.set_inheritable would use ioctl(FIONCLEX))
+    let prog = "import os, fcntl
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+os.write(fd, b'A' * 4096)
+fcntl.fcntl(fd, fcntl.F_SETFD, 0)
+os.execv('/bin/sh', ['sh', '-c', 'exit 0'])
+";
+    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    assert!(!m.iter().any(|x| x.starts_with("call execve")), "{m:#?}");
+    assert!(m.contains(&"call exit fd=3 path=f".to_string()), "{m:#?}");
+    let (code, out) = conform(&r);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(" model=conforms"), "{out}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -299,6 +299,8 @@ pub(super) fn scan(
             .is_some_and(|h| h.ev == "header" && h.scenario.as_deref() == Some("record")),
     );
 
+    // a trace of `wbspec record` (a real program's; its fork is not marked)
+    let recorded = env.on;
     'events: for (i, e) in events.iter().enumerate().skip(1) {
         let key = 2 * i as u64;
         let brief = crate::trace_query::Tr::brief(e);
@@ -331,9 +333,17 @@ pub(super) fn scan(
                         let fd = num(arg(&args, "fd"))
                             .ok_or_else(|| format!("bad trace: #{} {sc} without fd=", e.seq))?
                             as i64;
-                        fds.get(&fd)
-                            .copied()
-                            .ok_or_else(|| format!("bad trace: #{} {sc} on unknown fd {fd}", e.seq))
+                        fds.get(&fd).copied().ok_or_else(|| {
+                            if recorded {
+                                // fds are one table here; fork is not
+                                // marked, so a child's copy of an fd
+                                // another process has since closed (a
+                                // shell's `cmd > file`) looks closed
+                                format!("#{} {sc} on fd {fd}, which the marks before it do not leave open: fd tables of processes that fork (an fd inherited across fork and closed in another process) are not modelled", e.seq)
+                            } else {
+                                format!("bad trace: #{} {sc} on unknown fd {fd}", e.seq)
+                            }
+                        })
                     };
                     let mut p = Pending {
                         syscall: sc.clone(),
@@ -403,9 +413,36 @@ pub(super) fn scan(
                         // output to fd 1); one that replaces another
                         // mount fd closes it too: not modelled (at the
                         // ret, below)
+                        // dup2/dup3 onto a mount fd from an fd that is
+                        // not the file's (`from=`, `onto=`: the recorder's
+                        // since 3 Dec 2026): do_dup2 closes the mount fd
+                        // (filp_close: FLUSH, and RELEASE at the last
+                        // reference), the close task; failed, nothing
+                        "dup2" | "dup3"
+                            if num(arg(&args, "onto")).is_some_and(|o| {
+                                fds.contains_key(&(o as i64))
+                                    && !num(arg(&args, "from")).is_some_and(|f| fds.contains_key(&(f as i64)))
+                            }) =>
+                        {
+                            if ret_of.get(&i).is_some_and(|r| r.0 < 0) {
+                                filt("syscall dup (failed)");
+                                None
+                            } else {
+                                let onto = num(arg(&args, "onto"));
+                                if let Some(fd) = onto {
+                                    readonly.remove(&(fd as i64));
+                                }
+                                Some(close_fd(onto, &mut fds, &mut open_of, maps))
+                            }
+                        }
                         "dup" | "dup2" | "dup3" => {
-                            fd_kind(&fds)?;
-                            p.dup_of = num(arg(&args, "fd")).map(|f| f as i64);
+                            // the source: `from=` if the mark has it
+                            // (`fd=` may be the fd it replaces)
+                            let src = num(arg(&args, "from")).or(num(arg(&args, "fd")));
+                            if src.is_some_and(|f| !fds.contains_key(&(f as i64))) {
+                                fd_kind(&fds)?;
+                            }
+                            p.dup_of = src.map(|f| f as i64);
                             filt("syscall dup");
                             None
                         }
@@ -925,7 +962,10 @@ pub(super) fn scan(
                                 e.ret.unwrap_or(0)
                             ));
                         }
-                        rets.extend(e.ret.map(|r| (t, r)));
+                        // (a dup2 that closed the file's fd returns the
+                        // new fd: its close returned 0)
+                        let dup = matches!(sc.as_str(), "dup2" | "dup3");
+                        rets.extend(e.ret.map(|r| (t, if dup && r >= 0 { 0 } else { r })));
                         let got = e.ret.unwrap_or(0).max(0) as u64;
                         let tags = match &e.page_tags {
                             Some(g) => Some(tags_in(unit, g, e.unit_tags.as_deref(), got)?),

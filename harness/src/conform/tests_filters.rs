@@ -325,3 +325,70 @@ fn an_exit_holding_one_fd_closes_it() {
     let w = not_modelled(&trace_with(json!({}), &[], &two));
     assert!(w.contains("syscall exit has no model task"), "{w}");
 }
+
+#[test]
+fn a_dup2_onto_the_files_fd_from_another_fd_is_its_close() {
+    // a shell's restore of its stdout: dup2(10, 6), 10 not the file's;
+    // do_dup2's filp_close of fd 6 flushes the pages and releases
+    let restore = [
+        "call T0 dup2 fd=6 from=10 onto=6",
+        "req 20 WRITE 0 4096 A cache",
+        "reply 20 WRITE",
+        "req 22 FLUSH",
+        "reply 22 FLUSH",
+        "ret T0 dup2 6",
+    ];
+    let ev = trace_with(json!({}), &restore, &[]);
+    let m = mapping(&ev);
+    assert_eq!(m.cfg.tasks.last(), Some(&TaskSpec::CloseRelease));
+    let (c, w) = class(&ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+    // the same mark read as a dup of fd 6 (what `fd=` alone said) left
+    // the FLUSH to nobody
+    let old: Vec<String> = restore
+        .iter()
+        .map(|l| l.replace(" from=10 onto=6", ""))
+        .collect();
+    let old: Vec<&str> = old.iter().map(String::as_str).collect();
+    let (c, _) = class(&trace_with(json!({}), &old, &[]));
+    assert_ne!(c, Class::Conforms);
+    // failed (EBADF): nothing closed, the close that follows flushes
+    let failed = ["call T0 dup2 fd=6 from=10 onto=6", "ret T0 dup2 -1 errno=9"];
+    let (c, w) = class(&trace(json!({}), &failed));
+    assert_eq!(c, Class::Conforms, "{w}");
+    // from the file's fd onto another: a second fd of the same open
+    let copy = [
+        "call T0 dup2 fd=6 from=6 onto=1",
+        "ret T0 dup2 1",
+        "call T0 close fd=1",
+        "req 10 WRITE 0 4096 A cache",
+        "reply 10 WRITE",
+        "req 12 FLUSH",
+        "reply 12 FLUSH",
+        "ret T0 close 0",
+    ];
+    let ev = trace_with(json!({}), &copy, CLOSE);
+    assert_eq!(
+        mapping(&ev).cfg.tasks[1..],
+        [TaskSpec::Close, TaskSpec::CloseRelease]
+    );
+    let (c, w) = class(&ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+}
+
+#[test]
+fn an_fd_of_a_forked_process_is_not_modelled_in_a_record_trace() {
+    // fd 6 closed by one process, used by another that inherited it
+    // (fork is not marked): in a scenario's trace bad input, in a
+    // recorded program's not modelled
+    let after = ["call T1 pwrite fd=6 off=0 B", "ret T1 pwrite 4096"];
+    let mut ev = trace_with(json!({}), &[], &[CLOSE_W, &after[..]].concat());
+    let e = translate(&ev, None).unwrap_err();
+    assert!(
+        e.starts_with("bad trace") && e.contains("unknown fd 6"),
+        "{e}"
+    );
+    ev[0].scenario = Some("record".into());
+    let w = not_modelled(&ev);
+    assert!(w.contains("inherited across fork"), "{w}");
+}

@@ -17,6 +17,7 @@
 //! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private prot=rw\|r\|… path=REL` |
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
 //! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` |
+//! | dup2, dup3 with an fd on the mount | `dup2 fd=N path=REL from=OLD onto=NEW` (`fd=`: each of the two on the mount) |
 //!
 //! read/write/readv/writev (and preadv2/pwritev2 at offset -1) use the
 //! fd's position read at entry (`/proc/PID/fdinfo/N`). Any other
@@ -25,7 +26,8 @@
 //! above the model's words cannot say: a write on an O_APPEND fd, an I/O
 //! of 0 bytes, RWF_* flags, a buffer that is itself a mapping of a mount
 //! file, sendfile out of a mount file, an open of a directory
-//! (`opendir`). An exec (`execve fd=N path=REL ...`) and the exit of a
+//! (`opendir`). An exec (`execve fd=N path=REL ...`: its close-on-exec
+//! fds and its mappings) and the exit of a
 //! process's last thread (`exit ...`, [`holdings`]) are marked when the
 //! process holds mount files. TAGS: the first byte of every 4 KiB of the data
 //! (trace::page_tags). `path=REL` (mount-relative, percent-escaped,
@@ -210,12 +212,17 @@ pub struct Env<'a> {
 }
 
 /// The mount files `pid` holds: `fd=N path=REL` for each fd on the
-/// mount, `map path=REL` for each mapping of a mount file; None if none.
-/// An exec or an exit closes those fds (FLUSH, RELEASE) and unmaps those
-/// mappings (fuse_vma_close writes them back) in the thread's name.
-pub fn holdings(env: &Env, pid: i32) -> Option<String> {
+/// mount (with `exec`, each close-on-exec one: do_close_on_exec closes
+/// only those, the others stay open in the new program), `map path=REL`
+/// for each mapping of a mount file; None if none. An exit closes those
+/// fds (FLUSH, RELEASE at the last reference), an exec or an exit
+/// unmaps those mappings (fuse_vma_close writes them back), in the
+/// thread's name.
+pub fn holdings(env: &Env, pid: i32, exec: bool) -> Option<String> {
+    let cloexec = |f: i64| proc::fdinfo(pid, f).is_some_and(|(_, fl)| fl & libc::O_CLOEXEC != 0);
     let mut v: Vec<String> = proc::fds(pid)
         .into_iter()
+        .filter(|&f| !exec || cloexec(f))
         .filter_map(|f| proc::fd_on(env.mnt, pid, f).map(|r| format!("fd={f} path={r}")))
         .collect();
     v.sort();
@@ -234,7 +241,7 @@ pub fn holdings(env: &Env, pid: i32) -> Option<String> {
 /// entry stop, if it is on a file of the mount.
 pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
     if nr == libc::SYS_execve || nr == libc::SYS_execveat {
-        if let Some(h) = holdings(env, pid) {
+        if let Some(h) = holdings(env, pid, true) {
             // an exec of a process holding mount files: its close-on-exec
             // fds and its mappings go in it
             let name = name_of(nr).unwrap_or("execve");
@@ -273,10 +280,16 @@ pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
                 None
             };
             modelled.or_else(|| {
-                let args: Vec<String> = on
+                let mut args: Vec<String> = on
                     .iter()
                     .map(|(i, r)| format!("fd={} path={r}", fd(*i)))
                     .collect();
+                if nr == libc::SYS_dup2 || nr == libc::SYS_dup3 {
+                    // which fd is the copy's source and which it replaces
+                    // (closing it: filp_close, FLUSH): `fd=` alone cannot
+                    // say when only one of them is on the mount
+                    args.push(format!("from={} onto={}", fd(0), fd(1)));
+                }
                 call(name, args.join(" "))
             })
         }

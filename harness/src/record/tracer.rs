@@ -431,7 +431,7 @@ impl<'a> Tracer<'a> {
             mnt: &self.mnt,
             mapped: self.mapped,
         };
-        let Some(h) = decode::holdings(&env, pid) else {
+        let Some(h) = decode::holdings(&env, pid, false) else {
             return;
         };
         self.mark(&format!("call T{pid} exit {h}"));
