@@ -1119,6 +1119,39 @@ os.execv('/bin/sh', ['sh', '-c', 'exit 0'])
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A shell's redirection: sh opens the file, moves it to fd 1, forks a
+/// child that writes and exits, and restores its own fd 1 (dup2 onto
+/// it: the last close). The fork is marked with the fd it copies, so
+/// the child's exit is a close that does not release.
+#[test]
+fn a_shell_redirection_conforms() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record a shell redirection") {
+        return;
+    }
+    let d = scratch("shell");
+    let r = record(
+        &d,
+        &[
+            "sh",
+            "-c",
+            "head -c 16384 /dev/zero > {mnt}/f; head -c 8192 {mnt}/f > /dev/null",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    assert!(m.contains(&"call fork fd=1 path=f".to_string()), "{m:#?}");
+    assert!(
+        m.iter()
+            .any(|x| x.starts_with("call dup2 fd=1 path=f from=") && x.ends_with(" onto=1")),
+        "{m:#?}"
+    );
+    let (code, out) = conform(&r);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(" model=conforms"), "{out}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn sigterm_kills_the_command_and_keeps_the_trace() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());

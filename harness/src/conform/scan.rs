@@ -175,8 +175,18 @@ fn close_fd(
     fd: Option<u64>,
     fds: &mut HashMap<i64, FdKind>,
     open_of: &mut HashMap<i64, usize>,
+    held: &mut HashMap<i64, u32>,
     maps: u32,
 ) -> RawTask {
+    // a copy of the fd in another process (a fork's) still holds the
+    // open file: this close flushes, the last one releases
+    if let Some(h) = fd
+        .and_then(|fd| held.get_mut(&(fd as i64)))
+        .filter(|h| **h > 0)
+    {
+        *h -= 1;
+        return RawTask::Close;
+    }
     let kind = fd.and_then(|fd| {
         open_of.remove(&(fd as i64));
         fds.remove(&(fd as i64))
@@ -233,6 +243,9 @@ pub(super) fn scan(
     let mut tasks: Vec<(RawTask, String)> = vec![];
     let mut filtered: BTreeMap<String, usize> = BTreeMap::new();
     let mut fds: HashMap<i64, FdKind> = HashMap::new();
+    // fd -> the copies of it other processes hold (`fork` marks: the fds
+    // are one table, one entry per number, so a copy is a count)
+    let mut held: HashMap<i64, u32> = HashMap::new();
     // fds opened O_RDONLY: a MAP_SHARED mapping of one cannot be written
     // (mmap refuses PROT_WRITE, mprotect cannot add it: no VM_MAYWRITE),
     // so the environment gets no store through it
@@ -335,11 +348,12 @@ pub(super) fn scan(
                             as i64;
                         fds.get(&fd).copied().ok_or_else(|| {
                             if recorded {
-                                // fds are one table here; fork is not
-                                // marked, so a child's copy of an fd
-                                // another process has since closed (a
-                                // shell's `cmd > file`) looks closed
-                                format!("#{} {sc} on fd {fd}, which the marks before it do not leave open: fd tables of processes that fork (an fd inherited across fork and closed in another process) are not modelled", e.seq)
+                                // fds are one table here, and fork is
+                                // marked only by a recorder of 3 Dec 2026
+                                // or later: a child's copy of an fd
+                                // another process has since closed looks
+                                // closed
+                                format!("#{} {sc} on fd {fd}, which the marks before it do not leave open: fd tables of processes that fork (an fd inherited across fork and closed in another process, with no fork mark) are not modelled", e.seq)
                             } else {
                                 format!("bad trace: #{} {sc} on unknown fd {fd}", e.seq)
                             }
@@ -432,8 +446,23 @@ pub(super) fn scan(
                                 if let Some(fd) = onto {
                                     readonly.remove(&(fd as i64));
                                 }
-                                Some(close_fd(onto, &mut fds, &mut open_of, maps))
+                                Some(close_fd(onto, &mut fds, &mut open_of, &mut held, maps))
                             }
+                        }
+                        // a new process with copies of the file's fds
+                        // (dup_fd): each open file has one more holder
+                        "fork" => {
+                            if !ret_of.get(&i).is_some_and(|r| r.0 < 0) {
+                                for f in words.iter().filter_map(|w| w.strip_prefix("fd=")) {
+                                    let f = num(Some(f)).ok_or_else(|| format!("bad trace: #{} fork with a bad fd= ({f})", e.seq))? as i64;
+                                    if !fds.contains_key(&f) {
+                                        return nm(format!("#{} a fork holding fd {f}, which the marks before it do not leave open: fd tables of processes that fork are modelled only from their fork marks", e.seq));
+                                    }
+                                    *held.entry(f).or_default() += 1;
+                                }
+                            }
+                            filt("syscall fork");
+                            None
                         }
                         "dup" | "dup2" | "dup3" => {
                             // the source: `from=` if the mark has it
@@ -678,7 +707,7 @@ pub(super) fn scan(
                             if let Some(fd) = num(arg(&args, "fd")) {
                                 readonly.remove(&(fd as i64));
                             }
-                            Some(close_fd(num(arg(&args, "fd")), &mut fds, &mut open_of, maps))
+                            Some(close_fd(num(arg(&args, "fd")), &mut fds, &mut open_of, &mut held, maps))
                         }
                         // the exit (or exec) of a process holding one fd of
                         // the file and no mapping of it: exit_files (or
@@ -690,7 +719,7 @@ pub(super) fn scan(
                             if let Some(fd) = num(arg(&args, "fd")) {
                                 readonly.remove(&(fd as i64));
                             }
-                            Some(close_fd(num(arg(&args, "fd")), &mut fds, &mut open_of, maps))
+                            Some(close_fd(num(arg(&args, "fd")), &mut fds, &mut open_of, &mut held, maps))
                         }
                         "ftruncate" | "truncate" => {
                             let size = num(words.get(1).copied()).ok_or_else(|| {
@@ -849,6 +878,12 @@ pub(super) fn scan(
                     }
                     if sc == "open" {
                         if let Some(fd) = e.ret.filter(|r| *r >= 0) {
+                            // (one process's open never returns an fd it
+                            // holds: another process holds this number,
+                            // a forked copy)
+                            if fds.contains_key(&fd) && !held.is_empty() {
+                                return nm(format!("#{} an open returned fd {fd}, whose number a forked process's copy of another open still has: fd tables of processes are one table here, by number", e.seq));
+                            }
                             let dio = last_open_reply
                                 .take()
                                 .map(|f| f.iter().any(|x| x == "FOPEN_DIRECT_IO"))

@@ -392,3 +392,55 @@ fn an_fd_of_a_forked_process_is_not_modelled_in_a_record_trace() {
     let w = not_modelled(&ev);
     assert!(w.contains("inherited across fork"), "{w}");
 }
+
+#[test]
+fn a_fork_gives_each_fd_of_the_file_one_more_holder() {
+    // fd 6 copied into a child (T1), which writes and closes its copy:
+    // a flush, no release; the parent's close is the last
+    let child = [
+        "call T0 fork fd=6 path=f",
+        "ret T0 fork 99",
+        "call T1 close fd=6",
+        "req 10 WRITE 0 4096 A cache",
+        "reply 10 WRITE",
+        "req 12 FLUSH",
+        "reply 12 FLUSH",
+        "ret T1 close 0",
+    ];
+    let ev = trace_with(json!({}), &child, CLOSE);
+    let m = mapping(&ev);
+    assert_eq!(m.filtered.get("syscall fork"), Some(&1));
+    assert_eq!(m.cfg.tasks[1..], [TaskSpec::Close, TaskSpec::CloseRelease]);
+    let (c, w) = class(&ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+    // without the fork (or with a failed one, which copies nothing)
+    // the child's close is the last, the release
+    let mut failed = child.to_vec();
+    failed[1] = "ret T0 fork -1 errno=11";
+    for l in [&child[2..], &failed[..]] {
+        let m = mapping(&trace_with(json!({}), l, CLOSE));
+        assert_eq!(m.cfg.tasks[1..], [TaskSpec::CloseRelease, TaskSpec::Close]);
+    }
+    // an open that returns the number a child's copy holds: the one
+    // table by number cannot keep both
+    let reuse = [
+        "call T0 fork fd=6 path=f",
+        "ret T0 fork 99",
+        "call T0 close fd=6",
+        "req 12 FLUSH",
+        "reply 12 FLUSH",
+        "ret T0 close 0",
+        "call T0 open f 0x2",
+        "req 14 OPEN",
+        "reply 14 OPEN",
+        "ret T0 open 6",
+    ];
+    let w = not_modelled(&trace(json!({}), &reuse));
+    assert!(w.contains("an open returned fd 6"), "{w}");
+    // a fork holding an fd the marks do not know
+    let w = not_modelled(&trace(
+        json!({}),
+        &["call T0 fork fd=9 path=f", "ret T0 fork 99"],
+    ));
+    assert!(w.contains("a fork holding fd 9"), "{w}");
+}

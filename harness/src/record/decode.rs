@@ -18,6 +18,7 @@
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
 //! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` |
 //! | dup2, dup3 with an fd on the mount | `dup2 fd=N path=REL from=OLD onto=NEW` (`fd=`: each of the two on the mount) |
+//! | fork, vfork, clone/clone3 without CLONE_FILES, of a process holding mount fds | `fork fd=N path=REL ...` (the fds the child gets copies of; ret: the child's tid) |
 //!
 //! read/write/readv/writev (and preadv2/pwritev2 at offset -1) use the
 //! fd's position read at entry (`/proc/PID/fdinfo/N`). Any other
@@ -219,13 +220,7 @@ pub struct Env<'a> {
 /// unmaps those mappings (fuse_vma_close writes them back), in the
 /// thread's name.
 pub fn holdings(env: &Env, pid: i32, exec: bool) -> Option<String> {
-    let cloexec = |f: i64| proc::fdinfo(pid, f).is_some_and(|(_, fl)| fl & libc::O_CLOEXEC != 0);
-    let mut v: Vec<String> = proc::fds(pid)
-        .into_iter()
-        .filter(|&f| !exec || cloexec(f))
-        .filter_map(|f| proc::fd_on(env.mnt, pid, f).map(|r| format!("fd={f} path={r}")))
-        .collect();
-    v.sort();
+    let mut v = mount_fds(env, pid, exec);
     if env.mapped {
         let mut maps: Vec<String> = proc::mount_maps(env.mnt, pid)
             .into_iter()
@@ -235,6 +230,35 @@ pub fn holdings(env: &Env, pid: i32, exec: bool) -> Option<String> {
         v.extend(maps);
     }
     (!v.is_empty()).then(|| v.join(" "))
+}
+
+/// `fd=N path=REL` for each fd of `pid` on the mount (with `cloexec`,
+/// each close-on-exec one), sorted.
+fn mount_fds(env: &Env, pid: i32, cloexec: bool) -> Vec<String> {
+    let on_exec = |f: i64| proc::fdinfo(pid, f).is_some_and(|(_, fl)| fl & libc::O_CLOEXEC != 0);
+    let mut v: Vec<String> = proc::fds(pid)
+        .into_iter()
+        .filter(|&f| !cloexec || on_exec(f))
+        .filter_map(|f| proc::fd_on(env.mnt, pid, f).map(|r| format!("fd={f} path={r}")))
+        .collect();
+    v.sort();
+    v
+}
+
+/// For fork, vfork, clone and clone3: does the new task share its
+/// parent's fd table (CLONE_FILES: a thread)? None for other syscalls,
+/// and for a clone3 whose arguments cannot be read.
+fn shares_files(pid: i32, nr: i64, a: [u64; 6]) -> Option<bool> {
+    let flags = match nr {
+        libc::SYS_fork | libc::SYS_vfork => 0,
+        libc::SYS_clone => a[0],
+        libc::SYS_clone3 => {
+            let b = proc::read_mem(pid, a[0], 8)?;
+            u64::from_ne_bytes(b.try_into().ok()?)
+        }
+        _ => return None,
+    };
+    Some(flags & libc::CLONE_FILES as u64 != 0)
 }
 
 /// The mark of syscall `nr` with arguments `a` of thread `pid` at its
@@ -247,6 +271,16 @@ pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
             let name = name_of(nr).unwrap_or("execve");
             return call(name, h);
         }
+    }
+    // a new process (its own copy of the fd table: no CLONE_FILES) made
+    // by one holding mount fds: each fd's open file has a reference more
+    // (the copies are closed in the child, or at its exit)
+    if let Some(shared) = shares_files(pid, nr, a) {
+        let fds = mount_fds(env, pid, false);
+        if shared || fds.is_empty() {
+            return None;
+        }
+        return call("fork", fds.join(" "));
     }
     let (_, name, shape) = TABLE.iter().find(|t| t.0 == nr)?;
     let fd = |i: usize| a[i] as i32 as i64;
