@@ -221,6 +221,13 @@ fn requests_inside_calls_but(ev: &[Event], but: &[&str]) {
 }
 
 /// `conform --trace` on the recorded trace: a verdict, not bad input.
+/// `conform` of `r` says it conforms.
+fn conforms(r: &Rec) {
+    let (code, out) = conform(r);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(" model=conforms"), "{out}");
+}
+
 fn conform(r: &Rec) -> (i32, String) {
     let o = Command::new(BIN)
         .arg("conform")
@@ -298,9 +305,7 @@ fn dd_writes_at_the_file_position_and_fsync_is_bracketed() {
             .all(|e| c < e.seq && e.seq < rt)
     };
     assert!(inside("WRITE") && inside("FSYNC"), "{m:#?}");
-    let (code, out) = conform(&r);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains(" model=conforms"), "{out}");
+    conforms(&r);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -490,9 +495,7 @@ os._exit(0)
     assert_eq!(r.code, 0, "{}", r.stderr);
     let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
     assert!(m.contains(&"call exit fd=3 path=f".to_string()), "{m:#?}");
-    let (code, out) = conform(&r);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains(" model=conforms"), "{out}");
+    conforms(&r);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -536,9 +539,7 @@ os.close(fd)
     }
     // the store is the environment's (docs/conformance.md, "Loads and
     // stores through a program's mappings"); lseek and the dup filtered
-    let (code, out) = conform(&r);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains(" model=conforms"), "{out}");
+    conforms(&r);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -702,9 +703,7 @@ fn fio_conforms(test: &str, extra: &[&str]) {
             .all(|m| m.contains(" len=4096 ") && m.ends_with(" path=f") && m.contains(" off=")),
         "{io:#?}"
     );
-    let (code, out) = conform(&r);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains(" model=conforms"), "{out}");
+    conforms(&r);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -822,9 +821,7 @@ fn fio_mmap_conforms(test: &str, size: u64) {
             .any(|e| e.is_req("WRITE") && e.is_cache_write() && e.seq > mmap_seq),
         "no WRITE of a stored page"
     );
-    let (code, out) = conform(&r);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains(" model=conforms"), "{out}");
+    conforms(&r);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -1113,9 +1110,7 @@ os.execv('/bin/sh', ['sh', '-c', 'exit 0'])
     let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
     assert!(!m.iter().any(|x| x.starts_with("call execve")), "{m:#?}");
     assert!(m.contains(&"call exit fd=3 path=f".to_string()), "{m:#?}");
-    let (code, out) = conform(&r);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains(" model=conforms"), "{out}");
+    conforms(&r);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -1146,9 +1141,7 @@ fn a_shell_redirection_conforms() {
             .any(|x| x.starts_with("call dup2 fd=1 path=f from=") && x.ends_with(" onto=1")),
         "{m:#?}"
     );
-    let (code, out) = conform(&r);
-    assert_eq!(code, 0, "{out}");
-    assert!(out.contains(" model=conforms"), "{out}");
+    conforms(&r);
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -77,6 +77,15 @@ fn verdict(ev: &[Event]) -> (Class, String) {
     )
 }
 
+/// The model tasks of `ev`'s environment (envmap.rs), in order.
+fn env_tasks(ev: &[Event]) -> Vec<TaskSpec> {
+    let m = match translate(ev, None).unwrap() {
+        Translation::Modelled(m) => m,
+        Translation::NotModelled(w) => panic!("{w}"),
+    };
+    m.env.iter().map(|&t| m.cfg.tasks[t]).collect()
+}
+
 fn conforms(ev: &[Event]) {
     let (c, w) = verdict(ev);
     assert_eq!(c, Class::Conforms, "{w}");
@@ -92,14 +101,9 @@ fn violates(ev: &[Event], needle: &str) {
 #[test]
 fn a_programs_loads_and_stores_are_the_environments() {
     let ev = recorded(&lines(SHARED, FAULT, &cat(&[MUNMAP_W, CLOSE])));
-    let m = match translate(&ev, None).unwrap() {
-        Translation::Modelled(m) => m,
-        Translation::NotModelled(w) => panic!("{w}"),
-    };
     // one task of loads and stores per mapped page, none with a call
-    let env: Vec<TaskSpec> = m.env.iter().map(|&t| m.cfg.tasks[t]).collect();
     assert_eq!(
-        env,
+        env_tasks(&ev),
         vec![
             TaskSpec::EnvAccess { page: 0 },
             TaskSpec::EnvAccess { page: 1 },
@@ -173,13 +177,8 @@ fn a_page_mapped_both_ways_has_a_load_task_and_an_access_task() {
     ];
     let tail = cat(&[private, MUNMAP, fsync_w, CLOSE_W, MUNMAP]);
     let ev = recorded(&lines(SHARED, FAULT, &tail));
-    let m = match translate(&ev, None).unwrap() {
-        Translation::Modelled(m) => m,
-        Translation::NotModelled(w) => panic!("{w}"),
-    };
-    let env: Vec<TaskSpec> = m.env.iter().map(|&t| m.cfg.tasks[t]).collect();
     assert_eq!(
-        env,
+        env_tasks(&ev),
         vec![
             TaskSpec::EnvAccess { page: 0 },
             TaskSpec::EnvAccess { page: 1 },

@@ -766,7 +766,7 @@ fn errors_and_io_modes_are_validated() {
     );
 }
 
-/// Every state reachable from the initial one (breadth-first).
+/// Every state reachable from the initial one (depth-first).
 pub(super) fn reachable(m: &FuseModel) -> Vec<State> {
     let mut seen = std::collections::HashSet::new();
     let mut todo = vec![m.initial()];

@@ -8,33 +8,10 @@
 //! readahead folio, and the load left nothing in the task's fields.
 
 use super::config::*;
-use super::model::*;
 use super::state::*;
 use super::step::Step;
-use super::tests::{cfg, model, write_through_t2};
+use super::tests::{cfg, model, reachable, write_through_t2};
 use super::Actor;
-use std::collections::{HashSet, VecDeque};
-
-/// Every state `m` reaches, breadth first.
-fn reachable(m: &FuseModel) -> Vec<State> {
-    let s0 = m.initial();
-    let mut seen = HashSet::from([s0]);
-    let mut q = VecDeque::from([s0]);
-    let mut all = vec![];
-    while let Some(s) = q.pop_front() {
-        let mut acts = vec![];
-        m.enabled(&s, &mut acts);
-        for a in acts {
-            if let Some(n) = m.step(&s, a) {
-                if seen.insert(n) {
-                    q.push_back(n);
-                }
-            }
-        }
-        all.push(s);
-    }
-    all
-}
 
 /// Explores `c` and checks every state where an `env` task stands at
 /// its store's start: each step of that task leaves the point, and the

@@ -6,9 +6,9 @@
 use super::config::*;
 use super::model::*;
 use super::state::*;
-use super::tests::{cfg, model, write_through_t2};
+use super::tests::{cfg, model, reachable, write_through_t2};
 use super::Action;
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 
 fn forgotten(mut s: State) -> State {
     s.forget_property_ghosts();
@@ -26,27 +26,6 @@ fn succ_by(m: &FuseModel, s: &State, norm: impl Fn(State) -> State) -> HashSet<(
 
 fn successors(m: &FuseModel, s: &State) -> HashSet<(Action, State)> {
     succ_by(m, s, forgotten)
-}
-
-/// Every state `m` reaches, breadth first.
-fn reachable(m: &FuseModel) -> Vec<State> {
-    let s0 = m.initial();
-    let mut seen = HashSet::from([s0]);
-    let mut q = VecDeque::from([s0]);
-    let mut all = vec![];
-    while let Some(s) = q.pop_front() {
-        let mut acts = vec![];
-        m.enabled(&s, &mut acts);
-        for a in acts {
-            if let Some(n) = m.step(&s, a) {
-                if seen.insert(n) {
-                    q.push_back(n);
-                }
-            }
-        }
-        all.push(s);
-    }
-    all
 }
 
 /// Explores `c` to the end and checks every state; returns how many.
