@@ -5,6 +5,7 @@ use super::slots::{parked, Slots};
 use super::*;
 use std::collections::{HashSet, VecDeque};
 
+use wbspec_models::fuse::program::Op;
 use wbspec_models::fuse::state::{Req, Task, Worker, NONE};
 use wbspec_models::fuse::{Action, Actor, FuseModel, State, Step};
 
@@ -212,14 +213,35 @@ fn env_idle(model: &FuseModel, s: &State, t: usize) -> bool {
 /// page's history again each time: the repeats no step reads are
 /// dropped here (State::dedup_history keeps first occurrences, the last
 /// entry and zeros), or the histories would grow by one per store.
+///
+/// An `env` task in fuse_page_mkwrite's folio_wait_writeback on a folio
+/// not under writeback takes the wait at once: the step only moves its
+/// pc, no request or observation sees it, and it stays enabled until
+/// taken, since no other step starts writeback on the folio the task
+/// holds locked (models/src/fuse/tests_env.rs checks both on every
+/// reachable state): the states before the wait and after it have the
+/// same futures, less the wait.
 fn rest(model: &FuseModel, env: EnvCtx, n: &mut Node) {
     for e in 0..n.0.tasks.len() {
-        if env.slots & n.1 & (1 << e) != 0
-            && n.0.tasks[e] != Task::new()
+        if env.slots & n.1 & (1 << e) == 0 {
+            continue;
+        }
+        if n.0.tasks[e] != Task::new()
             && (model.task_done(&n.0, e) || at_store_start(model, &n.0, e))
         {
             n.0.tasks[e] = Task::new();
             n.0.dedup_history(|v| env.zeros & (1 << v) != 0);
+        }
+        if model.store_start(e).is_some()
+            && matches!(model.current_op(&n.0, e), Some(Op::MkwriteWait { .. }))
+        {
+            let wait = Action {
+                actor: Actor::Task(e as u8),
+                step: Step::MkwriteWait,
+            };
+            if let Some(s) = model.step(&n.0, wait) {
+                n.0 = s;
+            }
         }
     }
 }

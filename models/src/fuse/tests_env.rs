@@ -8,10 +8,11 @@
 //! readahead folio, and the load left nothing in the task's fields.
 
 use super::config::*;
+use super::program::Op;
 use super::state::*;
 use super::step::Step;
 use super::tests::{cfg, model, reachable, write_through_t2};
-use super::Actor;
+use super::{Action, Actor};
 
 /// Explores `c` and checks every state where an `env` task stands at
 /// its store's start: each step of that task leaves the point, and the
@@ -77,4 +78,66 @@ fn an_env_task_at_its_store_start_holds_nothing() {
     for (at, stores) in [a, b] {
         assert!(at > 0 && stores > 0, "{a:?} {b:?}");
     }
+}
+
+/// Trace conformance takes an `env` task's fuse_page_mkwrite wait at
+/// once when it is enabled (search.rs `rest`): sound if the wait only
+/// moves the task's pc and, once enabled, stays enabled whatever other
+/// actors do (no step starts writeback on the folio the task holds
+/// locked). Checks both on every reachable state; returns how many
+/// states had the wait enabled.
+fn wait_is_local(c: Config) -> usize {
+    let m = model(c);
+    let mut n = 0;
+    for s in reachable(&m) {
+        for t in 0..m.cfg.tasks.len() {
+            if m.store_start(t).is_none()
+                || !matches!(m.current_op(&s, t), Some(Op::MkwriteWait { .. }))
+            {
+                continue;
+            }
+            let wait = Action {
+                actor: Actor::Task(t as u8),
+                step: Step::MkwriteWait,
+            };
+            let Some(mut after) = m.step(&s, wait) else {
+                continue;
+            };
+            n += 1;
+            assert_eq!(after.tasks[t].pc, s.tasks[t].pc + 1);
+            after.tasks[t] = s.tasks[t];
+            let (mut a, mut b) = (after, s);
+            a.forget_property_ghosts();
+            b.forget_property_ghosts();
+            assert!(a == b, "the wait did more than move the pc:\n{s:?}");
+            let mut acts = vec![];
+            m.enabled(&s, &mut acts);
+            for x in acts.into_iter().filter(|x| x.actor != wait.actor) {
+                if let Some(o) = m.step(&s, x) {
+                    assert!(
+                        m.step(&o, wait).is_some(),
+                        "{x:?} disabled task {t}'s wait:\n{s:?}"
+                    );
+                }
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn an_env_tasks_enabled_wait_is_local() {
+    // writeback and truncation beside two env tasks (T, T2, and L with
+    // its rb-tree of temp pages)
+    let mut total = 0;
+    for k in [Kernel::T, Kernel::T2, Kernel::L] {
+        let mut c = cfg(2, &["env 0", "wb none", "env 1", "truncate 1"]);
+        c.kernel = k;
+        c.variant = Variant::base(k);
+        total += wait_is_local(c);
+    }
+    let mut c = cfg(2, &["env 0", "write 0+2", "env 1"]);
+    write_through_t2(&mut c);
+    total += wait_is_local(c);
+    assert!(total > 0);
 }
