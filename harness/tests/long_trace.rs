@@ -48,7 +48,9 @@ fn a_5000_syscall_random_trace_conforms() {
     );
 }
 
-/// fio's mmap job on 8 and 12 KiB (`fio_mmap_conforms` in record.rs),
+/// fio's mmap job on 8, 12 and 16 KiB (`fio_mmap_conforms` in
+/// record.rs; 16 KiB, the model's 4 pages, takes about a minute and
+/// 2 GB),
 /// recorded once each on Linux 6.18.44 on 3 Dec 2026 and committed
 /// (traces/record/; the 8 KiB one before mmap marks carried `prot=`),
 /// conforms with no kernel, at the cost
@@ -72,6 +74,12 @@ fn fio_mmap_recordings_conform_at_their_stated_cost() {
             123496,
             55188,
             "| fio mmap 12 KiB (3 pages) | and the wait at once | conforms | 123,496 | 55,188 |",
+        ),
+        (
+            "fio_mmap_16k",
+            2420495,
+            1368009,
+            "| fio mmap 16 KiB (4 pages) | and the wait at once | conforms | 2,420,495 | 1,368,009 |",
         ),
     ] {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))
