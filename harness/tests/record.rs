@@ -1223,3 +1223,54 @@ fn bad_input_is_one_line_and_exit_2() {
     assert_eq!(std::fs::read_to_string(d.join("t.jsonl")).unwrap(), "mine");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn a_process_sharing_or_unsharing_its_fd_table_is_not_modelled() {
+    // fds are one table per process in conform's reading: a process
+    // made with CLONE_FILES (no CLONE_THREAD) shares its parent's
+    // table, so its exit (put_files_struct: not the last reference)
+    // closes nothing; a thread's unshare(CLONE_FILES) gives it a copy,
+    // so its close flushes without releasing. Both read as closes of
+    // the one table (a false VIOLATION; a "close release" where the
+    // kernel only flushed)
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record python3 clone(CLONE_FILES), unshare") {
+        return;
+    }
+    let shared = "import os, ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b'A' * 8192, 0)
+pid = libc.syscall(56, 0x400 | 17, 0, 0, 0, 0)  # clone(CLONE_FILES|SIGCHLD)
+if pid == 0:
+    os.pwrite(fd, b'B' * 4096, 0)
+    os._exit(0)
+os.waitpid(pid, 0)
+";
+    let unshared = "import os, ctypes, threading
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b'A' * 8192, 0)
+def t():
+    assert libc.unshare(0x400) == 0  # CLONE_FILES: a copy of the table
+    os.pwrite(fd, b'B' * 4096, 0)
+    os.close(fd)
+th = threading.Thread(target=t)
+th.start()
+th.join()
+";
+    for (name, prog, mark) in [
+        ("clone-files", shared, "call clone fd=3 path=f files=shared"),
+        ("unshare-files", unshared, "call unshare fd=3 path=f files=copied"),
+    ] {
+        let d = scratch(name);
+        let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+        assert!(m.contains(&mark.to_string()), "{m:#?}");
+        let (code, out) = conform(&r);
+        assert_eq!(code, 3, "{out}");
+        assert!(out.contains("not-modelled"), "{out}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
