@@ -1261,7 +1261,11 @@ th.join()
 ";
     for (name, prog, mark) in [
         ("clone-files", shared, "call clone fd=3 path=f files=shared"),
-        ("unshare-files", unshared, "call unshare fd=3 path=f files=copied"),
+        (
+            "unshare-files",
+            unshared,
+            "call unshare fd=3 path=f files=copied",
+        ),
     ] {
         let d = scratch(name);
         let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);

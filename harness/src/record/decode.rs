@@ -19,6 +19,7 @@
 //! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` |
 //! | dup2, dup3 with an fd on the mount | `dup2 fd=N path=REL from=OLD onto=NEW` (`fd=`: each of the two on the mount) |
 //! | fork, vfork, clone/clone3 without CLONE_FILES, of a process holding mount fds | `fork fd=N path=REL ...` (the fds the child gets copies of; ret: the child's tid) |
+//! | clone/clone3 with CLONE_FILES and without CLONE_THREAD, or CLONE_THREAD without CLONE_FILES; unshare(CLONE_FILES); close_range with CLOSE_RANGE_UNSHARE | `clone fd=N path=REL ... files=shared\|copied` (`unshare ...`, `close_range ...`), whatever the process holds: a table shared by processes or copied for a thread (no task in conform) |
 //!
 //! read/write/readv/writev (and preadv2/pwritev2 at offset -1) use the
 //! fd's position read at entry (`/proc/PID/fdinfo/N`). Any other
@@ -232,6 +233,12 @@ pub fn holdings(env: &Env, pid: i32, exec: bool) -> Option<String> {
     (!v.is_empty()).then(|| v.join(" "))
 }
 
+/// `fds` and then `w`, space-separated.
+fn words(mut fds: Vec<String>, w: &str) -> String {
+    fds.push(w.into());
+    fds.join(" ")
+}
+
 /// `fd=N path=REL` for each fd of `pid` on the mount (with `cloexec`,
 /// each close-on-exec one), sorted.
 fn mount_fds(env: &Env, pid: i32, cloexec: bool) -> Vec<String> {
@@ -245,20 +252,18 @@ fn mount_fds(env: &Env, pid: i32, cloexec: bool) -> Vec<String> {
     v
 }
 
-/// For fork, vfork, clone and clone3: does the new task share its
-/// parent's fd table (CLONE_FILES: a thread)? None for other syscalls,
-/// and for a clone3 whose arguments cannot be read.
-fn shares_files(pid: i32, nr: i64, a: [u64; 6]) -> Option<bool> {
-    let flags = match nr {
-        libc::SYS_fork | libc::SYS_vfork => 0,
-        libc::SYS_clone => a[0],
-        libc::SYS_clone3 => {
-            let b = proc::read_mem(pid, a[0], 8)?;
-            u64::from_ne_bytes(b.try_into().ok()?)
-        }
+/// For fork, vfork, clone and clone3: the clone flags (0 for fork and
+/// vfork, whose CLONE_VFORK does not share the table); None for other
+/// syscalls. Some(None): a clone3 whose arguments cannot be read.
+fn clone_flags(pid: i32, nr: i64, a: [u64; 6]) -> Option<Option<u64>> {
+    Some(match nr {
+        libc::SYS_fork | libc::SYS_vfork => Some(0),
+        libc::SYS_clone => Some(a[0]),
+        libc::SYS_clone3 => proc::read_mem(pid, a[0], 8)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_ne_bytes),
         _ => return None,
-    };
-    Some(flags & libc::CLONE_FILES as u64 != 0)
+    })
 }
 
 /// The mark of syscall `nr` with arguments `a` of thread `pid` at its
@@ -275,12 +280,44 @@ pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
     // a new process (its own copy of the fd table: no CLONE_FILES) made
     // by one holding mount fds: each fd's open file has a reference more
     // (the copies are closed in the child, or at its exit)
-    if let Some(shared) = shares_files(pid, nr, a) {
+    if let Some(flags) = clone_flags(pid, nr, a) {
         let fds = mount_fds(env, pid, false);
-        if shared || fds.is_empty() {
-            return None;
-        }
-        return call("fork", fds.join(" "));
+        let (files, thread) = match flags {
+            Some(f) => (
+                f & libc::CLONE_FILES as u64 != 0,
+                f & libc::CLONE_THREAD as u64 != 0,
+            ),
+            None => (false, true),
+        };
+        return match (files, thread) {
+            // a thread: the same table
+            (true, true) => None,
+            (false, false) if fds.is_empty() => None,
+            (false, false) => call("fork", fds.join(" ")),
+            // a process sharing the table (copy_files: CLONE_FILES, no
+            // copy): its exit closes nothing while another holds the
+            // table (put_files_struct: "if (atomic_dec_and_test(
+            // &files->count))"), so its fds are not its own; or a
+            // thread with a copy of its own, whose exit is not the
+            // process's (not marked). Marked whatever it holds (it may
+            // open mount files later); conform has no task for it
+            (true, false) => call("clone", words(fds, "files=shared")),
+            (false, true) => call("clone", words(fds, "files=copied")),
+        };
+    }
+    // unshare(CLONE_FILES), close_range(CLOSE_RANGE_UNSHARE) of a thread
+    // sharing its table: unshare_fd copies it (each open file one more
+    // reference; this thread's closes flush without releasing, its exit
+    // is not the process's). Marked whatever it holds, as a clone
+    if (nr == libc::SYS_unshare && a[0] & libc::CLONE_FILES as u64 != 0)
+        || (nr == libc::SYS_close_range && a[2] & libc::CLOSE_RANGE_UNSHARE as u64 != 0)
+    {
+        let name = if nr == libc::SYS_unshare {
+            "unshare"
+        } else {
+            "close_range"
+        };
+        return call(name, words(mount_fds(env, pid, false), "files=copied"));
     }
     let (_, name, shape) = TABLE.iter().find(|t| t.0 == nr)?;
     let fd = |i: usize| a[i] as i32 as i64;
