@@ -444,3 +444,21 @@ fn a_fork_gives_each_fd_of_the_file_one_more_holder() {
     ));
     assert!(w.contains("a fork holding fd 9"), "{w}");
 }
+
+#[test]
+fn an_open_returning_an_open_fds_number_is_not_modelled_in_a_record_trace() {
+    // two processes forked before either held the file (no fork mark)
+    // each open it as fd 6: two tables, two open files. Read as one
+    // table the second open replaced the first, and the second exit
+    // (or close) was a close without release
+    let reopen = [
+        "call T1 open f 0x2",
+        "req 14 OPEN",
+        "reply 14 OPEN",
+        "ret T1 open 6",
+    ];
+    let mut ev = trace_with(json!({}), &reopen, CLOSE_W);
+    ev[0].scenario = Some("record".into());
+    let w = not_modelled(&ev);
+    assert!(w.contains("an open returned fd 6"), "{w}");
+}
