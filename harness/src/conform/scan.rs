@@ -881,8 +881,11 @@ pub(super) fn scan(
                             // (one process's open never returns an fd it
                             // holds: another process holds this number,
                             // a forked copy)
-                            if fds.contains_key(&fd) && !held.is_empty() {
-                                return nm(format!("#{} an open returned fd {fd}, whose number a forked process's copy of another open still has: fd tables of processes are one table here, by number", e.seq));
+                            // (in a recorded program, also with no fork
+                            // mark: processes forked before either held
+                            // the file each open it, same number)
+                            if fds.contains_key(&fd) && (!held.is_empty() || recorded) {
+                                return nm(format!("#{} an open returned fd {fd}, whose number another process's fd (a forked copy, or its own open) still has: fd tables of processes are one table here, by number", e.seq));
                             }
                             let dio = last_open_reply
                                 .take()
