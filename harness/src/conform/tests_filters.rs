@@ -462,3 +462,20 @@ fn an_open_returning_an_open_fds_number_is_not_modelled_in_a_record_trace() {
     let w = not_modelled(&ev);
     assert!(w.contains("an open returned fd 6"), "{w}");
 }
+
+#[test]
+fn a_failed_execve_closes_nothing() {
+    // a PATH search (python's subprocess, dash) tries execve in each
+    // directory: ENOENT closes no close-on-exec fd, the close after it
+    // is the fd's own
+    let failed = [
+        "call T0 execve fd=6 path=f",
+        "ret T0 execve -1 errno=2",
+    ];
+    let mut ev = trace(json!({}), &failed);
+    ev[0].scenario = Some("record".into());
+    let m = mapping(&ev);
+    assert_eq!(m.filtered.get("syscall execve (failed)"), Some(&1));
+    let (c, w) = class(&ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+}
