@@ -392,6 +392,14 @@ pub(super) fn scan(
                             filt("syscall failed mkdir/unlink");
                             None
                         }
+                        // an exec that returns failed never passed
+                        // begin_new_exec (after it a failure is a fatal
+                        // signal): no fd closed, no mapping gone (a PATH
+                        // search's ENOENT)
+                        "execve" if failed => {
+                            filt("syscall execve (failed)");
+                            None
+                        }
                         "open" if failed && enoent && !creat => {
                             filt("syscall open of no file (ENOENT)");
                             None

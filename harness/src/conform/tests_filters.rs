@@ -468,10 +468,7 @@ fn a_failed_execve_closes_nothing() {
     // a PATH search (python's subprocess, dash) tries execve in each
     // directory: ENOENT closes no close-on-exec fd, the close after it
     // is the fd's own
-    let failed = [
-        "call T0 execve fd=6 path=f",
-        "ret T0 execve -1 errno=2",
-    ];
+    let failed = ["call T0 execve fd=6 path=f", "ret T0 execve -1 errno=2"];
     let mut ev = trace(json!({}), &failed);
     ev[0].scenario = Some("record".into());
     let m = mapping(&ev);
