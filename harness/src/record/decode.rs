@@ -194,6 +194,10 @@ const TABLE: &[(i64, &str, Shape)] = &[
     (libc::SYS_munmap, "munmap", Mem),
     (libc::SYS_msync, "msync", Mem),
     (libc::SYS_mprotect, "mprotect", Mem),
+    // pkey_mprotect(addr, len, prot, -1) is mprotect: it can add
+    // PROT_WRITE to a shared mapping marked prot=r, which conform then
+    // gives no stores (an unmarked one made a false VIOLATION)
+    (libc::SYS_pkey_mprotect, "pkey_mprotect", Mem),
     (libc::SYS_madvise, "madvise", Mem),
     (libc::SYS_mremap, "mremap", Mem),
     (libc::SYS_mlock, "mlock", Mem),
