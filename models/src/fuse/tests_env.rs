@@ -4,8 +4,10 @@
 //! with phase and cursor 0 (a load finished, the store not begun), and
 //! keeps it as a task that has not begun (search.rs): sound only if
 //! the store's first step always moves the task off that point, so
-//! that standing there it holds no folio lock, no request and no
-//! readahead folio, and the load left nothing in the task's fields.
+//! that standing there it holds no folio lock and no readahead folio,
+//! and the load left nothing in the task's fields. A background READ
+//! of the load's read-around may still name it (see
+//! `an_env_task_at_rest_is_named_only_by_a_background_read`).
 
 use super::config::*;
 use super::program::Op;
@@ -140,4 +142,39 @@ fn an_env_tasks_enabled_wait_is_local() {
     write_through_t2(&mut c);
     total += wait_is_local(c);
     assert!(total > 0);
+}
+
+/// At its store's start an `env` task may still be named by a READ of
+/// its load's read-around: a cached page splits the window into two
+/// background READs, and the fault waits for its own page's only. That
+/// READ's reply (fuse_readpages_end) writes only the task's attr_version
+/// sample and a4 ghost (`answered`, `short_read`), which the model keeps
+/// per task for all its READs anyway; no synchronous READ (whose reply
+/// goes to `Task::reply`) names the task there.
+#[test]
+fn an_env_task_at_rest_is_named_only_by_a_background_read() {
+    let mut named = 0;
+    for wt in [false, true] {
+        let mut c = cfg(3, &["env 2", "env 0"]);
+        if wt {
+            write_through_t2(&mut c);
+        }
+        c.cached = 0b010;
+        c.dirty = 0;
+        c.daemon_threads = 2;
+        let m = model(c);
+        for s in reachable(&m) {
+            for t in 0..2 {
+                let task = s.tasks[t];
+                if Some(task.pc) != m.store_start(t) || task.ph != 0 || task.cur != 0 {
+                    continue;
+                }
+                for r in s.requests().filter(|r| r.task() == Some(t as u8)) {
+                    assert!(matches!(r, Req::ReadPages { .. }), "{r:?}\n{s:?}");
+                    named += 1;
+                }
+            }
+        }
+    }
+    assert!(named > 0);
 }
