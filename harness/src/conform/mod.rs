@@ -563,6 +563,8 @@ mod tests_env;
 #[cfg(test)]
 mod tests_env_atk;
 #[cfg(test)]
+mod tests_env_atk2;
+#[cfg(test)]
 mod tests_filters;
 #[cfg(test)]
 mod tests_notify;
