@@ -203,3 +203,29 @@ fn a_load_and_a_store_of_one_page_at_once_conform() {
     let v = verdict(&ev);
     assert!(v.starts_with("Conforms"), "{v}");
 }
+
+/// The kernel's split window alone: two faults, on pages 0 and 1 of a
+/// file neither is cached, each add one folio of the other's read-around
+/// (page_cache_ra_unbounded: filemap_add_folio one index at a time, a
+/// folio already present kicks off the batch), so READ(p0) and READ(p1)
+/// go out apart. The model's readahead adds every absent folio of the
+/// window in one step (read.rs `readahead`), so both builds (f348e5e
+/// too) say "cannot produce a daemon read of READ(p0)": a false
+/// VIOLATION older than the one-task environment, which the recording
+/// above runs into. Ignored until readahead adds folios one at a time.
+#[test]
+#[ignore = "false VIOLATION: the model's readahead is one step"]
+fn two_faults_may_split_a_read_around() {
+    for cfg in [json!({"writeback_cache": false}), json!({})] {
+        let l = file2(&[
+            "req 8 READ 0 4096",
+            "req 10 READ 4096 4096",
+            "reply 8 READ tags=.",
+            "reply 10 READ tags=.",
+            "call T0 munmap off=0 len=8192",
+            "ret T0 munmap 0",
+        ]);
+        let v = verdict(&recorded(cfg, &l));
+        assert!(v.starts_with("Conforms"), "{v}");
+    }
+}
