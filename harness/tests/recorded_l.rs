@@ -2,7 +2,9 @@
 //! kernels (harness/tests/traces/6.12.117/, 6.1.0-57/; docs/vm.md), judged
 //! against state L without a VM: every trace's verdict is the one its
 //! directory's verdicts.tsv pins, and every verdict but "conforms" names
-//! the docs/findings.md entry (or the scope note) that explains it.
+//! the docs/findings.md entry (or the scope note) that explains it. The
+//! same for the 6.18.44 recording behind finding M-ra-batch
+//! (traces/ra-batch/, state T2, release label T'').
 use std::path::Path;
 
 use wbspec_harness::conform::conform_trace;
@@ -67,6 +69,12 @@ fn check_dir(dir: &str, state: &str) {
         "{dir}: verdicts differ from verdicts.tsv:\n{}",
         diffs.join("\n")
     );
+}
+
+/// The recording behind finding M-ra-batch (6.18.44, state T2).
+#[test]
+fn ra_batch_traces_have_their_pinned_verdicts() {
+    check_dir("ra-batch", "T''");
 }
 
 #[test]

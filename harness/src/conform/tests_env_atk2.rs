@@ -199,7 +199,7 @@ fn environment_edges_keep_their_verdicts() {
 #[test]
 fn a_load_and_a_store_of_one_page_at_once_conform() {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/traces/record/atk_wt_load_store_same_page.jsonl");
+        .join("tests/traces/ra-batch/atk_wt_load_store_same_page.jsonl");
     let ev = crate::trace::parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap();
     let v = verdict(&ev);
     assert!(v.starts_with("Conforms"), "{v}");
