@@ -9,7 +9,7 @@ use wbspec_models::fuse::TaskSpec;
 
 /// A 2-page file, mapped by the `map` call (its actor's mmap returns),
 /// then `after_map` (e.g. a fault's READ, nobody's syscall) and `tail`.
-fn lines<'a>(map: &'a str, after_map: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
+pub(super) fn lines<'a>(map: &'a str, after_map: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
     let ret = if map.starts_with("call T1 ") {
         "ret T1 mmap 4096"
     } else {
@@ -62,6 +62,16 @@ fn cat<'a>(parts: &[&[&'a str]]) -> Vec<&'a str> {
 
 const SHARED: &str = "call T0 mmap fd=6 off=0 len=8192 shared";
 
+/// The environment's tasks of SHARED's two pages: per page an `env`
+/// task and (a mapping of at most 2 pages, envmap.rs `PAIRED`) a task
+/// of loads beside it.
+const SHARED_2_PAGES: [TaskSpec; 4] = [
+    TaskSpec::EnvAccess { page: 0 },
+    TaskSpec::Fault { page: 0 },
+    TaskSpec::EnvAccess { page: 1 },
+    TaskSpec::Fault { page: 1 },
+];
+
 /// `lines` as `wbspec record` writes them (header scenario `record`).
 fn recorded(l: &[&str]) -> Vec<Event> {
     let mut ev = tr(json!({}), l);
@@ -103,15 +113,7 @@ fn a_programs_loads_and_stores_are_the_environments() {
     let ev = recorded(&lines(SHARED, FAULT, &cat(&[MUNMAP_W, CLOSE])));
     // one task of loads and stores per mapped page, none with a call,
     // and (a mapping of at most 2 pages) a task of loads beside it
-    assert_eq!(
-        env_tasks(&ev),
-        vec![
-            TaskSpec::EnvAccess { page: 0 },
-            TaskSpec::Fault { page: 0 },
-            TaskSpec::EnvAccess { page: 1 },
-            TaskSpec::Fault { page: 1 },
-        ]
-    );
+    assert_eq!(env_tasks(&ev), SHARED_2_PAGES);
     conforms(&ev);
     // a scenario marks its stores: there the fault's READ and the
     // stored page's WRITE are nobody's
@@ -180,15 +182,7 @@ fn a_page_mapped_both_ways_has_a_load_task_and_an_access_task() {
     ];
     let tail = cat(&[private, MUNMAP, fsync_w, CLOSE_W, MUNMAP]);
     let ev = recorded(&lines(SHARED, FAULT, &tail));
-    assert_eq!(
-        env_tasks(&ev),
-        vec![
-            TaskSpec::EnvAccess { page: 0 },
-            TaskSpec::Fault { page: 0 },
-            TaskSpec::EnvAccess { page: 1 },
-            TaskSpec::Fault { page: 1 },
-        ]
-    );
+    assert_eq!(env_tasks(&ev), SHARED_2_PAGES);
     conforms(&ev);
     // private, then shared: the same
     let shared: &[&str] = &[SHARED, "ret T0 mmap 8192"];

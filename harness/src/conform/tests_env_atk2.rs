@@ -5,7 +5,7 @@
 //! here is also the one the two-task scheme before it gave (checked with
 //! that build on the same traces); `ATK_DUMP=DIR` writes them as JSONL.
 
-use super::test_trace::{tr, OPEN};
+use super::test_trace::tr;
 use super::*;
 use serde_json::json;
 
@@ -36,23 +36,32 @@ fn dump(name: &str, ev: &[Event]) -> String {
 const MAP2: &str = "call T0 mmap fd=6 off=0 len=8192 shared prot=rw";
 
 fn file2<'a>(rest: &[&'a str]) -> Vec<&'a str> {
-    let mut l: Vec<&str> = OPEN.to_vec();
-    l.extend([
-        "call T0 ftruncate fd=6 8192",
-        "req 6 SETATTR size=8192",
-        "reply 6 SETATTR",
-        "ret T0 ftruncate 0",
-        MAP2,
-        "ret T0 mmap 4096",
-    ]);
-    l.extend(rest);
-    l
+    super::tests_env::lines(MAP2, rest, &[])
 }
 
 #[test]
 fn environment_edges_keep_their_verdicts() {
     let wbc = json!({});
     let wt = json!({"writeback_cache": false});
+    // truncate and extend between a load and a store (both mounts)
+    let refault = file2(&[
+        "req 8 READ 0 8192",
+        "reply 8 READ tags=..",
+        "call T0 ftruncate fd=6 4096",
+        "req 10 SETATTR size=4096",
+        "reply 10 SETATTR",
+        "ret T0 ftruncate 0",
+        "call T0 ftruncate fd=6 8192",
+        "req 12 SETATTR size=8192",
+        "reply 12 SETATTR",
+        "ret T0 ftruncate 0",
+        "req 14 READ 0 8192",
+        "reply 14 READ tags=..",
+        "call T0 munmap off=0 len=8192",
+        "req 16 WRITE 0 8192 QQ cache",
+        "reply 16 WRITE",
+        "ret T0 munmap 0",
+    ]);
     let munmap_w0: &[&str] = &[
         "call T0 munmap off=0 len=8192",
         "req 12 WRITE 0 4096 Q cache",
@@ -100,50 +109,8 @@ fn environment_edges_keep_their_verdicts() {
         ),
         // truncate and extend, a second fault's READ of page 1, both
         // pages stored and written back at the munmap
-        (
-            "refault_after_trunc_extend",
-            wbc.clone(),
-            file2(&[
-                "req 8 READ 0 8192",
-                "reply 8 READ tags=..",
-                "call T0 ftruncate fd=6 4096",
-                "req 10 SETATTR size=4096",
-                "reply 10 SETATTR",
-                "ret T0 ftruncate 0",
-                "call T0 ftruncate fd=6 8192",
-                "req 12 SETATTR size=8192",
-                "reply 12 SETATTR",
-                "ret T0 ftruncate 0",
-                "req 14 READ 0 8192",
-                "reply 14 READ tags=..",
-                "call T0 munmap off=0 len=8192",
-                "req 16 WRITE 0 8192 QQ cache",
-                "reply 16 WRITE",
-                "ret T0 munmap 0",
-            ]),
-        ),
-        (
-            "wt_refault_after_trunc_extend",
-            wt.clone(),
-            file2(&[
-                "req 8 READ 0 8192",
-                "reply 8 READ tags=..",
-                "call T0 ftruncate fd=6 4096",
-                "req 10 SETATTR size=4096",
-                "reply 10 SETATTR",
-                "ret T0 ftruncate 0",
-                "call T0 ftruncate fd=6 8192",
-                "req 12 SETATTR size=8192",
-                "reply 12 SETATTR",
-                "ret T0 ftruncate 0",
-                "req 14 READ 0 8192",
-                "reply 14 READ tags=..",
-                "call T0 munmap off=0 len=8192",
-                "req 16 WRITE 0 8192 QQ cache",
-                "reply 16 WRITE",
-                "ret T0 munmap 0",
-            ]),
-        ),
+        ("refault_after_trunc_extend", wbc.clone(), refault.clone()),
+        ("wt_refault_after_trunc_extend", wt.clone(), refault.clone()),
         // a store's fault with no load before it: a READ, then the
         // store written back by fsync while a second store waits
         (
