@@ -47,15 +47,6 @@
 use super::raw::*;
 use std::collections::BTreeMap;
 
-/// A writable shared mapping of at most this many pages gives each page
-/// a load task beside its `env` task (the slots allow it: 2 pages, 4
-/// tasks), so a load may run while a store of the same page is in
-/// flight. With the model's readahead adding a window's folios in one
-/// step (M-ra-batch in docs/findings.md), a second fault on a page is
-/// what explains some recordings: tests_env_atk2.rs
-/// `a_load_and_a_store_of_one_page_at_once_conform`.
-const PAIRED: u64 = 2;
-
 /// One live mapping: the actor whose mmap made it, its real pages, and
 /// whether it is MAP_SHARED (stores reach the file).
 #[derive(Clone, Debug)]
@@ -95,7 +86,7 @@ impl EnvMaps {
                 if m.shared {
                     v.extend(self.access.get(&p));
                 }
-                if !m.shared || m.n <= PAIRED {
+                if !m.shared {
                     v.extend(self.load.get(&p));
                 }
             }
@@ -126,7 +117,7 @@ impl EnvMaps {
                     format!("(environment) loads and stores, page {p}"),
                 ));
             }
-            if (!shared || n <= PAIRED) && !self.load.contains_key(&p) {
+            if !shared && !self.load.contains_key(&p) {
                 self.load.insert(p, tasks.len());
                 tasks.push((
                     RawTask::EnvLoad { page: p },

@@ -33,11 +33,14 @@ fn task(t: &Task) -> [u8; TASK] {
         rsize,
         moved,
         ra,
+        ra_todo,
         rd,
         aio,
         mt,
         folio_locked,
     } = *t;
+    // both page masks of the readahead_control in one byte (pages < 4)
+    const _: () = assert!(MAX_PAGES <= 4);
     let mut a = [0u8; TASK];
     a[..20].copy_from_slice(&[
         pc,
@@ -55,7 +58,7 @@ fn task(t: &Task) -> [u8; TASK] {
         attr,
         rsize,
         moved as u8,
-        ra,
+        ra | ra_todo << 4,
         rd,
         aio,
         mt,

@@ -273,6 +273,12 @@ pub const PROPERTIES: &[PropertyDef] = &[
         description: "a read's miss follows its open file's ra->prev_pos: the initial readahead window",
     },
     PropertyDef {
+        name: "w-ra-kick",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "readahead finds a folio of its window present (another task's) and kicks off the batch before it",
+    },
+    PropertyDef {
         name: "w-crop-in-folio",
         expectation: Expectation::Sometimes,
         stricter: None,
@@ -766,7 +772,10 @@ pub fn w_stale_cached(m: &FuseModel, s: &State) -> bool {
 /// A reader's readahead has folios left to send and fuse_get_req would
 /// wait: fc->blocked.
 pub fn w_ra_blocked(m: &FuseModel, s: &State) -> bool {
-    s.tasks.iter().any(|t| t.ra != 0) && m.bg_blocked(s)
+    s.tasks
+        .iter()
+        .any(|t| t.ra != 0 && t.ph == super::read::PH_RA)
+        && m.bg_blocked(s)
 }
 
 pub fn w_split(m: &FuseModel, s: &State) -> bool {
@@ -833,6 +842,7 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     |_, s| s.ev == Event::BatchCut,
     |_, s| s.ev == Event::RaNoFit,
     |_, s| s.ev == Event::RaSequential,
+    |_, s| s.ev == Event::RaKick,
     lfolio::w_crop_in_folio,
     |_, s| s.ev == Event::SlotRealloc,
     w_iomode_wait,

@@ -9,10 +9,11 @@
 //! fuse_do_readfolio did before 0c58a97f919c removed the tree.
 //!
 //! Phases of a lookup (`Task::ph`): `PH_GET` is filemap_get_pages from the
-//! top, `PH_RA` fuse_readahead with folios left to send, `PH_RA_DONE` the
-//! rest of the call after readahead, `PH_FOLIO_L` (L) read_folio holding
-//! the folio lock while the rb-tree covers it, `PH_FOLIO` waiting for the
-//! read_folio READ's reply.
+//! top, `PH_RA_ADD` page_cache_ra_unbounded's loop over the window (one
+//! folio per step), `PH_RA` fuse_readahead with folios of a batch left to
+//! send, `PH_RA_DONE` the rest of the call after readahead, `PH_FOLIO_L`
+//! (L) read_folio holding the folio lock while the rb-tree covers it,
+//! `PH_FOLIO` waiting for the read_folio READ's reply.
 
 use super::model::{pages_mask, FuseModel};
 use super::state::*;
@@ -23,6 +24,7 @@ pub(super) const PH_RA: u8 = 1;
 pub(super) const PH_RA_DONE: u8 = 2;
 pub(super) const PH_FOLIO_L: u8 = 3;
 pub(super) const PH_FOLIO: u8 = 4;
+pub(super) const PH_RA_ADD: u8 = 5;
 
 /// The readahead window in bytes: ra->ra_pages for a FUSE bdi is
 /// VM_READAHEAD_PAGES = SZ_128K / PAGE_SIZE (32 pages of 4 KiB, 2 of 64
@@ -151,33 +153,86 @@ impl FuseModel {
         (p, hi, asz.min(255) as u8)
     }
 
-    /// page_cache_ra_unbounded over pages `lo..hi` (clamped to EOF): a
-    /// locked, not uptodate folio for every absent one, remembered in the
-    /// task's readahead_control; then fuse_readahead sends what it can.
-    /// `asz` is ra->async_size for fuse_readahead's congestion check.
+    /// A miss: page_cache_sync_ra (read(2)) or do_sync_mmap_readahead
+    /// (a fault) sets the window `lo..hi`, clamped to EOF as
+    /// do_page_cache_ra does once, before page_cache_ra_unbounded's loop;
+    /// the loop runs one folio per step (`ra_add`). `asz` is
+    /// ra->async_size for fuse_readahead's congestion check.
     fn readahead(&self, s: &mut State, t: usize, lo: u8, hi: u8, asz: u8) -> Step {
         let hi = hi.min(s.i_size).min(self.cfg.pages);
-        let mut mask = 0u8;
+        let mut todo = 0u8;
         let mut p = self.folio(lo as usize).start;
         while p < hi as usize {
             let f = self.folio(p);
-            if !s.pages[p].present() {
-                self.folio_set(s, p, PG_PRESENT | PG_LOCKED);
-                for q in f.clone() {
-                    mask |= 1 << q;
-                }
+            for q in f.clone() {
+                todo |= 1 << q;
             }
             p = f.end;
         }
-        s.tasks[t].ra = mask;
-        s.tasks[t].saved = asz;
+        let task = &mut s.tasks[t];
+        task.ra = 0;
+        task.ra_todo = todo;
+        task.saved = asz;
+        task.ph = if todo == 0 { PH_RA_DONE } else { PH_RA_ADD };
+        Step::RaWindow
+    }
+
+    /// One turn of page_cache_ra_unbounded's loop, at the window's next
+    /// folio. There is no lock between two turns (the invalidate lock is
+    /// shared), so another task may add a folio of the window meanwhile:
+    /// - absent: filemap_add_folio, locked and not uptodate, into the
+    ///   batch (the readahead_control);
+    /// - present: "Kick off the current batch of contiguous pages before
+    ///   continuing with the next batch": read_pages of the batch, if any.
+    ///
+    /// After the window's last folio read_pages submits the batch, in a
+    /// step of its own (`ra_send`): another task may kick off a batch of
+    /// its own in between, so either READ may go first (M-ra-batch). A
+    /// kick at a present folio sends in the same step as its xa_load:
+    /// another task's READ may still go before or after it.
+    fn ra_add(&self, s: &mut State, t: usize) -> Step {
+        let todo = s.tasks[t].ra_todo;
+        let p = todo.trailing_zeros() as usize;
+        let f = self.folio(p);
+        let mut fmask = 0u8;
+        for q in f.clone() {
+            fmask |= 1 << q;
+        }
+        s.tasks[t].ra_todo = todo & !fmask;
+        let last = s.tasks[t].ra_todo == 0;
+        if !s.pages[p].present() {
+            self.folio_set(s, p, PG_PRESENT | PG_LOCKED);
+            s.tasks[t].ra |= fmask;
+            if last {
+                s.tasks[t].ph = PH_RA; // read_pages(ractl), next step
+            }
+            return Step::RaAdd;
+        }
+        if s.tasks[t].ra == 0 {
+            if last {
+                s.tasks[t].ph = PH_RA_DONE;
+            }
+            return Step::RaPresent;
+        }
+        // read_pages(ractl): fuse_readahead over the batch
+        s.ev = Event::RaKick;
         s.tasks[t].ph = PH_RA;
         self.ra_send(s, t);
         if s.tasks[t].ra == 0 {
             Step::RaSubmit
         } else {
-            Step::RaAdd
+            Step::RaPresent
         }
+    }
+
+    /// The batch is sent (or dropped): back to page_cache_ra_unbounded's
+    /// loop if the window has folios left, else the rest of the lookup.
+    fn ra_batch_done(&self, s: &mut State, t: usize) {
+        s.tasks[t].ph = if s.tasks[t].ra_todo == 0 {
+            PH_RA_DONE
+        } else {
+            PH_RA_ADD
+        };
     }
 
     /// fuse_readahead over the task's unsent readahead folios, one run of
@@ -196,7 +251,7 @@ impl FuseModel {
         loop {
             let mask = s.tasks[t].ra;
             if mask == 0 {
-                s.tasks[t].ph = PH_RA_DONE;
+                self.ra_batch_done(s, t);
                 return done(sent, skipped).or(Some(Step::RaSend));
             }
             let first = mask.trailing_zeros() as u8;
@@ -245,7 +300,7 @@ impl FuseModel {
                         s.pages[p].clear(PG_LOCKED);
                     }
                     s.tasks[t].ra = 0;
-                    s.tasks[t].ph = PH_RA_DONE;
+                    self.ra_batch_done(s, t);
                     return Some(Step::RaStop);
                 }
                 s.lf_viol |= VIOL_LF_EMPTY;
@@ -393,6 +448,7 @@ impl FuseModel {
                 return Some(Got::Step(Step::ReadFolio));
             }
             PH_RA => return self.ra_send(s, t).map(Got::Step),
+            PH_RA_ADD => return Some(Got::Step(self.ra_add(s, t))),
             _ => {}
         }
         if !s.pages[p].present() {

@@ -268,6 +268,10 @@ pub struct Task {
     /// (locked, not uptodate) that fuse_readahead has not yet put in a
     /// READ (the readahead_control), as a page bitmask.
     pub ra: u8,
+    /// Readers: the pages of the readahead window that
+    /// page_cache_ra_unbounded has not yet looked at (its loop adds one
+    /// folio per step, read.rs `ra_add`), as a page bitmask.
+    pub ra_todo: u8,
     /// Readers: the block a read_folio READ of this task fills.
     pub rd: u8,
     /// Writeback batch with sub-page blocks (wbslots.rs): descriptors in
@@ -316,6 +320,7 @@ impl Task {
             before: [0; MAX_PAGES],
             applied: false,
             ra: 0,
+            ra_todo: 0,
             rd: 0,
             bdesc: 0,
             bslots: 0,
@@ -463,6 +468,9 @@ pub enum Event {
     /// page_cache_sync_ra took the initial window for a sequential miss
     /// after its open file's ra->prev_pos (read.rs).
     RaSequential,
+    /// page_cache_ra_unbounded found a folio of its window present and
+    /// kicked off the batch it had built before it (read.rs `ra_add`).
+    RaKick,
     /// fuse_pages_realloc ran on a full batch (sub-page blocks).
     SlotRealloc,
     /// The server failed a writeback WRITE (mapping_set_error).

@@ -66,7 +66,9 @@ pub enum Step {
     ReadCopy,
     ReadEof,
     RaSubmit,
+    RaWindow,
     RaAdd,
+    RaPresent,
     RaSkip,
     ReadError,
     ReadFolio,
@@ -319,9 +321,15 @@ impl Step {
             Step::SetattrReturn => "clear SIZE_UNSTABLE, inode_unlock",
             Step::ReadCopy => "filemap_read: copy_folio_to_iter",
             Step::ReadEof => "filemap_read: pos >= i_size, return",
-            Step::RaSubmit if rd => "page_cache_ra_unbounded, iomap_readahead: READ",
-            Step::RaSubmit => "page_cache_ra_unbounded, fuse_readahead: READ",
-            Step::RaAdd => "page_cache_ra_unbounded: folios added, locked",
+            Step::RaSubmit if rd => {
+                "page_cache_ra_unbounded: folio present, read_pages, iomap_readahead: READ"
+            }
+            Step::RaSubmit => {
+                "page_cache_ra_unbounded: folio present, read_pages, fuse_readahead: READ"
+            }
+            Step::RaWindow => "page_cache_sync_ra, do_sync_mmap_readahead: a miss, the window",
+            Step::RaAdd => "page_cache_ra_unbounded: filemap_add_folio, locked",
+            Step::RaPresent => "page_cache_ra_unbounded: folio present",
             Step::RaSkip if rd => {
                 "fuse_handle_readahead: congested (-EAGAIN), async folios dropped"
             }
@@ -452,7 +460,9 @@ impl Step {
         Step::ReadCopy,
         Step::ReadEof,
         Step::RaSubmit,
+        Step::RaWindow,
         Step::RaAdd,
+        Step::RaPresent,
         Step::RaSkip,
         Step::ReadError,
         Step::ReadFolio,
@@ -609,7 +619,9 @@ mod tests {
             | Step::ReadCopy
             | Step::ReadEof
             | Step::RaSubmit
+            | Step::RaWindow
             | Step::RaAdd
+            | Step::RaPresent
             | Step::RaSkip
             | Step::ReadError
             | Step::ReadFolio
@@ -663,7 +675,7 @@ mod tests {
             assert!(listed(*s));
             assert!(!Step::ALL[..i].contains(s), "{s:?} twice");
         }
-        assert_eq!(Step::ALL.len(), 100);
+        assert_eq!(Step::ALL.len(), 102);
     }
 
     #[test]

@@ -80,6 +80,29 @@ pub(super) fn enabled(m: &FuseModel, s: &State, actor: Actor) -> Vec<Step> {
         .collect()
 }
 
+/// A miss's readahead through to its first READ: the window
+/// (`RaWindow`), then page_cache_ra_unbounded's turns, one folio each
+/// (`RaAdd`, or `RaPresent` at a folio already there), up to the step
+/// that sends: a kick at a present folio (`RaSubmit`) or read_pages
+/// after the last turn (`RaSend`). Returns the state and the steps
+/// after the window.
+pub(super) fn read_around(m: &FuseModel, s: &State, actor: Actor) -> (State, Vec<Step>) {
+    let mut s = run(m, s, actor, Step::RaWindow);
+    let mut turns = Vec::new();
+    loop {
+        let steps = enabled(m, &s, actor);
+        let step = [Step::RaSubmit, Step::RaSend, Step::RaAdd, Step::RaPresent]
+            .into_iter()
+            .find(|x| steps.contains(x))
+            .unwrap_or_else(|| panic!("no readahead step enabled: {steps:?}"));
+        s = run(m, &s, actor, step);
+        turns.push(step);
+        if matches!(step, Step::RaSubmit | Step::RaSend) {
+            return (s, turns);
+        }
+    }
+}
+
 pub(super) const T0: Actor = Actor::Task(0);
 pub(super) const T1: Actor = Actor::Task(1);
 pub(super) const D0: Actor = Actor::Daemon(0);
@@ -299,7 +322,12 @@ fn nested_set_nowrite_is_a_bug() {
     let t2 = Actor::Task(2);
     // the fault's read-around: readahead locks the folios (issue 9)
     let s = run(&m, &m.initial(), T0, Step::Entry);
-    let s = run(&m, &s, T0, Step::RaSubmit);
+    let (s, turns) = read_around(&m, &s, T0);
+    assert_eq!(
+        turns,
+        [Step::RaAdd, Step::RaAdd, Step::RaSend],
+        "one turn per folio"
+    );
     assert!(
         s.pages[0].locked(),
         "the fault's readahead holds the folio locked"
@@ -456,6 +484,52 @@ fn cold(pages: u8, tasks: &[&str]) -> Config {
 
 const T2: Actor = Actor::Task(2);
 
+/// docs/findings.md M-ra-batch: page_cache_ra_unbounded adds the
+/// window's folios one turn at a time, so two faults whose read-around
+/// windows overlap can each add a folio and each send a READ of their
+/// own (the kernel did this on 6.18.44: READ(p0) and READ(p1) for two
+/// faults on a 2-page file). The fault on page 1 finds page 0 present
+/// (the other fault's) and skips it; the fault on page 0 finds page 1
+/// present and kicks off its batch of page 0 alone.
+#[test]
+fn two_faults_split_a_read_around_between_them() {
+    let m = model(cold(2, &["fault 0", "fault 1"]));
+    let s = run(&m, &m.initial(), T0, Step::Entry);
+    let s = run(&m, &s, T0, Step::RaWindow);
+    let s = run(&m, &s, T0, Step::RaAdd);
+    let s = run(&m, &s, T1, Step::Entry);
+    let s = run(&m, &s, T1, Step::RaWindow);
+    let s = run(&m, &s, T1, Step::RaPresent);
+    let s = run(&m, &s, T1, Step::RaAdd);
+    // either READ may go first: read_pages is a step of its own
+    let first = run(&m, &s, T0, Step::RaSubmit);
+    let first = run(&m, &first, T1, Step::RaSend);
+    let s = run(&m, &s, T1, Step::RaSend);
+    let s = run(&m, &s, T0, Step::RaSubmit);
+    let (p0, p1) = (
+        Req::ReadPages {
+            task: 0,
+            first: 0,
+            n: 1,
+        },
+        Req::ReadPages {
+            task: 1,
+            first: 1,
+            n: 1,
+        },
+    );
+    assert_eq!(first.fuse_q, vec![p0, p1]);
+    assert_eq!(s.fuse_q, vec![p1, p0]);
+    // neither holds the other's folio: both faults end once answered
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    let s = run(&m, &s, T0, Step::FaultMapped);
+    let s = run(&m, &s, T1, Step::FaultMapped);
+    assert!(m.task_done(&s, 0) && m.task_done(&s, 1));
+}
+
 /// A read miss at page 0 reads ahead to EOF: one background READ of both
 /// folios, locked and not uptodate until fuse_readpages_end; the copy
 /// then returns the server's data.
@@ -464,7 +538,12 @@ fn read_miss_reads_ahead_to_eof_and_the_reply_unlocks() {
     let m = model(cold(2, &["read 0+1"]));
     let s = m.initial();
     let s = run(&m, &s, T0, Step::Entry);
-    let s = run(&m, &s, T0, Step::RaSubmit);
+    let s = run(&m, &s, T0, Step::RaWindow);
+    let s = run(&m, &s, T0, Step::RaAdd);
+    assert!(s.pages[0].locked() && !s.pages[1].present() && s.fuse_q.is_empty());
+    let s = run(&m, &s, T0, Step::RaAdd);
+    assert!(s.pages[1].locked() && s.fuse_q.is_empty());
+    let s = run(&m, &s, T0, Step::RaSend);
     assert_eq!(
         s.fuse_q,
         vec![Req::ReadPages {
@@ -510,7 +589,14 @@ fn a_read_after_a_hit_on_the_same_open_reads_ahead() {
         assert!(m.task_done(&s, 0));
         assert_eq!(s.ra_prev[0], if shared { 2 } else { 0 }, "prev_pos + 1");
         let s = run(&m, &s, T1, Step::Entry);
-        let s = run(&m, &s, T1, Step::RaSubmit);
+        let (s, turns) = read_around(&m, &s, T1);
+        // the window's last folio, page 3, is cached: its turn submits
+        let want: &[Step] = if shared {
+            &[Step::RaAdd, Step::RaAdd, Step::RaSubmit]
+        } else {
+            &[Step::RaAdd, Step::RaSend]
+        };
+        assert_eq!(turns, want, "shared open: {shared}");
         assert_eq!(
             s.fuse_q,
             vec![Req::ReadPages {
@@ -646,8 +732,12 @@ fn readahead_waits_in_fuse_get_req_and_wb_skips_when_congested() {
     let s = run(&m, &s, T1, Step::Entry);
     // read 1+1 of a fresh open at page 1 with page 0 cached: a standalone
     // small random read (async_size 0), so no congestion skip
+    let s = run(&m, &s, T1, Step::RaWindow);
     let s = run(&m, &s, T1, Step::RaAdd);
     assert!(s.pages[1].locked() && s.tasks[1].ra != 0);
+    // read_pages is next: fuse_readahead's fuse_get_req waits
+    assert!(s.tasks[1].ph == super::read::PH_RA);
+    assert!(super::properties::w_ra_blocked(&m, &s));
     assert!(enabled(&m, &s, T1).is_empty(), "fuse_get_req waits");
     let s = run(&m, &s, T2, Step::WbCongested);
     assert!(m.task_done(&s, 2));

@@ -42,7 +42,7 @@ fn reclaim_marks_then_waits_without_the_flag() {
     // the fault reads page 1 ahead (a background READ) and waits on
     // its locked folio
     let s = run(&m, &s, T1, Step::Entry);
-    let s = run(&m, &s, T1, Step::RaSubmit);
+    let (s, _) = super::tests::read_around(&m, &s, T1);
     assert!(
         !m.any_enabled(&s),
         "the WRITE's worker waits on its own folio"
@@ -118,7 +118,12 @@ fn a_fault_reads_the_whole_large_folio() {
     assert_eq!(m.read_folio_range(1), (0, 2));
     // a miss reads the folio ahead: one READ of both pages
     let s = run(&m, &m.initial(), T0, Step::Entry);
-    let s = run(&m, &s, T0, Step::RaSubmit);
+    let (s, turns) = super::tests::read_around(&m, &s, T0);
+    assert_eq!(
+        turns,
+        [Step::RaAdd, Step::RaSend],
+        "one turn: one large folio"
+    );
     assert_eq!(
         s.fuse_q,
         vec![Req::ReadPages {
