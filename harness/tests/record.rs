@@ -1115,7 +1115,7 @@ os.execv('/bin/sh', ['sh', '-c', 'exit 0'])
 }
 
 /// A shell's redirection: sh opens the file, moves it to fd 1, forks a
-/// child that writes and exits, and restores its own fd 1 (dup2 onto
+/// child (vfork) that writes and exits, and restores its own fd 1 (dup2 onto
 /// it: the last close). The fork is marked with the fd it copies, so
 /// the child's exit is a close that does not release.
 #[test]
@@ -1135,7 +1135,11 @@ fn a_shell_redirection_conforms() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
-    assert!(m.contains(&"call fork fd=1 path=f".to_string()), "{m:#?}");
+    // sh spawns with vfork (CLONE_VM): the child shares its memory
+    assert!(
+        m.contains(&"call fork fd=1 path=f vm".to_string()),
+        "{m:#?}"
+    );
     assert!(
         m.iter()
             .any(|x| x.starts_with("call dup2 fd=1 path=f from=") && x.ends_with(" onto=1")),
@@ -1277,4 +1281,55 @@ th.join()
         assert!(out.contains("not-modelled"), "{out}");
         std::fs::remove_dir_all(&d).unwrap();
     }
+}
+
+/// Every thread is marked, and the note before CMD says so: a Python
+/// thread that maps the file and stores to it is a `thread` mark's new
+/// tid, so conform counts one thread for the mapping's process (at most
+/// one of the environment's accesses in flight at once,
+/// docs/conformance.md) and the trace conforms.
+#[test]
+fn a_thread_is_marked_and_its_mapping_conforms() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record a thread's mapping") {
+        return;
+    }
+    let d = scratch("thread-map");
+    let script = [
+        "import mmap, os, threading",
+        "def w():",
+        "    fd = os.open('{mnt}/f', os.O_RDWR | os.O_CREAT, 0o644)",
+        "    os.ftruncate(fd, 8192)",
+        "    m = mmap.mmap(fd, 8192)",
+        "    m[0:4096] = b'A' * 4096",
+        "    m.close()",
+        "    os.close(fd)",
+        "t = threading.Thread(target=w)",
+        "t.start()",
+        "t.join()",
+    ]
+    .join("\n");
+    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", &script]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ev = r.trace();
+    assert!(
+        ev.iter()
+            .any(|e| e.ev == "mark"
+                && e.text.as_deref() == Some(wbspec_harness::record::THREADS_NOTE)),
+        "no note that threads are marked"
+    );
+    // the thread's tid is the actor of the mmap
+    let made: Vec<String> = ev
+        .iter()
+        .filter(|e| e.kind.as_deref() == Some("ret") && e.syscall.as_deref() == Some("thread"))
+        .filter_map(|e| e.ret.map(|t| format!("T{t}")))
+        .collect();
+    let mapper = ev
+        .iter()
+        .find(|e| e.kind.as_deref() == Some("call") && e.syscall.as_deref() == Some("mmap"))
+        .and_then(|e| e.actor.clone())
+        .expect("an mmap mark");
+    assert!(made.contains(&mapper), "{mapper} not among {made:?}");
+    conforms(&r);
+    std::fs::remove_dir_all(&d).unwrap();
 }

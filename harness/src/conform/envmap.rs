@@ -45,7 +45,81 @@
 //! (inherited across fork: its stores are not the environment's).
 
 use super::raw::*;
-use std::collections::BTreeMap;
+use crate::trace::Event;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// How many of the environment's tasks may be in an access at once, in
+/// a trace whose recorder marked every thread (`record::THREADS_NOTE`);
+/// `None` (any number) in one that did not say so.
+///
+/// An access is a page fault (a load's read fault, a store's write fault
+/// and fuse_page_mkwrite) in the thread that touched the page, and a
+/// thread handles one fault at a time, whether in user code or in a
+/// syscall's copy to or from user memory. The threads that may touch a
+/// mapping are those of the processes (memories) holding it: the
+/// mapping's maker and the threads and children that share its memory
+/// (`thread`, `thread vm`, `fork ... vm` marks: ret is the new tid). A
+/// child with a copy of the memory (fork) holds copies of the mappings,
+/// but a trace where such a copy ends (its exit, exec or munmap) is not
+/// modelled, so in one that is modelled the child stores nothing the
+/// model must explain. So the bound is the number of distinct tids in
+/// the memories that made a mapping of the file, over the whole trace:
+/// threads that ended, or that another memory's exec left, still count
+/// (more than the kernel can have at once, never fewer).
+pub(super) fn env_threads(ev: &[Event]) -> Option<u8> {
+    let note = |e: &Event| {
+        e.ev == "mark"
+            && e.kind.as_deref() == Some("note")
+            && e.text.as_deref() == Some(crate::record::THREADS_NOTE)
+    };
+    if !ev.iter().any(note) {
+        return None;
+    }
+    // union-find over tids: a memory is a set of threads
+    let mut up: HashMap<String, String> = HashMap::new();
+    fn root(up: &HashMap<String, String>, mut a: String) -> String {
+        while let Some(b) = up.get(&a).filter(|b| **b != a) {
+            a = b.clone();
+        }
+        a
+    }
+    let mut shares: HashMap<String, bool> = HashMap::new();
+    let mut tids: BTreeSet<String> = BTreeSet::new();
+    let mut mappers: BTreeSet<String> = BTreeSet::new();
+    for e in ev.iter().filter(|e| e.ev == "mark") {
+        let (Some(a), Some(sc)) = (e.actor.clone(), e.syscall.as_deref()) else {
+            continue;
+        };
+        tids.insert(a.clone());
+        match e.kind.as_deref() {
+            Some("call") => {
+                let args = e.args.as_deref().unwrap_or("");
+                let vm =
+                    sc == "thread" || (sc == "fork" && args.split_whitespace().any(|w| w == "vm"));
+                shares.insert(a.clone(), vm);
+                if sc == "mmap" {
+                    mappers.insert(a);
+                }
+            }
+            Some("ret") if shares.get(&a) == Some(&true) && matches!(sc, "thread" | "fork") => {
+                if let Some(child) = e.ret.filter(|r| *r > 0).map(|r| format!("T{r}")) {
+                    tids.insert(child.clone());
+                    let (ra, rc) = (root(&up, a), root(&up, child));
+                    if ra != rc {
+                        up.insert(rc, ra);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mapping: BTreeSet<String> = mappers.into_iter().map(|a| root(&up, a)).collect();
+    let n = tids
+        .into_iter()
+        .filter(|t| mapping.contains(&root(&up, t.clone())))
+        .count();
+    Some(n.min(u8::MAX as usize) as u8)
+}
 
 /// One live mapping: the actor whose mmap made it, its real pages, and
 /// whether it is MAP_SHARED (stores reach the file).

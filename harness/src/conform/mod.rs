@@ -315,6 +315,9 @@ pub struct Mapping {
     /// Tasks of the environment's loads and stores through mappings
     /// (envmap.rs): no call or ret, issued and stopped by `Obs::Env`.
     pub env: Vec<usize>,
+    /// At most this many of them in an access at once: the threads that
+    /// may touch the mappings (envmap.rs `env_threads`); `None`: any.
+    pub env_threads: Option<u8>,
 }
 
 /// Most background writeback passes a trace may need ([`with_flusher`]).
@@ -564,6 +567,8 @@ mod tests_env;
 mod tests_env_atk;
 #[cfg(test)]
 mod tests_env_atk2;
+#[cfg(test)]
+mod tests_env_threads;
 #[cfg(test)]
 mod tests_filters;
 #[cfg(test)]

@@ -822,6 +822,12 @@ pub(super) fn scan(
                             filt("syscall statx_cached");
                             None
                         }
+                        // a thread, or a child sharing the memory: only
+                        // counted (envmap.rs `env_threads`)
+                        "thread" => {
+                            filt("syscall thread");
+                            None
+                        }
                         // the reaping of an aio completion: its ret is the
                         // aio task's return (below)
                         "io_getevents" => None,

@@ -174,12 +174,34 @@ fn direct_read_bit(m: Option<&Mapping>, req: &Req) -> u16 {
     }
 }
 
-/// The environment's tasks in a search (envmap.rs): their slots, and the
-/// versions of zeros (`State::dedup_history` on a restart).
-#[derive(Clone, Copy, Default)]
+/// The environment's tasks in a search (envmap.rs): their slots, the
+/// versions of zeros (`State::dedup_history` on a restart), and how many
+/// may be in an access at once (`Mapping::env_threads`).
+#[derive(Clone, Copy)]
 struct EnvCtx {
     slots: u16,
     zeros: u16,
+    threads: u8,
+}
+
+impl EnvCtx {
+    fn new(slots: &[usize], zeros: u16, threads: Option<u8>) -> EnvCtx {
+        EnvCtx {
+            slots: slots.iter().fold(0, |b, s| b | 1 << s),
+            zeros,
+            threads: threads.unwrap_or(u8::MAX),
+        }
+    }
+
+    /// Whether an environment's task of node `n` that is at rest (in
+    /// `rest`'s form) may begin an access: fewer than `threads` of them
+    /// are in one. A thread handles one fault at a time.
+    fn may_begin(&self, n: &Node) -> bool {
+        let busy = (0..n.0.tasks.len())
+            .filter(|&e| self.slots & n.1 & (1 << e) != 0 && n.0.tasks[e] != Task::new())
+            .count();
+        busy < self.threads as usize
+    }
 }
 
 /// Node `n` with task `e` set to `task`.
@@ -248,10 +270,15 @@ fn rest(model: &FuseModel, env: EnvCtx, n: &mut Node) {
 
 fn free_steps(model: &FuseModel, env: EnvCtx, n: &Node, out: &mut Vec<Node>) {
     let mut acts = vec![];
+    let may_begin = env.may_begin(n);
     model.enabled(&n.0, &mut acts);
     for a in acts.drain(..) {
         let free = match a.actor {
-            Actor::Task(t) => n.1 & (1 << t) != 0,
+            Actor::Task(t) => {
+                let t = t as usize;
+                n.1 & (1 << t) != 0
+                    && (may_begin || env.slots & (1 << t) == 0 || n.0.tasks[t] != Task::new())
+            }
             Actor::Daemon(_) => a.step == Step::WritepageEnd,
         };
         if free {
@@ -268,7 +295,7 @@ fn free_steps(model: &FuseModel, env: EnvCtx, n: &Node, out: &mut Vec<Node>) {
         let Some(st) = model.store_start(e) else {
             continue;
         };
-        if env.slots & n.1 & (1 << e) == 0 || n.0.tasks[e] != Task::new() {
+        if env.slots & n.1 & (1 << e) == 0 || n.0.tasks[e] != Task::new() || !may_begin {
             continue;
         }
         let j = with_task(
@@ -570,10 +597,7 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
         let obs = sl
             .local_obs(&oa.obs)
             .expect("every task of an event was issued before it");
-        let env = EnvCtx {
-            slots: sl.env.iter().fold(0, |b, s| b | 1 << s),
-            zeros: sl.zero_versions(m),
-        };
+        let env = EnvCtx::new(&sl.env, sl.zero_versions(m), m.env_threads);
         let Some(cl) = closure(model, env, frontier, &mut explored, bound) else {
             return Verdict::Inconclusive {
                 index: i,
@@ -682,10 +706,7 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
         frontier = next;
     }
     let (model, lm) = (&sl.model, &sl.local);
-    let env = EnvCtx {
-        slots: sl.env.iter().fold(0, |b, s| b | 1 << s),
-        zeros: sl.zero_versions(m),
-    };
+    let env = EnvCtx::new(&sl.env, sl.zero_versions(m), m.env_threads);
     let Some(cl) = closure(model, env, frontier, &mut explored, bound) else {
         return Verdict::Inconclusive {
             index: m.obs.len(),

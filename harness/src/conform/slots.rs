@@ -215,6 +215,7 @@ impl Slots {
                 .collect(),
             background,
             env,
+            env_threads: m.env_threads,
         };
         let model = FuseModel::new(cfg).expect("a validated configuration, any length");
         (model, local)

@@ -33,8 +33,9 @@ pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
     for (i, l) in lines.iter().enumerate() {
         let w: Vec<&str> = l.split_whitespace().collect();
         let mut e = match w[0] {
-            // the recorder's `server changed ACTOR notify_inval` note
-            "server" => Event::mark(l),
+            // the recorder's `server changed ACTOR notify_inval` note,
+            // and its note that every thread is marked
+            "server" | "marks:" => Event::mark(l),
             "call" | "ret" => {
                 let e = Event::mark(l);
                 let n: u32 = w[1].trim_start_matches('T').parse().unwrap();

@@ -811,6 +811,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         read_data,
         background: vec![],
         env: tasks_env,
+        env_threads: super::envmap::env_threads(events),
     })
 }
 

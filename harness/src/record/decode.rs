@@ -18,7 +18,8 @@
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
 //! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` |
 //! | dup2, dup3 with an fd on the mount | `dup2 fd=N path=REL from=OLD onto=NEW` (`fd=`: each of the two on the mount) |
-//! | fork, vfork, clone/clone3 without CLONE_FILES, of a process holding mount fds | `fork fd=N path=REL ...` (the fds the child gets copies of; ret: the child's tid) |
+//! | fork, vfork, clone/clone3 without CLONE_FILES, of a process holding mount fds | `fork fd=N path=REL ...` (the fds the child gets copies of; `vm` if it shares its parent's memory, CLONE_VM; ret: the child's tid) |
+//! | every other clone/clone3 with CLONE_THREAD and CLONE_FILES (a thread), or with CLONE_VM and neither (vfork, posix_spawn) | `thread` (`thread vm`; ret: the new tid), whatever it holds: conform counts the threads that may touch a mapping at once (`THREADS_NOTE`) |
 //! | clone/clone3 with CLONE_FILES and without CLONE_THREAD, or CLONE_THREAD without CLONE_FILES; unshare(CLONE_FILES); close_range with CLOSE_RANGE_UNSHARE | `clone fd=N path=REL ... files=shared\|copied` (`unshare ...`, `close_range ...`), whatever the process holds: a table shared by processes or copied for a thread (no task in conform) |
 //!
 //! read/write/readv/writev (and preadv2/pwritev2 at offset -1) use the
@@ -261,7 +262,8 @@ fn mount_fds(env: &Env, pid: i32, cloexec: bool) -> Vec<String> {
 /// syscalls. Some(None): a clone3 whose arguments cannot be read.
 fn clone_flags(pid: i32, nr: i64, a: [u64; 6]) -> Option<Option<u64>> {
     Some(match nr {
-        libc::SYS_fork | libc::SYS_vfork => Some(0),
+        libc::SYS_fork => Some(0),
+        libc::SYS_vfork => Some((libc::CLONE_VM | libc::CLONE_VFORK) as u64),
         libc::SYS_clone => Some(a[0]),
         libc::SYS_clone3 => proc::read_mem(pid, a[0], 8)
             .and_then(|b| b.try_into().ok())
@@ -286,17 +288,24 @@ pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
     // (the copies are closed in the child, or at its exit)
     if let Some(flags) = clone_flags(pid, nr, a) {
         let fds = mount_fds(env, pid, false);
-        let (files, thread) = match flags {
+        let (files, thread, vm) = match flags {
             Some(f) => (
                 f & libc::CLONE_FILES as u64 != 0,
                 f & libc::CLONE_THREAD as u64 != 0,
+                f & libc::CLONE_VM as u64 != 0,
             ),
-            None => (false, true),
+            None => (false, true, true),
         };
         return match (files, thread) {
-            // a thread: the same table
-            (true, true) => None,
+            // a thread: the same table, the same memory. Marked so that
+            // conform knows how many threads may touch a mapping at once
+            // (THREADS_NOTE)
+            (true, true) => call("thread", String::new()),
+            // a child sharing the memory (vfork, posix_spawn's
+            // CLONE_VM): as a thread of its parent for the mappings
+            (false, false) if fds.is_empty() && vm => call("thread", "vm".into()),
             (false, false) if fds.is_empty() => None,
+            (false, false) if vm => call("fork", words(fds, "vm")),
             (false, false) => call("fork", fds.join(" ")),
             // a process sharing the table (copy_files: CLONE_FILES, no
             // copy): its exit closes nothing while another holds the

@@ -25,6 +25,12 @@ use crate::server::ServerConfig;
 
 pub const USAGE: &str = "usage: wbspec record --trace OUT [--no-wbc] [--keep-cache] [--atomic-o-trunc] [--dio-allow-mmap] [--no-dio-on-odirect] [--parallel-dio] [--max-write B] [--max-bg N] [--cong N] -- CMD [ARGS...]   ({mnt} in ARGS is the mount)";
 
+/// The note `wbspec record` writes before CMD runs: every thread CMD's
+/// processes make, and every child sharing its parent's memory, has a
+/// mark (`thread`, `thread vm`, `fork ... vm`; decode.rs), so conform
+/// can count the threads that may touch a mapping (envmap.rs).
+pub const THREADS_NOTE: &str = "marks: every thread and every child sharing memory";
+
 /// The header's scenario name of a recorded trace.
 pub const SCENARIO: &str = "record";
 
@@ -203,6 +209,10 @@ fn record(o: &Opts, recorder: &Path) -> Result<(i32, String), String> {
                 ..Default::default()
             });
         }
+        served
+            .client
+            .ok(&format!("mark {THREADS_NOTE}"))
+            .map_err(|e| format!("the server did not acknowledge a mark: {e}"))?;
         let root = tracer::spawn(&argv, &mnt)?;
         let server = served.server_pid();
         tracer::Tracer::new(&mut served.client, &mnt, root, server).run()

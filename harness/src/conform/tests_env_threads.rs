@@ -1,0 +1,115 @@
+//! The environment's accesses in flight at once (envmap.rs
+//! `env_threads`, search.rs `EnvCtx::may_begin`): in a trace whose
+//! recorder marked every thread (`record::THREADS_NOTE`), at most one
+//! per thread of the memories that made a mapping of the file, since a
+//! thread handles one page fault at a time.
+
+use super::envmap::env_threads;
+use super::test_trace::tr;
+use super::*;
+use crate::record::THREADS_NOTE;
+use serde_json::json;
+
+fn recorded(cfg: serde_json::Value, l: &[&str]) -> Vec<Event> {
+    let mut ev = tr(cfg, l);
+    ev[0].scenario = Some("record".into());
+    ev
+}
+
+fn verdict(ev: &[Event]) -> String {
+    match conform_trace(ev, None) {
+        Ok(c) => format!("{:?} {} {}", c.class, c.word, c.detail.unwrap_or_default()),
+        Err(e) => format!("ERR {e}"),
+    }
+}
+
+/// Two faults of an uncached 2-page shared mapping split the read-around
+/// (READ(p0) and READ(p1) apart, M-ra-batch): two accesses at once.
+/// `extra` goes after the opening (thread marks), `note` first.
+fn split(note: bool, extra: &[&str]) -> Vec<Event> {
+    let mut l: Vec<&str> = vec![];
+    if note {
+        l.push(THREADS_NOTE);
+    }
+    l.extend(extra);
+    l.extend(super::tests_env::lines(
+        "call T0 mmap fd=6 off=0 len=8192 shared prot=rw",
+        &[
+            "req 8 READ 0 4096",
+            "req 10 READ 4096 4096",
+            "reply 8 READ tags=.",
+            "reply 10 READ tags=.",
+            "call T0 munmap off=0 len=8192",
+            "ret T0 munmap 0",
+        ],
+        &[],
+    ));
+    recorded(json!({}), &l)
+}
+
+#[test]
+fn one_thread_faults_one_page_at_a_time() {
+    // no note (a trace recorded before it): any number at once
+    let ev = split(false, &[]);
+    assert_eq!(env_threads(&ev), None);
+    assert!(verdict(&ev).starts_with("Conforms"), "{}", verdict(&ev));
+    // the note and one thread: the second fault finds the first one's
+    // folio, so the split is no behaviour of the kernel's
+    let ev = split(true, &[]);
+    assert_eq!(env_threads(&ev), Some(1));
+    let v = verdict(&ev);
+    assert!(
+        v.starts_with("DoesNotConform") && v.contains("cannot produce a daemon read of READ(p0)"),
+        "{v}"
+    );
+    // a second thread of the mapping's process: two at once again
+    let ev = split(true, &["call T0 thread", "ret T0 thread 9"]);
+    assert_eq!(env_threads(&ev), Some(2));
+    assert!(verdict(&ev).starts_with("Conforms"), "{}", verdict(&ev));
+    // a child sharing the memory (vfork, posix_spawn) counts too
+    let ev = split(true, &["call T0 thread vm", "ret T0 thread 9"]);
+    assert_eq!(env_threads(&ev), Some(2));
+    // a thread of a process that maps nothing does not
+    let ev = split(true, &["call T5 thread", "ret T5 thread 10"]);
+    assert_eq!(env_threads(&ev), Some(1));
+    assert!(
+        verdict(&ev).starts_with("DoesNotConform"),
+        "{}",
+        verdict(&ev)
+    );
+}
+
+/// The memories' threads, whatever the order of the marks: a thread's
+/// own mark may come before its creator's `ret` (ptrace stops them
+/// apart), a thread's thread is the process's, a child with a copy of
+/// the memory (fork without `vm`) is a memory of its own.
+#[test]
+fn threads_are_counted_per_memory() {
+    let l = |extra: &[&'static str]| -> Vec<Event> {
+        let mut v: Vec<&str> = vec![THREADS_NOTE];
+        v.extend(extra);
+        v.extend(super::tests_env::lines(
+            "call T0 mmap fd=6 off=0 len=8192 shared prot=rw",
+            &["call T0 munmap off=0 len=8192", "ret T0 munmap 0"],
+            &[],
+        ));
+        recorded(json!({}), &v)
+    };
+    let cases: [(&[&str], u8); 4] = [
+        (
+            &[
+                "call T0 thread",
+                "call T9 thread",
+                "ret T9 thread 12",
+                "ret T0 thread 9",
+            ],
+            3,
+        ),
+        (&["call T0 fork fd=6 path=f vm", "ret T0 fork 13"], 2),
+        (&["call T0 fork fd=6 path=f", "ret T0 fork 14"], 1),
+        (&["call T0 thread", "ret T0 thread -1 errno=11"], 1),
+    ];
+    for (extra, want) in cases {
+        assert_eq!(env_threads(&l(extra)), Some(want), "{extra:?}");
+    }
+}
