@@ -65,7 +65,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// model must explain. So the bound is the number of distinct tids in
 /// the memories that made a mapping of the file, over the whole trace:
 /// threads that ended, or that another memory's exec left, still count
-/// (more than the kernel can have at once, never fewer).
+/// (more than the kernel can have at once, never fewer). Threads the
+/// recorder cannot see may touch a memory too: io_uring's workers
+/// (io_uring_setup by a thread of a memory that made a mapping) and a
+/// process_vm_readv/writev of any traced thread (`thread untraced=`
+/// marks) leave no bound. What the trace cannot show at all, a process
+/// outside the recording writing to this one's memory (process_vm_
+/// writev, /proc/PID/mem, a debugger), is assumed not to happen.
 pub(super) fn env_threads(ev: &[Event]) -> Option<u8> {
     let note = |e: &Event| {
         e.ev == "mark"
@@ -86,6 +92,8 @@ pub(super) fn env_threads(ev: &[Event]) -> Option<u8> {
     let mut shares: HashMap<String, bool> = HashMap::new();
     let mut tids: BTreeSet<String> = BTreeSet::new();
     let mut mappers: BTreeSet<String> = BTreeSet::new();
+    // actors of io_uring_setup (their memory: no bound)
+    let mut uring: BTreeSet<String> = BTreeSet::new();
     for e in ev.iter().filter(|e| e.ev == "mark") {
         let (Some(a), Some(sc)) = (e.actor.clone(), e.syscall.as_deref()) else {
             continue;
@@ -94,8 +102,17 @@ pub(super) fn env_threads(ev: &[Event]) -> Option<u8> {
         match e.kind.as_deref() {
             Some("call") => {
                 let args = e.args.as_deref().unwrap_or("");
-                let vm =
-                    sc == "thread" || (sc == "fork" && args.split_whitespace().any(|w| w == "vm"));
+                match args.split_whitespace().find_map(|w| w.strip_prefix("untraced=")) {
+                    Some("io_uring_setup") if sc == "thread" => {
+                        uring.insert(a.clone());
+                    }
+                    // process_vm_*: another memory, which the trace
+                    // does not say
+                    Some(_) if sc == "thread" => return None,
+                    _ => {}
+                }
+                let vm = (sc == "thread" && !args.contains("untraced="))
+                    || (sc == "fork" && args.split_whitespace().any(|w| w == "vm"));
                 shares.insert(a.clone(), vm);
                 if sc == "mmap" {
                     mappers.insert(a);
@@ -114,6 +131,9 @@ pub(super) fn env_threads(ev: &[Event]) -> Option<u8> {
         }
     }
     let mapping: BTreeSet<String> = mappers.into_iter().map(|a| root(&up, a)).collect();
+    if uring.into_iter().any(|a| mapping.contains(&root(&up, a))) {
+        return None;
+    }
     let n = tids
         .into_iter()
         .filter(|t| mapping.contains(&root(&up, t.clone())))

@@ -113,3 +113,47 @@ fn threads_are_counted_per_memory() {
         assert_eq!(env_threads(&l(extra)), Some(want), "{extra:?}");
     }
 }
+
+/// Threads ptrace cannot see: io_uring's workers (CLONE_UNTRACED) copy
+/// to and from the memory of the process that set the ring up, and
+/// process_vm_writev writes another process's memory: no bound then.
+#[test]
+fn untraced_threads_leave_no_bound() {
+    let l = |extra: &[&'static str]| -> Vec<Event> {
+        let mut v: Vec<&str> = vec![THREADS_NOTE];
+        v.extend(extra);
+        v.extend(super::tests_env::lines(
+            "call T0 mmap fd=6 off=0 len=8192 shared prot=rw",
+            &["call T0 munmap off=0 len=8192", "ret T0 munmap 0"],
+            &[],
+        ));
+        recorded(json!({}), &v)
+    };
+    let cases: [(&[&str], Option<u8>); 4] = [
+        // the mapping's process sets up a ring
+        (&["call T0 thread untraced=io_uring_setup", "ret T0 thread 3"], None),
+        // so does a thread of it
+        (
+            &[
+                "call T0 thread",
+                "ret T0 thread 9",
+                "call T9 thread untraced=io_uring_setup",
+                "ret T9 thread 4",
+            ],
+            None,
+        ),
+        // a process that maps nothing: its ring touches its own memory
+        (&["call T5 thread untraced=io_uring_setup", "ret T5 thread 3"], Some(1)),
+        // any process_vm_writev: which memory it writes is not marked
+        (&["call T5 thread untraced=process_vm_writev", "ret T5 thread 8"], None),
+    ];
+    for (extra, want) in cases {
+        assert_eq!(env_threads(&l(extra)), want, "{extra:?}");
+    }
+    // with the ring, the split read-around conforms again
+    let ev = split(
+        true,
+        &["call T0 thread untraced=io_uring_setup", "ret T0 thread 3"],
+    );
+    assert!(verdict(&ev).starts_with("Conforms"), "{}", verdict(&ev));
+}

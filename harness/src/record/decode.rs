@@ -20,6 +20,7 @@
 //! | dup2, dup3 with an fd on the mount | `dup2 fd=N path=REL from=OLD onto=NEW` (`fd=`: each of the two on the mount) |
 //! | fork, vfork, clone/clone3 without CLONE_FILES, of a process holding mount fds | `fork fd=N path=REL ...` (the fds the child gets copies of; `vm` if it shares its parent's memory, CLONE_VM; ret: the child's tid) |
 //! | every other clone/clone3 with CLONE_THREAD and CLONE_FILES (a thread), or with CLONE_VM and neither (vfork, posix_spawn) | `thread` (`thread vm`; ret: the new tid), whatever it holds: conform counts the threads that may touch a mapping at once (`THREADS_NOTE`) |
+//! | io_uring_setup, process_vm_readv, process_vm_writev | `thread untraced=NAME`: threads ptrace does not see (io_uring's workers) or another process's memory may be touched, so conform counts none |
 //! | clone/clone3 with CLONE_FILES and without CLONE_THREAD, or CLONE_THREAD without CLONE_FILES; unshare(CLONE_FILES); close_range with CLOSE_RANGE_UNSHARE | `clone fd=N path=REL ... files=shared\|copied` (`unshare ...`, `close_range ...`), whatever the process holds: a table shared by processes or copied for a thread (no task in conform) |
 //!
 //! read/write/readv/writev (and preadv2/pwritev2 at offset -1) use the
@@ -282,6 +283,19 @@ pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
             let name = name_of(nr).unwrap_or("execve");
             return call(name, h);
         }
+    }
+    // threads no clone of its own shows: io_uring's io-wq and SQPOLL
+    // workers (create_io_thread: CLONE_UNTRACED) copy to and from the
+    // process's memory, and process_vm_readv/writev touch another
+    // process's; conform then counts no threads (THREADS_NOTE)
+    let untraced = match nr {
+        libc::SYS_io_uring_setup => Some("io_uring_setup"),
+        libc::SYS_process_vm_readv => Some("process_vm_readv"),
+        libc::SYS_process_vm_writev => Some("process_vm_writev"),
+        _ => None,
+    };
+    if let Some(u) = untraced {
+        return call("thread", format!("untraced={u}"));
     }
     // a new process (its own copy of the fd table: no CLONE_FILES) made
     // by one holding mount fds: each fd's open file has a reference more
