@@ -52,7 +52,7 @@ use crate::spec::{self, Hits, KernelState, PropertyDef, Spec, SwitchDef, SwitchK
 /// definitions, the order of actions or a property's condition could make
 /// a saved trace mean something else, and then regenerate the traces
 /// (`cargo run --release -- check --all --write-traces`).
-pub const MODEL_VERSION: &str = "fuse-8";
+pub const MODEL_VERSION: &str = "fuse-9";
 
 impl stateright::Model for FuseModel {
     type State = State;
