@@ -102,7 +102,10 @@ pub(super) fn env_threads(ev: &[Event]) -> Option<u8> {
         match e.kind.as_deref() {
             Some("call") => {
                 let args = e.args.as_deref().unwrap_or("");
-                match args.split_whitespace().find_map(|w| w.strip_prefix("untraced=")) {
+                match args
+                    .split_whitespace()
+                    .find_map(|w| w.strip_prefix("untraced="))
+                {
                     Some("io_uring_setup") if sc == "thread" => {
                         uring.insert(a.clone());
                     }

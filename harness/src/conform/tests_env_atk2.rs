@@ -9,13 +9,13 @@ use super::test_trace::tr;
 use super::*;
 use serde_json::json;
 
-fn recorded(cfg: serde_json::Value, l: &[&str]) -> Vec<Event> {
+pub(super) fn recorded(cfg: serde_json::Value, l: &[&str]) -> Vec<Event> {
     let mut ev = tr(cfg, l);
     ev[0].scenario = Some("record".into());
     ev
 }
 
-fn verdict(ev: &[Event]) -> String {
+pub(super) fn verdict(ev: &[Event]) -> String {
     match conform_trace(ev, None) {
         Ok(c) => format!("{:?} {} {}", c.class, c.word, c.detail.unwrap_or_default()),
         Err(e) => format!("ERR {e}"),

@@ -5,22 +5,22 @@
 //! thread handles one page fault at a time.
 
 use super::envmap::env_threads;
-use super::test_trace::tr;
+use super::tests_env_atk2::{recorded, verdict};
 use super::*;
 use crate::record::THREADS_NOTE;
 use serde_json::json;
 
-fn recorded(cfg: serde_json::Value, l: &[&str]) -> Vec<Event> {
-    let mut ev = tr(cfg, l);
-    ev[0].scenario = Some("record".into());
-    ev
-}
-
-fn verdict(ev: &[Event]) -> String {
-    match conform_trace(ev, None) {
-        Ok(c) => format!("{:?} {} {}", c.class, c.word, c.detail.unwrap_or_default()),
-        Err(e) => format!("ERR {e}"),
-    }
+/// A recording with the note, `extra` (thread marks), and a mapping of
+/// 2 pages by T0 that is unmapped with nothing written.
+fn mapped(extra: &[&'static str]) -> Vec<Event> {
+    let mut v: Vec<&str> = vec![THREADS_NOTE];
+    v.extend(extra);
+    v.extend(super::tests_env::lines(
+        "call T0 mmap fd=6 off=0 len=8192 shared prot=rw",
+        &["call T0 munmap off=0 len=8192", "ret T0 munmap 0"],
+        &[],
+    ));
+    recorded(json!({}), &v)
 }
 
 /// Two faults of an uncached 2-page shared mapping split the read-around
@@ -85,16 +85,6 @@ fn one_thread_faults_one_page_at_a_time() {
 /// the memory (fork without `vm`) is a memory of its own.
 #[test]
 fn threads_are_counted_per_memory() {
-    let l = |extra: &[&'static str]| -> Vec<Event> {
-        let mut v: Vec<&str> = vec![THREADS_NOTE];
-        v.extend(extra);
-        v.extend(super::tests_env::lines(
-            "call T0 mmap fd=6 off=0 len=8192 shared prot=rw",
-            &["call T0 munmap off=0 len=8192", "ret T0 munmap 0"],
-            &[],
-        ));
-        recorded(json!({}), &v)
-    };
     let cases: [(&[&str], u8); 4] = [
         (
             &[
@@ -110,7 +100,7 @@ fn threads_are_counted_per_memory() {
         (&["call T0 thread", "ret T0 thread -1 errno=11"], 1),
     ];
     for (extra, want) in cases {
-        assert_eq!(env_threads(&l(extra)), Some(want), "{extra:?}");
+        assert_eq!(env_threads(&mapped(extra)), Some(want), "{extra:?}");
     }
 }
 
@@ -119,19 +109,12 @@ fn threads_are_counted_per_memory() {
 /// process_vm_writev writes another process's memory: no bound then.
 #[test]
 fn untraced_threads_leave_no_bound() {
-    let l = |extra: &[&'static str]| -> Vec<Event> {
-        let mut v: Vec<&str> = vec![THREADS_NOTE];
-        v.extend(extra);
-        v.extend(super::tests_env::lines(
-            "call T0 mmap fd=6 off=0 len=8192 shared prot=rw",
-            &["call T0 munmap off=0 len=8192", "ret T0 munmap 0"],
-            &[],
-        ));
-        recorded(json!({}), &v)
-    };
     let cases: [(&[&str], Option<u8>); 4] = [
         // the mapping's process sets up a ring
-        (&["call T0 thread untraced=io_uring_setup", "ret T0 thread 3"], None),
+        (
+            &["call T0 thread untraced=io_uring_setup", "ret T0 thread 3"],
+            None,
+        ),
         // so does a thread of it
         (
             &[
@@ -143,12 +126,21 @@ fn untraced_threads_leave_no_bound() {
             None,
         ),
         // a process that maps nothing: its ring touches its own memory
-        (&["call T5 thread untraced=io_uring_setup", "ret T5 thread 3"], Some(1)),
+        (
+            &["call T5 thread untraced=io_uring_setup", "ret T5 thread 3"],
+            Some(1),
+        ),
         // any process_vm_writev: which memory it writes is not marked
-        (&["call T5 thread untraced=process_vm_writev", "ret T5 thread 8"], None),
+        (
+            &[
+                "call T5 thread untraced=process_vm_writev",
+                "ret T5 thread 8",
+            ],
+            None,
+        ),
     ];
     for (extra, want) in cases {
-        assert_eq!(env_threads(&l(extra)), want, "{extra:?}");
+        assert_eq!(env_threads(&mapped(extra)), want, "{extra:?}");
     }
     // with the ring, the split read-around conforms again
     let ev = split(
