@@ -49,29 +49,29 @@ use crate::trace::Event;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// How many of the environment's tasks may be in an access at once, in
-/// a trace whose recorder marked every thread (`record::THREADS_NOTE`);
-/// `None` (any number) in one that did not say so.
+/// a trace whose recorder marked every thread and process it made
+/// (`record::THREADS_NOTE`); `None` (any number) in one that did not
+/// say so.
 ///
 /// An access is a page fault (a load's read fault, a store's write fault
 /// and fuse_page_mkwrite) in the thread that touched the page, and a
 /// thread handles one fault at a time, whether in user code or in a
 /// syscall's copy to or from user memory. The threads that may touch a
-/// mapping are those of the processes (memories) holding it: the
-/// mapping's maker and the threads and children that share its memory
-/// (`thread`, `thread vm`, `fork ... vm` marks: ret is the new tid). A
-/// child with a copy of the memory (fork) holds copies of the mappings,
-/// but a trace where such a copy ends (its exit, exec or munmap) is not
-/// modelled, so in one that is modelled the child stores nothing the
-/// model must explain. So the bound is the number of distinct tids in
-/// the memories that made a mapping of the file, over the whole trace:
-/// threads that ended, or that another memory's exec left, still count
-/// (more than the kernel can have at once, never fewer). Threads the
-/// recorder cannot see may touch a memory too: io_uring's workers
-/// (io_uring_setup by a thread of a memory that made a mapping) and a
-/// process_vm_readv/writev of any traced thread (`thread untraced=`
-/// marks) leave no bound. What the trace cannot show at all, a process
-/// outside the recording writing to this one's memory (process_vm_
-/// writev, /proc/PID/mem, a debugger), is assumed not to happen.
+/// mapping are those of the memories holding it: the mapping's maker,
+/// the threads and children that share its memory (`thread`, `thread
+/// vm`, `fork ... vm` marks: ret is the new tid), and the children with
+/// a copy of a memory that made a mapping (`fork`: the copy keeps the
+/// parent's MAP_SHARED mappings and may end them unseen, covering them
+/// with MAP_FIXED), with theirs. So the bound is the number of distinct
+/// tids in those memories over the whole trace: threads that ended,
+/// children forked before the mapping was made, or that an exec left,
+/// still count (more than the kernel can have at once, never fewer).
+/// Threads the recorder cannot see may touch a memory too: io_uring's
+/// workers (io_uring_setup), a child made with CLONE_UNTRACED (by a
+/// thread of such a memory), and process_vm_readv/writev of any traced
+/// thread (`thread untraced=` marks) leave no bound. What the trace
+/// cannot show at all, a process outside the recording writing this
+/// one's memory (/proc/PID/mem, a debugger), is assumed not to happen.
 pub(super) fn env_threads(ev: &[Event]) -> Option<u8> {
     let note = |e: &Event| {
         e.ev == "mark"
@@ -92,8 +92,12 @@ pub(super) fn env_threads(ev: &[Event]) -> Option<u8> {
     let mut shares: HashMap<String, bool> = HashMap::new();
     let mut tids: BTreeSet<String> = BTreeSet::new();
     let mut mappers: BTreeSet<String> = BTreeSet::new();
-    // actors of io_uring_setup (their memory: no bound)
+    // actors of io_uring_setup or an untraced clone (their memory: no
+    // bound)
     let mut uring: BTreeSet<String> = BTreeSet::new();
+    // forks that copy the memory: (parent, child)
+    let mut copies: HashMap<String, bool> = HashMap::new();
+    let mut forks: Vec<(String, String)> = vec![];
     for e in ev.iter().filter(|e| e.ev == "mark") {
         let (Some(a), Some(sc)) = (e.actor.clone(), e.syscall.as_deref()) else {
             continue;
@@ -106,7 +110,7 @@ pub(super) fn env_threads(ev: &[Event]) -> Option<u8> {
                     .split_whitespace()
                     .find_map(|w| w.strip_prefix("untraced="))
                 {
-                    Some("io_uring_setup") if sc == "thread" => {
+                    Some("io_uring_setup" | "clone") if sc == "thread" => {
                         uring.insert(a.clone());
                     }
                     // process_vm_*: another memory, which the trace
@@ -117,8 +121,15 @@ pub(super) fn env_threads(ev: &[Event]) -> Option<u8> {
                 let vm = (sc == "thread" && !args.contains("untraced="))
                     || (sc == "fork" && args.split_whitespace().any(|w| w == "vm"));
                 shares.insert(a.clone(), vm);
+                copies.insert(a.clone(), sc == "fork" && !vm);
                 if sc == "mmap" {
                     mappers.insert(a);
+                }
+            }
+            Some("ret") if copies.get(&a) == Some(&true) && sc == "fork" => {
+                if let Some(child) = e.ret.filter(|r| *r > 0).map(|r| format!("T{r}")) {
+                    tids.insert(child.clone());
+                    forks.push((a, child));
                 }
             }
             Some("ret") if shares.get(&a) == Some(&true) && matches!(sc, "thread" | "fork") => {
@@ -131,6 +142,21 @@ pub(super) fn env_threads(ev: &[Event]) -> Option<u8> {
                 }
             }
             _ => {}
+        }
+    }
+    // a copy of a memory that made a mapping holds it too: its child
+    // joins that memory (and may make copies of its own in turn)
+    loop {
+        let mapping: BTreeSet<String> = mappers.iter().map(|a| root(&up, a.clone())).collect();
+        let join = forks.iter().find_map(|(p, c)| {
+            let (rp, rc) = (root(&up, p.clone()), root(&up, c.clone()));
+            (mapping.contains(&rp) && rp != rc).then_some((rc, rp))
+        });
+        match join {
+            Some((rc, rp)) => {
+                up.insert(rc, rp);
+            }
+            None => break,
         }
     }
     let mapping: BTreeSet<String> = mappers.into_iter().map(|a| root(&up, a)).collect();

@@ -18,9 +18,9 @@
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
 //! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` |
 //! | dup2, dup3 with an fd on the mount | `dup2 fd=N path=REL from=OLD onto=NEW` (`fd=`: each of the two on the mount) |
-//! | fork, vfork, clone/clone3 without CLONE_FILES, of a process holding mount fds | `fork fd=N path=REL ...` (the fds the child gets copies of; `vm` if it shares its parent's memory, CLONE_VM; ret: the child's tid) |
+//! | fork, vfork, clone/clone3 without CLONE_FILES (a new process) | `fork fd=N path=REL ...` (the mount fds the child gets copies of, if any; `vm` if it shares its parent's memory, CLONE_VM; ret: the child's tid) |
 //! | every other clone/clone3 with CLONE_THREAD and CLONE_FILES (a thread), or with CLONE_VM and neither (vfork, posix_spawn) | `thread` (`thread vm`; ret: the new tid), whatever it holds: conform counts the threads that may touch a mapping at once (`THREADS_NOTE`) |
-//! | io_uring_setup, process_vm_readv, process_vm_writev | `thread untraced=NAME`: threads ptrace does not see (io_uring's workers) or another process's memory may be touched, so conform counts none |
+//! | io_uring_setup, process_vm_readv, process_vm_writev, a clone with CLONE_UNTRACED | `thread untraced=NAME` (`untraced=clone`; with mount fds: `clone ... files=untraced`): threads ptrace does not see (io_uring's workers, an untraced child) or another process's memory may be touched, so conform counts none |
 //! | clone/clone3 with CLONE_FILES and without CLONE_THREAD, or CLONE_THREAD without CLONE_FILES; unshare(CLONE_FILES); close_range with CLOSE_RANGE_UNSHARE | `clone fd=N path=REL ... files=shared\|copied` (`unshare ...`, `close_range ...`), whatever the process holds: a table shared by processes or copied for a thread (no task in conform) |
 //!
 //! read/write/readv/writev (and preadv2/pwritev2 at offset -1) use the
@@ -302,14 +302,24 @@ pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
     // (the copies are closed in the child, or at its exit)
     if let Some(flags) = clone_flags(pid, nr, a) {
         let fds = mount_fds(env, pid, false);
-        let (files, thread, vm) = match flags {
+        let (files, thread, vm, untraced) = match flags {
             Some(f) => (
                 f & libc::CLONE_FILES as u64 != 0,
                 f & libc::CLONE_THREAD as u64 != 0,
                 f & libc::CLONE_VM as u64 != 0,
+                f & libc::CLONE_UNTRACED as u64 != 0,
             ),
-            None => (false, true, true),
+            None => (false, true, true, true),
         };
+        // a child ptrace does not follow (CLONE_UNTRACED, or flags that
+        // could not be read): what it does is not seen, so conform counts
+        // no threads; holding mount fds, it is not modelled at all
+        if untraced {
+            return match fds.is_empty() {
+                true => call("thread", "untraced=clone".into()),
+                false => call("clone", words(fds, "files=untraced")),
+            };
+        }
         return match (files, thread) {
             // a thread: the same table, the same memory. Marked so that
             // conform knows how many threads may touch a mapping at once
@@ -318,7 +328,10 @@ pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
             // a child sharing the memory (vfork, posix_spawn's
             // CLONE_VM): as a thread of its parent for the mappings
             (false, false) if fds.is_empty() && vm => call("thread", "vm".into()),
-            (false, false) if fds.is_empty() => None,
+            // a child with a copy of the memory: it keeps copies of the
+            // parent's mappings (conform counts its threads if the
+            // parent's memory made a mapping)
+            (false, false) if fds.is_empty() => call("fork", String::new()),
             (false, false) if vm => call("fork", words(fds, "vm")),
             (false, false) => call("fork", fds.join(" ")),
             // a process sharing the table (copy_files: CLONE_FILES, no

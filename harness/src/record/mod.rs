@@ -25,11 +25,14 @@ use crate::server::ServerConfig;
 
 pub const USAGE: &str = "usage: wbspec record --trace OUT [--no-wbc] [--keep-cache] [--atomic-o-trunc] [--dio-allow-mmap] [--no-dio-on-odirect] [--parallel-dio] [--max-write B] [--max-bg N] [--cong N] -- CMD [ARGS...]   ({mnt} in ARGS is the mount)";
 
-/// The note `wbspec record` writes before CMD runs: every thread CMD's
-/// processes make, and every child sharing its parent's memory, has a
-/// mark (`thread`, `thread vm`, `fork ... vm`; decode.rs), so conform
-/// can count the threads that may touch a mapping (envmap.rs).
-pub const THREADS_NOTE: &str = "marks: every thread and every child sharing memory";
+/// The note `wbspec record` writes before CMD runs: every thread and
+/// every process CMD's processes make has a mark (`thread`, `thread
+/// vm`, `fork`, `fork ... vm`, `thread untraced=...`; decode.rs), so
+/// conform can count the threads that may touch a mapping (envmap.rs).
+/// (Recordings of the first hours of 3 Dec 2026 carry an older note,
+/// "marks: every thread and every child sharing memory", written before
+/// forks without mount fds were marked: conform bounds nothing there.)
+pub const THREADS_NOTE: &str = "marks: every thread and every process made";
 
 /// The header's scenario name of a recorded trace.
 pub const SCENARIO: &str = "record";

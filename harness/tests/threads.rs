@@ -1,0 +1,57 @@
+//! A fork child's faults count (docs/conformance.md, "How many accesses
+//! at once"). traces/threads/forkrace.c (an attack's program, 3 Dec
+//! 2026): the parent maps 2 pages MAP_SHARED, closes its fd, forks; the
+//! parent and the child load pages 0 and 1 at once; the child covers
+//! its copy with an anonymous MAP_FIXED mapping (no mark) and exits
+//! holding nothing of the mount. fork_split.jsonl: `wbspec record --
+//! forkrace 6000` on 6.18.44 (1 of 15 runs at that delay), where the
+//! two faults split the read-around: READ(p1) from the child's pid,
+//! READ(p0) from the parent's. Recorded with the `fork` mark of a
+//! process holding no mount fd, so the child counts as a second thread
+//! of the mapping's memory.
+use std::path::Path;
+
+use wbspec_harness::conform::{conform_trace, Class};
+use wbspec_harness::trace::{parse_trace, Event};
+
+fn verdict(ev: &[Event]) -> (Class, String) {
+    let c = conform_trace(ev, None).unwrap();
+    (
+        c.class,
+        format!("{} {}", c.word, c.detail.unwrap_or_default()),
+    )
+}
+
+#[test]
+fn a_fork_childs_fault_is_counted() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/threads/fork_split.jsonl");
+    let ev = parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap();
+    // two READs of one page each, from two processes
+    let reads: Vec<(Option<u64>, Option<u32>)> = ev
+        .iter()
+        .filter(|e| e.ev == "req" && e.op.as_deref() == Some("READ"))
+        .map(|e| (e.size, e.pid))
+        .collect();
+    assert_eq!(reads.len(), 2, "{reads:?}");
+    assert!(
+        reads.iter().all(|r| r.0 == Some(4096)) && reads[0].1 != reads[1].1,
+        "{reads:?}"
+    );
+    assert!(ev
+        .iter()
+        .any(|e| e.text.as_deref() == Some(wbspec_harness::record::THREADS_NOTE)));
+    let (class, v) = verdict(&ev);
+    assert_eq!(class, Class::Conforms, "{v}");
+    // the fork mark is what counts the child: without it the mapping's
+    // memory has one thread, and the split is no behaviour of one
+    let unforked: Vec<Event> = ev
+        .into_iter()
+        .filter(|e| e.syscall.as_deref() != Some("fork"))
+        .collect();
+    let (class, v) = verdict(&unforked);
+    assert_eq!(class, Class::DoesNotConform, "{v}");
+    assert!(
+        v.contains("cannot produce a daemon read of READ(p1)"),
+        "{v}"
+    );
+}
