@@ -1333,3 +1333,78 @@ fn a_thread_is_marked_and_its_mapping_conforms() {
     conforms(&r);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// An mmap with MAP_POPULATE faults its pages in before it returns
+/// (an attack on 3 Dec 2026: READ(p0-1) between its call and ret), when
+/// the environment's loads, which begin at the return, cannot explain
+/// it: the mark says `populate`, and conform refuses the trace.
+#[test]
+fn a_populating_mmap_is_not_modelled() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record a populating mmap") {
+        return;
+    }
+    let d = scratch("populate");
+    let prog = [
+        "import mmap, os",
+        "fd = os.open('f', os.O_RDWR | os.O_CREAT, 0o644)",
+        "os.ftruncate(fd, 8192)",
+        "os.close(fd)",
+        "fd = os.open('f', os.O_RDWR)",
+        "m = mmap.mmap(fd, 8192, flags=mmap.MAP_SHARED | mmap.MAP_POPULATE)",
+        "m.close()",
+        "os.close(fd)",
+    ]
+    .join("\n");
+    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", &prog]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let m = marks(&r.trace());
+    assert!(
+        m.iter()
+            .any(|x| x.contains(" mmap ") && x.contains(" shared populate ")),
+        "{m:#?}"
+    );
+    let (code, out) = conform(&r);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("MAP_POPULATE"), "{out}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// The mount's readahead as the program left it is in the trace (`bdi
+/// read_ahead_kb=N`, written after CMD ends): a program that turns
+/// readahead off reads page by page, which the model's 128 KiB window
+/// cannot (an attack on 3 Dec 2026), so conform refuses the trace.
+#[test]
+fn a_mount_without_readahead_is_not_modelled() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record with read_ahead_kb 0") {
+        return;
+    }
+    let d = scratch("ra0");
+    let r = record(
+        &d,
+        &[
+            "sh",
+            "-c",
+            "head -c 8192 /dev/zero > f; echo 0 > /sys/class/bdi/$(mountpoint -d .)/read_ahead_kb",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let note = |ev: &[Event]| -> Vec<String> {
+        ev.iter()
+            .filter_map(|e| e.text.clone())
+            .filter(|t| t.starts_with(wbspec_harness::record::READ_AHEAD_NOTE))
+            .collect()
+    };
+    assert_eq!(note(&r.trace()), ["bdi read_ahead_kb=0"]);
+    let (code, out) = conform(&r);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("read_ahead_kb was 0"), "{out}");
+    std::fs::remove_dir_all(&d).unwrap();
+    // a program that leaves it alone: 128, and modelled
+    let d = scratch("ra128");
+    let r = record(&d, &["sh", "-c", "head -c 8192 /dev/zero > f"]);
+    assert_eq!(note(&r.trace()), ["bdi read_ahead_kb=128"]);
+    conforms(&r);
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -334,6 +334,19 @@ pub(super) fn scan(
                     }
                     continue 'events;
                 }
+                // the recorder's note of the mount's readahead when CMD
+                // ended: the model's window is VM_READAHEAD_PAGES
+                // (128 KiB, read.rs RA_BYTES)
+                if let Some(kb) = e
+                    .text
+                    .as_deref()
+                    .and_then(|t| t.strip_prefix(crate::record::READ_AHEAD_NOTE))
+                {
+                    if kb.trim() != "128" {
+                        return nm(format!("#{} the mount's read_ahead_kb was {kb} when the program ended: the model's readahead window is 128 KiB", e.seq));
+                    }
+                    continue 'events;
+                }
                 let (Some(kind), Some(actor), Some(sc)) =
                     (e.kind.as_deref(), e.actor.clone(), e.syscall.clone())
                 else {
@@ -782,6 +795,9 @@ pub(super) fn scan(
                             Some(RawTask::Signal { target, fatal })
                         }
                         "mmap" | "msync_async" | "stat" => {
+                            if sc == "mmap" && words.contains(&"populate") {
+                                return nm(format!("#{} an mmap with MAP_POPULATE or MAP_LOCKED: it faults the pages in before it returns, when the environment's loads have not begun", e.seq));
+                            }
                             if sc == "mmap" {
                                 maps += 1;
                                 if env.on {

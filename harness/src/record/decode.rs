@@ -14,7 +14,8 @@
 //! | fstat, newfstatat(fd, "", AT_EMPTY_PATH) | `fstat fd=N path=REL` |
 //! | fcntl | `fcntl fd=N cmd=F_SETLK path=REL` (the number if unnamed) |
 //! | fadvise64 | `fadvise64 fd=N OFF LEN ADVICE path=REL` (`DONTNEED`...) |
-//! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private prot=rw\|r\|… path=REL` |
+//! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private [populate] prot=rw\|r\|… path=REL` (`populate`: MAP_POPULATE or MAP_LOCKED) |
+//! | mlockall with MCL_FUTURE (no MCL_ONFAULT) | `mlockall future`: later mappings are populated by their mmap |
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
 //! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` |
 //! | dup2, dup3 with an fd on the mount | `dup2 fd=N path=REL from=OLD onto=NEW` (`fd=`: each of the two on the mount) |
@@ -297,6 +298,13 @@ pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
     if let Some(u) = untraced {
         return call("thread", format!("untraced={u}"));
     }
+    // mlockall(MCL_FUTURE): every later mmap is populated in its call
+    if nr == libc::SYS_mlockall
+        && a[0] & libc::MCL_FUTURE as u64 != 0
+        && a[0] & libc::MCL_ONFAULT as u64 == 0
+    {
+        return call("mlockall", "future".into());
+    }
     // a new process (its own copy of the fd table: no CLONE_FILES) made
     // by one holding mount fds: each fd's open file has a reference more
     // (the copies are closed in the child, or at its exit)
@@ -556,10 +564,17 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
             } else {
                 "private"
             };
+            // MAP_POPULATE, MAP_LOCKED: the call faults the pages in
+            // itself (populate_vma_page_range), before it returns
+            let populate = if fl & (libc::MAP_POPULATE | libc::MAP_LOCKED) != 0 {
+                " populate"
+            } else {
+                ""
+            };
             Some(Call {
                 name: "mmap".into(),
                 args: format!(
-                    "fd={} off={} len={} {kind} prot={} path={rel}",
+                    "fd={} off={} len={} {kind}{populate} prot={} path={rel}",
                     a[4] as i32,
                     a[5],
                     a[1],

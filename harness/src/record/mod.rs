@@ -34,6 +34,28 @@ pub const USAGE: &str = "usage: wbspec record --trace OUT [--no-wbc] [--keep-cac
 /// forks without mount fds were marked: conform bounds nothing there.)
 pub const THREADS_NOTE: &str = "marks: every thread and every process made";
 
+/// The note `wbspec record` writes after CMD ends: the mount's bdi's
+/// read_ahead_kb then (`bdi read_ahead_kb=N`).
+pub const READ_AHEAD_NOTE: &str = "bdi read_ahead_kb=";
+
+/// /sys/class/bdi/MAJ:MIN/read_ahead_kb of the file system at `mnt` (a
+/// FUSE bdi is named by the superblock's device: super_setup_bdi_name
+/// "%u:%u%s"). The device comes from /proc/self/mountinfo: a stat of
+/// the mount would send the server a GETATTR outside every call.
+fn read_ahead_kb(mnt: &Path) -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = mnt.to_string_lossy().replace(' ', "\\040");
+    let dev = info.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        (f.get(4) == Some(&want.as_str())).then(|| f.get(2).map(|d| d.to_string()))?
+    })?;
+    std::fs::read_to_string(format!("/sys/class/bdi/{dev}/read_ahead_kb"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// The header's scenario name of a recorded trace.
 pub const SCENARIO: &str = "record";
 
@@ -204,7 +226,7 @@ fn record(o: &Opts, recorder: &Path) -> Result<(i32, String), String> {
     };
     let m = mnt.to_string_lossy().to_string();
     let argv: Vec<String> = o.cmd.iter().map(|a| a.replace("{mnt}", &m)).collect();
-    let run = (|| {
+    let run = (|| -> Result<tracer::Ended, String> {
         if let Some(s) = tracer::pending_stop() {
             return Ok(tracer::Ended {
                 code: 128 + s,
@@ -218,7 +240,16 @@ fn record(o: &Opts, recorder: &Path) -> Result<(i32, String), String> {
             .map_err(|e| format!("the server did not acknowledge a mark: {e}"))?;
         let root = tracer::spawn(&argv, &mnt)?;
         let server = served.server_pid();
-        tracer::Tracer::new(&mut served.client, &mnt, root, server).run()
+        let ended = tracer::Tracer::new(&mut served.client, &mnt, root, server).run()?;
+        // the mount's readahead as CMD left it (it may have written its
+        // bdi's read_ahead_kb): conform's window assumes 128 KiB
+        if let Some(kb) = read_ahead_kb(&mnt) {
+            served
+                .client
+                .ok(&format!("mark {READ_AHEAD_NOTE}{kb}"))
+                .map_err(|e| format!("the server did not acknowledge a mark: {e}"))?;
+        }
+        Ok(ended)
     })();
     let steps = served.cleanup();
     let ended = run?;
