@@ -480,26 +480,37 @@ pub fn conform_trace(events: &[Event], scenario: Option<&str>) -> Result<Conform
     // Several files: one projection each, checked as one file's trace
     // (project.rs; docs/conformance.md, Several files).
     match project::project(events) {
-        project::Split::One => conform_file(events, scenario).map(|(c, _)| c),
+        project::Split::One => conform_file(events, scenario, None).map(|(c, _)| c),
         project::Split::NotModelled(why) => Ok(Conformance {
             word: format!("not-modelled ({why})"),
             class: Class::NotModelled,
             detail: None,
         }),
-        project::Split::Several(ps) => Ok(project::combine(
+        project::Split::Several(ps) => Ok(project::combine({
+            // the threads that may touch a mapping, counted over the
+            // whole trace: a projection keeps only its file's marks, and
+            // a fork mark naming another file's fds would be lost there
+            // (the memories that mapped any file count: never fewer)
+            let threads = envmap::env_threads(events);
             ps.into_iter()
                 .map(|p| {
-                    let v = conform_file(&p.events, scenario);
+                    let v = conform_file(&p.events, scenario, Some(threads));
                     (p.file, v)
                 })
-                .collect(),
-        )),
+                .collect()
+        })),
     }
 }
 
 /// Translate and check the trace of one file; with the `seq` of the event
 /// a violation stopped at (u64::MAX: the end, or no violation).
-fn conform_file(events: &[Event], scenario: Option<&str>) -> project::FileVerdict {
+/// `threads`: the environment's bound to use instead of the one the
+/// events give (a projection of a trace of several files).
+fn conform_file(
+    events: &[Event],
+    scenario: Option<&str>,
+    threads: Option<Option<u8>>,
+) -> project::FileVerdict {
     match translate(events, scenario)? {
         Translation::NotModelled(why) => Ok((
             Conformance {
@@ -509,7 +520,10 @@ fn conform_file(events: &[Event], scenario: Option<&str>) -> project::FileVerdic
             },
             u64::MAX,
         )),
-        Translation::Modelled(m) => {
+        Translation::Modelled(mut m) => {
+            if let Some(t) = threads {
+                m.env_threads = t;
+            }
             let v = check(&m, DEFAULT_BOUND);
             let (m, v) = retry_with_flusher(*m, v, DEFAULT_BOUND);
             let passes = match m.background.len() {
@@ -561,6 +575,8 @@ mod test_trace;
 mod tests;
 #[cfg(test)]
 mod tests_aio;
+#[cfg(test)]
+mod tests_atk3;
 #[cfg(test)]
 mod tests_env;
 #[cfg(test)]
