@@ -1408,3 +1408,33 @@ fn a_mount_without_readahead_is_not_modelled() {
     conforms(&r);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Another process's memory read through /proc/PID/mem faults its pages
+/// in the reader (access_remote_vm): an attack on 3 Dec 2026 split a
+/// read-around that way. The open is marked `thread untraced=proc_mem`,
+/// which leaves conform no thread bound.
+#[test]
+fn an_open_of_proc_mem_is_marked() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record an open of /proc/self/mem") {
+        return;
+    }
+    let d = scratch("procmem");
+    let r = record(
+        &d,
+        &[
+            python().unwrap(),
+            "-I",
+            "-S",
+            "-c",
+            "open('/proc/self/mem', 'rb').close()",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    assert!(
+        m.contains(&"call thread untraced=proc_mem".to_string()),
+        "{m:#?}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -146,7 +146,7 @@ fn threads_are_counted_per_memory() {
 /// process_vm_writev writes another process's memory: no bound then.
 #[test]
 fn untraced_threads_leave_no_bound() {
-    let cases: [(&[&str], Option<u8>); 5] = [
+    let cases: [(&[&str], Option<u8>); 8] = [
         // the mapping's process sets up a ring
         (
             &["call T0 thread untraced=io_uring_setup", "ret T0 thread 3"],
@@ -175,6 +175,22 @@ fn untraced_threads_leave_no_bound() {
                 "call T5 thread untraced=process_vm_writev",
                 "ret T5 thread 8",
             ],
+            None,
+        ),
+        // (attack, 3 Dec 2026: each split a read-around on 6.18.44 with
+        // the bound at 1) a read of /proc/PID/mem, a process_madvise
+        // WILLNEED from another process, and a PID namespace, whose
+        // fork rets are local pids
+        (
+            &["call T5 thread untraced=proc_mem", "ret T5 thread 3"],
+            None,
+        ),
+        (
+            &["call T5 thread untraced=process_madvise", "ret T5 thread 0"],
+            None,
+        ),
+        (
+            &["call T5 thread untraced=unshare_newpid", "ret T5 thread 0"],
             None,
         ),
     ];

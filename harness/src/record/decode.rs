@@ -21,7 +21,7 @@
 //! | dup2, dup3 with an fd on the mount | `dup2 fd=N path=REL from=OLD onto=NEW` (`fd=`: each of the two on the mount) |
 //! | fork, vfork, clone/clone3 without CLONE_FILES (a new process) | `fork fd=N path=REL ...` (the mount fds the child gets copies of, if any; `vm` if it shares its parent's memory, CLONE_VM; ret: the child's tid) |
 //! | every other clone/clone3 with CLONE_THREAD and CLONE_FILES (a thread), or with CLONE_VM and neither (vfork, posix_spawn) | `thread` (`thread vm`; ret: the new tid), whatever it holds: conform counts the threads that may touch a mapping at once (`THREADS_NOTE`) |
-//! | io_uring_setup, process_vm_readv, process_vm_writev, a clone with CLONE_UNTRACED | `thread untraced=NAME` (`untraced=clone`; with mount fds: `clone ... files=untraced`): threads ptrace does not see (io_uring's workers, an untraced child) or another process's memory may be touched, so conform counts none |
+//! | io_uring_setup, process_vm_readv/writev, process_madvise, an open of /proc/PID/mem, setns, unshare(CLONE_NEWPID), a clone with CLONE_UNTRACED or CLONE_NEWPID | `thread untraced=NAME` (`untraced=clone`; with mount fds: `clone ... files=untraced`): threads ptrace does not see (io_uring's workers, an untraced child), another process's memory touched, or pids a PID namespace makes local, so conform counts none |
 //! | clone/clone3 with CLONE_FILES and without CLONE_THREAD, or CLONE_THREAD without CLONE_FILES; unshare(CLONE_FILES); close_range with CLOSE_RANGE_UNSHARE | `clone fd=N path=REL ... files=shared\|copied` (`unshare ...`, `close_range ...`), whatever the process holds: a table shared by processes or copied for a thread (no task in conform) |
 //!
 //! read/write/readv/writev (and preadv2/pwritev2 at offset -1) use the
@@ -274,6 +274,19 @@ fn clone_flags(pid: i32, nr: i64, a: [u64; 6]) -> Option<Option<u64>> {
     })
 }
 
+/// Whether open/openat/openat2 `nr` of thread `pid` opens some
+/// process's `mem` file (/proc/PID/mem, /proc/PID/task/TID/mem, or
+/// relative to a /proc directory fd: any path ending in `/mem` or
+/// named `mem` under a directory fd, to be safe).
+fn proc_mem(pid: i32, nr: i64, a: [u64; 6]) -> bool {
+    let at = if nr == libc::SYS_open { a[0] } else { a[1] };
+    let Some(p) = proc::read_cstr(pid, at) else {
+        return false;
+    };
+    let p = String::from_utf8_lossy(&p);
+    (p.starts_with("/proc/") && p.ends_with("/mem")) || (nr != libc::SYS_open && p == "mem")
+}
+
 /// The mark of syscall `nr` with arguments `a` of thread `pid` at its
 /// entry stop, if it is on a file of the mount.
 pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
@@ -293,6 +306,17 @@ pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
         libc::SYS_io_uring_setup => Some("io_uring_setup"),
         libc::SYS_process_vm_readv => Some("process_vm_readv"),
         libc::SYS_process_vm_writev => Some("process_vm_writev"),
+        // another process's pages faulted from here (madvise_vma's
+        // WILLNEED reads them in)
+        libc::SYS_process_madvise => Some("process_madvise"),
+        // a PID namespace: a fork's or clone's ret inside it is a local
+        // pid, not the tid its marks carry
+        libc::SYS_setns => Some("setns"),
+        libc::SYS_unshare if a[0] & libc::CLONE_NEWPID as u64 != 0 => Some("unshare_newpid"),
+        // another process's memory through /proc/PID/mem (access_remote_vm)
+        libc::SYS_open | libc::SYS_openat | libc::SYS_openat2 if proc_mem(pid, nr, a) => {
+            Some("proc_mem")
+        }
         _ => None,
     };
     if let Some(u) = untraced {
@@ -321,8 +345,9 @@ pub fn entry(env: &Env, pid: i32, nr: i64, a: [u64; 6]) -> Option<Call> {
         };
         // a child ptrace does not follow (CLONE_UNTRACED, or flags that
         // could not be read): what it does is not seen, so conform counts
-        // no threads; holding mount fds, it is not modelled at all
-        if untraced {
+        // no threads; holding mount fds, it is not modelled at all. A
+        // child in a new PID namespace: rets inside it are local pids
+        if untraced || flags.is_some_and(|f| f & libc::CLONE_NEWPID as u64 != 0) {
             return match fds.is_empty() {
                 true => call("thread", "untraced=clone".into()),
                 false => call("clone", words(fds, "files=untraced")),
