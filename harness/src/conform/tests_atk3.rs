@@ -3,29 +3,7 @@
 
 use super::envmap::env_threads;
 use super::tests_env_atk2::verdict;
-use super::*;
 use crate::record::THREADS_NOTE;
-use serde_json::json;
-
-/// The split read-around of tests_env_threads.rs with `extra` after the
-/// note.
-fn split(extra: &[&str]) -> Vec<Event> {
-    let mut l: Vec<&str> = vec![THREADS_NOTE];
-    l.extend(extra);
-    l.extend(super::tests_env::lines(
-        "call T0 mmap fd=6 off=0 len=8192 shared prot=rw",
-        &[
-            "req 8 READ 0 4096",
-            "req 10 READ 4096 4096",
-            "reply 8 READ tags=.",
-            "reply 10 READ tags=.",
-            "call T0 munmap off=0 len=8192",
-            "ret T0 munmap 0",
-        ],
-        &[],
-    ));
-    super::tests_env_atk2::recorded(json!({}), &l)
-}
 
 /// Malformed or odd `thread` marks: a failed or zero ret adds no
 /// thread, a ret with no call (or by another actor) and a call never
@@ -69,7 +47,7 @@ fn odd_thread_marks() {
         (vec![THREADS_NOTE], Some(1), "DoesNotConform"),
     ];
     for (extra, n, want) in cases {
-        let ev = split(&extra);
+        let ev = super::tests_env_threads::split(true, &extra);
         assert_eq!(env_threads(&ev), n, "{extra:?}");
         let v = verdict(&ev);
         assert!(v.starts_with(want), "{extra:?}: {v}");

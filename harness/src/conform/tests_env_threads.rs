@@ -26,7 +26,7 @@ fn mapped(extra: &[&'static str]) -> Vec<Event> {
 /// Two faults of an uncached 2-page shared mapping split the read-around
 /// (READ(p0) and READ(p1) apart, M-ra-batch): two accesses at once.
 /// `extra` goes after the opening (thread marks), `note` first.
-fn split(note: bool, extra: &[&str]) -> Vec<Event> {
+pub(super) fn split(note: bool, extra: &[&str]) -> Vec<Event> {
     let mut l: Vec<&str> = vec![];
     if note {
         l.push(THREADS_NOTE);
