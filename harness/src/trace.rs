@@ -99,6 +99,16 @@ pub struct Event {
     /// tags do not give them (the `ret` mark of a read: `units=`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit_tags: Option<String>,
+    /// `wbspec record`'s temporary trace only: the payload in hex (a
+    /// WRITE's; a READ reply has it as `result.raw`), which record's last
+    /// pass replaces with `segs` ([`segs`]). No published trace has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
+    /// The payload's segment digests ([`segs`]): a WRITE's here, a READ
+    /// reply's as `result.segs`, a syscall's as its mark's `segs=` word
+    /// (on the `ret` mark of a read, parsed into this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segs: Option<String>,
     /// SETATTR: valid mask RECONSTRUCTED from fuser's decoded Options (see server/ops.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid: Option<u32>,
@@ -201,6 +211,9 @@ impl Event {
                     } else if let Some(v) = p.strip_prefix("units=") {
                         // the same data's 1 KiB unit tags (`unit_tags`)
                         e.unit_tags = Some(v.to_string());
+                    } else if let Some(v) = p.strip_prefix("segs=") {
+                        // its segment digests (`segs`)
+                        e.segs = Some(v.to_string());
                     }
                 }
             }
@@ -310,6 +323,66 @@ pub fn units_from(page_tags: &str, unit_tags: Option<&str>, len: u64) -> String 
     }
 }
 
+/// The segment digests of `data`, which lies at file offset `start`:
+/// the data cut at every offset of `cuts` strictly inside it, each piece
+/// written `OFF+LEN:D` (file offset, length), pieces joined by `,`. D is
+/// `.` for a piece of zeros, else [`digest`] in 8 hex digits. `wbspec
+/// record` cuts every payload of a trace at every offset any of the
+/// trace's syscalls, requests and sizes names (record/segs.rs), so the
+/// bytes of any range whose ends are such offsets can be compared piece
+/// by piece, not by a first byte.
+pub fn segs(start: u64, data: &[u8], cuts: &std::collections::BTreeSet<u64>) -> String {
+    if data.is_empty() {
+        return String::new();
+    }
+    let end = start + data.len() as u64;
+    let mut at = vec![start];
+    at.extend(cuts.range(start + 1..end).copied());
+    at.push(end);
+    at.windows(2)
+        .filter(|w| w[1] > w[0])
+        .map(|w| {
+            let piece = &data[(w[0] - start) as usize..(w[1] - start) as usize];
+            let d = if piece.iter().all(|b| *b == 0) {
+                ".".to_string()
+            } else {
+                format!("{:08x}", digest(piece))
+            };
+            format!("{}+{}:{d}", w[0], w[1] - w[0])
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// FNV-1a, 32 bits, of `data` (two different pieces of data share a
+/// digest with probability about 2^-32).
+pub fn digest(data: &[u8]) -> u32 {
+    data.iter().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ *b as u32).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// `data` in lower-case hex (`raw`).
+pub fn hex(data: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(data.len() * 2);
+    for b in data {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// The bytes of a [`hex`] string; `None` if it is not one.
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 /// The tag of a page whose first byte is `b` ([`page_tags`]).
 pub fn page_tag(b: u8) -> char {
     match b {
@@ -388,6 +461,42 @@ mod tests {
         assert_eq!(r.errno, Some(5));
         let n = Event::mark("snapshot: WRITE held");
         assert_eq!(n.kind.as_deref(), Some("note"));
+    }
+
+    #[test]
+    fn segs_cut_at_inner_offsets_only() {
+        let cuts: std::collections::BTreeSet<u64> = [0, 12, 100, 512, 4096].into();
+        let mut d = vec![7u8; 512];
+        d[12..100].fill(0);
+        let s = segs(0, &d, &cuts);
+        let p: Vec<&str> = s.split(',').collect();
+        assert_eq!(p.len(), 3, "{s}");
+        assert_eq!(p[0], format!("0+12:{:08x}", digest(&[7; 12])));
+        assert_eq!(p[1], "12+88:.");
+        assert_eq!(p[2], format!("100+412:{:08x}", digest(&[7; 412])));
+        // at an offset: only the cuts inside the data
+        assert_eq!(
+            segs(90, &[1; 20], &cuts),
+            format!("90+10:{0:08x},100+10:{0:08x}", digest(&[1; 10]))
+        );
+        assert_eq!(segs(5, &[], &cuts), "");
+        // one byte changed, one digest changed
+        let mut e = d.clone();
+        e[300] = 8;
+        assert_ne!(segs(0, &e, &cuts), s);
+        assert_eq!(
+            segs(0, &e, &cuts).split(',').take(2).collect::<Vec<_>>(),
+            p[..2]
+        );
+    }
+
+    #[test]
+    fn hex_round_trips() {
+        let d: Vec<u8> = (0..=255).collect();
+        assert_eq!(unhex(&hex(&d)).unwrap(), d);
+        assert_eq!(unhex("0"), None);
+        assert_eq!(unhex("zz"), None);
+        assert_eq!(hex(&[0, 0xab]), "00ab");
     }
 
     #[test]

@@ -250,7 +250,8 @@ fn strip_actor(m: &str) -> String {
     let mut v = vec![w[0]];
     v.extend(&w[2..]);
     v.iter()
-        .filter(|x| !x.starts_with("dur_us="))
+        // (digests: `segs_are_the_bytes_cut_at_every_offset_the_trace_names`)
+        .filter(|x| !x.starts_with("dur_us=") && !x.starts_with("segs="))
         .copied()
         .collect::<Vec<_>>()
         .join(" ")
@@ -476,6 +477,73 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// Every payload is cut at every offset the trace names and compared by
+/// digests (record/segs.rs): a program's 100-byte and 12-byte writes and
+/// 16-byte read give pieces 0+24, 24+16, 40+60 and 100+12, and the
+/// WRITE that fsync sends carries exactly the pieces of the two writes,
+/// so what reached the server is what the program wrote, byte for byte;
+/// the temporary hex payloads are gone from the published trace.
+#[test]
+fn segs_are_the_bytes_cut_at_every_offset_the_trace_names() {
+    use wbspec_harness::record::segs::cuts;
+    use wbspec_harness::trace::segs;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record python3 segs") {
+        return;
+    }
+    let d = scratch("py-segs");
+    let prog = "import os
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+assert os.pwrite(fd, b'A' * 100, 0) == 100
+assert os.pwrite(fd, bytes(range(1, 13)), 100) == 12
+os.fsync(fd)
+assert os.pread(fd, 16, 24) == b'A' * 16
+os.close(fd)
+";
+    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(&r.out).unwrap();
+    assert!(!text.contains("raw"), "{text}");
+    let ev = &r.trace();
+    assert_eq!(ev[0].config.as_ref().unwrap()["segs"], true);
+    let c = cuts(ev);
+    for o in [0, 24, 40, 100, 112] {
+        assert!(c.contains(&o), "{o} not in {c:?}");
+    }
+    let file: Vec<u8> = [vec![b'A'; 100], (1..=12).collect()].concat();
+    let mark_segs = |prefix: &str| -> String {
+        let m = ev
+            .iter()
+            .filter(|e| e.ev == "mark")
+            .find(|e| strip_actor(e.text.as_deref().unwrap()).starts_with(prefix))
+            .unwrap_or_else(|| panic!("no mark {prefix}: {:#?}", marks(ev)));
+        m.segs.clone().unwrap_or_else(|| {
+            let t = m.text.as_deref().unwrap();
+            t.split_whitespace()
+                .find_map(|w| w.strip_prefix("segs="))
+                .unwrap_or_else(|| panic!("no segs in {t}"))
+                .to_string()
+        })
+    };
+    let w1 = mark_segs("call pwrite fd=3 off=0 ");
+    let w2 = mark_segs("call pwrite fd=3 off=100 ");
+    assert_eq!(w1, segs(0, &file[..100], &c));
+    assert_eq!(w2, segs(100, &file[100..], &c));
+    assert!(
+        w1.starts_with("0+24:") && w1.contains(",24+16:") && w1.contains(",40+60:"),
+        "{w1}"
+    );
+    assert_eq!(mark_segs("ret pread 16 "), segs(24, &file[24..40], &c));
+    let writes: Vec<&Event> = ev.iter().filter(|e| e.is("req", "WRITE")).collect();
+    assert_eq!(writes.len(), 1, "{writes:#?}");
+    assert_eq!(
+        writes[0].segs.as_deref(),
+        Some(format!("{w1},{w2}").as_str())
+    );
+    assert_eq!(writes[0].segs.as_deref(), Some(segs(0, &file, &c).as_str()));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// A process that exits without closing its fd: exit_files closes it
 /// (write back, FLUSH, RELEASE) inside the `exit` mark, which conform
 /// maps to the close task.
@@ -571,7 +639,7 @@ os.close(fd)
         let want = format!("pwrite fd=3 off={} {tag} len=4096 path=f", 4096 * i);
         let (a, _, w_ret, _) = cs
             .iter()
-            .find(|c| c.3.ends_with(&want))
+            .find(|c| c.3.contains(&format!(" {want} segs=")))
             .unwrap_or_else(|| panic!("no {want:?} in {:#?}", marks(ev)));
         assert!(
             cs.iter()

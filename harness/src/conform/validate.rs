@@ -237,10 +237,12 @@ const MOUNT_FACTS: &[(&str, Fact)] = &[
 /// present, must have their type: a `"true"` or `1` is not read as false.
 /// `unit_tags`: the recorder writes 1 KiB unit tags where page tags do
 /// not give them (trace::unit_tags); without it an unaligned trace's
-/// units are not known.
+/// units are not known. `segs`: `wbspec record` writes every payload's
+/// segment digests (trace::segs, record/segs.rs).
 const OPTIONAL_FACTS: &[(&str, Fact)] = &[
     ("parallel_dio", Fact::Flag),
     ("unit_tags", Fact::Flag),
+    ("segs", Fact::Flag),
     ("async_dio", Fact::Flag),
 ];
 

@@ -537,9 +537,10 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
                 return None;
             }
             let (tags, units) = proc::tags_and_units(pid, &bufs, len)?;
+            let raw = proc::raw_word(pid, &bufs, len)?;
             call(
                 "pwrite",
-                format!("fd={fd} off={off} {tags} len={len}{units} path={rel}"),
+                format!("fd={fd} off={off} {tags} len={len}{units} path={rel}{raw}"),
             )
         }
         libc::SYS_sendfile => {
@@ -558,9 +559,10 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
             if tags.is_empty() {
                 return None;
             }
+            let raw = proc::file_raw_word(pid, src, src_off, len)?;
             call(
                 "sendfile",
-                format!("fd={fd} off={pos} {tags} len={len}{units} path={rel}"),
+                format!("fd={fd} off={pos} {tags} len={len}{units} path={rel}{raw}"),
             )
         }
         libc::SYS_close => plain("close"),
@@ -717,7 +719,8 @@ pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> Option<String> {
     match &c.at_exit {
         AtExit::Data(bufs) if ret >= 0 => {
             let (tags, units) = proc::tags_and_units(pid, bufs, ret as u64)?;
-            Some(format!(" data={tags}{units}"))
+            let raw = proc::raw_word(pid, bufs, ret as u64)?;
+            Some(format!(" data={tags}{units}{raw}"))
         }
         _ => Some(String::new()),
     }

@@ -17,6 +17,7 @@
 //! RENAME_NOREPLACE, so OUT is never replaced.
 pub mod decode;
 pub mod proc;
+pub mod segs;
 pub mod tracer;
 
 use std::path::{Path, PathBuf};
@@ -211,7 +212,12 @@ fn record(o: &Opts, recorder: &Path) -> Result<(i32, String), String> {
     for l in crate::runner::reap_stale_mounts() {
         eprintln!("wbspec: record: {l}");
     }
-    let mut served = crate::runner::serve(SCENARIO, &o.cfg, recorder)
+    // payloads in hex, for the last pass (segs.rs)
+    let cfg = ServerConfig {
+        raw: true,
+        ..o.cfg.clone()
+    };
+    let mut served = crate::runner::serve(SCENARIO, &cfg, recorder)
         .map_err(|f| format!("mount: {}", f.detail))?;
     // the mount's path without symbolic links (as /proc/PID/fd links
     // read it): its parent is resolved, never the mount itself
@@ -260,8 +266,9 @@ fn record(o: &Opts, recorder: &Path) -> Result<(i32, String), String> {
             steps.join("; ")
         ));
     }
-    let text = std::fs::read(&served.trace).map_err(|e| format!("the trace: {e}"))?;
-    publish(&o.trace, &text)?;
+    let text = std::fs::read_to_string(&served.trace).map_err(|e| format!("the trace: {e}"))?;
+    let text = segs::finish(&text).map_err(|e| format!("the trace: {e}"))?;
+    publish(&o.trace, text.as_bytes())?;
     drop(served);
     let code = match ended.interrupted {
         Some(s) => 128 + s,

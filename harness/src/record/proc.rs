@@ -324,6 +324,31 @@ fn tags_by(pid: i32, bufs: &[(u64, u64)], total: u64, step: u64) -> Option<Strin
     Some(bytes.into_iter().map(crate::trace::page_tag).collect())
 }
 
+/// The first `total` bytes of the buffers `bufs` of `pid` as a mark's
+/// ` raw=HEX` word, which record's last pass replaces with the data's
+/// segment digests (record/segs.rs) before the trace is published.
+pub fn raw_word(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<String> {
+    let mut data = Vec::with_capacity(total as usize);
+    for (base, len) in bufs {
+        let want = (total - data.len() as u64).min(*len);
+        if want == 0 {
+            break;
+        }
+        data.extend(read_mem(pid, *base, want as usize)?);
+    }
+    (data.len() as u64 == total).then(|| format!(" raw={}", crate::trace::hex(&data)))
+}
+
+/// The same word for `len` bytes from `off` of a file `pid` has open as
+/// `fd` (sendfile's source, not on the mount), as [`file_tags`] reads it.
+pub fn file_raw_word(pid: i32, fd: i64, off: u64, len: u64) -> Option<String> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).ok()?;
+    let mut data = vec![0u8; len as usize];
+    f.read_exact_at(&mut data, off).ok()?;
+    Some(format!(" raw={}", crate::trace::hex(&data)))
+}
+
 /// The page tags of `len` bytes of a file `pid` has open as `fd` (not on
 /// the mount), from `off`, and how many bytes they cover (fewer at the
 /// end of the file): sendfile's source, read by the tracer through
@@ -394,6 +419,18 @@ mod tests {
         assert_eq!(via(&d.join("real/rel/x/../f")), mnt.join("f"));
         assert_eq!(via(&d.join("abs/../real/mnt")), mnt);
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn raw_words_of_own_memory() {
+        let me = std::process::id() as i32;
+        let a = b"hello".to_vec();
+        let b = vec![0u8, 1, 2];
+        let bufs = [(a.as_ptr() as u64, 5), (b.as_ptr() as u64, 3)];
+        assert_eq!(raw_word(me, &bufs, 8).unwrap(), " raw=68656c6c6f000102");
+        // fewer bytes than the buffers hold (a short read), and more
+        assert_eq!(raw_word(me, &bufs, 6).unwrap(), " raw=68656c6c6f00");
+        assert_eq!(raw_word(me, &bufs, 9), None);
     }
 
     #[test]

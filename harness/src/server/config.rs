@@ -46,6 +46,12 @@ pub struct ServerConfig {
     /// its marks after an abort. Absent from headers when false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub linger: bool,
+    /// Write every WRITE payload and READ reply in hex (`raw`) for `wbspec
+    /// record`'s last pass, which replaces them with segment digests
+    /// (record/segs.rs) before the trace is published. Absent from
+    /// headers when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub raw: bool,
 }
 
 /// Longest a lingering server waits for `quit` after its session ended.
@@ -68,6 +74,7 @@ impl Default for ServerConfig {
             hold_timeout_ms: 10_000,
             ttl_ms: 60_000,
             linger: false,
+            raw: false,
         }
     }
 }
@@ -102,6 +109,9 @@ impl ServerConfig {
         }
         if self.linger {
             a.push("--linger".into());
+        }
+        if self.raw {
+            a.push("--raw".into());
         }
         for (k, v) in [
             ("--max-write", self.max_write as u64),
@@ -167,6 +177,7 @@ impl ServerConfig {
             "--parallel-dio" => self.parallel_dio = true,
             "--xattr-enodata" => self.xattr_enodata = true,
             "--linger" => self.linger = true,
+            "--raw" => self.raw = true,
             "--async-dio" => self.async_dio = true,
             // (out of range is an error, not the value's low bits)
             "--max-write" => {

@@ -20,7 +20,7 @@ use super::record::{
 };
 use super::shared::lock;
 use super::RecFs;
-use crate::trace::{page_tags, unit_tags, Event};
+use crate::trace::{hex, page_tags, unit_tags, Event};
 
 impl Filesystem for RecFs {
     crate::unimpl::recorded_enosys_ops!();
@@ -373,6 +373,9 @@ impl Filesystem for RecFs {
                     if let Some(u) = unit_tags(&data) {
                         r["unit_tags"] = json!(u);
                     }
+                    if core.cfg.raw {
+                        r["raw"] = json!(hex(&data));
+                    }
                     r
                 },
                 t0,
@@ -406,6 +409,9 @@ impl Filesystem for RecFs {
         e.lock_owner = lock_owner.map(|l| l.0);
         e.page_tags = Some(page_tags(data));
         e.unit_tags = unit_tags(data);
+        if self.core.cfg.raw {
+            e.raw = Some(hex(data));
+        }
         // The payload borrows fuser's read buffer: copy it before deferring.
         let data = data.to_vec();
         self.go(e, Some(wf & 1 != 0), move |core, unique, t0| {
