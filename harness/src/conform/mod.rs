@@ -592,6 +592,8 @@ mod tests_notify;
 #[cfg(test)]
 mod tests_project;
 #[cfg(test)]
+mod tests_segs;
+#[cfg(test)]
 mod tests_slots;
 #[cfg(test)]
 mod tests_through;

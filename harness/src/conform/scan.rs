@@ -28,6 +28,8 @@ pub(super) struct Pending {
     /// A buffered pread: its first real page (the ret mark's data starts
     /// there).
     read_first: Option<u64>,
+    /// A pread's offset in bytes (where its ret mark's `segs=` start).
+    read_off: Option<u64>,
     open_flags: i32,
     /// The scenario's first open, which creates the file (setup).
     setup_open: bool,
@@ -96,6 +98,71 @@ pub(super) fn pages_of(bytes: u64, what: &str, unit: u64) -> Result<u64, String>
 /// The data tags, one per unit of `unit` bytes, of `len` bytes of data
 /// recorded with page tags `page` and 1 KiB unit tags `units` where the
 /// page tags do not give them (trace::unit_tags).
+/// The data tags of `len` bytes at byte `start`, one per `unit`: from
+/// the segment digests `segs` where the recorder wrote them (`wbspec
+/// record`, trace::segs), else from the first bytes of pages and units
+/// ([`tags_in`]).
+pub(super) fn data_tags(
+    unit: u64,
+    page: &str,
+    units: Option<&str>,
+    segs: Option<&str>,
+    start: u64,
+    len: u64,
+) -> Result<String, String> {
+    match segs {
+        Some(s) => seg_tags(unit, s, start, len),
+        None => tags_in(unit, page, units, len),
+    }
+}
+
+/// One tag per `unit` bytes of the `len` bytes at byte `start` whose
+/// segment digests are `segs` (`OFF+LEN:D,...`, trace::segs): `.` where
+/// every piece the unit overlaps is zeros, else one of 93 printable
+/// characters (not `.`) drawn from the pieces it overlaps, their places
+/// and digests. The recorder cuts every payload at every offset the
+/// trace names, so every model page (a run between such offsets) is a
+/// run of whole pieces in every payload that covers it, and two
+/// payloads' tags over it are equal when its bytes are (up to the
+/// digests' collisions and the 1-in-93 of the last step), where first
+/// bytes compared only the first byte of each page or 1 KiB unit.
+pub(super) fn seg_tags(unit: u64, segs: &str, start: u64, len: u64) -> Result<String, String> {
+    let bad = || format!("bad trace: segs {segs:?} do not tile the {len} bytes at {start}");
+    let mut pieces: Vec<(u64, u64, &str)> = vec![];
+    let mut at = start;
+    for tok in segs.split(',').filter(|t| !t.is_empty()) {
+        let (range, d) = tok.split_once(':').ok_or_else(bad)?;
+        let (o, l) = range.split_once('+').ok_or_else(bad)?;
+        let (o, l): (u64, u64) = (o.parse().map_err(|_| bad())?, l.parse().map_err(|_| bad())?);
+        if o != at || l == 0 {
+            return Err(bad());
+        }
+        pieces.push((o, l, tok));
+        at = o + l;
+        let _ = d;
+    }
+    if at != start + len {
+        return Err(bad());
+    }
+    let mut out = String::new();
+    for k in 0..len.div_ceil(unit) {
+        let (a, b) = (start + k * unit, (start + (k + 1) * unit).min(start + len));
+        let over: Vec<&(u64, u64, &str)> = pieces
+            .iter()
+            .filter(|(o, l, _)| *o < b && o + l > a)
+            .collect();
+        if over.iter().all(|(_, _, t)| t.ends_with(":.")) {
+            out.push('.');
+            continue;
+        }
+        let joined: Vec<&str> = over.iter().map(|p| p.2).collect();
+        let i = (crate::trace::digest(joined.join(",").as_bytes()) % 93) as u8;
+        let c = b'!' + i;
+        out.push(if c >= b'.' { c + 1 } else { c } as char);
+    }
+    Ok(out)
+}
+
 pub(super) fn tags_in(
     unit: u64,
     page: &str,
@@ -239,6 +306,21 @@ pub(super) fn scan(
     unit: u64,
 ) -> Result<Scan, String> {
     let pages_of = |b: u64, what: &str| pages_of(b, what, unit);
+    // a `wbspec record` trace whose payloads all carry segment digests
+    // (record/segs.rs): one without them is malformed, not compared by
+    // its first bytes against the others' digests
+    let segs_trace = events
+        .first()
+        .and_then(|h| h.config.as_ref())
+        .is_some_and(|c| c["segs"] == true);
+    let data_tags = |page: &str, units: Option<&str>, segs: Option<&str>, start: u64, len: u64| {
+        if segs_trace && segs.is_none() && len > 0 {
+            return Err(format!(
+                "bad trace: {len} bytes at {start} without segs= in a trace whose header says segs"
+            ));
+        }
+        data_tags(unit, page, units, segs, start, len)
+    };
     let mut raw: Vec<(u64, u64, RawObs, String)> = vec![]; // (order key, seq, obs, what)
     let mut tasks: Vec<(RawTask, String)> = vec![];
     let mut filtered: BTreeMap<String, usize> = BTreeMap::new();
@@ -377,6 +459,7 @@ pub(super) fn scan(
                         task: None,
                         store_page: None,
                         read_first: None,
+                        read_off: None,
                         open_flags: 0,
                         setup_open: false,
                         direct_write: false,
@@ -613,7 +696,7 @@ pub(super) fn scan(
                                 None => n * PG,
                             };
                             let n = pages_of(len, "pwrite length")?;
-                            let tags = tags_in(unit, &ptags, arg(&args, "units"), len)?;
+                            let tags = data_tags(&ptags, arg(&args, "units"), arg(&args, "segs"), off, len)?;
                             let kind = fd_kind(&fds)?;
                             if sc == "io_submit" {
                                 if kind == FdKind::Cached {
@@ -644,6 +727,7 @@ pub(super) fn scan(
                             }
                             let first = pages_of(off, "pread offset")?;
                             let n = pages_of(len, "pread length")?;
+                            p.read_off = Some(off);
                             match fd_kind(&fds)? {
                                 FdKind::Cached => {
                                     p.read_first = Some(first);
@@ -1036,7 +1120,13 @@ pub(super) fn scan(
                         rets.extend(e.ret.map(|r| (t, if dup && r >= 0 { 0 } else { r })));
                         let got = e.ret.unwrap_or(0).max(0) as u64;
                         let tags = match &e.page_tags {
-                            Some(g) => Some(tags_in(unit, g, e.unit_tags.as_deref(), got)?),
+                            Some(g) => Some(data_tags(
+                                g,
+                                e.unit_tags.as_deref(),
+                                e.segs.as_deref(),
+                                p.read_off.unwrap_or(0),
+                                got,
+                            )?),
                             None => None,
                         };
                         ret_tags.extend(tags.clone().map(|g| (t, g)));
@@ -1081,10 +1171,11 @@ pub(super) fn scan(
                     "WRITE" => {
                         let first = pages_of(e.offset.unwrap_or(0), "WRITE offset")?;
                         let n = pages_of(e.size.unwrap_or(0), "WRITE size")?;
-                        let tags = tags_in(
-                            unit,
+                        let tags = data_tags(
                             e.page_tags.as_deref().unwrap_or_default(),
                             e.unit_tags.as_deref(),
+                            e.segs.as_deref(),
+                            e.offset.unwrap_or(0),
                             e.size.unwrap_or(0),
                         )?;
                         if e.is_cache_write() {
@@ -1273,8 +1364,14 @@ pub(super) fn scan(
                     }
                     let data = match e.result.as_ref().and_then(|r| r["page_tags"].as_str()) {
                         Some(g) => {
-                            let units = e.result.as_ref().and_then(|r| r["unit_tags"].as_str());
-                            Some(tags_in(unit, g, units, bytes.unwrap_or(0))?)
+                            let res = e.result.as_ref();
+                            let units = res.and_then(|r| r["unit_tags"].as_str());
+                            let segs = res.and_then(|r| r["segs"].as_str());
+                            let at = match &r {
+                                RawReq::Read { first, .. } => first * unit,
+                                _ => 0,
+                            };
+                            Some(data_tags(g, units, segs, at, bytes.unwrap_or(0))?)
                         }
                         None => None,
                     };

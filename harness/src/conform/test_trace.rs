@@ -10,8 +10,8 @@ use serde_json::json;
 /// `call T0 pwrite fd=6 off=0 AB` / `ret T0 pwrite 8192` (marks),
 /// `req U OP [off size tags] [cache] [size=N] [pid=P] [node=N] [name=X]`,
 /// `reply U OP [k=v...] [ino=N]`; a WRITE request's and a READ reply's
-/// `units=` are its 1 KiB unit tags, a READ reply's `bytes=` (after
-/// `tags=`) its byte count.
+/// `units=` are its 1 KiB unit tags, `segs=` its segment digests, a READ
+/// reply's `bytes=` (after `tags=`) its byte count.
 /// Requests carry what the recorder writes: the file's nodeid (2, or
 /// `node=`; the root, 1, for LOOKUP and CREATE) and the pid of the call
 /// pending when they are read (7 + its number; 0 for a page-cache WRITE or
@@ -81,6 +81,8 @@ pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
                         e.name = Some(n.into());
                     } else if let Some(u) = x.strip_prefix("units=") {
                         e.unit_tags = Some(u.into());
+                    } else if let Some(g) = x.strip_prefix("segs=") {
+                        e.segs = Some(g.into());
                     } else if *x == "O_TRUNC" {
                         e.flag_names = Some(vec!["O_RDWR".into(), "O_TRUNC".into()]);
                     }
@@ -105,6 +107,8 @@ pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
                         r["bytes"] = json!(b.parse::<u64>().unwrap());
                     } else if let Some(u) = x.strip_prefix("units=") {
                         r["unit_tags"] = json!(u);
+                    } else if let Some(g) = x.strip_prefix("segs=") {
+                        r["segs"] = json!(g);
                     } else if *x == "FOPEN_DIRECT_IO" || *x == "FOPEN_KEEP_CACHE" {
                         if r.get("open_flags").is_none() {
                             r["open_flags"] = json!([]);

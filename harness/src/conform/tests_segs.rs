@@ -1,0 +1,103 @@
+//! Data compared by segment digests (`segs`, written by `wbspec record`:
+//! trace::segs, record/segs.rs): a payload whose first bytes agree but
+//! whose bytes do not is caught, where first-byte tags let it through;
+//! digests that do not tile their payload are bad input.
+
+use super::scan::seg_tags;
+use super::test_trace::{mapping, tr, OPEN};
+use super::*;
+use serde_json::json;
+
+/// A program writes 8 KiB of A (digests `call_segs`), fsyncs and reads
+/// it back; the WRITE carries `write_segs`, or first-byte tags only.
+fn write_fsync(call_segs: &str, write_segs: Option<&str>) -> Vec<Event> {
+    let call = format!("call T0 pwrite fd=6 off=0 AA len=8192 segs={call_segs}");
+    let req = match write_segs {
+        Some(s) => format!("req 8 WRITE 0 8192 AA cache segs={s}"),
+        None => "req 8 WRITE 0 8192 AA cache".to_string(),
+    };
+    let ret = format!("ret T0 pread 8192 data=AA segs={call_segs}");
+    let mut l: Vec<&str> = OPEN.to_vec();
+    l.extend([
+        call.as_str(),
+        "ret T0 pwrite 8192",
+        "call T0 fsync fd=6",
+        req.as_str(),
+        "reply 8 WRITE",
+        "req 10 FSYNC",
+        "reply 10 FSYNC",
+        "ret T0 fsync 0",
+        "call T0 pread fd=6 off=0 len=8192",
+        ret.as_str(),
+    ]);
+    tr(json!({"segs": true}), &l)
+}
+
+fn verdict(ev: &[Event]) -> bool {
+    let m = mapping(ev);
+    let v = check(&m, DEFAULT_BOUND);
+    match v {
+        Verdict::Conforms { .. } => true,
+        Verdict::Violation { .. } => false,
+        _ => panic!("{}", v.report(&m)),
+    }
+}
+
+#[test]
+fn a_page_whose_first_byte_agrees_but_whose_bytes_do_not_is_a_violation() {
+    let wrote = "0+4096:1111aaaa,4096+4096:2222bbbb";
+    assert!(verdict(&write_fsync(wrote, Some(wrote))));
+    // the WRITE's second page holds other bytes (its first byte is still
+    // A): caught by its digest
+    assert!(!verdict(&write_fsync(
+        wrote,
+        Some("0+4096:1111aaaa,4096+4096:3333cccc")
+    )));
+    // the same trace without digests anywhere (and no `segs` in its
+    // header) conforms: first bytes cannot tell
+    let mut plain = write_fsync(wrote, None);
+    plain[0].config.as_mut().unwrap()["segs"] = json!(false);
+    for e in plain.iter_mut().filter(|e| e.ev == "mark") {
+        let t = e.text.clone().unwrap();
+        let kept: Vec<&str> = t.split(' ').filter(|w| !w.starts_with("segs=")).collect();
+        *e = Event {
+            seq: e.seq,
+            ..Event::mark(&kept.join(" "))
+        };
+    }
+    assert!(verdict(&plain));
+    // a payload without digests in a trace whose header says segs is bad
+    // input, not compared by its first bytes
+    let e = translate(&write_fsync(wrote, None), None).unwrap_err();
+    assert!(
+        e.contains("8192 bytes at 0 without segs= in a trace whose header says segs"),
+        "{e}"
+    );
+}
+
+#[test]
+fn tags_from_digests() {
+    // one tag per unit; zeros are '.', a piece spanning units tags each
+    let t = seg_tags(4096, "0+4096:.,4096+8192:1234abcd", 0, 12288).unwrap();
+    assert_eq!(t.len(), 3);
+    assert!(t.starts_with('.') && t.is_ascii(), "{t}");
+    assert!(!t[1..].contains('.'), "{t}");
+    // other bytes, another tag (for these digests)
+    let u = seg_tags(4096, "0+4096:.,4096+8192:1234abce", 0, 12288).unwrap();
+    assert_ne!(t, u);
+    // a unit over a zero piece and a non-zero one is not zeros
+    let v = seg_tags(1024, "0+100:.,100+924:77777777", 0, 1024).unwrap();
+    assert_ne!(v, ".");
+    // pieces must tile the payload from its offset
+    for bad in [
+        "0+4096:.",
+        "4096+4096:.,0+4096:.",
+        "0+0:.",
+        "0+4096",
+        "x+1:.",
+    ] {
+        let e = seg_tags(4096, bad, 0, 8192).unwrap_err();
+        assert!(e.starts_with("bad trace: segs "), "{bad}: {e}");
+    }
+    assert_eq!(seg_tags(4096, "", 8192, 0).unwrap(), "");
+}
