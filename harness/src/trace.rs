@@ -324,21 +324,26 @@ pub fn units_from(page_tags: &str, unit_tags: Option<&str>, len: u64) -> String 
 }
 
 /// The segment digests of `data`, which lies at file offset `start`:
-/// the data cut at every offset of `cuts` strictly inside it, each piece
-/// written `OFF+LEN:D` (file offset, length), pieces joined by `,`. D is
-/// `.` for a piece of zeros, else [`digest`] in 8 hex digits. `wbspec
-/// record` cuts every payload of a trace at every offset any of the
-/// trace's syscalls, requests and sizes names (record/segs.rs), so the
-/// bytes of any range whose ends are such offsets can be compared piece
-/// by piece, not by a first byte.
+/// the data cut at every offset of `cuts` and every multiple of [`UNIT`]
+/// strictly inside it, each piece written `OFF+LEN:D` (file offset,
+/// length), pieces joined by `,`. D is `.` for a piece of zeros, else
+/// [`digest`] in 8 hex digits. `wbspec record` cuts every payload of a
+/// trace at every offset any of the trace's syscalls, requests and sizes
+/// names (record/segs.rs); with the 1 KiB grid, every range whose ends
+/// are such offsets or multiples of 1 KiB (every model page conform
+/// makes) is whole pieces in every payload that covers it, so its bytes
+/// can be compared piece by piece, not by a first byte.
 pub fn segs(start: u64, data: &[u8], cuts: &std::collections::BTreeSet<u64>) -> String {
     if data.is_empty() {
         return String::new();
     }
     let end = start + data.len() as u64;
-    let mut at = vec![start];
-    at.extend(cuts.range(start + 1..end).copied());
-    at.push(end);
+    let grid = (start / UNIT as u64 + 1) * UNIT as u64;
+    let mut at: std::collections::BTreeSet<u64> = (grid..end).step_by(UNIT).collect();
+    at.extend(cuts.range(start..=end).copied());
+    at.insert(start);
+    at.insert(end);
+    let at: Vec<u64> = at.into_iter().collect();
     at.windows(2)
         .filter(|w| w[1] > w[0])
         .map(|w| {
@@ -478,6 +483,16 @@ mod tests {
         assert_eq!(
             segs(90, &[1; 20], &cuts),
             format!("90+10:{0:08x},100+10:{0:08x}", digest(&[1; 10]))
+        );
+        // and every 1 KiB boundary inside it, named or not
+        assert_eq!(
+            segs(4000, &[1; 2100], &cuts),
+            format!(
+                "4000+96:{:08x},4096+1024:{:08x},5120+980:{:08x}",
+                digest(&[1; 96]),
+                digest(&[1; 1024]),
+                digest(&[1; 980])
+            )
         );
         assert_eq!(segs(5, &[], &cuts), "");
         // one byte changed, one digest changed

@@ -127,21 +127,23 @@ pub(super) fn data_tags(
 /// digests' collisions and the 1-in-93 of the last step), where first
 /// bytes compared only the first byte of each page or 1 KiB unit.
 pub(super) fn seg_tags(unit: u64, segs: &str, start: u64, len: u64) -> Result<String, String> {
-    let bad = || format!("bad trace: segs {segs:?} do not tile the {len} bytes at {start}");
+    let bad = || {
+        format!("bad trace: segs {segs:?} are not pieces OFF+LEN:D (D `.` or 8 hex digits) tiling the {len} bytes at {start}")
+    };
     let mut pieces: Vec<(u64, u64, &str)> = vec![];
     let mut at = start;
     for tok in segs.split(',').filter(|t| !t.is_empty()) {
         let (range, d) = tok.split_once(':').ok_or_else(bad)?;
         let (o, l) = range.split_once('+').ok_or_else(bad)?;
         let (o, l): (u64, u64) = (o.parse().map_err(|_| bad())?, l.parse().map_err(|_| bad())?);
-        if o != at || l == 0 {
+        let digest = d == "." || (d.len() == 8 && d.bytes().all(|b| b.is_ascii_hexdigit()));
+        if o != at || l == 0 || !digest {
             return Err(bad());
         }
         pieces.push((o, l, tok));
-        at = o + l;
-        let _ = d;
+        at = o.checked_add(l).ok_or_else(bad)?;
     }
-    if at != start + len {
+    if Some(at) != start.checked_add(len) {
         return Err(bad());
     }
     let mut out = String::new();
@@ -313,10 +315,28 @@ pub(super) fn scan(
         .first()
         .and_then(|h| h.config.as_ref())
         .is_some_and(|c| c["segs"] == true);
+    // record's temporary hex payloads never reach a published trace
+    if let Some(e) = events
+        .iter()
+        .find(|e| e.raw.is_some() || e.result.as_ref().is_some_and(|r| r.get("raw").is_some()))
+    {
+        return Err(format!(
+            "bad trace: #{} carries a raw payload (wbspec record's last pass did not run on it)",
+            e.seq
+        ));
+    }
     let data_tags = |page: &str, units: Option<&str>, segs: Option<&str>, start: u64, len: u64| {
         if segs_trace && segs.is_none() && len > 0 {
             return Err(format!(
                 "bad trace: {len} bytes at {start} without segs= in a trace whose header says segs"
+            ));
+        }
+        // one tag per unit is built from the digests: as many units as
+        // the page tags the line holds allow (a line states its size)
+        if segs.is_some() && page.chars().count() as u64 != len.div_ceil(PG) {
+            return Err(format!(
+                "bad trace: {len} bytes at {start} with {} page tags",
+                page.chars().count()
             ));
         }
         data_tags(unit, page, units, segs, start, len)
@@ -1107,6 +1127,12 @@ pub(super) fn scan(
                         ));
                     }
                     if let Some(t) = p.task {
+                        if e.text.as_deref().is_some_and(|x| x.ends_with(" buffer=changed")) {
+                            return nm(format!(
+                                "#{} {actor}'s {sc}: the program changed its buffer while the write ran (the recorder's copies at entry and exit differ), so the bytes the kernel copied are not known",
+                                e.seq
+                            ));
+                        }
                         if sc == "pread" && e.ret.unwrap_or(0) > 0 && e.page_tags.is_none() {
                             return Err(format!(
                                 "bad trace: #{} {actor}'s pread returns {} bytes without the data it read (data=)",

@@ -75,6 +75,34 @@ fn a_page_whose_first_byte_agrees_but_whose_bytes_do_not_is_a_violation() {
     );
 }
 
+/// A write whose buffer the program changed while it ran (the
+/// recorder's copies at entry and exit differ) is not compared: its
+/// bytes at the kernel's copy are not known.
+#[test]
+fn a_write_whose_buffer_changed_is_not_modelled() {
+    let wrote = "0+4096:1111aaaa,4096+4096:2222bbbb";
+    let mut ev = write_fsync(wrote, Some(wrote));
+    let ret = ev
+        .iter_mut()
+        .find(|e| e.text.as_deref() == Some("ret T0 pwrite 8192"))
+        .unwrap();
+    *ret = Event {
+        seq: ret.seq,
+        ..Event::mark("ret T0 pwrite 8192 buffer=changed")
+    };
+    let w = super::test_trace::not_modelled(&ev);
+    assert!(
+        w.contains("T0's pwrite: the program changed its buffer while the write ran"),
+        "{w}"
+    );
+    // and a payload still in hex is bad input
+    let mut ev = write_fsync(wrote, Some(wrote));
+    let req = ev.iter_mut().find(|e| e.is("req", "WRITE")).unwrap();
+    req.raw = Some("41".into());
+    let e = translate(&ev, None).unwrap_err();
+    assert!(e.contains("carries a raw payload"), "{e}");
+}
+
 #[test]
 fn tags_from_digests() {
     // one tag per unit; zeros are '.', a piece spanning units tags each
@@ -95,9 +123,15 @@ fn tags_from_digests() {
         "0+0:.",
         "0+4096",
         "x+1:.",
+        "0+8192:zz",
+        "0+8192:1234abc",
+        "0+18446744073709551615:.,18446744073709551615+8193:.",
     ] {
         let e = seg_tags(4096, bad, 0, 8192).unwrap_err();
-        assert!(e.starts_with("bad trace: segs "), "{bad}: {e}");
+        assert!(
+            e.starts_with("bad trace: segs ") && e.contains(" are not pieces "),
+            "{bad}: {e}"
+        );
     }
     assert_eq!(seg_tags(4096, "", 8192, 0).unwrap(), "");
 }

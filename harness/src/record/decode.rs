@@ -5,8 +5,8 @@
 //! | syscall | mark |
 //! |---|---|
 //! | open, openat, openat2, creat | `open REL FLAGS path=REL` (FLAGS `0x…`) |
-//! | read, pread64, readv, preadv, preadv2 | `pread fd=N off=O len=L path=REL` (ret: `data=TAGS`) |
-//! | write, pwrite64, writev, pwritev, pwritev2 | `pwrite fd=N off=O TAGS len=L path=REL` |
+//! | read, pread64, readv, preadv, preadv2 | `pread fd=N off=O len=L path=REL` (ret: `data=TAGS segs=...`) |
+//! | write, pwrite64, writev, pwritev, pwritev2 | `pwrite fd=N off=O TAGS len=L path=REL segs=...` (ret: ` buffer=changed` if the buffer changed while it ran) |
 //! | fsync, fdatasync, close | `NAME fd=N path=REL` |
 //! | ftruncate | `ftruncate fd=N SIZE path=REL` |
 //! | truncate | `truncate REL SIZE path=REL` |
@@ -49,6 +49,11 @@ pub enum AtExit {
     Data(Vec<(u64, u64)>),
     /// An mmap of a mount file: later buffers are checked against it.
     Mapped,
+    /// A write of these buffers' first `len` bytes, whose digest at entry
+    /// was `digest`: read again at exit, and if they changed meanwhile
+    /// (the program wrote its buffer while the kernel copied it), the
+    /// `ret` mark says ` buffer=changed`.
+    Written(Vec<(u64, u64)>, u64, u32),
 }
 
 /// A syscall to mark: its mark name, its arguments, what to do at exit.
@@ -537,11 +542,13 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
                 return None;
             }
             let (tags, units) = proc::tags_and_units(pid, &bufs, len)?;
-            let raw = proc::raw_word(pid, &bufs, len)?;
-            call(
-                "pwrite",
-                format!("fd={fd} off={off} {tags} len={len}{units} path={rel}{raw}"),
-            )
+            let data = proc::read_bufs(pid, &bufs, len)?;
+            let raw = crate::trace::hex(&data);
+            Some(Call {
+                name: "pwrite".into(),
+                args: format!("fd={fd} off={off} {tags} len={len}{units} path={rel} raw={raw}"),
+                at_exit: AtExit::Written(bufs, len, crate::trace::digest(&data)),
+            })
         }
         libc::SYS_sendfile => {
             // out = the mount file; the source must not be on the mount
@@ -713,14 +720,23 @@ fn path_call(pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call> {
 
 /// The `ret` mark's tail for a call that returned `ret` (bytes for a
 /// read): ` data=TAGS` (and ` units=TAGS` where the page tags do not
-/// give the 1 KiB units) for a read, empty otherwise. None: the data could
-/// not be read.
+/// give the 1 KiB units, then ` raw=HEX` for record's last pass) for a
+/// read, ` buffer=changed` for a write whose buffer no longer holds what
+/// it held at entry, empty otherwise. None: the data could not be read.
 pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> Option<String> {
     match &c.at_exit {
         AtExit::Data(bufs) if ret >= 0 => {
             let (tags, units) = proc::tags_and_units(pid, bufs, ret as u64)?;
             let raw = proc::raw_word(pid, bufs, ret as u64)?;
             Some(format!(" data={tags}{units}{raw}"))
+        }
+        AtExit::Written(bufs, len, d) => {
+            let now = proc::read_bufs(pid, bufs, *len).map(|b| crate::trace::digest(&b));
+            Some(if now == Some(*d) {
+                String::new()
+            } else {
+                " buffer=changed".into()
+            })
         }
         _ => Some(String::new()),
     }
@@ -729,6 +745,22 @@ pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_buffer_changed_during_its_write_is_said_at_exit() {
+        let me = std::process::id() as i32;
+        let mut buf = vec![b'A'; 100];
+        let bufs = vec![(buf.as_ptr() as u64, 100)];
+        let c = Call {
+            name: "pwrite".into(),
+            args: String::new(),
+            at_exit: AtExit::Written(bufs, 100, crate::trace::digest(&buf)),
+        };
+        assert_eq!(exit_tail(me, &c, 100).as_deref(), Some(""));
+        buf[99] = b'B';
+        std::hint::black_box(&buf);
+        assert_eq!(exit_tail(me, &c, 100).as_deref(), Some(" buffer=changed"));
+    }
 
     #[test]
     fn table_has_each_syscall_once() {

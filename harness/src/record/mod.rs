@@ -266,8 +266,7 @@ fn record(o: &Opts, recorder: &Path) -> Result<(i32, String), String> {
             steps.join("; ")
         ));
     }
-    let text = std::fs::read_to_string(&served.trace).map_err(|e| format!("the trace: {e}"))?;
-    let text = segs::finish(&text).map_err(|e| format!("the trace: {e}"))?;
+    let text = segs::finish_file(&served.trace).map_err(|e| format!("the trace: {e}"))?;
     publish(&o.trace, text.as_bytes())?;
     drop(served);
     let code = match ended.interrupted {

@@ -328,7 +328,13 @@ fn tags_by(pid: i32, bufs: &[(u64, u64)], total: u64, step: u64) -> Option<Strin
 /// ` raw=HEX` word, which record's last pass replaces with the data's
 /// segment digests (record/segs.rs) before the trace is published.
 pub fn raw_word(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<String> {
-    let mut data = Vec::with_capacity(total as usize);
+    let data = read_bufs(pid, bufs, total)?;
+    Some(format!(" raw={}", crate::trace::hex(&data)))
+}
+
+/// The first `total` bytes of the buffers `bufs` of `pid`, concatenated.
+pub fn read_bufs(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<Vec<u8>> {
+    let mut data = Vec::with_capacity(total.min(1 << 30) as usize);
     for (base, len) in bufs {
         let want = (total - data.len() as u64).min(*len);
         if want == 0 {
@@ -336,7 +342,7 @@ pub fn raw_word(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<String> {
         }
         data.extend(read_mem(pid, *base, want as usize)?);
     }
-    (data.len() as u64 == total).then(|| format!(" raw={}", crate::trace::hex(&data)))
+    (data.len() as u64 == total).then_some(data)
 }
 
 /// The same word for `len` bytes from `off` of a file `pid` has open as

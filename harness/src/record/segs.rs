@@ -5,11 +5,20 @@
 //! The cuts are every byte offset the trace names (`cuts` below): the
 //! offsets and ends of syscall ranges and request ranges, the sizes of
 //! truncations, SETATTRs and attribute replies, and where a short read or
-//! READ reply ended. They are collected over the whole trace, every file
-//! together, so whatever split of a file a reader of the trace makes from
-//! its offsets, each piece is a run of whole segments of every payload
-//! that covers it: its bytes are compared by their digests, not by the
-//! first byte of a page or 1 KiB unit.
+//! READ reply ended, collected over the whole trace, every file together;
+//! and every multiple of 1 KiB (trace::segs). conform's model pages end
+//! at offsets the trace names or at multiples of 1 KiB (its smallest
+//! unit; a mapping's pages, rounded up to 4 KiB), so each is a run of
+//! whole pieces of every payload that covers it: its bytes are compared
+//! by their digests, not by the first byte of a page or 1 KiB unit.
+//!
+//! Assumed: a buffer is not changed while the syscall that copies it
+//! runs. The tracer reads a write's buffer at the entry stop and again at
+//! the exit stop, and a `ret` mark says ` buffer=changed` when the two
+//! differ (conform then does not compare that write); a change and its
+//! undoing between the two, a read's buffer changed between the kernel's
+//! copy and the exit stop, or sendfile's source file changed while it
+//! runs are not seen.
 use std::collections::{BTreeSet, HashMap};
 
 use crate::trace::{segs, unhex, Event};
@@ -27,15 +36,21 @@ fn positional(sc: &str) -> Option<(usize, Option<usize>)> {
     }
 }
 
-/// Every offset the trace names (the module's comment).
-pub fn cuts(events: &[Event]) -> BTreeSet<u64> {
-    let mut c = BTreeSet::from([0u64]);
+/// Every offset a trace names (the module's comment), gathered one
+/// event at a time.
+#[derive(Default)]
+pub struct Cuts {
+    pub at: BTreeSet<u64>,
     // a read's offset until its ret (one call at a time per thread), a
     // READ's until its reply
-    let mut read_at: HashMap<String, u64> = HashMap::new();
-    let mut req_at: HashMap<u64, u64> = HashMap::new();
-    let num = |w: &str| w.parse::<u64>().ok();
-    for e in events {
+    read_at: HashMap<String, u64>,
+    req_at: HashMap<u64, u64>,
+}
+
+impl Cuts {
+    pub fn add(&mut self, e: &Event) {
+        let c = &mut self.at;
+        let num = |w: &str| w.parse::<u64>().ok();
         match (e.ev.as_str(), e.kind.as_deref()) {
             ("mark", Some("call")) => {
                 let args = e.args.as_deref().unwrap_or("");
@@ -63,42 +78,40 @@ pub fn cuts(events: &[Event]) -> BTreeSet<u64> {
                     }
                 }
                 if let (Some(a), Some(o)) = (e.actor.as_ref(), off) {
-                    read_at.insert(a.clone(), o);
+                    self.read_at.insert(a.clone(), o);
                 }
             }
             ("mark", Some("ret")) => {
                 if let (Some(a), Some(r)) = (e.actor.as_ref(), e.ret) {
-                    if let (Some(o), true) = (read_at.remove(a), r > 0) {
+                    if let (Some(o), true) = (self.read_at.remove(a), r > 0) {
                         c.insert(o.saturating_add(r as u64));
                     }
                 }
             }
-            ("req", _) => {
-                match (e.offset, e.size) {
-                    (Some(o), s) => {
-                        c.insert(o);
-                        if let Some(s) = s {
-                            c.insert(o.saturating_add(s));
-                        }
-                        if let Some(u) = e.unique {
-                            req_at.insert(u, o);
-                        }
+            ("req", _) => match (e.offset, e.size) {
+                (Some(o), s) => {
+                    c.insert(o);
+                    if let Some(s) = s {
+                        c.insert(o.saturating_add(s));
                     }
-                    // (a FORGET's `size` is its nlookup)
-                    (None, Some(s)) if e.op.as_deref() == Some("SETATTR") => {
-                        c.insert(s);
+                    if let Some(u) = e.unique {
+                        self.req_at.insert(u, o);
                     }
-                    _ => {}
                 }
-            }
+                // (a FORGET's `size` is its nlookup)
+                (None, Some(s)) if e.op.as_deref() == Some("SETATTR") => {
+                    c.insert(s);
+                }
+                _ => {}
+            },
             ("reply", _) => {
-                let Some(r) = e.result.as_ref() else { continue };
+                let Some(r) = e.result.as_ref() else { return };
                 for k in ["size", "old_size", "file_size_before", "file_size_after"] {
                     if let Some(v) = r[k].as_u64() {
                         c.insert(v);
                     }
                 }
-                let at = e.unique.and_then(|u| req_at.remove(&u));
+                let at = e.unique.and_then(|u| self.req_at.remove(&u));
                 if let (Some(o), Some(b)) = (at, r["bytes"].as_u64()) {
                     c.insert(o.saturating_add(b));
                 }
@@ -106,29 +119,86 @@ pub fn cuts(events: &[Event]) -> BTreeSet<u64> {
             _ => {}
         }
     }
-    c
 }
 
-/// The published trace of a temporary one (`text`, JSON lines): every
-/// `raw` payload replaced by its `segs`, the header's `raw` by `segs:
-/// true`. Lines without payloads are kept byte for byte.
-pub fn finish(text: &str) -> Result<String, String> {
-    let mut events: Vec<Event> = Vec::new();
-    for (i, l) in text.lines().enumerate() {
-        if l.trim().is_empty() {
-            continue;
-        }
-        let e: Event = serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1))?;
-        events.push(e);
+/// Every offset the events name ([`Cuts`]), and 0.
+pub fn cuts(events: &[Event]) -> BTreeSet<u64> {
+    let mut c = Cuts::default();
+    c.at.insert(0);
+    for e in events {
+        c.add(e);
     }
-    let c = cuts(&events);
+    c.at
+}
+
+/// The mark whose `raw=` word (the last word, as the tracer appends it:
+/// a pwrite's or sendfile's `call`, a read's `ret`) holds its payload;
+/// a file name that starts with `raw=` is never read as one.
+fn raw_of(e: &Event) -> Option<&str> {
+    let text = e.text.as_deref()?;
+    let carries = match e.kind.as_deref() {
+        Some("call") => matches!(e.syscall.as_deref(), Some("pwrite" | "sendfile")),
+        Some("ret") => e.syscall.as_deref() == Some("pread"),
+        _ => false,
+    };
+    if !carries {
+        return None;
+    }
+    text.rsplit(' ').next()?.strip_prefix("raw=")
+}
+
+/// The published trace of the temporary one at `path`, read twice, a
+/// line at a time (its hex payloads are about twice the bytes CMD moved;
+/// only the result, without them, is held): every `raw` payload
+/// replaced by its `segs`, the header's `raw` by `segs: true`. Lines
+/// without payloads are kept byte for byte.
+pub fn finish_file(path: &std::path::Path) -> Result<String, String> {
+    use std::io::BufRead;
+    let lines = || -> Result<Box<dyn Iterator<Item = std::io::Result<String>>>, String> {
+        let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        Ok(Box::new(std::io::BufReader::new(f).lines()))
+    };
+    let c = cuts_of(lines()?)?;
+    rewrite(lines()?, &c)
+}
+
+/// [`finish_file`] of a trace held as text.
+pub fn finish(text: &str) -> Result<String, String> {
+    let lines = || text.lines().map(|l| Ok(l.to_string()));
+    let c = cuts_of(lines())?;
+    rewrite(lines(), &c)
+}
+
+fn parse(i: usize, l: &str) -> Result<Event, String> {
+    serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1))
+}
+
+fn cuts_of(lines: impl Iterator<Item = std::io::Result<String>>) -> Result<BTreeSet<u64>, String> {
+    let mut c = Cuts::default();
+    c.at.insert(0);
+    for (i, l) in lines.enumerate() {
+        let l = l.map_err(|e| e.to_string())?;
+        if !l.trim().is_empty() {
+            c.add(&parse(i, &l)?);
+        }
+    }
+    Ok(c.at)
+}
+
+fn rewrite(
+    lines: impl Iterator<Item = std::io::Result<String>>,
+    c: &BTreeSet<u64>,
+) -> Result<String, String> {
     let bad = |seq: u64, what: &str| format!("event #{seq}: {what} is not hex");
-    let mut out = String::with_capacity(text.len());
+    let mut out = String::new();
     let mut call_off: HashMap<String, u64> = HashMap::new();
     let mut req_at: HashMap<u64, u64> = HashMap::new();
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    for mut e in events {
-        let line = lines.next().expect("one line per event");
+    for (i, line) in lines.enumerate() {
+        let line = line.map_err(|e| e.to_string())?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut e = parse(i, &line)?;
         let mut changed = false;
         match e.ev.as_str() {
             "header" => {
@@ -145,7 +215,7 @@ pub fn finish(text: &str) -> Result<String, String> {
                 }
                 if let Some(r) = e.raw.take() {
                     let d = unhex(&r).ok_or_else(|| bad(e.seq, "a WRITE's raw"))?;
-                    e.segs = Some(segs(e.offset.unwrap_or(0), &d, &c));
+                    e.segs = Some(segs(e.offset.unwrap_or(0), &d, c));
                     changed = true;
                 }
             }
@@ -157,13 +227,12 @@ pub fn finish(text: &str) -> Result<String, String> {
                             .as_str()
                             .and_then(unhex)
                             .ok_or_else(|| bad(e.seq, "a READ reply's raw"))?;
-                        r.insert("segs".into(), segs(at.unwrap_or(0), &d, &c).into());
+                        r.insert("segs".into(), segs(at.unwrap_or(0), &d, c).into());
                         changed = true;
                     }
                 }
             }
             "mark" => {
-                let text = e.text.clone().unwrap_or_default();
                 let off = e.args.as_deref().and_then(|a| {
                     a.split_whitespace()
                         .find_map(|w| w.strip_prefix("off="))
@@ -180,15 +249,16 @@ pub fn finish(text: &str) -> Result<String, String> {
                     Some("ret") => call_off.remove(&actor),
                     _ => None,
                 };
-                if let Some(raw) = text.split_whitespace().find_map(|w| w.strip_prefix("raw=")) {
+                if let Some(raw) = raw_of(&e) {
                     let d = unhex(raw).ok_or_else(|| bad(e.seq, "a mark's raw"))?;
-                    let s = segs(start.unwrap_or(0), &d, &c);
-                    let word = if s.is_empty() {
-                        String::new()
+                    let s = segs(start.unwrap_or(0), &d, c);
+                    let text = e.text.as_deref().unwrap_or_default();
+                    let kept = &text[..text.len() - raw.len() - " raw=".len()];
+                    let new = if s.is_empty() {
+                        kept.to_string()
                     } else {
-                        format!(" segs={s}")
+                        format!("{kept} segs={s}")
                     };
-                    let new = text.replace(&format!(" raw={raw}"), &word);
                     let (seq, t_us, thread) = (e.seq, e.t_us, std::mem::take(&mut e.thread));
                     e = Event::mark(&new);
                     (e.seq, e.t_us, e.thread) = (seq, t_us, thread);
@@ -200,7 +270,7 @@ pub fn finish(text: &str) -> Result<String, String> {
         if changed {
             out.push_str(&e.to_line());
         } else {
-            out.push_str(line);
+            out.push_str(&line);
         }
         out.push('\n');
     }
@@ -297,6 +367,40 @@ mod tests {
         assert_eq!(
             cuts(&all).into_iter().collect::<Vec<_>>(),
             vec![0, 100, 512, 516, 4096]
+        );
+    }
+
+    /// Only the last word of a pwrite's or sendfile's call, or of a
+    /// read's ret, is a payload: a file named `raw=zz` is a name (an
+    /// attack had record fail on it, and rewrite `raw=41`'s open).
+    #[test]
+    fn a_file_named_raw_is_a_name() {
+        let m = |seq: u64, t: &str| {
+            let mut e = Event::mark(t);
+            e.seq = seq;
+            e.to_line()
+        };
+        let t = [
+            m(1, "call T1 open raw=zz 0x42 path=raw=zz"),
+            m(2, "ret T1 open 3 errno=0 dur_us=1"),
+            m(3, "call T1 truncate raw=41 0 path=raw=41"),
+            m(4, "ret T1 truncate 0 errno=0 dur_us=1"),
+            m(5, "call T1 pwrite fd=3 off=0 A len=1 path=raw=41 raw=41"),
+        ]
+        .join("\n");
+        let out = finish(&t).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[..4], t.lines().collect::<Vec<_>>()[..4]);
+        let e: Event = serde_json::from_str(lines[4]).unwrap();
+        assert_eq!(
+            e.text.as_deref(),
+            Some(
+                format!(
+                    "call T1 pwrite fd=3 off=0 A len=1 path=raw=41 segs=0+1:{:08x}",
+                    digest(b"A")
+                )
+                .as_str()
+            )
         );
     }
 
