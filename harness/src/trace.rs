@@ -388,10 +388,14 @@ pub fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// The tag of a page whose first byte is `b` ([`page_tags`]).
+/// The tag of a page whose first byte is `b` ([`page_tags`]). `=` is
+/// `?` too: a mark's tag word must never read as a `key=value` word
+/// (data whose pages begin `p`,`a`,`t`,`h`,`=` spelled `path=...`, and
+/// conform read that as the file's name; found by an attack).
 pub fn page_tag(b: u8) -> char {
     match b {
         0 => '.',
+        b'=' => '?',
         b if b.is_ascii_graphic() => b as char,
         _ => '?',
     }
@@ -521,6 +525,8 @@ mod tests {
         d.extend(vec![b'C'; 10]);
         assert_eq!(page_tags(&d), "A.C");
         assert_eq!(page_tags(&[]), "");
+        // a tag word never holds `=`
+        assert_eq!(page_tags(&[b'='; 4096]), "?");
     }
 
     #[test]

@@ -576,6 +576,34 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// Pages whose first bytes spell `path=g`: the pwrite's tag word must
+/// not read as the mark's `path=` (before `=` was tagged `?`, conform
+/// took `g` as the file's name: a false VIOLATION an attack found).
+#[test]
+fn data_that_spells_a_key_is_data() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run("record python3 path= data") {
+        return;
+    }
+    let d = scratch("py-pathword");
+    let prog = "import os
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+data = b''.join(bytes([c]) * 4096 for c in b'path=g')
+assert os.pwrite(fd, data, 0) == len(data)
+os.fsync(fd)
+os.close(fd)
+";
+    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    assert!(
+        m.contains(&"call pwrite fd=3 off=0 path?g len=24576 path=f".to_string()),
+        "{m:#?}"
+    );
+    conforms(&r);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// A process that exits without closing its fd: exit_files closes it
 /// (write back, FLUSH, RELEASE) inside the `exit` mark, which conform
 /// maps to the close task.

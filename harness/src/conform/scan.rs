@@ -110,23 +110,38 @@ pub(super) fn data_tags(
     start: u64,
     len: u64,
 ) -> Result<String, String> {
+    let first = tags_in(unit, page, units, len)?;
     match segs {
-        Some(s) => seg_tags(unit, s, start, len),
-        None => tags_in(unit, page, units, len),
+        Some(s) => seg_tags(unit, s, start, len, &first),
+        None => Ok(first),
     }
 }
 
+/// First of the private-use characters that stand for units whose tag
+/// comes from digests ([`seg_tags`]).
+const SEG_TAG_BASE: u32 = 0xF0000;
+/// Digest buckets per first-byte tag: 95 tags (`' '`..=`'~'` as
+/// trace::page_tag gives them) x 689 buckets fit plane 15's 65,534
+/// private-use characters.
+const SEG_BUCKETS: u32 = 689;
+
 /// One tag per `unit` bytes of the `len` bytes at byte `start` whose
-/// segment digests are `segs` (`OFF+LEN:D,...`, trace::segs): `.` where
-/// every piece the unit overlaps is zeros, else one of 93 printable
-/// characters (not `.`) drawn from the pieces it overlaps, their places
-/// and digests. The recorder cuts every payload at every offset the
-/// trace names, so every model page (a run between such offsets) is a
-/// run of whole pieces in every payload that covers it, and two
-/// payloads' tags over it are equal when its bytes are (up to the
-/// digests' collisions and the 1-in-93 of the last step), where first
-/// bytes compared only the first byte of each page or 1 KiB unit.
-pub(super) fn seg_tags(unit: u64, segs: &str, start: u64, len: u64) -> Result<String, String> {
+/// segment digests are `segs` (`OFF+LEN:D,...`, trace::segs) and whose
+/// first-byte tags, one per unit, are `first`: `.` where every piece
+/// the unit overlaps is zeros, else a private-use character that
+/// encodes the unit's first-byte tag and one of 689 buckets of the
+/// digests of the pieces it overlaps (their places and digests). Equal
+/// tags therefore mean equal first bytes, as before, and pieces that
+/// agree up to 1 in 689 (and the digests' collisions). The recorder cuts
+/// every payload at every offset the trace names and every 1 KiB, so
+/// every model page is whole pieces in every payload over it.
+pub(super) fn seg_tags(
+    unit: u64,
+    segs: &str,
+    start: u64,
+    len: u64,
+    first: &str,
+) -> Result<String, String> {
     let bad = || {
         format!("bad trace: segs {segs:?} are not pieces OFF+LEN:D (D `.` or 8 hex digits) tiling the {len} bytes at {start}")
     };
@@ -146,8 +161,16 @@ pub(super) fn seg_tags(unit: u64, segs: &str, start: u64, len: u64) -> Result<St
     if Some(at) != start.checked_add(len) {
         return Err(bad());
     }
+    let first: Vec<char> = first.chars().collect();
+    if first.len() as u64 != len.div_ceil(unit) {
+        return Err(format!(
+            "bad trace: {} first-byte tags for {len} bytes in units of {unit}",
+            first.len()
+        ));
+    }
     let mut out = String::new();
-    for k in 0..len.div_ceil(unit) {
+    for (k, f) in first.into_iter().enumerate() {
+        let k = k as u64;
         let (a, b) = (start + k * unit, (start + (k + 1) * unit).min(start + len));
         let over: Vec<&(u64, u64, &str)> = pieces
             .iter()
@@ -158,11 +181,29 @@ pub(super) fn seg_tags(unit: u64, segs: &str, start: u64, len: u64) -> Result<St
             continue;
         }
         let joined: Vec<&str> = over.iter().map(|p| p.2).collect();
-        let i = (crate::trace::digest(joined.join(",").as_bytes()) % 93) as u8;
-        let c = b'!' + i;
-        out.push(if c >= b'.' { c + 1 } else { c } as char);
+        let bucket = crate::trace::digest(joined.join(",").as_bytes()) % SEG_BUCKETS;
+        let class = (f as u32).clamp(32, 126) - 32;
+        let c = char::from_u32(SEG_TAG_BASE + class * SEG_BUCKETS + bucket).expect("plane 15");
+        out.push(c);
     }
     Ok(out)
+}
+
+/// A tag string for people: a digest tag ([`seg_tags`]) as its first
+/// byte's tag, `~` and its bucket in hex (`A~2b1`), others as they are.
+pub fn tag_text(t: &str) -> String {
+    t.chars()
+        .map(|c| match (c as u32).checked_sub(SEG_TAG_BASE) {
+            Some(i) if i < 95 * SEG_BUCKETS => {
+                format!(
+                    "{}~{:x}",
+                    (b' ' + (i / SEG_BUCKETS) as u8) as char,
+                    i % SEG_BUCKETS
+                )
+            }
+            _ => c.to_string(),
+        })
+        .collect()
 }
 
 pub(super) fn tags_in(

@@ -3,7 +3,7 @@
 //! whose bytes do not is caught, where first-byte tags let it through;
 //! digests that do not tile their payload are bad input.
 
-use super::scan::seg_tags;
+use super::scan::{seg_tags, tag_text};
 use super::test_trace::{mapping, tr, OPEN};
 use super::*;
 use serde_json::json;
@@ -53,6 +53,14 @@ fn a_page_whose_first_byte_agrees_but_whose_bytes_do_not_is_a_violation() {
         wrote,
         Some("0+4096:1111aaaa,4096+4096:3333cccc")
     )));
+    // the right digests under a wrong first byte: still a VIOLATION
+    // (a digest tag keeps the first byte, so it never passes what first
+    // bytes catch; an attack found a stale page whose digests shared a
+    // bucket with the right ones)
+    let mut ev = write_fsync(wrote, Some(wrote));
+    let w = ev.iter_mut().find(|e| e.is("req", "WRITE")).unwrap();
+    w.page_tags = Some("BA".into());
+    assert!(!verdict(&ev));
     // the same trace without digests anywhere (and no `segs` in its
     // header) conforms: first bytes cannot tell
     let mut plain = write_fsync(wrote, None);
@@ -106,15 +114,21 @@ fn a_write_whose_buffer_changed_is_not_modelled() {
 #[test]
 fn tags_from_digests() {
     // one tag per unit; zeros are '.', a piece spanning units tags each
-    let t = seg_tags(4096, "0+4096:.,4096+8192:1234abcd", 0, 12288).unwrap();
-    assert_eq!(t.len(), 3);
-    assert!(t.starts_with('.') && t.is_ascii(), "{t}");
-    assert!(!t[1..].contains('.'), "{t}");
+    let t = seg_tags(4096, "0+4096:.,4096+8192:1234abcd", 0, 12288, ".AA").unwrap();
+    let c: Vec<char> = t.chars().collect();
+    assert_eq!(c.len(), 3);
+    assert_eq!(c[0], '.');
+    assert!(c[1] != '.' && c[2] != '.', "{t}");
+    // a tag keeps its unit's first byte: printed as `A~bucket`
+    assert!(tag_text(&t).starts_with(".A~"), "{}", tag_text(&t));
+    // the same digests under another first byte: another tag
+    let b = seg_tags(4096, "0+4096:.,4096+8192:1234abcd", 0, 12288, ".BA").unwrap();
+    assert_ne!(t, b);
     // other bytes, another tag (for these digests)
-    let u = seg_tags(4096, "0+4096:.,4096+8192:1234abce", 0, 12288).unwrap();
+    let u = seg_tags(4096, "0+4096:.,4096+8192:1234abce", 0, 12288, ".AA").unwrap();
     assert_ne!(t, u);
     // a unit over a zero piece and a non-zero one is not zeros
-    let v = seg_tags(1024, "0+100:.,100+924:77777777", 0, 1024).unwrap();
+    let v = seg_tags(1024, "0+100:.,100+924:77777777", 0, 1024, ".").unwrap();
     assert_ne!(v, ".");
     // pieces must tile the payload from its offset
     for bad in [
@@ -127,11 +141,11 @@ fn tags_from_digests() {
         "0+8192:1234abc",
         "0+18446744073709551615:.,18446744073709551615+8193:.",
     ] {
-        let e = seg_tags(4096, bad, 0, 8192).unwrap_err();
+        let e = seg_tags(4096, bad, 0, 8192, "AA").unwrap_err();
         assert!(
             e.starts_with("bad trace: segs ") && e.contains(" are not pieces "),
             "{bad}: {e}"
         );
     }
-    assert_eq!(seg_tags(4096, "", 8192, 0).unwrap(), "");
+    assert_eq!(seg_tags(4096, "", 8192, 0, "").unwrap(), "");
 }

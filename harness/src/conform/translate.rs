@@ -433,10 +433,13 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     let mut zero_versions = vec![ID_ZERO];
     // model page -> the data id of the environment's stores to it
     let mut env_data: BTreeMap<u8, Id> = BTreeMap::new();
+    // (by characters: a recorded trace's digest tags are not ASCII,
+    // scan.rs seg_tags)
     let sub = |tags: &str, first: u64, r: (u64, u64)| -> String {
         let a = (r.0 - first) as usize;
         let b = (r.1 - first) as usize;
-        tags.get(a..b).unwrap_or("").to_string()
+        let t: Vec<char> = tags.chars().collect();
+        t.get(a..b).map(|s| s.iter().collect()).unwrap_or_default()
     };
     for (i, (t, _)) in tasks.iter().enumerate() {
         let v = id_of(i);
@@ -716,7 +719,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                     let (a, m) = range(*first, *n);
                     for p in a..a + m {
                         let reg = regions[p as usize];
-                        if (reg.1 - first) as usize <= tags.len() {
+                        if (reg.1 - first) as usize <= tags.chars().count() {
                             chk.push((p, allowed(p, &sub(tags, *first, reg))));
                         }
                     }
@@ -936,10 +939,12 @@ impl Mapping {
             self.letters
                 .iter()
                 .map(|((p, t), v)| {
-                    let t = if t.len() > 6 {
-                        format!("{}..({} pages)", &t[..3], t.len())
+                    let n = t.chars().count();
+                    let t = if n > 6 {
+                        let head: String = t.chars().take(3).collect();
+                        format!("{}..({n} pages)", super::scan::tag_text(&head))
                     } else {
-                        t.clone()
+                        super::scan::tag_text(t)
                     };
                     format!(
                         "p{p} '{t}'={}",

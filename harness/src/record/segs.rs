@@ -148,8 +148,9 @@ fn raw_of(e: &Event) -> Option<&str> {
 }
 
 /// The published trace of the temporary one at `path`, read twice, a
-/// line at a time (its hex payloads are about twice the bytes CMD moved;
-/// only the result, without them, is held): every `raw` payload
+/// line at a time (its hex payloads are about four times the bytes CMD
+/// moved, a syscall's and a request's; one line, decoded, and the result
+/// without them are held): every `raw` payload
 /// replaced by its `segs`, the header's `raw` by `segs: true`. Lines
 /// without payloads are kept byte for byte.
 pub fn finish_file(path: &std::path::Path) -> Result<String, String> {
