@@ -153,6 +153,24 @@ fn record(dir: &Path, cmd: &[&str]) -> Rec {
     record_with(dir, &[], cmd, None)
 }
 
+/// One test at a time, if it may run: `prog` run by `python3 -I -S -c`
+/// in the scratch directory `name`, recorded, exiting 0; the guard keeps
+/// the lock for the rest of the caller's test.
+fn record_python(
+    test: &str,
+    name: &str,
+    prog: &str,
+) -> Option<(std::sync::MutexGuard<'static, ()>, PathBuf, Rec)> {
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run(test) {
+        return None;
+    }
+    let d = scratch(name);
+    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    Some((one, d, r))
+}
+
 /// The marks' texts, in order.
 fn marks(ev: &[Event]) -> Vec<String> {
     ev.iter()
@@ -312,11 +330,6 @@ fn dd_writes_at_the_file_position_and_fsync_is_bracketed() {
 
 #[test]
 fn python_pwrite_fsync_ftruncate_conforms() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !can_run("record python3") {
-        return;
-    }
-    let d = scratch("py");
     let prog = "import os
 fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
 os.pwrite(fd, b'A' * 4096 + b'B' * 4096, 0)
@@ -324,8 +337,9 @@ os.fsync(fd)
 os.ftruncate(fd, 4096)
 os.close(fd)
 ";
-    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let Some((_one, d, r)) = record_python("record python3", "py", prog) else {
+        return;
+    };
     let ev = &r.trace();
     requests_inside_calls(ev);
     let m: Vec<String> = marks(ev)
@@ -445,11 +459,6 @@ os.close(fd)
 /// write of zeros.
 #[test]
 fn python_sub_page_io_conforms_in_units() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !can_run("record python3") {
-        return;
-    }
-    let d = scratch("py-units");
     let prog = "import os
 fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
 assert os.pwrite(fd, b'A' * 1024 + bytes(1024) + b'B' * 1024, 0) == 3072
@@ -458,8 +467,9 @@ os.ftruncate(fd, 2048)
 assert os.pread(fd, 4096, 0) == b'A' * 1024 + bytes(1024)
 os.close(fd)
 ";
-    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let Some((_one, d, r)) = record_python("record python3", "py-units", prog) else {
+        return;
+    };
     let ev = &r.trace();
     requests_inside_calls(ev);
     let m: Vec<String> = marks(ev).iter().map(|m| strip_actor(m)).collect();
@@ -487,11 +497,6 @@ os.close(fd)
 fn segs_are_the_bytes_cut_at_every_offset_the_trace_names() {
     use wbspec_harness::record::segs::cuts;
     use wbspec_harness::trace::segs;
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !can_run("record python3 segs") {
-        return;
-    }
-    let d = scratch("py-segs");
     let prog = "import os
 fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
 assert os.pwrite(fd, b'A' * 100, 0) == 100
@@ -500,8 +505,9 @@ os.fsync(fd)
 assert os.pread(fd, 16, 24) == b'A' * 16
 os.close(fd)
 ";
-    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let Some((_one, d, r)) = record_python("record python3 segs", "py-segs", prog) else {
+        return;
+    };
     let text = std::fs::read_to_string(&r.out).unwrap();
     assert!(!text.contains("raw"), "{text}");
     let ev = &r.trace();
@@ -551,11 +557,6 @@ os.close(fd)
 /// VIOLATION, page 2 matching no version; found by an attack).
 #[test]
 fn a_store_through_a_short_mapping_leaves_the_next_page_its_digests() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !can_run("record python3 mmap store segs") {
-        return;
-    }
-    let d = scratch("py-mmap-span");
     let prog = "import os, mmap, ctypes
 fd = os.open('f', os.O_RDWR | os.O_CREAT, 0o644)
 os.pwrite(fd, b'A' * 12288, 0)
@@ -567,8 +568,10 @@ del a
 m.close()
 os.close(fd)
 ";
-    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let Some((_one, d, r)) = record_python("record python3 mmap store segs", "py-mmap-span", prog)
+    else {
+        return;
+    };
     let w = r.trace();
     let w = w.iter().find(|e| e.is("req", "WRITE")).unwrap();
     assert!(w.segs.as_deref().unwrap().contains(",8192+1024:"), "{w:?}");
@@ -581,11 +584,6 @@ os.close(fd)
 /// took `g` as the file's name: a false VIOLATION an attack found).
 #[test]
 fn data_that_spells_a_key_is_data() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !can_run("record python3 path= data") {
-        return;
-    }
-    let d = scratch("py-pathword");
     let prog = "import os
 fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
 data = b''.join(bytes([c]) * 4096 for c in b'path=g')
@@ -593,8 +591,9 @@ assert os.pwrite(fd, data, 0) == len(data)
 os.fsync(fd)
 os.close(fd)
 ";
-    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let Some((_one, d, r)) = record_python("record python3 path= data", "py-pathword", prog) else {
+        return;
+    };
     let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
     assert!(
         m.contains(&"call pwrite fd=3 off=0 path?g len=24576 path=f".to_string()),
@@ -609,18 +608,14 @@ os.close(fd)
 /// maps to the close task.
 #[test]
 fn python_exit_without_close_conforms() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !can_run("record python3 exit") {
-        return;
-    }
-    let d = scratch("exit-fd");
     let prog = "import os
 fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
 os.pwrite(fd, b'A' * 8192, 0)
 os._exit(0)
 ";
-    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let Some((_one, d, r)) = record_python("record python3 exit", "exit-fd", prog) else {
+        return;
+    };
     let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
     assert!(m.contains(&"call exit fd=3 path=f".to_string()), "{m:#?}");
     conforms(&r);
@@ -629,11 +624,6 @@ os._exit(0)
 
 #[test]
 fn python_read_and_mmap_marks_carry_data_and_file_ranges() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !can_run("record python3 mmap") {
-        return;
-    }
-    let d = scratch("mmap");
     let prog = "import os, mmap
 fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
 os.write(fd, b'A' * 4096 + b'B' * 4096 + b'C' * 4096)
@@ -645,8 +635,9 @@ m.flush()
 m.close()
 os.close(fd)
 ";
-    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let Some((_one, d, r)) = record_python("record python3 mmap", "mmap", prog) else {
+        return;
+    };
     let ev = &r.trace();
     requests_inside_calls(ev);
     let m: Vec<String> = marks(ev).iter().map(|m| strip_actor(m)).collect();
@@ -673,11 +664,6 @@ os.close(fd)
 
 #[test]
 fn threads_are_actors_of_their_own() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !can_run("record python3 threads") {
-        return;
-    }
-    let d = scratch("threads");
     let prog = "import os, threading
 fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
 def w(i):
@@ -688,8 +674,9 @@ ts = [threading.Thread(target=w, args=(i,)) for i in range(3)]
 [t.join() for t in ts]
 os.close(fd)
 ";
-    let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let Some((_one, d, r)) = record_python("record python3 threads", "threads", prog) else {
+        return;
+    };
     let ev = &r.trace();
     requests_inside_calls(ev);
     let cs = calls(ev);
