@@ -95,9 +95,6 @@ pub(super) fn pages_of(bytes: u64, what: &str, unit: u64) -> Result<u64, String>
     Ok(bytes / unit)
 }
 
-/// The data tags, one per unit of `unit` bytes, of `len` bytes of data
-/// recorded with page tags `page` and 1 KiB unit tags `units` where the
-/// page tags do not give them (trace::unit_tags).
 /// The data tags of `len` bytes at byte `start`, one per `unit`: from
 /// the segment digests `segs` where the recorder wrote them (`wbspec
 /// record`, trace::segs), else from the first bytes of pages and units
@@ -169,13 +166,17 @@ pub(super) fn seg_tags(
         ));
     }
     let mut out = String::new();
+    // (units and pieces both ascend: the first piece a unit overlaps
+    // never goes back)
+    let mut lo = 0;
     for (k, f) in first.into_iter().enumerate() {
         let k = k as u64;
         let (a, b) = (start + k * unit, (start + (k + 1) * unit).min(start + len));
-        let over: Vec<&(u64, u64, &str)> = pieces
-            .iter()
-            .filter(|(o, l, _)| *o < b && o + l > a)
-            .collect();
+        while pieces[lo].0 + pieces[lo].1 <= a {
+            lo += 1;
+        }
+        let over: Vec<&(u64, u64, &str)> =
+            pieces[lo..].iter().take_while(|(o, _, _)| *o < b).collect();
         if over.iter().all(|(_, _, t)| t.ends_with(":.")) {
             out.push('.');
             continue;
@@ -206,6 +207,9 @@ pub fn tag_text(t: &str) -> String {
         .collect()
 }
 
+/// The data tags, one per unit of `unit` bytes, of `len` bytes of data
+/// recorded with page tags `page` and 1 KiB unit tags `units` where the
+/// page tags do not give them (trace::unit_tags).
 pub(super) fn tags_in(
     unit: u64,
     page: &str,

@@ -541,12 +541,11 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
             if len == 0 || (env.mapped && proc::mapped_on_mount(env.mnt, pid, &bufs)) {
                 return None;
             }
-            let (tags, units) = proc::tags_and_units(pid, &bufs, len)?;
             let data = proc::read_bufs(pid, &bufs, len)?;
-            let raw = crate::trace::hex(&data);
+            let (tags, units, raw) = data_words(&data);
             Some(Call {
                 name: "pwrite".into(),
-                args: format!("fd={fd} off={off} {tags} len={len}{units} path={rel} raw={raw}"),
+                args: format!("fd={fd} off={off} {tags} len={len}{units} path={rel}{raw}"),
                 at_exit: AtExit::Written(bufs, len, crate::trace::digest(&data)),
             })
         }
@@ -562,11 +561,12 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
                 u64::from_ne_bytes(proc::read_mem(pid, a[2], 8)?.try_into().ok()?)
             };
             // what the source holds from its offset, up to the count
-            let (tags, len, units) = proc::file_tags_and_units(pid, src, src_off, a[3])?;
-            if tags.is_empty() {
+            let data = proc::file_bytes(pid, src, src_off, a[3])?;
+            if data.is_empty() {
                 return None;
             }
-            let raw = proc::file_raw_word(pid, src, src_off, len)?;
+            let (tags, units, raw) = data_words(&data);
+            let len = data.len();
             call(
                 "sendfile",
                 format!("fd={fd} off={pos} {tags} len={len}{units} path={rel}{raw}"),
@@ -718,6 +718,18 @@ fn path_call(pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call> {
     call(name, format!("{rel} {flags:#x} path={rel}"))
 }
 
+/// A mark's words for data: its page tags (trace::page_tags), ` units=`
+/// its 1 KiB unit tags where those do not give them (trace::unit_tags),
+/// and ` raw=HEX`, which record's last pass replaces with the data's
+/// segment digests (segs.rs) before the trace is published.
+fn data_words(data: &[u8]) -> (String, String, String) {
+    let units = crate::trace::unit_tags(data)
+        .map(|u| format!(" units={u}"))
+        .unwrap_or_default();
+    let raw = format!(" raw={}", crate::trace::hex(data));
+    (crate::trace::page_tags(data), units, raw)
+}
+
 /// The `ret` mark's tail for a call that returned `ret` (bytes for a
 /// read): ` data=TAGS` (and ` units=TAGS` where the page tags do not
 /// give the 1 KiB units, then ` raw=HEX` for record's last pass) for a
@@ -726,8 +738,7 @@ fn path_call(pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call> {
 pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> Option<String> {
     match &c.at_exit {
         AtExit::Data(bufs) if ret >= 0 => {
-            let (tags, units) = proc::tags_and_units(pid, bufs, ret as u64)?;
-            let raw = proc::raw_word(pid, bufs, ret as u64)?;
+            let (tags, units, raw) = data_words(&proc::read_bufs(pid, bufs, ret as u64)?);
             Some(format!(" data={tags}{units}{raw}"))
         }
         AtExit::Written(bufs, len, d) => {

@@ -263,75 +263,6 @@ pub fn read_iovecs(pid: i32, iov: u64, cnt: u64) -> Option<Vec<(u64, u64)>> {
     )
 }
 
-/// The page tags ([`crate::trace::page_tags`]) of the first `total`
-/// bytes of the buffers `bufs` of `pid`, concatenated: the first byte of
-/// every 4 KiB of that data, read one byte each.
-pub fn tags(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<String> {
-    tags_by(pid, bufs, total, 4096)
-}
-
-/// The page tags of the same data and, where they do not give them, its
-/// 1 KiB unit tags as a mark's ` units=TAGS` ([`crate::trace::unit_tags`]).
-pub fn tags_and_units(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<(String, String)> {
-    let page = tags(pid, bufs, total)?;
-    let units = tags_by(pid, bufs, total, crate::trace::UNIT as u64)?;
-    let extra = crate::trace::units_if_needed(&page, &units, total)
-        .map(|u| format!(" units={u}"))
-        .unwrap_or_default();
-    Some((page, extra))
-}
-
-/// The first byte of every `step` bytes of that data, as tags.
-fn tags_by(pid: i32, bufs: &[(u64, u64)], total: u64, step: u64) -> Option<String> {
-    // the address of each byte at offset 0, 4096, ... of the data
-    let mut addrs = vec![];
-    let mut at = 0u64; // data offset where the current buffer starts
-    let mut next = 0u64; // next data offset to tag
-    for (base, len) in bufs {
-        while next < total && next < at + len {
-            addrs.push(base + (next - at));
-            next += step;
-        }
-        at += len;
-        if next >= total {
-            break;
-        }
-    }
-    if next < total {
-        return None; // the buffers hold less than `total`
-    }
-    let mut bytes = vec![0u8; addrs.len()];
-    for (i, batch) in addrs.chunks(libc::UIO_MAXIOV as usize).enumerate() {
-        let remote: Vec<libc::iovec> = batch
-            .iter()
-            .map(|a| libc::iovec {
-                iov_base: *a as *mut libc::c_void,
-                iov_len: 1,
-            })
-            .collect();
-        let out = &mut bytes[i * libc::UIO_MAXIOV as usize..][..batch.len()];
-        let local = libc::iovec {
-            iov_base: out.as_mut_ptr().cast(),
-            iov_len: out.len(),
-        };
-        let n = unsafe {
-            libc::process_vm_readv(pid, &local, 1, remote.as_ptr(), remote.len() as _, 0)
-        };
-        if n != batch.len() as isize {
-            return None;
-        }
-    }
-    Some(bytes.into_iter().map(crate::trace::page_tag).collect())
-}
-
-/// The first `total` bytes of the buffers `bufs` of `pid` as a mark's
-/// ` raw=HEX` word, which record's last pass replaces with the data's
-/// segment digests (record/segs.rs) before the trace is published.
-pub fn raw_word(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<String> {
-    let data = read_bufs(pid, bufs, total)?;
-    Some(format!(" raw={}", crate::trace::hex(&data)))
-}
-
 /// The first `total` bytes of the buffers `bufs` of `pid`, concatenated.
 pub fn read_bufs(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<Vec<u8>> {
     let mut data = Vec::with_capacity(total.min(1 << 30) as usize);
@@ -345,49 +276,17 @@ pub fn read_bufs(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<Vec<u8>> {
     (data.len() as u64 == total).then_some(data)
 }
 
-/// The same word for `len` bytes from `off` of a file `pid` has open as
-/// `fd` (sendfile's source, not on the mount), as [`file_tags`] reads it.
-pub fn file_raw_word(pid: i32, fd: i64, off: u64, len: u64) -> Option<String> {
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).ok()?;
-    let mut data = vec![0u8; len as usize];
-    f.read_exact_at(&mut data, off).ok()?;
-    Some(format!(" raw={}", crate::trace::hex(&data)))
-}
-
-/// The page tags of `len` bytes of a file `pid` has open as `fd` (not on
-/// the mount), from `off`, and how many bytes they cover (fewer at the
-/// end of the file): sendfile's source, read by the tracer through
-/// /proc/PID/fd/N.
-pub fn file_tags(pid: i32, fd: i64, off: u64, len: u64) -> Option<(String, u64)> {
-    file_tags_by(pid, fd, off, len, 4096)
-}
-
-/// The same source's page tags, its byte count, and, where the page tags
-/// do not give them, its 1 KiB unit tags as ` units=TAGS`.
-pub fn file_tags_and_units(pid: i32, fd: i64, off: u64, len: u64) -> Option<(String, u64, String)> {
-    let (page, n) = file_tags(pid, fd, off, len)?;
-    let (units, _) = file_tags_by(pid, fd, off, len, crate::trace::UNIT as u64)?;
-    let extra = crate::trace::units_if_needed(&page, &units, n)
-        .map(|u| format!(" units={u}"))
-        .unwrap_or_default();
-    Some((page, n, extra))
-}
-
-fn file_tags_by(pid: i32, fd: i64, off: u64, len: u64, step: u64) -> Option<(String, u64)> {
+/// Up to `len` bytes from `off` of a file `pid` has open as `fd` (not
+/// on the mount; fewer at its end): sendfile's source, read by the
+/// tracer through /proc/PID/fd/N.
+pub fn file_bytes(pid: i32, fd: i64, off: u64, len: u64) -> Option<Vec<u8>> {
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).ok()?;
     let size = f.metadata().ok()?.len();
     let end = off.saturating_add(len).min(size).max(off);
-    let mut s = String::new();
-    let mut at = off;
-    while at < end {
-        let mut b = [0u8];
-        f.read_exact_at(&mut b, at).ok()?;
-        s.push(crate::trace::page_tag(b[0]));
-        at += step;
-    }
-    Some((s, end - off))
+    let mut data = vec![0u8; (end - off) as usize];
+    f.read_exact_at(&mut data, off).ok()?;
+    Some(data)
 }
 
 #[cfg(test)]
@@ -428,18 +327,6 @@ mod tests {
     }
 
     #[test]
-    fn raw_words_of_own_memory() {
-        let me = std::process::id() as i32;
-        let a = b"hello".to_vec();
-        let b = vec![0u8, 1, 2];
-        let bufs = [(a.as_ptr() as u64, 5), (b.as_ptr() as u64, 3)];
-        assert_eq!(raw_word(me, &bufs, 8).unwrap(), " raw=68656c6c6f000102");
-        // fewer bytes than the buffers hold (a short read), and more
-        assert_eq!(raw_word(me, &bufs, 6).unwrap(), " raw=68656c6c6f00");
-        assert_eq!(raw_word(me, &bufs, 9), None);
-    }
-
-    #[test]
     fn tags_of_own_memory() {
         let me = std::process::id() as i32;
         let mut a = vec![b'A'; 4096];
@@ -451,10 +338,19 @@ mod tests {
             (b.as_ptr() as u64, b.len() as u64),
         ];
         // 8292 bytes of a, then b: offsets 0, 4096, 8192 in a, 12288 in b
-        assert_eq!(tags(me, &bufs, 16384).as_deref(), Some("A.CD"));
-        assert_eq!(tags(me, &bufs, 4097).as_deref(), Some("A."));
-        assert_eq!(tags(me, &bufs, 0).as_deref(), Some(""));
-        assert_eq!(tags(me, &bufs[..1], 16384), None);
+        let tags = |bufs: &[(u64, u64)], n: u64| {
+            read_bufs(me, bufs, n).map(|d| crate::trace::page_tags(&d))
+        };
+        assert_eq!(tags(&bufs, 16384).as_deref(), Some("A.CD"));
+        assert_eq!(tags(&bufs, 4097).as_deref(), Some("A."));
+        assert_eq!(tags(&bufs, 0).as_deref(), Some(""));
+        assert_eq!(tags(&bufs[..1], 16384), None);
+        // the bytes themselves, across the two buffers
+        let d = read_bufs(me, &bufs, 8294).unwrap();
+        assert_eq!(
+            (&d[8190..8194], &d[8292..]),
+            (&[0, 0, b'C', b'C'][..], &[b'D'; 2][..])
+        );
         let s = std::ffi::CString::new("abc").unwrap();
         assert_eq!(read_cstr(me, s.as_ptr() as u64).unwrap(), b"abc");
     }
