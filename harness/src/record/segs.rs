@@ -36,19 +36,53 @@ fn positional(sc: &str) -> Option<(usize, Option<usize>)> {
     }
 }
 
+/// Where each event's data starts in the file: a call's `off=`, and
+/// the same for its ret (one call at a time per thread); a request's
+/// offset, and the same for its reply.
+#[derive(Default)]
+struct Starts {
+    call: HashMap<String, u64>,
+    req: HashMap<u64, u64>,
+}
+
+impl Starts {
+    fn of(&mut self, e: &Event) -> Option<u64> {
+        match (e.ev.as_str(), e.kind.as_deref()) {
+            ("mark", Some("call")) => {
+                let off = e.args.as_deref().and_then(|a| {
+                    a.split_whitespace()
+                        .find_map(|w| w.strip_prefix("off="))
+                        .and_then(|v| v.parse::<u64>().ok())
+                });
+                if let (Some(a), Some(o)) = (e.actor.as_ref(), off) {
+                    self.call.insert(a.clone(), o);
+                }
+                off
+            }
+            ("mark", Some("ret")) => e.actor.as_ref().and_then(|a| self.call.remove(a)),
+            ("req", _) => {
+                if let (Some(o), Some(u)) = (e.offset, e.unique) {
+                    self.req.insert(u, o);
+                }
+                e.offset
+            }
+            ("reply", _) => e.unique.and_then(|u| self.req.remove(&u)),
+            _ => None,
+        }
+    }
+}
+
 /// Every offset a trace names (the module's comment), gathered one
 /// event at a time.
 #[derive(Default)]
 pub struct Cuts {
     pub at: BTreeSet<u64>,
-    // a read's offset until its ret (one call at a time per thread), a
-    // READ's until its reply
-    read_at: HashMap<String, u64>,
-    req_at: HashMap<u64, u64>,
+    starts: Starts,
 }
 
 impl Cuts {
     pub fn add(&mut self, e: &Event) {
+        let start = self.starts.of(e);
         let c = &mut self.at;
         let num = |w: &str| w.parse::<u64>().ok();
         match (e.ev.as_str(), e.kind.as_deref()) {
@@ -61,8 +95,7 @@ impl Cuts {
                         .find_map(|w| w.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
                         .and_then(num)
                 };
-                let off = key("off");
-                if let Some(o) = off {
+                if let Some(o) = start {
                     c.insert(o);
                     if let Some(l) = key("len") {
                         c.insert(o.saturating_add(l));
@@ -77,25 +110,17 @@ impl Cuts {
                         }
                     }
                 }
-                if let (Some(a), Some(o)) = (e.actor.as_ref(), off) {
-                    self.read_at.insert(a.clone(), o);
-                }
             }
             ("mark", Some("ret")) => {
-                if let (Some(a), Some(r)) = (e.actor.as_ref(), e.ret) {
-                    if let (Some(o), true) = (self.read_at.remove(a), r > 0) {
-                        c.insert(o.saturating_add(r as u64));
-                    }
+                if let (Some(o), Some(r)) = (start, e.ret.filter(|r| *r > 0)) {
+                    c.insert(o.saturating_add(r as u64));
                 }
             }
-            ("req", _) => match (e.offset, e.size) {
+            ("req", _) => match (start, e.size) {
                 (Some(o), s) => {
                     c.insert(o);
                     if let Some(s) = s {
                         c.insert(o.saturating_add(s));
-                    }
-                    if let Some(u) = e.unique {
-                        self.req_at.insert(u, o);
                     }
                 }
                 // (a FORGET's `size` is its nlookup)
@@ -111,8 +136,7 @@ impl Cuts {
                         c.insert(v);
                     }
                 }
-                let at = e.unique.and_then(|u| self.req_at.remove(&u));
-                if let (Some(o), Some(b)) = (at, r["bytes"].as_u64()) {
+                if let (Some(o), Some(b)) = (start, r["bytes"].as_u64()) {
                     c.insert(o.saturating_add(b));
                 }
             }
@@ -192,14 +216,14 @@ fn rewrite(
 ) -> Result<String, String> {
     let bad = |seq: u64, what: &str| format!("event #{seq}: {what} is not hex");
     let mut out = String::new();
-    let mut call_off: HashMap<String, u64> = HashMap::new();
-    let mut req_at: HashMap<u64, u64> = HashMap::new();
+    let mut starts = Starts::default();
     for (i, line) in lines.enumerate() {
         let line = line.map_err(|e| e.to_string())?;
         if line.trim().is_empty() {
             continue;
         }
         let mut e = parse(i, &line)?;
+        let start = starts.of(&e);
         let mut changed = false;
         match e.ev.as_str() {
             "header" => {
@@ -211,45 +235,25 @@ fn rewrite(
                 }
             }
             "req" => {
-                if let (Some(o), Some(u)) = (e.offset, e.unique) {
-                    req_at.insert(u, o);
-                }
                 if let Some(r) = e.raw.take() {
                     let d = unhex(&r).ok_or_else(|| bad(e.seq, "a WRITE's raw"))?;
-                    e.segs = Some(segs(e.offset.unwrap_or(0), &d, c));
+                    e.segs = Some(segs(start.unwrap_or(0), &d, c));
                     changed = true;
                 }
             }
             "reply" => {
-                let at = e.unique.and_then(|u| req_at.remove(&u));
                 if let Some(r) = e.result.as_mut().and_then(|r| r.as_object_mut()) {
                     if let Some(raw) = r.remove("raw") {
                         let d = raw
                             .as_str()
                             .and_then(unhex)
                             .ok_or_else(|| bad(e.seq, "a READ reply's raw"))?;
-                        r.insert("segs".into(), segs(at.unwrap_or(0), &d, c).into());
+                        r.insert("segs".into(), segs(start.unwrap_or(0), &d, c).into());
                         changed = true;
                     }
                 }
             }
             "mark" => {
-                let off = e.args.as_deref().and_then(|a| {
-                    a.split_whitespace()
-                        .find_map(|w| w.strip_prefix("off="))
-                        .and_then(|v| v.parse::<u64>().ok())
-                });
-                let actor = e.actor.clone().unwrap_or_default();
-                let start = match e.kind.as_deref() {
-                    Some("call") => {
-                        if let Some(o) = off {
-                            call_off.insert(actor, o);
-                        }
-                        off
-                    }
-                    Some("ret") => call_off.remove(&actor),
-                    _ => None,
-                };
                 if let Some(raw) = raw_of(&e) {
                     let d = unhex(raw).ok_or_else(|| bad(e.seq, "a mark's raw"))?;
                     let s = segs(start.unwrap_or(0), &d, c);
