@@ -13,6 +13,12 @@ impl FuseModel {
 
     /// The blocks of the folio holding block `p`.
     pub fn folio(&self, p: usize) -> std::ops::Range<usize> {
+        if self.lay.uneven {
+            if p >= self.cfg.pages as usize {
+                return p..p;
+            }
+            return self.lay.page_start[p] as usize..self.lay.page_end[p] as usize;
+        }
         let fb = self.fsize.max(1) as usize;
         let h = p - p % fb;
         h..(h + fb).min(self.cfg.pages as usize)

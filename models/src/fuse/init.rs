@@ -19,6 +19,7 @@ impl FuseModel {
             programs.push(super::oplabel::apply(&cfg, t, &build(&cfg, t), &cfg.drop)?);
         }
         let fsize = super::lfolio::folio_size(&cfg);
+        let lay = cfg.layout();
         let pred = (0..cfg.tasks.len()).map(|t| cfg.pred(t)).collect();
         let vers = if cfg.versions.is_empty() {
             (0..cfg.tasks.len()).map(version_of).collect()
@@ -29,6 +30,7 @@ impl FuseModel {
             cfg,
             programs,
             fsize,
+            lay,
             pred,
             vers,
         })

@@ -46,6 +46,15 @@ pub fn folio_size(cfg: &Config) -> u8 {
     match cfg.kernel {
         Kernel::C => cfg.folio_blocks.max(1),
         Kernel::L => 1,
+        Kernel::T | Kernel::T2 if cfg.uneven() => {
+            // uneven positions (layout.rs, folio_pages 1): folios differ
+            // in positions; the most any has (FuseModel::folio is exact)
+            let l = cfg.layout();
+            (0..cfg.pages as usize)
+                .map(|p| l.page_end[p] - l.page_start[p])
+                .max()
+                .unwrap_or(1)
+        }
         Kernel::T | Kernel::T2 => {
             // a page is `units_per_page` model units (subpage.rs)
             let (fp, u) = (cfg.folio_pages.max(1), cfg.sub.units_per_page.max(1));
@@ -92,31 +101,53 @@ impl Config {
         }
         // a folio in model positions: pages, times units per page
         let u = self.sub.units_per_page.max(1);
-        if fp == 1 && u == 1 {
+        if fp == 1 && u == 1 && !self.uneven() {
             return Ok(());
         }
         let fu = fp * u;
         if !self.pages.is_multiple_of(fu) {
             return Err(format!("with folio_pages = {fp}, pages are whole folios"));
         }
+        // the folio of a position: fu of them, or with uneven positions
+        // (folio_pages 1) its page's (layout.rs)
+        let lay = self.layout();
+        let fstart = |p: u8| {
+            if self.uneven() {
+                lay.page_start[p as usize]
+            } else {
+                p - p % fu
+            }
+        };
+        let is_start = |p: u8| p >= self.pages || fstart(p) == p;
+        let sizes = if self.uneven() {
+            format!(
+                "unit_bytes = {:?}",
+                self.position_bytes()
+                    .iter()
+                    .map(|b| b.1)
+                    .collect::<Vec<_>>()
+            )
+        } else {
+            format!("units_per_page = {u}")
+        };
         for (mask, what) in [(self.cached, "cached"), (self.dirty, "dirty")] {
             for p in 0..self.pages {
-                if (mask >> p) & 1 != (mask >> (p - p % fu)) & 1 {
+                if (mask >> p) & 1 != (mask >> fstart(p)) & 1 {
                     return Err(format!(
-                        "with folio_pages = {fp}, {what} covers whole folios"
+                        "with folio_pages = {fp} and {sizes}, {what} covers whole folios"
                     ));
                 }
             }
         }
         let mut sizing = 0;
         for (i, t) in self.tasks.iter().enumerate() {
-            let whole = |first: u8, n: u8| first.is_multiple_of(fu) && n.is_multiple_of(fu);
+            let whole = |first: u8, n: u8| is_start(first) && is_start(first + n);
             let bad = match *t {
                 // (a write may cover part of a folio of units: subpage.rs;
                 // write-through with units: write.rs, op_fill_units, whose
                 // folios are single pages)
                 TaskSpec::Write { first, n } => {
-                    (!self.writeback_cache && fp > 1) || (u == 1 && !whole(first, n))
+                    (!self.writeback_cache && fp > 1) || (!self.sub_page() && !whole(first, n))
                 }
                 TaskSpec::Punch { first, n } | TaskSpec::Readahead { first, n } => !whole(first, n),
                 TaskSpec::Truncate { .. } | TaskSpec::Open { trunc: true, .. } => {
@@ -127,14 +158,14 @@ impl Config {
             };
             if bad {
                 return Err(format!(
-                    "task '{}': with folio_pages = {fp} and units_per_page = {u}, punches and readahead cover whole folios, and so do writes of whole pages (write-through writes are not modelled with folio_pages > 1)",
+                    "task '{}': with folio_pages = {fp} and {sizes}, punches and readahead cover whole folios, and so do writes of whole pages (write-through writes are not modelled with folio_pages > 1)",
                     self.task_text(i)
                 ));
             }
         }
         if sizing > 1 {
             return Err(format!(
-                "with folio_pages = {fp} and units_per_page = {u}, at most one truncation (a zeroed folio tail is not tracked across a second size change)"
+                "with folio_pages = {fp} and {sizes}, at most one truncation (a zeroed folio tail is not tracked across a second size change)"
             ));
         }
         Ok(())
@@ -174,9 +205,9 @@ impl FuseModel {
     }
 
     /// lf-limits for a READ of `n` model pages.
-    pub(super) fn check_read_limits(&self, s: &mut State, n: u8) {
+    pub(super) fn check_read_limits(&self, s: &mut State, first: u8, n: u8) {
         let c = &self.cfg;
-        let pages = (n as u16).div_ceil(c.per_page());
+        let pages = self.pages_spanned(first, n);
         // a READ's fc->max_pages is `read_max_pages` where conform set it
         // (above max_write's cap: fuse_readahead's `min(fc->max_pages,
         // fc->max_read / PAGE_SIZE)`, subpage.rs readahead_units)
@@ -221,7 +252,7 @@ impl FuseModel {
             s.lf_viol |= VIOL_LF_CROP;
         }
         let c = &self.cfg;
-        let pages = (sent as u16).div_ceil(c.per_page());
+        let pages = self.pages_spanned(w.first, sent);
         if pages > c.max_pages as u16 || c.limit_units(true).is_some_and(|mw| sent as u16 > mw) {
             s.lf_viol |= VIOL_LF_LIMITS;
         }
@@ -274,7 +305,13 @@ impl FuseModel {
         let (mut pages, mut pos) = (0u8, task.cur as usize);
         while pages < cur_pages {
             let f = self.folio(pos);
-            if f.len() as u8 > cur_pages - pages {
+            // (uneven positions: max_pages in kernel pages, layout.rs)
+            let over = if self.lay.uneven {
+                !self.ra_fits(task.cur, f.end as u8)
+            } else {
+                false
+            };
+            if f.len() as u8 > cur_pages - pages || over {
                 // keep the folio for the next round
                 s.ev = Event::RaNoFit;
                 break;
@@ -303,7 +340,7 @@ impl FuseModel {
             // fuse_simple_background → fuse_get_req waits on fc->blocked
             return None;
         }
-        self.check_read_limits(s, pages);
+        self.check_read_limits(s, task.cur, pages);
         self.queue_background(
             s,
             Req::ReadPages {

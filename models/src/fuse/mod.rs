@@ -13,6 +13,7 @@ mod folio;
 mod ghost;
 mod init;
 mod iomode;
+pub mod layout;
 mod legacy;
 mod lfolio;
 mod mmap;
@@ -352,6 +353,14 @@ impl Spec for FuseModel {
         if cfg.sub.units_per_page > 1 {
             v.push(format!("{} units/page", cfg.sub.units_per_page));
         }
+        if cfg.uneven() {
+            let b: Vec<String> = cfg
+                .position_bytes()
+                .iter()
+                .map(|b| b.1.to_string())
+                .collect();
+            v.push(format!("units {}B", b.join("+")));
+        }
         if let Some(b) = cfg.sub.max_read_bytes {
             v.push(format!("max_read {b}B"));
         }
@@ -456,6 +465,8 @@ mod tests_env;
 mod tests_fix_pdio;
 #[cfg(test)]
 mod tests_forget;
+#[cfg(test)]
+mod tests_layout;
 #[cfg(test)]
 mod tests_lfolio;
 #[cfg(test)]

@@ -37,6 +37,8 @@ pub struct FuseModel {
     /// Blocks (C) or pages (T, T2) per folio, after the large-folio order
     /// cap (lfolio.rs).
     pub fsize: u8,
+    /// Where positions lie in pages (layout.rs).
+    pub lay: super::layout::Layout,
     /// Per task, the task before it on its thread (`Config::pred`): it
     /// starts only once that one has returned.
     pub pred: Vec<Option<usize>>,

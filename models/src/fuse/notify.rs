@@ -123,7 +123,7 @@ impl Config {
         ) {
             return Ok(());
         }
-        if self.folio_blocks > 1 || self.folio_pages > 1 || self.sub.units_per_page > 1 {
+        if self.folio_blocks > 1 || self.folio_pages > 1 || self.sub_page() {
             return Err(format!(
                 "task '{t}': notifications are modelled with one page per folio (no folio_blocks, folio_pages or units)"
             ));

@@ -371,7 +371,7 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
                 .unwrap_or(u16::MAX)
                 .min(cfg.max_pages as u16 * cfg.per_page())
                 .min(u8::MAX as u16) as u8;
-            if cfg.sub.units_per_page > 1 {
+            if cfg.sub_page() {
                 // units below a page: the batches depend on the page
                 // cache (a folio left not uptodate ends one), so the loop
                 // is the program's: fill, wait, WRITE, reply, and back

@@ -61,11 +61,7 @@ impl FuseModel {
     /// Kernel pages before model page `p`: `Config::real_pages` (trace
     /// conformance), or, with units smaller than a page, `p / U`.
     fn real_start(&self, p: u8) -> u32 {
-        let u = self.cfg.sub.units_per_page.max(1);
-        if u > 1 {
-            return (p / u) as u32;
-        }
-        (0..p as usize).map(|q| self.cfg.real_pages[q] as u32).sum()
+        self.lay.kpage[p as usize]
     }
 
     /// The model pages covering real pages `a..b`: `(lo, hi)`, a page
@@ -77,7 +73,11 @@ impl FuseModel {
             let lo = (a * u).min(n as u32) as u8;
             return (lo, (b * u).min(n as u32) as u8);
         }
-        let lo = (0..n).rev().find(|&q| self.real_start(q) <= a).unwrap_or(0);
+        // (the first position of a page: uneven positions share pages)
+        let lo = (0..n)
+            .rev()
+            .find(|&q| self.real_start(q) <= a && self.page_start(q) == q)
+            .unwrap_or(0);
         let hi = (0..n).find(|&q| self.real_start(q) >= b).unwrap_or(n);
         (lo, hi)
     }
@@ -281,11 +281,10 @@ impl FuseModel {
             // fuse_readahead: a READ of the whole folios that fit
             // min(max_pages, max_read) pages (model pages are blocks with
             // sub-page blocks)
-            let max = self.cfg.readahead_units().min(u8::MAX as u16) as u8;
             let (mut n, mut pos) = (0u8, first as usize);
             while pos < (first + len) as usize {
                 let f = self.folio(pos);
-                if n + f.len() as u8 > max {
+                if !self.ra_fits(first, f.end as u8) {
                     break;
                 }
                 n += f.len() as u8;
@@ -310,7 +309,7 @@ impl FuseModel {
             if self.bg_blocked(s) {
                 return done(sent, skipped); // fuse_get_req: fc->blocked
             }
-            self.check_read_limits(s, n);
+            self.check_read_limits(s, first, n);
             // fuse_send_readpages: ia->read.attr_ver = fuse_get_attr_version()
             self.sample_attr(s, t);
             self.queue_background(
@@ -346,7 +345,7 @@ impl FuseModel {
         self.sample_attr(s, t);
         // one block, or a whole large folio (lfolio.rs)
         let (first, n) = self.read_folio_range(q);
-        self.check_read_limits(s, n);
+        self.check_read_limits(s, first, n);
         s.tasks[t].rd = first;
         s.tasks[t].reply = NONE;
         s.tasks[t].ph = PH_FOLIO;

@@ -12,11 +12,18 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
     let mut v = Vec::new();
     let u = cfg.sub.units_per_page;
     v.push((
-        if u > 1 { "units" } else { "pages" },
+        if cfg.sub_page() { "units" } else { "pages" },
         format!(
             "{}{} ({} in the file at the start, {} cached, {} dirty)",
             cfg.pages,
-            if u > 1 {
+            if cfg.uneven() {
+                let b: Vec<String> = cfg
+                    .position_bytes()
+                    .iter()
+                    .map(|(a, n)| format!("{a}+{n}"))
+                    .collect();
+                format!(" (bytes {}, uneven)", b.join(" "))
+            } else if u > 1 {
                 format!(" ({} pages of {u})", cfg.pages / u)
             } else {
                 String::new()
@@ -47,10 +54,13 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
         v.push((
             "page",
             format!(
-                "PAGE_SIZE {} B; positions p0.. are units of {} B ({} per page); max_read {}, max_write {} (the kernel's 4096-byte floor)",
+                "PAGE_SIZE {} B; positions p0.. are {}; max_read {}, max_write {} (the kernel's 4096-byte floor)",
                 sub.page_size,
-                cfg.unit_bytes(),
-                sub.units_per_page,
+                if cfg.uneven() {
+                    "of uneven bytes (above)".to_string()
+                } else {
+                    format!("units of {} B ({} per page)", cfg.unit_bytes(), sub.units_per_page)
+                },
                 lim(sub.max_read_bytes),
                 lim(sub.max_write_bytes)
             ),
@@ -125,7 +135,7 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
         "mount",
         format!("{}; max_pages {}", mount.join(", "), cfg.max_pages),
     ));
-    let mut out = if cfg.sub.units_per_page > 1 {
+    let mut out = if cfg.sub_page() {
         vec![
             "direct I/O into a mapping",
             "a second size change",

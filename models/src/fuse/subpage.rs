@@ -56,6 +56,10 @@ impl Config {
     /// fc->max_write (`write`) or fc->max_read in model positions; `None`:
     /// larger than any request of the configuration.
     pub fn limit_units(&self, write: bool) -> Option<u16> {
+        if self.uneven() {
+            // (no smaller than the file: validate_layout)
+            return None;
+        }
         let (pages, bytes) = self.limits(write);
         match bytes {
             Some(b) => Some((b / self.unit_bytes()).min(u16::MAX as u32) as u16),
@@ -84,7 +88,12 @@ impl Config {
     /// Readahead's READ size in model positions: fuse_readahead's
     /// `min(fc->max_pages, fc->max_read / PAGE_SIZE)` pages (fc->max_pages
     /// is `read_max_pages` when set).
+    /// With uneven positions, every position: the cap is in kernel pages
+    /// (`FuseModel::ra_fits`).
     pub fn readahead_units(&self) -> u16 {
+        if self.uneven() {
+            return self.pages as u16;
+        }
         let mp = match self.read_max_pages {
             0 => self.max_pages,
             r => r,
@@ -97,7 +106,7 @@ impl Config {
     /// when a page has several.
     pub fn task_text(&self, i: usize) -> String {
         let text = self.tasks[i].to_string();
-        if self.sub.units_per_page <= 1 {
+        if !self.sub_page() {
             return text;
         }
         let mut out: Vec<String> = Vec::new();
@@ -119,6 +128,7 @@ impl Config {
     /// produce or the model does not cover.
     pub(super) fn validate_subpage(&self) -> Result<(), String> {
         let sub = &self.sub;
+        self.validate_layout()?;
         if !PAGE_SIZES.contains(&sub.page_size) {
             return Err(format!(
                 "page_size {}: the modelled page sizes are 4096, 16384 and 65536 bytes",
@@ -186,7 +196,7 @@ impl Config {
                     "{what} {b}: the kernel raises it to {MIN_LIMIT} ({who}, max_t(unsigned int, 4096, ...)); no mount has less"
                 ));
             }
-            if b % self.unit_bytes() != 0 {
+            if b % self.unit_bytes() != 0 && !self.uneven() {
                 return Err(format!(
                     "{what} {b} is not a whole number of model positions ({} bytes): make them smaller with {}",
                     self.unit_bytes(),
@@ -258,7 +268,7 @@ impl FuseModel {
     /// A narration sentence in the model's positions (`unit_words` when a
     /// page has several units).
     pub fn positions_text(&self, text: String) -> String {
-        if self.cfg.sub.units_per_page > 1 {
+        if self.cfg.sub_page() {
             unit_words(&text)
         } else {
             text
@@ -272,7 +282,7 @@ impl FuseModel {
 
     /// The first position of the page holding position `p`.
     pub fn page_start(&self, p: u8) -> u8 {
-        p - p % self.per_page()
+        self.lay.page_start[p as usize]
     }
 
     /// One step of write(2) into folio `f` (position `p` of the write
@@ -381,7 +391,7 @@ impl FuseModel {
     /// range with truncate_pagecache_range(inode, oldsize, size - 1); no
     /// such tree was found, and 6.18.44 does not (F-mmap-eof-extend).
     pub(super) fn extend_in_folio(&self, s: &mut State, t: usize, old: u8, new: u8) {
-        if self.cfg.sub.units_per_page <= 1 {
+        if !self.cfg.sub_page() {
             return;
         }
         let vt = self.ver(t);
@@ -396,7 +406,7 @@ impl FuseModel {
     /// ghost `ext0` is kept)? Only then, so that every other
     /// configuration's states are as before.
     pub(super) fn eof_stores(&self) -> bool {
-        self.cfg.sub.units_per_page > 1
+        self.cfg.sub_page()
             && self
                 .cfg
                 .tasks

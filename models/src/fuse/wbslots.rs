@@ -49,9 +49,8 @@ impl FuseModel {
         // positions per page: blocks (C) or units (T, T2: subpage.rs);
         // "Reached max pages" counts pages, "Reached max write bytes"
         // bytes (fc->max_write, in positions)
-        let per_page = c.per_page();
         let bytes = (task.bn + rl) as u16;
-        let over_pages = bytes.div_ceil(per_page) > c.max_pages as u16;
+        let over_pages = self.pages_spanned(task.bfirst, task.bn + rl) > c.max_pages as u16;
         let over_write = c.limit_units(true).is_some_and(|mw| bytes > mw);
         if over_pages || over_write {
             if self.lf_geometry() {

@@ -167,7 +167,7 @@ impl FuseModel {
         if let Some(mw) = c.limit_units(true) {
             lim = lim.min(bfirst as u16 + mw);
         }
-        lim = lim.min(self.page_start(bfirst) as u16 + c.max_pages as u16 * c.per_page());
+        lim = lim.min(self.max_pages_end(bfirst));
         let lim = lim as usize;
         Self::check_cached_store(s);
         let f = self.folio(p);

@@ -51,7 +51,10 @@ impl FuseModel {
         let real_crop = crop;
         // the mutant crops at the page holding i_size, not at its byte
         let crop = if self.cfg.variant.mut_crop_by_page {
-            crop.next_multiple_of(self.per_page()).min(self.cfg.pages)
+            match crop {
+                0 => 0,
+                c => self.lay.page_end[c as usize - 1],
+            }
         } else {
             crop
         };

@@ -202,6 +202,14 @@ pub struct SubPage {
     /// fc->max_write in bytes (`None`: `Config::max_write` in pages, or
     /// unlimited).
     pub max_write_bytes: Option<u32>,
+    /// Uneven positions (layout.rs): the bytes of position 0, 1, ...;
+    /// 0 past the last. All 0: whole pages or uniform units.
+    #[serde(default, skip_serializing_if = "no_layout")]
+    pub unit_bytes: [u32; MAX_PAGES],
+}
+
+fn no_layout(b: &[u32; MAX_PAGES]) -> bool {
+    b[0] == 0
 }
 
 impl Default for SubPage {
@@ -211,6 +219,7 @@ impl Default for SubPage {
             page_size: 4096,
             max_read_bytes: None,
             max_write_bytes: None,
+            unit_bytes: [0; MAX_PAGES],
         }
     }
 }

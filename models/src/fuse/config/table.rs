@@ -73,6 +73,9 @@ struct ConfigRaw {
     page_size: u32,
     max_read_bytes: Option<u32>,
     max_write_bytes: Option<u32>,
+    /// Uneven positions (layout.rs): the bytes of each, in order.
+    #[serde(default)]
+    unit_bytes: Vec<u32>,
     /// Op labels to drop from the task programs (oplabel.rs).
     #[serde(default)]
     drop: Vec<String>,
@@ -177,7 +180,20 @@ impl Config {
         if ![1, 2, 4].contains(&u) {
             return Err(format!("units_per_page is 1, 2 or 4, got {u}"));
         }
-        let task = |t: &str| TaskSpec::parse(&to_units(t, u)?);
+        let uneven = !raw.unit_bytes.is_empty();
+        let task = |t: &str| {
+            if uneven
+                && t.split_whitespace().skip(1).any(|w| {
+                    w.split('+')
+                        .any(|x| x.starts_with(|c: char| c.is_ascii_digit()) && !x.ends_with('u'))
+                })
+            {
+                return Err(format!(
+                    "task '{t}': with unit_bytes, positions are units (write 1u+2u)"
+                ));
+            }
+            TaskSpec::parse(&to_units(t, u)?)
+        };
         let mut tasks = Vec::new();
         for t in &raw.tasks {
             tasks.push(task(t)?);
@@ -208,7 +224,65 @@ impl Config {
             );
         }
         let pages = raw.pages;
-        if pages == 0 || pages as usize * u as usize > super::MAX_PAGES {
+        // uneven positions: `pages` is the kernel pages they cover; a
+        // page number (init_size, cached, dirty) is its first position
+        let mut page_pos: Vec<u8> = Vec::new();
+        let mut unit_bytes = [0u32; super::MAX_PAGES];
+        if uneven {
+            if u != 1 {
+                return Err("give units_per_page or unit_bytes, not both".into());
+            }
+            let n = raw.unit_bytes.len();
+            if n > super::MAX_PAGES || raw.unit_bytes.contains(&0) {
+                return Err(format!(
+                    "unit_bytes: 1..={} positions of at least one byte, got {:?}",
+                    super::MAX_PAGES,
+                    raw.unit_bytes
+                ));
+            }
+            unit_bytes[..n].copy_from_slice(&raw.unit_bytes);
+            let ps = raw.page_size as u64;
+            let mut at = 0u64;
+            for (i, b) in raw.unit_bytes.iter().enumerate() {
+                if at % ps == 0 {
+                    page_pos.resize((at / ps) as usize, i as u8);
+                    page_pos.push(i as u8);
+                }
+                at += *b as u64;
+            }
+            if at != pages as u64 * ps {
+                return Err(format!(
+                    "unit_bytes: {at} bytes in all for pages = {pages} of {ps} bytes"
+                ));
+            }
+            page_pos.resize(pages as usize, n as u8);
+            page_pos.push(n as u8);
+        }
+        let pos_of = |p: u8| -> u8 {
+            match page_pos.get(p as usize) {
+                Some(q) => *q,
+                None => p.saturating_mul(u),
+            }
+        };
+        let pos_mask = |m: u8| -> u8 {
+            let mut out = 0u8;
+            for p in 0..pages.min(8) {
+                if (m >> p) & 1 == 1 {
+                    for q in pos_of(p)..pos_of(p + 1) {
+                        out |= 1 << q;
+                    }
+                }
+            }
+            out
+        };
+        if uneven {
+            // (the masks' pages beyond `pages` are validate's to refuse)
+            for (m, what) in [(&raw.cached, "cached"), (&raw.dirty, "dirty")] {
+                if let Some(p) = m.iter().find(|p| **p >= pages) {
+                    return Err(format!("{what}: page {p} beyond pages = {pages}"));
+                }
+            }
+        } else if pages == 0 || pages as usize * u as usize > super::MAX_PAGES {
             return Err(if u == 1 {
                 format!("pages must be 1..={}, got {pages}", super::MAX_PAGES)
             } else {
@@ -219,7 +293,7 @@ impl Config {
             });
         }
         let init_size = match &raw.init_size {
-            toml::Value::Integer(i) if (0..=pages as i64).contains(i) => *i as u8 * u,
+            toml::Value::Integer(i) if (0..=pages as i64).contains(i) => pos_of(*i as u8),
             toml::Value::String(w) => unit_number(w, u).map_err(|e| format!("init_size: {e}"))?,
             v => {
                 return Err(format!(
@@ -231,10 +305,22 @@ impl Config {
             kernel,
             tree: (tree != crate::fuse::step::Tree::of(kernel)).then_some(tree),
             variant,
-            pages: pages * u,
+            pages: if uneven {
+                raw.unit_bytes.len() as u8
+            } else {
+                pages * u
+            },
             init_size,
-            cached: unit_mask(mask(&raw.cached, "cached")?, u, "cached")?,
-            dirty: unit_mask(mask(&raw.dirty, "dirty")?, u, "dirty")?,
+            cached: if uneven {
+                pos_mask(mask(&raw.cached, "cached")?)
+            } else {
+                unit_mask(mask(&raw.cached, "cached")?, u, "cached")?
+            },
+            dirty: if uneven {
+                pos_mask(mask(&raw.dirty, "dirty")?)
+            } else {
+                unit_mask(mask(&raw.dirty, "dirty")?, u, "dirty")?
+            },
             daemon_threads: raw.daemon_threads,
             direct_io_allow_mmap: raw.direct_io_allow_mmap,
             parallel_dio: raw.parallel_dio,
@@ -272,6 +358,7 @@ impl Config {
                 page_size: raw.page_size,
                 max_read_bytes: raw.max_read_bytes,
                 max_write_bytes: raw.max_write_bytes,
+                unit_bytes,
             },
             drop: raw.drop,
         };

@@ -84,7 +84,7 @@ impl Config {
             }
         }
         if self.init_size > p {
-            let (u, what) = if self.sub.units_per_page > 1 {
+            let (u, what) = if self.sub_page() {
                 ("u", "units")
             } else {
                 ("", "pages")
@@ -103,8 +103,11 @@ impl Config {
         }
         // cached pages must lie inside the file (with units smaller than a
         // page, the EOF page is cached whole: its units beyond EOF zero)
-        let u = self.sub.units_per_page.max(1);
-        let end = self.init_size.next_multiple_of(u).min(p);
+        let end = match self.init_size {
+            0 => 0,
+            // (the end of the page holding the last byte)
+            i => self.layout().page_end[i as usize - 1].min(p),
+        };
         let inside = if end == 0 {
             0
         } else {
@@ -200,11 +203,7 @@ impl Config {
         }
         // (with units smaller than a page, positions are units: the task
         // as the catalogue wrote it, `2u+1u`, and "unit")
-        let what = if self.sub.units_per_page > 1 {
-            "unit"
-        } else {
-            "page"
-        };
+        let what = if self.sub_page() { "unit" } else { "page" };
         for (i, t) in self.tasks.iter().enumerate() {
             let text = self.task_text(i);
             if let Some((first, n)) = t.range() {
@@ -342,7 +341,7 @@ impl Config {
         if !self.auto_inval_data && !self.variant.mut_cache_mask_ignored {
             return Ok(());
         }
-        if self.folio_blocks > 1 || self.folio_pages > 1 || self.sub.units_per_page > 1 {
+        if self.folio_blocks > 1 || self.folio_pages > 1 || self.sub_page() {
             return Err("auto_inval_data is modelled with one page per folio (no folio_blocks, folio_pages or units)".into());
         }
         if self.tasks.iter().any(|u| {

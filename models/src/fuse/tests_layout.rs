@@ -1,0 +1,191 @@
+//! Unit tests of uneven positions (layout.rs): `unit_bytes` of equal
+//! sizes reach exactly the states of `units_per_page`; uneven ones put
+//! each position in its page, count max_pages in kernel pages, and keep
+//! fuse_write_begin's READ, the EOF crop and the crop mutant.
+
+use super::config::*;
+use super::model::*;
+use super::state::*;
+use super::step::Step;
+use super::tests::{model, reachable, run, D0, T0};
+
+fn from_toml(text: &str) -> Result<Config, String> {
+    let table: toml::Table = text.parse().map_err(|e| format!("{e}"))?;
+    Config::from_table(&table)
+}
+
+/// Equal sizes are the uniform units: the same reachable states, for
+/// workloads that take every sub-page path (fuse_write_begin's READ, the
+/// EOF zeroing, truncation inside a page, readahead, stores, fsync).
+#[test]
+fn equal_unit_bytes_reach_the_states_of_units_per_page() {
+    let cases = [
+        (
+            "pages = 1\ninit_size = \"2u\"\n",
+            "units_per_page = 4\n",
+            "unit_bytes = [1024, 1024, 1024, 1024]\n",
+            "tasks = [\"write 1u+1u\", \"truncate 3u\", \"fsync\"]\n",
+        ),
+        (
+            "pages = 2\ninit_size = \"3u\"\ncached = [0, 1]\n",
+            "units_per_page = 2\n",
+            "unit_bytes = [2048, 2048, 2048, 2048]\n",
+            "tasks = [\"write 0u+3u\", \"read 1u+2u\", \"wb all\"]\n",
+        ),
+        (
+            "pages = 2\ninit_size = \"1u\"\ncached = [0]\n",
+            "units_per_page = 2\n",
+            "unit_bytes = [2048, 2048, 2048, 2048]\n",
+            "tasks = [\"mmap 2u\", \"write 3u+1u\", \"fsync\"]\n",
+        ),
+    ];
+    for (common, uniform, uneven, tasks) in cases {
+        let head = "kernel = \"T\"\ndaemon_threads = 1\n";
+        let a = from_toml(&format!("{head}{common}{uniform}{tasks}")).unwrap();
+        let b = from_toml(&format!("{head}{common}{uneven}{tasks}")).unwrap();
+        assert!(b.uneven() && b.sub_page());
+        assert_eq!(
+            (a.pages, a.init_size, a.cached),
+            (b.pages, b.init_size, b.cached)
+        );
+        let (ma, mb) = (model(a), model(b));
+        assert_eq!(ma.lay.page_start, mb.lay.page_start, "{tasks}");
+        assert_eq!(ma.lay.page_end, mb.lay.page_end, "{tasks}");
+        assert_eq!(ma.lay.kpage, mb.lay.kpage, "{tasks}");
+        let sa: std::collections::HashSet<State> = reachable(&ma).into_iter().collect();
+        let sb: std::collections::HashSet<State> = reachable(&mb).into_iter().collect();
+        assert!(sa.len() > 100, "{tasks}: {} states", sa.len());
+        assert_eq!(sa, sb, "{tasks}");
+    }
+}
+
+/// sqlite3's journal header page: 12 + 500 + 4 + 3580 bytes are one page
+/// of four positions, then a whole page, then 516 + 3580.
+#[test]
+fn uneven_positions_share_their_page() {
+    let c = from_toml(
+        "kernel = \"T\"\npages = 2\nunit_bytes = [12, 500, 3584, 4096]\ninit_size = 1\ntasks = [\"write 1u+1u\"]\n",
+    )
+    .unwrap();
+    assert_eq!(c.pages, 4);
+    assert_eq!(c.init_size, 3, "page 1 starts at position 3");
+    let m = model(c);
+    assert_eq!(&m.lay.page_start, &[0, 0, 0, 3]);
+    assert_eq!(&m.lay.page_end, &[3, 3, 3, 4]);
+    assert_eq!(&m.lay.kpage[..5], &[0, 0, 0, 1, 2]);
+    assert_eq!(m.folio(1), 0..3);
+    assert_eq!(m.folio(3), 3..4);
+    assert_eq!(m.pages_spanned(1, 3), 2, "positions 1..4 touch both pages");
+    assert_eq!(m.pages_spanned(0, 2), 1);
+    // fuse_write_begin: 500 bytes at 12 inside the file, the page not
+    // cached: a READ of the whole page (three positions) first
+    let s = run(&m, &m.initial(), T0, Step::InodeLock);
+    let s = run(&m, &s, T0, Step::WriteBeginSendRead);
+    assert!(matches!(s.fuse_q[0], Req::Read { first: 0, n: 3, .. }));
+    let s = run(&m, &s, D0, Step::DaemonRead);
+    let s = run(&m, &s, D0, Step::DaemonReply);
+    let s = run(&m, &s, T0, Step::WriteBeginRead);
+    assert_eq!(s.pages[0].ver, V_INIT, "bytes 0..12 read from the server");
+    assert_ne!(s.pages[1].ver, V_INIT, "bytes 12..512 written");
+    assert_eq!(s.pages[2].ver, V_INIT);
+}
+
+/// max_pages counts kernel pages: with max_pages 1, a writeback of two
+/// dirty pages of three positions sends the first page's two positions,
+/// then the third; the i_size crop falls on a position inside the EOF
+/// page, and the crop mutant rounds it up to the page's end.
+#[test]
+fn max_pages_counts_kernel_pages_and_the_crop_is_a_position() {
+    let base = "kernel = \"T\"\npages = 2\nunit_bytes = [100, 3996, 4096]\ndaemon_threads = 1\ncached = [0, 1]\ndirty = [0, 1]\ninit_size = 2\ntasks = [\"fsync\"]\n";
+    let m = model(from_toml(&format!("{base}max_pages = 1\n")).unwrap());
+    let s = run(&m, &m.initial(), T0, Step::Entry);
+    let s = run(&m, &s, T0, Step::InodeLock);
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    let writes = |s: &State| -> Vec<(u8, u8)> {
+        s.fuse_q
+            .iter()
+            .filter_map(|r| match *r {
+                Req::CacheWrite { first, n, .. } => Some((first, n)),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        writes(&s),
+        vec![(0, 2)],
+        "page 0 is sent before page 1 joins"
+    );
+    assert!(super::lfolio::lf_limits(&m, &s));
+    // the crop: i_size at position 1 (byte 100) inside a dirty page
+    let text = "kernel = \"T\"\npages = 1\nunit_bytes = [100, 3996]\ndaemon_threads = 1\ncached = [0]\ninit_size = \"1u\"\ntasks = [\"write 0u+1u\", \"wb all\"]\n";
+    for (mutant, sent) in [(false, 1), (true, 2)] {
+        let mut c = from_toml(text).unwrap();
+        c.variant.mut_crop_by_page = mutant;
+        let m = model(c);
+        let s = run(&m, &m.initial(), T0, Step::InodeLock);
+        let s = run(&m, &s, T0, Step::CopyPage);
+        let s = run(&m, &s, T0, Step::UnlockReturn);
+        let t1 = Actor::Task(1);
+        let s = run(&m, &s, t1, Step::WbBegin);
+        let s = run(&m, &s, t1, Step::WbFolio);
+        let s = run(&m, &s, t1, Step::WbSend);
+        let got = s.fuse_q.iter().find_map(|r| match *r {
+            Req::CacheWrite { sent, .. } => Some(sent),
+            _ => None,
+        });
+        assert_eq!(got, Some(sent), "mutant {mutant}");
+        assert_eq!(super::lfolio::lf_crop(&m, &s), !mutant);
+    }
+}
+
+#[test]
+fn unit_bytes_the_model_cannot_take_are_refused_in_one_line() {
+    let bad = |extra: &str, want: &str| {
+        let e = from_toml(&format!("kernel = \"T\"\ninit_size = 1\n{extra}")).unwrap_err();
+        assert!(e.contains(want), "{extra}: {e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    };
+    bad(
+        "pages = 1\nunit_bytes = [100, 4000]\ntasks = [\"fsync\"]\n",
+        "4100 bytes in all",
+    );
+    bad(
+        "pages = 2\nunit_bytes = [100, 4096, 3996]\ntasks = [\"fsync\"]\n",
+        "crosses a page boundary",
+    );
+    bad(
+        "pages = 1\nunit_bytes = [100, 3996]\ntasks = [\"write 0+1\"]\n",
+        "positions are units",
+    );
+    bad(
+        "pages = 1\nunits_per_page = 2\nunit_bytes = [100, 3996]\ntasks = [\"fsync\"]\n",
+        "not both",
+    );
+    bad(
+        "pages = 1\nunit_bytes = [4096]\ntasks = [\"fsync\"]\n",
+        "whole pages only",
+    );
+    bad(
+        "pages = 1\nunit_bytes = [1, 1, 1, 1, 4092]\ntasks = [\"fsync\"]\n",
+        "1..=4 positions",
+    );
+    bad(
+        "pages = 1\nunit_bytes = [0, 4096]\ntasks = [\"fsync\"]\n",
+        "at least one byte",
+    );
+    bad(
+        "pages = 2\nunit_bytes = [100, 3996, 4096]\nmax_write = 1\ntasks = [\"fsync\"]\n",
+        "max_write of 4096 bytes under the file's 8192",
+    );
+    bad(
+        "pages = 1\nunit_bytes = [100, 3996]\nvariant = [\"temp_pages\"]\ntasks = [\"fsync\"]\n",
+        "T and T2",
+    );
+    let e = from_toml(
+        "kernel = \"C\"\npages = 1\nunit_bytes = [100, 3996]\ninit_size = 1\ntasks = [\"fsync\"]\n",
+    )
+    .unwrap_err();
+    assert!(e.contains("T and T2"), "{e}");
+}
