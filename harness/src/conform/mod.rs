@@ -598,4 +598,6 @@ mod tests_slots;
 #[cfg(test)]
 mod tests_through;
 #[cfg(test)]
+mod tests_uneven;
+#[cfg(test)]
 mod tests_units;

@@ -52,6 +52,13 @@ pub enum Returns {
 /// Real bytes of model pages `first..first+n` (regions count 4 KiB
 /// pages, or units below a page: `Config::unit_bytes`).
 fn bytes(m: &Mapping, first: u8, n: u8) -> i64 {
+    if m.cfg.uneven() {
+        let b = m.cfg.position_bytes();
+        return b[first as usize..(first + n) as usize]
+            .iter()
+            .map(|p| p.1 as i64)
+            .sum();
+    }
     let unit = m.cfg.unit_bytes() as u64;
     m.regions[first as usize..(first + n) as usize]
         .iter()

@@ -77,6 +77,60 @@ fn byte_arg(args: &str, key: &str, base: u64, seq: u64, sc: &str) -> Result<u64,
 /// scans again in a smaller unit (2 KiB, then 1 KiB).
 pub(super) const UNALIGNED: &str = "is not a whole number of 4 KiB pages";
 
+/// How a scan maps the trace's bytes to model positions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Grid {
+    /// Positions of `unit` bytes: 4 KiB pages, or 2 or 1 KiB units.
+    Unit(u64),
+    /// Uneven positions between these byte offsets (ascending, from 0;
+    /// the model's `unit_bytes`): the offsets the trace names, and the
+    /// page boundaries around those inside a page.
+    Bounds(Vec<u64>),
+    /// Positions are bytes: the first pass, which only collects the
+    /// offsets the trace names (no data tags).
+    Bytes,
+}
+
+impl Grid {
+    /// Are positions smaller than a page (units or uneven)?
+    pub(super) fn below_page(&self) -> bool {
+        !matches!(self, Grid::Unit(PG))
+    }
+
+    /// The position starting at byte `bytes` (a size: the position it
+    /// ends before).
+    pub(super) fn index(&self, bytes: u64, what: &str) -> Result<u64, String> {
+        match self {
+            Grid::Unit(u) => pages_of(bytes, what, *u),
+            Grid::Bytes => Ok(bytes),
+            Grid::Bounds(b) => match b.binary_search(&bytes) {
+                Ok(i) => Ok(i as u64),
+                Err(_) => nm(format!(
+                    "{what} {bytes} is not an offset of the mapping's positions (bytes {b:?})"
+                )),
+            },
+        }
+    }
+
+    /// The byte where position `i` starts.
+    pub(super) fn at(&self, i: u64) -> u64 {
+        match self {
+            Grid::Unit(u) => i * u,
+            Grid::Bytes => i,
+            Grid::Bounds(b) => b.get(i as usize).copied().unwrap_or(u64::MAX),
+        }
+    }
+
+    /// The position holding byte `bytes`.
+    pub(super) fn containing(&self, bytes: u64) -> u64 {
+        match self {
+            Grid::Unit(u) => bytes / u,
+            Grid::Bytes => bytes,
+            Grid::Bounds(b) => b.partition_point(|x| *x <= bytes).saturating_sub(1) as u64,
+        }
+    }
+}
+
 /// `bytes` in units of `unit` bytes (4 KiB pages, or 2 or 1 KiB units).
 pub(super) fn pages_of(bytes: u64, what: &str, unit: u64) -> Result<u64, String> {
     if !bytes.is_multiple_of(unit) {
@@ -100,13 +154,27 @@ pub(super) fn pages_of(bytes: u64, what: &str, unit: u64) -> Result<u64, String>
 /// record`, trace::segs), else from the first bytes of pages and units
 /// ([`tags_in`]).
 pub(super) fn data_tags(
-    unit: u64,
+    grid: &Grid,
     page: &str,
     units: Option<&str>,
     segs: Option<&str>,
     start: u64,
     len: u64,
 ) -> Result<String, String> {
+    let unit = match grid {
+        Grid::Unit(u) => *u,
+        // (the first pass keeps no data)
+        Grid::Bytes => return Ok(String::new()),
+        Grid::Bounds(_) if len == 0 => return Ok(String::new()),
+        Grid::Bounds(b) => {
+            let Some(s) = segs else {
+                return Err(format!(
+                    "bad trace: {len} bytes at {start} without segs= in a trace mapped in uneven positions"
+                ));
+            };
+            return bound_tags(b, s, start, len);
+        }
+    };
     let first = tags_in(unit, page, units, len)?;
     match segs {
         Some(s) => seg_tags(unit, s, start, len, &first),
@@ -121,6 +189,10 @@ const SEG_TAG_BASE: u32 = 0xF0000;
 /// trace::page_tag gives them) x 689 buckets fit plane 15's 65,534
 /// private-use characters.
 const SEG_BUCKETS: u32 = 689;
+/// First of the private-use characters that stand for uneven positions
+/// ([`bound_tags`]): plane 16's 65,534.
+const BOUND_TAG_BASE: u32 = 0x100000;
+const BOUND_BUCKETS: u32 = 65534;
 
 /// One tag per `unit` bytes of the `len` bytes at byte `start` whose
 /// segment digests are `segs` (`OFF+LEN:D,...`, trace::segs) and whose
@@ -139,25 +211,7 @@ pub(super) fn seg_tags(
     len: u64,
     first: &str,
 ) -> Result<String, String> {
-    let bad = || {
-        format!("bad trace: segs {segs:?} are not pieces OFF+LEN:D (D `.` or 8 hex digits) tiling the {len} bytes at {start}")
-    };
-    let mut pieces: Vec<(u64, u64, &str)> = vec![];
-    let mut at = start;
-    for tok in segs.split(',').filter(|t| !t.is_empty()) {
-        let (range, d) = tok.split_once(':').ok_or_else(bad)?;
-        let (o, l) = range.split_once('+').ok_or_else(bad)?;
-        let (o, l): (u64, u64) = (o.parse().map_err(|_| bad())?, l.parse().map_err(|_| bad())?);
-        let digest = d == "." || (d.len() == 8 && d.bytes().all(|b| b.is_ascii_hexdigit()));
-        if o != at || l == 0 || !digest {
-            return Err(bad());
-        }
-        pieces.push((o, l, tok));
-        at = o.checked_add(l).ok_or_else(bad)?;
-    }
-    if Some(at) != start.checked_add(len) {
-        return Err(bad());
-    }
+    let pieces = seg_pieces(segs, start, len)?;
     let first: Vec<char> = first.chars().collect();
     if first.len() as u64 != len.div_ceil(unit) {
         return Err(format!(
@@ -190,11 +244,95 @@ pub(super) fn seg_tags(
     Ok(out)
 }
 
+/// The pieces `(offset, length, token)` of segment digests `segs` that
+/// tile the `len` bytes at byte `start`.
+fn seg_pieces(segs: &str, start: u64, len: u64) -> Result<Vec<(u64, u64, &str)>, String> {
+    let bad = || {
+        format!("bad trace: segs {segs:?} are not pieces OFF+LEN:D (D `.` or 8 hex digits) tiling the {len} bytes at {start}")
+    };
+    let mut pieces: Vec<(u64, u64, &str)> = vec![];
+    let mut at = start;
+    for tok in segs.split(',').filter(|t| !t.is_empty()) {
+        let (range, d) = tok.split_once(':').ok_or_else(bad)?;
+        let (o, l) = range.split_once('+').ok_or_else(bad)?;
+        let (o, l): (u64, u64) = (o.parse().map_err(|_| bad())?, l.parse().map_err(|_| bad())?);
+        let digest = d == "." || (d.len() == 8 && d.bytes().all(|b| b.is_ascii_hexdigit()));
+        if o != at || l == 0 || !digest {
+            return Err(bad());
+        }
+        pieces.push((o, l, tok));
+        at = o.checked_add(l).ok_or_else(bad)?;
+    }
+    if Some(at) != start.checked_add(len) {
+        return Err(bad());
+    }
+    Ok(pieces)
+}
+
+/// One tag per uneven position (`bounds`, [`Grid::Bounds`]) of the
+/// `len` bytes at byte `start`: `.` where every piece is zeros, else
+/// one of plane 16's 65,534 private-use characters, chosen by the
+/// digests of the position's pieces alone: a position need not start
+/// where the recorder took a first byte. Every position is whole
+/// pieces: the recorder cuts at every offset the trace names, and the
+/// positions end only there and at page boundaries; a piece across one
+/// is a trace this mapping cannot read (bad input).
+pub(super) fn bound_tags(
+    bounds: &[u64],
+    segs: &str,
+    start: u64,
+    len: u64,
+) -> Result<String, String> {
+    let pieces = seg_pieces(segs, start, len)?;
+    let end = start + len;
+    let lo = bounds.partition_point(|b| *b < start);
+    if bounds.get(lo) != Some(&start) {
+        return Err(format!(
+            "bad trace: data at byte {start}, inside a position of the mapping (bytes {bounds:?})"
+        ));
+    }
+    let mut out = String::new();
+    let mut k = 0;
+    for w in bounds[lo..].windows(2) {
+        if w[0] >= end {
+            break;
+        }
+        let b = w[1].min(end);
+        let mut over: Vec<&str> = vec![];
+        while k < pieces.len() && pieces[k].0 < b {
+            if pieces[k].0 + pieces[k].1 > b {
+                return Err(format!(
+                    "bad trace: segs piece {} runs across byte {b}, where a position of the mapping ends",
+                    pieces[k].2
+                ));
+            }
+            over.push(pieces[k].2);
+            k += 1;
+        }
+        if over.iter().all(|t| t.ends_with(":.")) {
+            out.push('.');
+            continue;
+        }
+        let bucket = crate::trace::digest(over.join(",").as_bytes()) % BOUND_BUCKETS;
+        out.push(char::from_u32(BOUND_TAG_BASE + bucket).expect("plane 16"));
+    }
+    if bounds.last().is_some_and(|l| *l < end) {
+        return Err(format!(
+            "bad trace: data up to byte {end}, past the mapping's last position (bytes {bounds:?})"
+        ));
+    }
+    Ok(out)
+}
+
 /// A tag string for people: a digest tag ([`seg_tags`]) as its first
-/// byte's tag, `~` and its bucket in hex (`A~2b1`), others as they are.
+/// byte's tag, `~` and its bucket in hex (`A~2b1`), an uneven
+/// position's ([`bound_tags`]) as `#~` and its bucket, others as they are.
 pub fn tag_text(t: &str) -> String {
     t.chars()
         .map(|c| match (c as u32).checked_sub(SEG_TAG_BASE) {
+            Some(i) if i >= BOUND_TAG_BASE - SEG_TAG_BASE => {
+                format!("#~{:x}", i - (BOUND_TAG_BASE - SEG_TAG_BASE))
+            }
             Some(i) if i < 95 * SEG_BUCKETS => {
                 format!(
                     "{}~{:x}",
@@ -350,9 +488,17 @@ pub(super) fn scan(
     events: &[Event],
     wbc: bool,
     keep_cache: bool,
-    unit: u64,
+    grid: &Grid,
 ) -> Result<Scan, String> {
-    let pages_of = |b: u64, what: &str| pages_of(b, what, unit);
+    let pages_of = |b: u64, what: &str| grid.index(b, what);
+    // a length in positions: from its start's position to its end's
+    // (uneven positions differ in size)
+    let len_of = |a: u64, l: u64, what: &str| -> Result<u64, String> {
+        match grid {
+            Grid::Unit(_) => pages_of(l, what),
+            _ => Ok(grid.index(a.saturating_add(l), what)? - grid.index(a, what)?),
+        }
+    };
     // a `wbspec record` trace whose payloads all carry segment digests
     // (record/segs.rs): one without them is malformed, not compared by
     // its first bytes against the others' digests
@@ -384,7 +530,7 @@ pub(super) fn scan(
                 page.chars().count()
             ));
         }
-        data_tags(unit, page, units, segs, start, len)
+        data_tags(grid, page, units, segs, start, len)
     };
     let mut raw: Vec<(u64, u64, RawObs, String)> = vec![]; // (order key, seq, obs, what)
     let mut tasks: Vec<(RawTask, String)> = vec![];
@@ -698,7 +844,7 @@ pub(super) fn scan(
                             } else {
                                 Some(RawTask::SyncRange {
                                     first: pages_of(a, "fadvise offset")?,
-                                    n: pages_of(l, "fadvise length")?,
+                                    n: len_of(a, l, "fadvise length")?,
                                 })
                             }
                         }
@@ -760,7 +906,7 @@ pub(super) fn scan(
                                 }
                                 None => n * PG,
                             };
-                            let n = pages_of(len, "pwrite length")?;
+                            let n = len_of(off, len, "pwrite length")?;
                             let tags = data_tags(&ptags, arg(&args, "units"), arg(&args, "segs"), off, len)?;
                             let kind = fd_kind(&fds)?;
                             if sc == "io_submit" {
@@ -791,7 +937,7 @@ pub(super) fn scan(
                                 ));
                             }
                             let first = pages_of(off, "pread offset")?;
-                            let n = pages_of(len, "pread length")?;
+                            let n = len_of(off, len, "pread length")?;
                             p.read_off = Some(off);
                             match fd_kind(&fds)? {
                                 FdKind::Cached => {
@@ -822,7 +968,7 @@ pub(super) fn scan(
                             } else {
                                 Some(RawTask::SyncRange {
                                     first: pages_of(a, "sync_file_range offset")?,
-                                    n: pages_of(l, "sync_file_range length")?,
+                                    n: len_of(a, l, "sync_file_range length")?,
                                 })
                             }
                         }
@@ -837,7 +983,7 @@ pub(super) fn scan(
                             match (num(arg(&args, "off")), num(arg(&args, "len"))) {
                                 (Some(o), Some(l)) => Some(RawTask::Msync {
                                     first: pages_of(o, "msync offset")?,
-                                    n: pages_of(l, "msync length")?,
+                                    n: len_of(o, l, "msync length")?,
                                 }),
                                 _ => Some(RawTask::Fsync),
                             }
@@ -901,7 +1047,7 @@ pub(super) fn scan(
                         }
                         "store" => {
                             let off = num(arg(&args, "off")).unwrap_or(0);
-                            let page = off / unit;
+                            let page = grid.containing(off);
                             p.store_page = Some(page);
                             Some(RawTask::Mmap {
                                 page,
@@ -950,7 +1096,7 @@ pub(super) fn scan(
                             if sc == "mmap" {
                                 maps += 1;
                                 if env.on {
-                                    if unit < PG {
+                                    if grid.below_page() {
                                         return nm(format!("#{} a mapping of the file in a trace mapped in units below a page: the environment's loads and stores are mapped in whole pages only", e.seq));
                                     }
                                     if fd_kind(&fds)? == FdKind::Dio {
@@ -1241,7 +1387,7 @@ pub(super) fn scan(
                 let r = match op.as_str() {
                     "WRITE" => {
                         let first = pages_of(e.offset.unwrap_or(0), "WRITE offset")?;
-                        let n = pages_of(e.size.unwrap_or(0), "WRITE size")?;
+                        let n = len_of(e.offset.unwrap_or(0), e.size.unwrap_or(0), "WRITE size")?;
                         let tags = data_tags(
                             e.page_tags.as_deref().unwrap_or_default(),
                             e.unit_tags.as_deref(),
@@ -1278,7 +1424,7 @@ pub(super) fn scan(
                     }
                     "READ" => {
                         let first = pages_of(e.offset.unwrap_or(0), "READ offset")?;
-                        let n = pages_of(e.size.unwrap_or(0), "READ size")?;
+                        let n = len_of(e.offset.unwrap_or(0), e.size.unwrap_or(0), "READ size")?;
                         // a direct READ, or a page-cache fill: readahead
                         // (background) or read_folio (synchronous) of a
                         // buffered read or a fault
@@ -1427,21 +1573,27 @@ pub(super) fn scan(
                         }
                     }
                     let bytes = e.result.as_ref().and_then(|r| r["bytes"].as_u64());
-                    if unit < PG && bytes.is_some_and(|b| !b.is_multiple_of(unit)) {
-                        return nm(format!(
-                            "{brief}: a READ reply of {} bytes, not whole units of {unit} bytes",
-                            bytes.unwrap_or(0)
-                        ));
+                    let at = match &r {
+                        RawReq::Read { first, .. } => grid.at(*first),
+                        _ => 0,
+                    };
+                    match grid {
+                        Grid::Unit(unit) if *unit < PG && bytes.is_some_and(|b| !b.is_multiple_of(*unit)) => {
+                            return nm(format!(
+                                "{brief}: a READ reply of {} bytes, not whole units of {unit} bytes",
+                                bytes.unwrap_or(0)
+                            ));
+                        }
+                        Grid::Bounds(_) => {
+                            grid.index(at + bytes.unwrap_or(0), "a READ reply's end at byte")?;
+                        }
+                        _ => {}
                     }
                     let data = match e.result.as_ref().and_then(|r| r["page_tags"].as_str()) {
                         Some(g) => {
                             let res = e.result.as_ref();
                             let units = res.and_then(|r| r["unit_tags"].as_str());
                             let segs = res.and_then(|r| r["segs"].as_str());
-                            let at = match &r {
-                                RawReq::Read { first, .. } => first * unit,
-                                _ => 0,
-                            };
                             Some(data_tags(g, units, segs, at, bytes.unwrap_or(0))?)
                         }
                         None => None,

@@ -5,7 +5,7 @@
 //! boundaries, the tasks' data versions and request patterns, the `Config`.
 
 use super::raw::*;
-use super::scan::{scan, Scan, UNALIGNED};
+use super::scan::{scan, Grid, Scan, UNALIGNED};
 use super::*;
 use std::collections::BTreeMap;
 
@@ -214,21 +214,38 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             ret_tags,
             aio,
         },
-        unit,
+        grid,
     ) = {
         // the largest unit (4 KiB, 2 KiB, 1 KiB) that every offset,
         // length and size is a whole number of
+        // length and size is a whole number of; else, in a trace with
+        // every payload's digests, uneven positions at the offsets the
+        // trace names (layout.rs)
         let mut unit = PG;
         loop {
-            match scan(events, wbc, keep_cache, unit) {
+            match scan(events, wbc, keep_cache, &Grid::Unit(unit)) {
                 Err(e) if e.contains(UNALIGNED) && unit > MIN_UNIT => unit /= 2,
-                r => break (r?, unit),
+                Err(e) if e.contains(UNALIGNED) && flag("segs", false) => {
+                    let named = scan(events, wbc, keep_cache, &Grid::Bytes)?;
+                    let g =
+                        Grid::Bounds(uneven_grid(named_bounds(&named.tasks, &named.raw, true))?);
+                    break (scan(events, wbc, keep_cache, &g)?, g);
+                }
+                r => break (r?, Grid::Unit(unit)),
             }
         }
     };
     // units below a page: the model's sub-page units (cfg.sub)
-    let per_page = (PG / unit) as u8;
-    if unit < PG && !flag("unit_tags", false) {
+    let unit = match &grid {
+        Grid::Unit(u) => *u,
+        _ => 1,
+    };
+    let uneven = match &grid {
+        Grid::Bounds(b) => Some(b.clone()),
+        _ => None,
+    };
+    let per_page = (PG / unit).min(4) as u8;
+    if matches!(grid, Grid::Unit(u) if u < PG) && !flag("unit_tags", false) {
         return nm(format!(
             "offsets or sizes in {} KiB units, and the recorder gives data tags per 4 KiB page only (its header has no unit_tags): the data of each unit is not known",
             unit / 1024
@@ -256,44 +273,11 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
 
     // ---- regions: the coarsest split of the file such that every syscall
     // range, request range and size is whole model pages.
-    let mut bounds: Vec<u64> = vec![0];
-    let mut add = |a: u64, n: u64| {
-        bounds.push(a);
-        bounds.push(a + n);
-    };
-    for (t, _) in &tasks {
-        match t {
-            RawTask::Write { first, n, .. }
-            | RawTask::DioWrite { first, n, .. }
-            | RawTask::OdirectWrite { first, n, .. }
-            | RawTask::DioRead { first, n }
-            | RawTask::OdirectRead { first, n }
-            | RawTask::Read { first, n, .. }
-            | RawTask::SyncRange { first, n }
-            | RawTask::Msync { first, n }
-            | RawTask::NotifyInval { first, n, .. } => add(*first, *n),
-            RawTask::Mmap { page, .. }
-            | RawTask::EnvLoad { page }
-            | RawTask::EnvAccess { page } => add(*page, 1),
-            RawTask::Truncate { size } => add(*size, 0),
-            _ => {}
-        }
-    }
-    for (_, _, o, _) in &raw {
-        if let RawObs::Read(r) | RawObs::Reply(r, _, _) | RawObs::ReplyErr(r) = o {
-            match r {
-                RawReq::CacheWrite { first, n, .. }
-                | RawReq::DirectWrite { first, n, .. }
-                | RawReq::ThroughWrite { first, n, .. }
-                | RawReq::Read { first, n } => add(*first, *n),
-                RawReq::Setattr { size } => add(*size, 0),
-                _ => {}
-            }
-        }
-    }
-    bounds.sort();
-    bounds.dedup();
-    if unit < PG {
+    let mut bounds = named_bounds(&tasks, &raw, false);
+    if let Some(b) = &uneven {
+        // uneven positions: every position is one (uneven_grid)
+        bounds = (0..b.len() as u64).collect();
+    } else if unit < PG {
         // every model position is one unit: the model derives the page
         // arithmetic from units_per_page; the file is whole pages of units
         let end = bounds.last().copied().unwrap_or(0);
@@ -324,6 +308,12 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     // one WRITE (`cap` real pages)
     let fit = |cap: u64| -> u8 {
         let mut k = regions.len() as u8;
+        if let Some(b) = &uneven {
+            // (kernel pages, as the model counts max_pages with uneven
+            // positions)
+            let pages = b.last().copied().unwrap_or(0).div_ceil(PG);
+            return pages.min(cap).clamp(1, u8::MAX as u64) as u8;
+        }
         if unit < PG {
             // (kernel pages: fc->max_pages against the units' pages)
             return (regions.len() as u8 / per_page)
@@ -353,7 +343,18 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         k => k,
     };
 
-    let max_write = if unit < PG && !wbc {
+    let max_write = if let Some(b) = &uneven {
+        // uneven positions: a byte limit under the file would end a
+        // chunk where no position does (layout.rs refuses it)
+        let span = b.last().copied().unwrap_or(0);
+        let mw = numc("max_write", 1 << 20);
+        if mw < span {
+            return nm(format!(
+                "uneven positions with max_write {mw} under the file's {span} bytes: chunks are not mapped"
+            ));
+        }
+        None
+    } else if unit < PG && !wbc {
         // write-through below a page: fuse_fill_write_pages ends a batch
         // at a folio it wrote in part and that is not uptodate, so the
         // batches depend on the page cache and the search, not a uniform
@@ -381,23 +382,23 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     let mw_bytes = numc("max_write", 1 << 20);
     let fc_pages_bytes = real_read_pages * PG;
     for (task, label) in &tasks {
-        let (n, cap, what) = match task {
-            RawTask::DioWrite { n, .. } | RawTask::OdirectWrite { n, .. } => {
+        let (first, n, cap, what) = match task {
+            RawTask::DioWrite { first, n, .. } | RawTask::OdirectWrite { first, n, .. } => {
                 if mw_bytes <= fc_pages_bytes {
-                    (*n, mw_bytes, "max_write")
+                    (*first, *n, mw_bytes, "max_write")
                 } else {
-                    (*n, fc_pages_bytes, "fc->max_pages")
+                    (*first, *n, fc_pages_bytes, "fc->max_pages")
                 }
             }
-            RawTask::DioRead { n, .. } | RawTask::OdirectRead { n, .. } => {
-                (*n, real_read_pages * PG, "fc->max_pages")
+            RawTask::DioRead { first, n } | RawTask::OdirectRead { first, n } => {
+                (*first, *n, real_read_pages * PG, "fc->max_pages")
             }
             _ => continue,
         };
-        if n * unit > cap {
+        let bytes = grid.at(first + n) - grid.at(first);
+        if bytes > cap {
             return nm(format!(
-                "[{label}]: a direct I/O of {} bytes above {what} ({cap} bytes): fuse_direct_io splits it, the model sends it as one request",
-                n * unit
+                "[{label}]: a direct I/O of {bytes} bytes above {what} ({cap} bytes): fuse_direct_io splits it, the model sends it as one request"
             ));
         }
     }
@@ -647,12 +648,19 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                     (mf, mn): (u8, u8),
                     whole: bool|
      -> Result<PagesRead, String> {
-        if unit < PG && !bytes.is_multiple_of(unit) {
-            return nm(format!(
-                "#{seq} a read returned {bytes} bytes, not whole units of {unit} bytes"
-            ));
-        }
-        let end = first + bytes.div_ceil(unit);
+        let end = if uneven.is_some() {
+            grid.index(
+                grid.at(first) + bytes,
+                &format!("#{seq} a read's end at byte"),
+            )?
+        } else {
+            if unit < PG && !bytes.is_multiple_of(unit) {
+                return nm(format!(
+                    "#{seq} a read returned {bytes} bytes, not whole units of {unit} bytes"
+                ));
+            }
+            first + bytes.div_ceil(unit)
+        };
         let mut chk = vec![];
         for p in mf..mf + mn {
             let reg = regions[p as usize];
@@ -771,7 +779,8 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         uring_queues: 0,
         real_pages: {
             let mut rp = [1u8; MODEL_PAGES];
-            for (i, r) in regions.iter().enumerate() {
+            // (uneven positions carry their bytes in unit_bytes)
+            for (i, r) in regions.iter().enumerate().filter(|_| uneven.is_none()) {
                 // (the readahead arithmetic saturates far below 255)
                 rp[i] = (r.1 - r.0).min(255) as u8;
             }
@@ -786,7 +795,16 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         errors,
         short: 0,
         sub: wbspec_models::fuse::config::SubPage {
-            units_per_page: per_page,
+            units_per_page: if uneven.is_some() { 1 } else { per_page },
+            unit_bytes: {
+                let mut ub = [0u32; MODEL_PAGES];
+                if let Some(b) = &uneven {
+                    for (i, w) in b.windows(2).enumerate() {
+                        ub[i] = (w[1] - w[0]).min(u32::MAX as u64) as u32;
+                    }
+                }
+                ub
+            },
             ..Default::default()
         },
         drop: Vec::new(),
@@ -896,11 +914,96 @@ fn through_max_write(
     Ok(mw)
 }
 
+/// The offsets (in the scan's positions) a trace names: every syscall
+/// range, request range and size, from 0; with `replies`, the end of
+/// every READ reply too (the first pass of uneven positions, whose
+/// positions are bytes).
+fn named_bounds(
+    tasks: &[(RawTask, String)],
+    raw: &[(u64, u64, RawObs, String)],
+    replies: bool,
+) -> Vec<u64> {
+    let mut bounds: Vec<u64> = vec![0];
+    let mut add = |a: u64, n: u64| {
+        bounds.push(a);
+        bounds.push(a + n);
+    };
+    for (t, _) in tasks {
+        match t {
+            RawTask::Write { first, n, .. }
+            | RawTask::DioWrite { first, n, .. }
+            | RawTask::OdirectWrite { first, n, .. }
+            | RawTask::DioRead { first, n }
+            | RawTask::OdirectRead { first, n }
+            | RawTask::Read { first, n, .. }
+            | RawTask::SyncRange { first, n }
+            | RawTask::Msync { first, n }
+            | RawTask::NotifyInval { first, n, .. } => add(*first, *n),
+            RawTask::Mmap { page, .. }
+            | RawTask::EnvLoad { page }
+            | RawTask::EnvAccess { page } => add(*page, 1),
+            RawTask::Truncate { size } => add(*size, 0),
+            _ => {}
+        }
+    }
+    for (_, _, o, _) in raw {
+        if let RawObs::Read(r) | RawObs::Reply(r, _, _) | RawObs::ReplyErr(r) = o {
+            match r {
+                RawReq::CacheWrite { first, n, .. }
+                | RawReq::DirectWrite { first, n, .. }
+                | RawReq::ThroughWrite { first, n, .. }
+                | RawReq::Read { first, n } => add(*first, *n),
+                RawReq::Setattr { size } => add(*size, 0),
+                _ => {}
+            }
+        }
+    }
+    if replies {
+        for (_, _, o, _) in raw {
+            if let RawObs::Reply(RawReq::Read { first, .. }, _, Some(b)) = o {
+                add(*first, *b);
+            }
+        }
+    }
+    bounds.sort();
+    bounds.dedup();
+    bounds
+}
+
+/// Uneven positions (layout.rs) for the byte offsets `named`: those
+/// offsets, and the page boundaries around each inside a page, so that
+/// every position lies inside one page or is a run of whole pages.
+fn uneven_grid(named: Vec<u64>) -> Result<Vec<u64>, String> {
+    let mut b = named.clone();
+    for x in named.iter().filter(|x| !x.is_multiple_of(PG)) {
+        b.push(x / PG * PG);
+        b.push(x.div_ceil(PG) * PG);
+    }
+    b.sort();
+    b.dedup();
+    if b.len() - 1 > MODEL_PAGES {
+        return nm(format!(
+            "needs {} positions of uneven size (bytes {b:?}: the offsets the trace names and the pages around them); the model has {MODEL_PAGES}",
+            b.len() - 1
+        ));
+    }
+    Ok(b)
+}
+
 impl Mapping {
     /// Several lines: the model configuration and the mapping (for --verbose
     /// and reports).
     pub fn summary(&self) -> String {
-        let mut s = if self.cfg.sub.units_per_page > 1 {
+        let mut s = if self.cfg.uneven() {
+            format!(
+                "  model: kernel {:?}, {} positions of uneven size at bytes {:?}, max_pages {}, {} daemon worker(s)",
+                self.cfg.kernel,
+                self.cfg.pages,
+                self.cfg.position_bytes(),
+                self.cfg.max_pages,
+                self.cfg.daemon_threads
+            )
+        } else if self.cfg.sub.units_per_page > 1 {
             format!(
                 "  model: kernel {:?}, {} units of {} bytes ({} per 4 KiB page), max_pages {}, {} daemon worker(s)",
                 self.cfg.kernel,

@@ -1,0 +1,112 @@
+//! Uneven positions (issue 21; layout.rs in the model): a trace whose
+//! offsets are not whole 1 KiB units is mapped at the offsets it names,
+//! when its payloads carry digests (`segs`); its data is compared by
+//! them, a stale position is a VIOLATION, and a trace that needs more
+//! positions than the model has, or whose digests run across a
+//! position's end, is refused.
+
+use super::scan::{bound_tags, tag_text};
+use super::test_trace::{mapping, not_modelled, tr, OPEN};
+use super::*;
+use serde_json::json;
+
+const W1: &str = "0+100:aaaa1111";
+const W2: &str = "100+12:bbbb2222";
+
+/// A program writes 100 bytes at 0 and 12 at 100, fsyncs and reads the
+/// 112 bytes back; the WRITE carries `write`, the read `read`.
+fn small_writes(write: &str, read: &str) -> Vec<Event> {
+    let c1 = format!("call T0 pwrite fd=6 off=0 A len=100 segs={W1}");
+    let c2 = format!("call T0 pwrite fd=6 off=100 B len=12 segs={W2}");
+    let req = format!("req 8 WRITE 0 112 A cache segs={write}");
+    let ret = format!("ret T0 pread 112 data=A segs={read}");
+    let mut l: Vec<&str> = OPEN.to_vec();
+    l.extend([
+        c1.as_str(),
+        "ret T0 pwrite 100",
+        c2.as_str(),
+        "ret T0 pwrite 12",
+        "call T0 fsync fd=6",
+        req.as_str(),
+        "reply 8 WRITE",
+        "req 10 FSYNC",
+        "reply 10 FSYNC",
+        "ret T0 fsync 0",
+        "call T0 pread fd=6 off=0 len=112",
+        ret.as_str(),
+    ]);
+    tr(json!({"segs": true}), &l)
+}
+
+fn verdict(ev: &[Event]) -> bool {
+    let m = mapping(ev);
+    let v = check(&m, DEFAULT_BOUND);
+    match v {
+        Verdict::Conforms { .. } => true,
+        Verdict::Violation { .. } => false,
+        _ => panic!("{}", v.report(&m)),
+    }
+}
+
+#[test]
+fn offsets_inside_a_page_become_uneven_positions() {
+    let both = format!("{W1},{W2}");
+    let ev = small_writes(&both, &both);
+    let m = mapping(&ev);
+    assert!(m.cfg.uneven(), "{}", m.summary());
+    assert_eq!(
+        m.cfg.position_bytes(),
+        vec![(0, 100), (100, 12), (112, 3984)],
+        "the offsets the trace names, then the rest of the page"
+    );
+    assert!(verdict(&ev));
+    // the WRITE's 12 bytes at 100 are not what the program wrote: a
+    // VIOLATION, by the digest of that position alone
+    assert!(!verdict(&small_writes(
+        &format!("{W1},100+12:bbbb2223"),
+        &both
+    )));
+    // the read returns other bytes at 0..100
+    assert!(!verdict(&small_writes(
+        &both,
+        &format!("0+100:aaaa1112,{W2}")
+    )));
+    // a write of zeros reads as '.'
+    let z = bound_tags(&[0, 100, 112, 4096], "0+100:.,100+12:.", 0, 112).unwrap();
+    assert_eq!(z, "..");
+    // a position's tag is its digests', printed as `#~bucket`
+    let t = bound_tags(&[0, 100, 112, 4096], &both, 0, 112).unwrap();
+    assert_eq!(t.chars().count(), 2);
+    assert!(tag_text(&t).starts_with("#~"), "{}", tag_text(&t));
+}
+
+#[test]
+fn what_uneven_positions_cannot_map_is_refused() {
+    // five positions: 0, 24, 40, 100, 112 and the page's end
+    let both = format!("{W1},{W2}");
+    let mut ev = small_writes(&both, &both);
+    let r = ev
+        .iter_mut()
+        .find(|e| e.text.as_deref() == Some("call T0 pread fd=6 off=0 len=112"))
+        .unwrap();
+    *r = Event {
+        seq: r.seq,
+        ..Event::mark("call T0 pread fd=6 off=24 len=16")
+    };
+    let w = not_modelled(&ev);
+    assert!(w.contains("needs 5 positions of uneven size"), "{w}");
+    // without digests (no `segs` in the header) offsets inside a 1 KiB
+    // unit are not mapped: their data is not known
+    let mut plain = small_writes(&both, &both);
+    plain[0].config.as_mut().unwrap()["segs"] = json!(false);
+    let w = not_modelled(&plain);
+    assert!(w.contains("is not a whole number of 4 KiB pages"), "{w}");
+    // a piece across a position's end, or data from inside a position,
+    // is bad input
+    let e = bound_tags(&[0, 100, 112, 4096], "0+112:aaaa1111", 0, 112).unwrap_err();
+    assert!(e.contains("runs across byte 100"), "{e}");
+    let e = bound_tags(&[0, 100, 112, 4096], "50+50:aaaa1111", 50, 50).unwrap_err();
+    assert!(e.contains("inside a position"), "{e}");
+    let e = bound_tags(&[0, 100], "0+100:.,100+8:.", 0, 108).unwrap_err();
+    assert!(e.contains("past the mapping's last position"), "{e}");
+}
