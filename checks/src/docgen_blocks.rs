@@ -50,7 +50,18 @@ pub fn scope(e: &Entry) -> String {
             .and_then(|s| s.get("page_size"))
             .and_then(Value::as_u64)
             .unwrap_or(4096);
-        if u > 1 || ps != 4096 {
+        // uneven positions (`unit_bytes`): their bytes add up to pages
+        let uneven: u64 = sub
+            .and_then(|s| s.get("unit_bytes"))
+            .and_then(Value::as_array)
+            .map_or(0, |b| b.iter().filter_map(Value::as_u64).sum());
+        if uneven > 0 {
+            v.push(format!(
+                "{} of {} KiB in {p} uneven positions",
+                plural(uneven.div_ceil(ps), "page"),
+                ps / 1024
+            ));
+        } else if u > 1 || ps != 4096 {
             let mut t = format!("{} of {} KiB", plural(p / u, "page"), ps / 1024);
             if u > 1 {
                 t += &format!(" in {p} units");
