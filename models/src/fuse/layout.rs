@@ -156,13 +156,7 @@ impl Config {
         }
         let ps = self.sub.page_size as u64;
         for (a, len) in self.position_bytes() {
-            let inside = a / ps == (a + len - 1) / ps;
-            let whole = a % ps == 0 && len % ps == 0;
-            if !inside && !whole {
-                return Err(format!(
-                    "unit_bytes: the position at byte {a} of {len} bytes crosses a page boundary (a position lies inside one page of {ps} bytes, or is whole pages)"
-                ));
-            }
+            check_position(a, len, ps)?;
         }
         let total: u64 = ub.iter().map(|b| *b as u64).sum();
         if total % ps != 0 {
@@ -194,6 +188,19 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// A position of `len` bytes at byte `a` lies inside one page of `ps`
+/// bytes, or is whole pages from a page boundary.
+pub(super) fn check_position(a: u64, len: u64, ps: u64) -> Result<(), String> {
+    let inside = len > 0 && a / ps == (a + len - 1) / ps;
+    let whole = a % ps == 0 && len % ps == 0 && len > 0;
+    if !inside && !whole {
+        return Err(format!(
+            "unit_bytes: the position at byte {a} of {len} bytes crosses a page boundary (a position lies inside one page of {ps} bytes, or is whole pages)"
+        ));
+    }
+    Ok(())
 }
 
 impl super::model::FuseModel {

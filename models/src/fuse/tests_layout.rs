@@ -148,8 +148,8 @@ fn unit_bytes_the_model_cannot_take_are_refused_in_one_line() {
         assert!(!e.contains('\n'), "one line: {e}");
     };
     bad(
-        "pages = 1\nunit_bytes = [100, 4000]\ntasks = [\"fsync\"]\n",
-        "4100 bytes in all",
+        "pages = 1\nunit_bytes = [100, 3000]\ntasks = [\"fsync\"]\n",
+        "3100 bytes in all",
     );
     bad(
         "pages = 2\nunit_bytes = [100, 4096, 3996]\ntasks = [\"fsync\"]\n",
@@ -183,6 +183,21 @@ fn unit_bytes_the_model_cannot_take_are_refused_in_one_line() {
         "pages = 1\nunit_bytes = [100, 3996]\nvariant = [\"temp_pages\"]\ntasks = [\"fsync\"]\n",
         "T and T2",
     );
+    // a page inside a position of two pages has no position of its own
+    bad(
+        "pages = 3\nunit_bytes = [8192, 12, 4084]\ncached = [1]\ntasks = [\"fsync\"]\n",
+        "page 1 lies inside a position of several pages",
+    );
+    let c = from_toml(
+        "kernel = \"T\"\npages = 3\nunit_bytes = [8192, 12, 4084]\ninit_size = 3\ncached = [0, 2]\ntasks = [\"fsync\"]\n",
+    )
+    .unwrap();
+    assert_eq!((c.pages, c.init_size, c.cached), (3, 3, 0b111));
+    let e = from_toml(
+        "kernel = \"T\"\npages = 3\nunit_bytes = [8192, 12, 4084]\ninit_size = 3\ncached = [1]\ntasks = [\"fsync\"]\n",
+    )
+    .unwrap_err();
+    assert!(e.starts_with("cached: page 1 lies inside"), "{e}");
     let e = from_toml(
         "kernel = \"C\"\npages = 1\nunit_bytes = [100, 3996]\ninit_size = 1\ntasks = [\"fsync\"]\n",
     )

@@ -226,7 +226,8 @@ impl Config {
         let pages = raw.pages;
         // uneven positions: `pages` is the kernel pages they cover; a
         // page number (init_size, cached, dirty) is its first position
-        let mut page_pos: Vec<u8> = Vec::new();
+        // (`None`: a page inside a position of several pages)
+        let mut page_pos: Vec<Option<u8>> = Vec::new();
         let mut unit_bytes = [0u32; super::MAX_PAGES];
         if uneven {
             if u != 1 {
@@ -244,9 +245,10 @@ impl Config {
             let ps = raw.page_size as u64;
             let mut at = 0u64;
             for (i, b) in raw.unit_bytes.iter().enumerate() {
+                crate::fuse::layout::check_position(at, *b as u64, ps)?;
                 if at % ps == 0 {
-                    page_pos.resize((at / ps) as usize, i as u8);
-                    page_pos.push(i as u8);
+                    page_pos.resize((at / ps) as usize, None);
+                    page_pos.push(Some(i as u8));
                 }
                 at += *b as u64;
             }
@@ -255,25 +257,32 @@ impl Config {
                     "unit_bytes: {at} bytes in all for pages = {pages} of {ps} bytes"
                 ));
             }
-            page_pos.resize(pages as usize, n as u8);
-            page_pos.push(n as u8);
+            page_pos.resize(pages as usize, None);
+            page_pos.push(Some(n as u8));
         }
-        let pos_of = |p: u8| -> u8 {
+        let pos_of = |p: u8| -> Result<u8, String> {
             match page_pos.get(p as usize) {
-                Some(q) => *q,
-                None => p.saturating_mul(u),
+                Some(Some(q)) => Ok(*q),
+                Some(None) => Err(format!(
+                    "page {p} lies inside a position of several pages (unit_bytes): name the page it starts at"
+                )),
+                None => Ok(p.saturating_mul(u)),
             }
         };
-        let pos_mask = |m: u8| -> u8 {
+        // a page's positions: from its first to the next page's first
+        let pos_mask = |m: u8| -> Result<u8, String> {
             let mut out = 0u8;
             for p in 0..pages.min(8) {
                 if (m >> p) & 1 == 1 {
-                    for q in pos_of(p)..pos_of(p + 1) {
+                    let next = (p + 1..=pages)
+                        .find_map(|q| page_pos.get(q as usize).copied().flatten())
+                        .unwrap_or(0);
+                    for q in pos_of(p)?..next {
                         out |= 1 << q;
                     }
                 }
             }
-            out
+            Ok(out)
         };
         if uneven {
             // (the masks' pages beyond `pages` are validate's to refuse)
@@ -293,7 +302,9 @@ impl Config {
             });
         }
         let init_size = match &raw.init_size {
-            toml::Value::Integer(i) if (0..=pages as i64).contains(i) => pos_of(*i as u8),
+            toml::Value::Integer(i) if (0..=pages as i64).contains(i) => {
+                pos_of(*i as u8).map_err(|e| format!("init_size: {e}"))?
+            }
             toml::Value::String(w) => unit_number(w, u).map_err(|e| format!("init_size: {e}"))?,
             v => {
                 return Err(format!(
@@ -312,12 +323,12 @@ impl Config {
             },
             init_size,
             cached: if uneven {
-                pos_mask(mask(&raw.cached, "cached")?)
+                pos_mask(mask(&raw.cached, "cached")?).map_err(|e| format!("cached: {e}"))?
             } else {
                 unit_mask(mask(&raw.cached, "cached")?, u, "cached")?
             },
             dirty: if uneven {
-                pos_mask(mask(&raw.dirty, "dirty")?)
+                pos_mask(mask(&raw.dirty, "dirty")?).map_err(|e| format!("dirty: {e}"))?
             } else {
                 unit_mask(mask(&raw.dirty, "dirty")?, u, "dirty")?
             },
