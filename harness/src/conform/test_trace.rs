@@ -186,3 +186,15 @@ pub(super) const OPEN: &[&str] = &[
     "reply 4 CREATE",
     "ret T0 open 6",
 ];
+
+/// Does `ev` conform (true) or violate (false)? Anything else panics
+/// with the report.
+pub(super) fn conforms(ev: &[Event]) -> bool {
+    let m = mapping(ev);
+    let v = check(&m, DEFAULT_BOUND);
+    match v {
+        Verdict::Conforms { .. } => true,
+        Verdict::Violation { .. } => false,
+        _ => panic!("{}", v.report(&m)),
+    }
+}

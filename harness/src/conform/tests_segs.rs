@@ -4,7 +4,7 @@
 //! digests that do not tile their payload are bad input.
 
 use super::scan::{seg_tags, tag_text};
-use super::test_trace::{mapping, tr, OPEN};
+use super::test_trace::{conforms, tr, OPEN};
 use super::*;
 use serde_json::json;
 
@@ -33,23 +33,13 @@ fn write_fsync(call_segs: &str, write_segs: Option<&str>) -> Vec<Event> {
     tr(json!({"segs": true}), &l)
 }
 
-fn verdict(ev: &[Event]) -> bool {
-    let m = mapping(ev);
-    let v = check(&m, DEFAULT_BOUND);
-    match v {
-        Verdict::Conforms { .. } => true,
-        Verdict::Violation { .. } => false,
-        _ => panic!("{}", v.report(&m)),
-    }
-}
-
 #[test]
 fn a_page_whose_first_byte_agrees_but_whose_bytes_do_not_is_a_violation() {
     let wrote = "0+4096:1111aaaa,4096+4096:2222bbbb";
-    assert!(verdict(&write_fsync(wrote, Some(wrote))));
+    assert!(conforms(&write_fsync(wrote, Some(wrote))));
     // the WRITE's second page holds other bytes (its first byte is still
     // A): caught by its digest
-    assert!(!verdict(&write_fsync(
+    assert!(!conforms(&write_fsync(
         wrote,
         Some("0+4096:1111aaaa,4096+4096:3333cccc")
     )));
@@ -60,7 +50,7 @@ fn a_page_whose_first_byte_agrees_but_whose_bytes_do_not_is_a_violation() {
     let mut ev = write_fsync(wrote, Some(wrote));
     let w = ev.iter_mut().find(|e| e.is("req", "WRITE")).unwrap();
     w.page_tags = Some("BA".into());
-    assert!(!verdict(&ev));
+    assert!(!conforms(&ev));
     // the same trace without digests anywhere (and no `segs` in its
     // header) conforms: first bytes cannot tell
     let mut plain = write_fsync(wrote, None);
@@ -73,7 +63,7 @@ fn a_page_whose_first_byte_agrees_but_whose_bytes_do_not_is_a_violation() {
             ..Event::mark(&kept.join(" "))
         };
     }
-    assert!(verdict(&plain));
+    assert!(conforms(&plain));
     // a payload without digests in a trace whose header says segs is bad
     // input, not compared by its first bytes
     let e = translate(&write_fsync(wrote, None), None).unwrap_err();

@@ -6,7 +6,7 @@
 //! position's end, is refused.
 
 use super::scan::{bound_tags, tag_text};
-use super::test_trace::{mapping, not_modelled, tr, OPEN};
+use super::test_trace::{conforms, mapping, not_modelled, tr, OPEN};
 use super::*;
 use serde_json::json;
 
@@ -38,16 +38,6 @@ fn small_writes(write: &str, read: &str) -> Vec<Event> {
     tr(json!({"segs": true}), &l)
 }
 
-fn verdict(ev: &[Event]) -> bool {
-    let m = mapping(ev);
-    let v = check(&m, DEFAULT_BOUND);
-    match v {
-        Verdict::Conforms { .. } => true,
-        Verdict::Violation { .. } => false,
-        _ => panic!("{}", v.report(&m)),
-    }
-}
-
 #[test]
 fn offsets_inside_a_page_become_uneven_positions() {
     let both = format!("{W1},{W2}");
@@ -59,15 +49,15 @@ fn offsets_inside_a_page_become_uneven_positions() {
         vec![(0, 100), (100, 12), (112, 3984)],
         "the offsets the trace names, then the rest of the page"
     );
-    assert!(verdict(&ev));
+    assert!(conforms(&ev));
     // the WRITE's 12 bytes at 100 are not what the program wrote: a
     // VIOLATION, by the digest of that position alone
-    assert!(!verdict(&small_writes(
+    assert!(!conforms(&small_writes(
         &format!("{W1},100+12:bbbb2223"),
         &both
     )));
     // the read returns other bytes at 0..100
-    assert!(!verdict(&small_writes(
+    assert!(!conforms(&small_writes(
         &both,
         &format!("0+100:aaaa1112,{W2}")
     )));

@@ -4,7 +4,6 @@
 //! fuse_write_begin's READ, the EOF crop and the crop mutant.
 
 use super::config::*;
-use super::model::*;
 use super::state::*;
 use super::step::Step;
 use super::tests::{model, reachable, run, D0, T0};
@@ -123,20 +122,11 @@ fn max_pages_counts_kernel_pages_and_the_crop_is_a_position() {
     for (mutant, sent) in [(false, 1), (true, 2)] {
         let mut c = from_toml(text).unwrap();
         c.variant.mut_crop_by_page = mutant;
-        let m = model(c);
-        let s = run(&m, &m.initial(), T0, Step::InodeLock);
-        let s = run(&m, &s, T0, Step::CopyPage);
-        let s = run(&m, &s, T0, Step::UnlockReturn);
-        let t1 = Actor::Task(1);
-        let s = run(&m, &s, t1, Step::WbBegin);
-        let s = run(&m, &s, t1, Step::WbFolio);
-        let s = run(&m, &s, t1, Step::WbSend);
-        let got = s.fuse_q.iter().find_map(|r| match *r {
-            Req::CacheWrite { sent, .. } => Some(sent),
-            _ => None,
-        });
-        assert_eq!(got, Some(sent), "mutant {mutant}");
-        assert_eq!(super::lfolio::lf_crop(&m, &s), !mutant);
+        assert_eq!(
+            super::tests_subpage::crop_sent(c),
+            (Some(sent), !mutant),
+            "mutant {mutant}"
+        );
     }
 }
 

@@ -177,21 +177,26 @@ fn the_eof_page_gets_a_short_write() {
     for (mutant, sent) in [(false, 3), (true, 4)] {
         let mut c = from_toml(&text).unwrap();
         c.variant.mut_crop_by_page = mutant;
-        let m = model(c);
-        let s = run(&m, &m.initial(), T0, Step::InodeLock);
-        let s = run(&m, &s, T0, Step::CopyPage);
-        let s = run(&m, &s, T0, Step::UnlockReturn);
-        let t1 = Actor::Task(1);
-        let s = run(&m, &s, t1, Step::WbBegin);
-        let s = run(&m, &s, t1, Step::WbFolio);
-        let s = run(&m, &s, t1, Step::WbSend);
-        let got = s.fuse_q.iter().find_map(|r| match *r {
-            Req::CacheWrite { sent, .. } => Some(sent),
-            _ => None,
-        });
-        assert_eq!(got, Some(sent), "mutant {mutant}");
-        assert_eq!(super::lfolio::lf_crop(&m, &s), !mutant);
+        assert_eq!(crop_sent(c), (Some(sent), !mutant), "mutant {mutant}");
     }
+}
+
+/// A write (task 0: inode lock, copy, return) then `wb all` (task 1) to
+/// the first WRITE: the positions it sends, and whether lf-crop holds.
+pub(super) fn crop_sent(c: Config) -> (Option<u8>, bool) {
+    let m = model(c);
+    let s = run(&m, &m.initial(), T0, Step::InodeLock);
+    let s = run(&m, &s, T0, Step::CopyPage);
+    let s = run(&m, &s, T0, Step::UnlockReturn);
+    let t1 = Actor::Task(1);
+    let s = run(&m, &s, t1, Step::WbBegin);
+    let s = run(&m, &s, t1, Step::WbFolio);
+    let s = run(&m, &s, t1, Step::WbSend);
+    let got = s.fuse_q.iter().find_map(|r| match *r {
+        Req::CacheWrite { sent, .. } => Some(sent),
+        _ => None,
+    });
+    (got, super::lfolio::lf_crop(&m, &s))
 }
 
 /// fuse_write_begin's READ fails: write(2) returns -EIO, but
