@@ -155,8 +155,20 @@ impl Config {
             return Err("unit_bytes of whole pages only: give pages (positions are pages)".into());
         }
         let ps = self.sub.page_size as u64;
+        // a position of several pages is one folio in the model: the
+        // kernel's order-0 folios would be split at max_pages inside it
+        let mp = match self.read_max_pages {
+            0 => self.max_pages,
+            r => r.min(self.max_pages),
+        } as u64;
         for (a, len) in self.position_bytes() {
             check_position(a, len, ps)?;
+            if len / ps > mp {
+                return Err(format!(
+                    "unit_bytes: the position at byte {a} is {} pages, more than max_pages {mp}: a request would be split inside it",
+                    len / ps
+                ));
+            }
         }
         let total: u64 = ub.iter().map(|b| *b as u64).sum();
         if total % ps != 0 {
@@ -211,6 +223,17 @@ impl super::model::FuseModel {
         (0..n)
             .find(|&q| self.lay.kpage[q as usize] >= k && self.lay.page_start[q as usize] == q)
             .unwrap_or(n)
+    }
+
+    /// The kernel page where position `e` starts, counting a page that
+    /// `e` starts inside of: DIV_ROUND_UP of its byte offset.
+    pub(super) fn kpage_end(&self, e: u8) -> u32 {
+        let e = e as usize;
+        if e >= self.cfg.pages as usize || self.lay.page_start[e] as usize == e {
+            self.lay.kpage[e]
+        } else {
+            self.lay.kpage[e] + 1
+        }
     }
 
     /// Pages a request over positions `first..first+n` counts against

@@ -299,26 +299,36 @@ impl FuseModel {
         }
         // fuse_readahead: one round
         let c = &self.cfg;
-        let max = c.readahead_units().min(u8::MAX as u16) as u8;
-        let nr = task.saved - task.cur;
-        let cur_pages = max.min(nr);
-        let (mut pages, mut pos) = (0u8, task.cur as usize);
+        // the loop counts kernel pages (`kpages`: model positions, with
+        // uneven positions kernel pages, layout.rs)
+        let (cur_pages, mut pages, mut pos) = if self.lay.uneven {
+            let mp = match c.read_max_pages {
+                0 => c.max_pages,
+                r => r,
+            };
+            let left = self.pages_spanned(task.cur, task.saved - task.cur);
+            (left.min(mp as u16), 0u16, task.cur as usize)
+        } else {
+            let max = c.readahead_units().min(u8::MAX as u16) as u8;
+            let nr = task.saved - task.cur;
+            (max.min(nr) as u16, 0u16, task.cur as usize)
+        };
         while pages < cur_pages {
             let f = self.folio(pos);
-            // (uneven positions: max_pages in kernel pages, layout.rs)
-            let over = if self.lay.uneven {
-                !self.ra_fits(task.cur, f.end as u8)
+            let fp = if self.lay.uneven {
+                self.pages_spanned(f.start as u8, f.len() as u8)
             } else {
-                false
+                f.len() as u16
             };
-            if f.len() as u8 > cur_pages - pages || over {
+            if fp > cur_pages - pages {
                 // keep the folio for the next round
                 s.ev = Event::RaNoFit;
                 break;
             }
-            pages += f.len() as u8;
+            pages += fp;
             pos = f.end;
         }
+        let pages = (pos - task.cur as usize) as u8;
         if pages == 0 {
             if c.variant.lf_readahead_guard {
                 // v5: free the request, stop; folio_end_read(folio, false)

@@ -124,19 +124,22 @@ impl FuseModel {
     /// here.
     fn read_window(&self, s: &State, t: usize, p: u8, req: u8) -> (u8, u8, u8) {
         let start = self.real_start(p);
-        let req = self.real_start(p + req) - start;
+        // req_count = DIV_ROUND_UP(pos + count, PAGE_SIZE) - index: the
+        // kernel pages the read touches (a read ending inside a page
+        // counts it)
+        let req = self.kpage_end(p + req) - start;
         let (w, asz) = if start == 0 || self.sequential_miss(s, t, p) {
             // start of file, or a sequential miss: the initial window
             let w = init_ra_size(req.min(255) as u8, self.ra_pages()) as u32;
             (w, if w > req { w - req } else { w / 2 })
         } else {
-            // page_cache_prev_miss: cached pages right before p
-            let mut contig = 0u32;
-            let mut q = p as usize;
+            // page_cache_prev_miss: cached pages right before p's page,
+            // in kernel pages (several positions may share one)
+            let mut q = self.page_start(p) as usize;
             while q > 0 && s.pages[q - 1].present() {
-                contig += self.cfg.real_pages[q - 1] as u32;
                 q -= 1;
             }
+            let mut contig = start - self.real_start(q as u8);
             if contig <= req {
                 // standalone small random read: read as is, the (fresh)
                 // readahead state keeps async_size 0

@@ -106,7 +106,8 @@ impl Config {
     /// when a page has several.
     pub fn task_text(&self, i: usize) -> String {
         let text = self.tasks[i].to_string();
-        if !self.sub_page() {
+        let kind = text.split_whitespace().next().unwrap_or("");
+        if !self.sub_page() || super::config::TARGETS_TASK.contains(&kind) {
             return text;
         }
         let mut out: Vec<String> = Vec::new();

@@ -19,7 +19,7 @@ mod task;
 mod validate;
 mod variant;
 
-pub use task::{InvalForm, TaskSpec, SYNTAX as TASK_SYNTAX};
+pub use task::{InvalForm, TaskSpec, SYNTAX as TASK_SYNTAX, TARGETS_TASK};
 pub use variant::{Kernel, Variant, VARIANT_FLAGS};
 
 /// Most pages a configuration may have (the issue asks for 1..=4).

@@ -74,8 +74,7 @@ struct ConfigRaw {
     max_read_bytes: Option<u32>,
     max_write_bytes: Option<u32>,
     /// Uneven positions (layout.rs): the bytes of each, in order.
-    #[serde(default)]
-    unit_bytes: Vec<u32>,
+    unit_bytes: Option<Vec<u32>>,
     /// Op labels to drop from the task programs (oplabel.rs).
     #[serde(default)]
     drop: Vec<String>,
@@ -119,6 +118,10 @@ fn unit_number(w: &str, u: u8) -> Result<u8, String> {
 pub(super) fn to_units(t: &str, u: u8) -> Result<String, String> {
     let mut out: Vec<String> = Vec::new();
     let kind = t.split_whitespace().next().unwrap_or("");
+    if super::TARGETS_TASK.contains(&kind) {
+        // (a task number, not a position)
+        return Ok(t.to_string());
+    }
     let ranged = super::TASK_SYNTAX
         .iter()
         .any(|f| f.split_whitespace().next() == Some(kind) && f.contains("F+N"));
@@ -180,9 +183,15 @@ impl Config {
         if ![1, 2, 4].contains(&u) {
             return Err(format!("units_per_page is 1, 2 or 4, got {u}"));
         }
-        let uneven = !raw.unit_bytes.is_empty();
+        if raw.unit_bytes.as_ref().is_some_and(|b| b.is_empty()) {
+            return Err("unit_bytes: 1..=4 positions, got none".into());
+        }
+        let unit_bytes_raw = raw.unit_bytes.clone().unwrap_or_default();
+        let uneven = !unit_bytes_raw.is_empty();
         let task = |t: &str| {
+            let kind = t.split_whitespace().next().unwrap_or("");
             if uneven
+                && !super::TARGETS_TASK.contains(&kind)
                 && t.split_whitespace().skip(1).any(|w| {
                     w.split('+')
                         .any(|x| x.starts_with(|c: char| c.is_ascii_digit()) && !x.ends_with('u'))
@@ -233,29 +242,36 @@ impl Config {
             if u != 1 {
                 return Err("give units_per_page or unit_bytes, not both".into());
             }
-            let n = raw.unit_bytes.len();
-            if n > super::MAX_PAGES || raw.unit_bytes.contains(&0) {
+            let n = unit_bytes_raw.len();
+            if n > super::MAX_PAGES || unit_bytes_raw.contains(&0) {
                 return Err(format!(
                     "unit_bytes: 1..={} positions of at least one byte, got {:?}",
                     super::MAX_PAGES,
-                    raw.unit_bytes
+                    unit_bytes_raw
                 ));
             }
-            unit_bytes[..n].copy_from_slice(&raw.unit_bytes);
+            unit_bytes[..n].copy_from_slice(&unit_bytes_raw);
+            if !crate::fuse::subpage::PAGE_SIZES.contains(&raw.page_size) {
+                return Err(format!(
+                    "page_size {}: the modelled page sizes are 4096, 16384 and 65536 bytes",
+                    raw.page_size
+                ));
+            }
             let ps = raw.page_size as u64;
+            let total: u64 = unit_bytes_raw.iter().map(|b| *b as u64).sum();
+            if total != pages as u64 * ps {
+                return Err(format!(
+                    "unit_bytes: {total} bytes in all for pages = {pages} of {ps} bytes"
+                ));
+            }
             let mut at = 0u64;
-            for (i, b) in raw.unit_bytes.iter().enumerate() {
+            for (i, b) in unit_bytes_raw.iter().enumerate() {
                 crate::fuse::layout::check_position(at, *b as u64, ps)?;
                 if at % ps == 0 {
                     page_pos.resize((at / ps) as usize, None);
                     page_pos.push(Some(i as u8));
                 }
                 at += *b as u64;
-            }
-            if at != pages as u64 * ps {
-                return Err(format!(
-                    "unit_bytes: {at} bytes in all for pages = {pages} of {ps} bytes"
-                ));
             }
             page_pos.resize(pages as usize, None);
             page_pos.push(Some(n as u8));
@@ -274,10 +290,34 @@ impl Config {
             let mut out = 0u8;
             for p in 0..pages.min(8) {
                 if (m >> p) & 1 == 1 {
-                    let next = (p + 1..=pages)
-                        .find_map(|q| page_pos.get(q as usize).copied().flatten())
+                    let next_page = (p + 1..=pages)
+                        .find(|q| page_pos.get(*q as usize).copied().flatten().is_some())
+                        .unwrap_or(pages);
+                    // (a position of several pages: all of them or none)
+                    if let Some(q) = (p + 1..next_page).find(|q| (m >> q) & 1 == 0) {
+                        return Err(format!(
+                            "page {p} starts a position of pages {p}-{}, and page {q} is not named with it",
+                            next_page - 1
+                        ));
+                    }
+                    let next = page_pos
+                        .get(next_page as usize)
+                        .copied()
+                        .flatten()
                         .unwrap_or(0);
-                    for q in pos_of(p)?..next {
+                    let Ok(first) = pos_of(p) else {
+                        // (inside a position whose first page is named:
+                        // covered there)
+                        if (0..p)
+                            .rev()
+                            .find(|q| page_pos.get(*q as usize).copied().flatten().is_some())
+                            .is_some_and(|s| (m >> s) & 1 == 1)
+                        {
+                            continue;
+                        }
+                        return Err(pos_of(p).unwrap_err());
+                    };
+                    for q in first..next {
                         out |= 1 << q;
                     }
                 }
@@ -317,7 +357,7 @@ impl Config {
             tree: (tree != crate::fuse::step::Tree::of(kernel)).then_some(tree),
             variant,
             pages: if uneven {
-                raw.unit_bytes.len() as u8
+                unit_bytes_raw.len() as u8
             } else {
                 pages * u
             },

@@ -170,6 +170,10 @@ pub enum InvalForm {
 /// and page count, P: a page, S: a size in pages, N alone: a task index;
 /// `a|b`: one of them, `[x]`: optional). Unknown-task errors list it;
 /// `wbspec list --task` matches on the kind, the first word.
+/// Task kinds whose number is another task's (`signal N`, `kill N`),
+/// not a position: never turned into units.
+pub const TARGETS_TASK: &[&str] = &["signal", "kill"];
+
 pub const SYNTAX: &[&str] = &[
     "write F+N",
     "sendfile F+N",
