@@ -885,6 +885,14 @@ pub(super) fn scan(
                         // asynchronous kiocb: the `aio` task, whose
                         // io_submit ret is `Queued` and whose completion
                         // is io_getevents' ret
+                        // sendfile out of a file of the mount: marked
+                        // with no offset (record/decode.rs)
+                        "sendfile" if arg(&args, "off").is_none() => {
+                            return nm(format!(
+                                "#{} sendfile out of a file of the mount: no model task (the model's sendfile writes into the file)",
+                                e.seq
+                            ));
+                        }
                         "pwrite" | "sendfile" | "io_submit" => {
                             if sc == "io_submit" && words.last() != Some(&"pwrite") {
                                 return nm(format!("#{} io_submit of other than one pwrite iocb: no model task", e.seq));
@@ -1334,7 +1342,11 @@ pub(super) fn scan(
                         // (a dup2 that closed the file's fd returns the
                         // new fd: its close returned 0)
                         let dup = matches!(sc.as_str(), "dup2" | "dup3");
-                        rets.extend(e.ret.map(|r| (t, if dup && r >= 0 { 0 } else { r })));
+                        // (an exit's ret is the process's status, not its
+                        // close's: exit_files ignores filp_close's value)
+                        if !matches!(sc.as_str(), "exit" | "execve") {
+                            rets.extend(e.ret.map(|r| (t, if dup && r >= 0 { 0 } else { r })));
+                        }
                         let got = e.ret.unwrap_or(0).max(0) as u64;
                         let tags = match &e.page_tags {
                             Some(g) => Some(data_tags(
@@ -1595,6 +1607,14 @@ pub(super) fn scan(
                             let units = res.and_then(|r| r["unit_tags"].as_str());
                             let segs = res.and_then(|r| r["segs"].as_str());
                             Some(data_tags(g, units, segs, at, bytes.unwrap_or(0))?)
+                        }
+                        // a READ that returned bytes must say which in a
+                        // trace whose header promises every payload
+                        None if segs_trace && bytes.unwrap_or(0) > 0 => {
+                            return Err(format!(
+                                "bad trace: {brief}: a READ reply of {} bytes without its data in a trace whose header says segs",
+                                bytes.unwrap_or(0)
+                            ));
                         }
                         None => None,
                     };

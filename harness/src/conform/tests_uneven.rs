@@ -100,3 +100,54 @@ fn what_uneven_positions_cannot_map_is_refused() {
     let e = bound_tags(&[0, 100], "0+100:.,100+8:.", 0, 108).unwrap_err();
     assert!(e.contains("past the mapping's last position"), "{e}");
 }
+
+/// A trace naming many offsets is refused with the first and last few,
+/// not all of them; a READ reply that returned bytes without saying
+/// which is bad input in a trace with digests; sendfile out of the
+/// file has no model task.
+#[test]
+fn what_the_attack_on_uneven_positions_found() {
+    let calls: Vec<String> = (0..20u64)
+        .flat_map(|i| {
+            [
+                format!(
+                    "call T0 pwrite fd=6 off={} A len=10 segs={}+10:aaaa{:04}",
+                    i * 10,
+                    i * 10,
+                    i
+                ),
+                "ret T0 pwrite 10".to_string(),
+            ]
+        })
+        .collect();
+    let mut l: Vec<&str> = OPEN.to_vec();
+    l.extend(calls.iter().map(String::as_str));
+    let w = not_modelled(&tr(json!({"segs": true}), &l));
+    assert!(
+        w.contains("needs 21 positions of uneven size (bytes [0, 10, 20, 30, 40, 50, 60, 70, ... 10 more ..., 180, 190, 200, 4096]"),
+        "{w}"
+    );
+    // the READ reply of the read back, its data removed
+    let mut l: Vec<&str> = OPEN.to_vec();
+    l.extend([
+        "call T0 pread fd=6 off=0 len=4096",
+        "req 8 READ 0 4096",
+        "reply 8 READ tags=A bytes=200",
+        "ret T0 pread 200 data=A segs=0+200:12345678",
+    ]);
+    let mut rd = tr(json!({"segs": true}), &l);
+    let reply = rd.iter_mut().find(|e| e.is("reply", "READ")).unwrap();
+    if let Some(r) = reply.result.as_mut() {
+        r.as_object_mut().unwrap().remove("page_tags");
+    }
+    let e = translate(&rd, None).unwrap_err();
+    assert!(
+        e.contains("a READ reply of 200 bytes without its data"),
+        "{e}"
+    );
+    // sendfile out of the file: marked without an offset
+    let mut l: Vec<&str> = OPEN.to_vec();
+    l.extend(["call T0 sendfile fd=6 path=f", "ret T0 sendfile 300"]);
+    let w = not_modelled(&tr(json!({"segs": true}), &l));
+    assert!(w.contains("sendfile out of a file of the mount"), "{w}");
+}

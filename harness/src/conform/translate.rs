@@ -649,10 +649,12 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                     whole: bool|
      -> Result<PagesRead, String> {
         let end = if uneven.is_some() {
-            grid.index(
-                grid.at(first) + bytes,
-                &format!("#{seq} a read's end at byte"),
-            )?
+            let e = grid.at(first) + bytes;
+            grid.index(e, "").or_else(|_| {
+                nm(format!(
+                    "#{seq} a read returned {bytes} bytes, ending at byte {e} inside a position: a short read not at the file's end (a fault in the buffer?), which the model does not have"
+                ))
+            })?
         } else {
             if unit < PG && !bytes.is_multiple_of(unit) {
                 return nm(format!(
@@ -982,8 +984,21 @@ fn uneven_grid(named: Vec<u64>) -> Result<Vec<u64>, String> {
     b.sort();
     b.dedup();
     if b.len() - 1 > MODEL_PAGES {
+        // (the first and last few offsets: a verdict line, not a dump)
+        let at = if b.len() > 16 {
+            let head: Vec<String> = b[..8].iter().map(|x| x.to_string()).collect();
+            let tail: Vec<String> = b[b.len() - 4..].iter().map(|x| x.to_string()).collect();
+            format!(
+                "[{}, ... {} more ..., {}]",
+                head.join(", "),
+                b.len() - 12,
+                tail.join(", ")
+            )
+        } else {
+            format!("{b:?}")
+        };
         return nm(format!(
-            "needs {} positions of uneven size (bytes {b:?}: the offsets the trace names and the pages around them); the model has {MODEL_PAGES}",
+            "needs {} positions of uneven size (bytes {at}: the offsets the trace names and the pages around them); the model has {MODEL_PAGES}",
             b.len() - 1
         ));
     }
