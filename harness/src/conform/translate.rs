@@ -217,7 +217,6 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         grid,
     ) = {
         // the largest unit (4 KiB, 2 KiB, 1 KiB) that every offset,
-        // length and size is a whole number of
         // length and size is a whole number of; else, in a trace with
         // every payload's digests, uneven positions at the offsets the
         // trace names (layout.rs)
