@@ -391,12 +391,14 @@ fn select<'a>(entries: &'a [Entry], names: &[String], all: bool) -> Result<Vec<&
 }
 
 /// `check --with`: every selected check with the switches on, one line
-/// each, then the summary (with.rs). Exit 1 unless clean.
+/// each, then the summary (with.rs). Exit 1 unless clean. The checks
+/// run `jobs` at a time and are reported in catalogue order (pool.rs).
 fn with_run(
     out: &mut Out,
     selected: &[&Entry],
     flags: &[String],
     set: &Settings,
+    jobs: usize,
 ) -> Result<u8, String> {
     for f in flags {
         if !selected.iter().any(|e| {
@@ -409,12 +411,22 @@ fn with_run(
         }
     }
     let mut judged = Vec::new();
-    for (name, d) in wbspec::with::plan(selected, flags, set)? {
-        eprintln!("running {name} with {} ...", flags.join("+"));
-        let j = wbspec::with::run(&d, set)?;
-        out.line(&wbspec::with::line(&name, flags, &j))?;
-        judged.push((name, j));
-    }
+    let plan = wbspec::with::plan(selected, flags, set)?;
+    pool::run_ordered(
+        &plan,
+        jobs,
+        |(name, d)| {
+            if d.is_ok() {
+                eprintln!("running {name} with {} ...", flags.join("+"));
+            }
+            wbspec::with::run(d, set)
+        },
+        |(name, _), j| {
+            out.line(&wbspec::with::line(name, flags, &j))?;
+            judged.push((name.clone(), j));
+            Ok(())
+        },
+    )?;
     let (line, ok) = wbspec::with::summary(flags, &judged);
     out.line(&line)?;
     out.flush()?;
@@ -873,7 +885,13 @@ fn run(cli: Cli, out: &mut Out) -> Result<u8, String> {
                     return Err("--with runs a configuration the catalogue does not pin: it takes no --update-pins, --update-docs, --write-traces, --markdown, --json, --shard, --explain, --drop or --mutate-ops".into());
                 }
                 let selected = select(entries, &names, all)?;
-                return with_run(out, &selected, &with, &set);
+                return with_run(
+                    out,
+                    &selected,
+                    &with,
+                    &set,
+                    jobs.unwrap_or_else(pool::available),
+                );
             }
             if mutate_ops {
                 if !all {

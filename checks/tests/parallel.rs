@@ -156,6 +156,37 @@ fn jobs_print_what_one_job_prints() {
     }
 }
 
+/// A family run (`check --with`) takes --jobs too and prints what a
+/// one-job run prints: the verdict lines, the not-applicable ones and
+/// the summary, in catalogue order.
+#[test]
+fn a_family_run_with_jobs_prints_what_one_job_prints() {
+    let run = |jobs: &str| {
+        let o = wbspec(&[
+            "check",
+            "t2-otrunc-atomic-race",
+            "t2-otrunc-atomic-race-bg1",
+            "t2-otrunc-race",
+            "t2-otrunc-atomic-mmap",
+            "c-otrunc-atomic-race",
+            "m-nw-io2-bdp-no-freerun",
+            "t-close-after-write",
+            "--with",
+            "fix_otrunc_keep_size",
+            "--jobs",
+            jobs,
+        ]);
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(o.status.code(), Some(0), "--jobs {jobs}: {out}");
+        out
+    };
+    let one = run("1");
+    assert_eq!(one.lines().count(), 8, "{one}");
+    assert!(one.contains(" fixed "), "no check fixed: {one}");
+    assert!(one.contains(" not-applicable: "), "{one}");
+    assert_eq!(run("2"), one);
+}
+
 /// Every word that is a number of seconds (`0.01s`) replaced by `S`.
 fn regex_lite_seconds(out: &str) -> String {
     let secs = |w: &str| {
