@@ -30,6 +30,8 @@ pub(super) struct Pending {
     read_first: Option<u64>,
     /// A pread's offset in bytes (where its ret mark's `segs=` start).
     read_off: Option<u64>,
+    /// The bytes a pread or pwrite asked for: it cannot return more.
+    asked: Option<u64>,
     open_flags: i32,
     /// The scenario's first open, which creates the file (setup).
     setup_open: bool,
@@ -671,6 +673,7 @@ pub(super) fn scan(
                         store_page: None,
                         read_first: None,
                         read_off: None,
+                        asked: None,
                         open_flags: 0,
                         setup_open: false,
                         direct_write: false,
@@ -915,6 +918,7 @@ pub(super) fn scan(
                                 None => n * PG,
                             };
                             let n = len_of(off, len, "pwrite length")?;
+                            p.asked = Some(len);
                             let tags = data_tags(&ptags, arg(&args, "units"), arg(&args, "segs"), off, len)?;
                             let kind = fd_kind(&fds)?;
                             if sc == "io_submit" {
@@ -947,6 +951,7 @@ pub(super) fn scan(
                             let first = pages_of(off, "pread offset")?;
                             let n = len_of(off, len, "pread length")?;
                             p.read_off = Some(off);
+                            p.asked = Some(len);
                             match fd_kind(&fds)? {
                                 FdKind::Cached => {
                                     p.read_first = Some(first);
@@ -1330,6 +1335,20 @@ pub(super) fn scan(
                             return nm(format!(
                                 "#{} {actor}'s {sc}: the program changed its buffer while the write ran (the recorder's copies at entry and exit differ), so the bytes the kernel copied are not known",
                                 e.seq
+                            ));
+                        }
+                        if e.text.as_deref().is_some_and(|x| x.split_whitespace().any(|w| w == "buffer=fault")) {
+                            return nm(format!(
+                                "#{} {actor}'s {sc} returned {} bytes, short of a fault in its buffer (EFAULT after some bytes, not the file's end): the model's reads have no buffer",
+                                e.seq,
+                                e.ret.unwrap_or(0)
+                            ));
+                        }
+                        if let Some(asked) = p.asked.filter(|a| e.ret.is_some_and(|r| r > *a as i64)) {
+                            return Err(format!(
+                                "bad trace: #{} {actor}'s {sc} returns {} bytes, more than the {asked} it asked for",
+                                e.seq,
+                                e.ret.unwrap_or(0)
                             ));
                         }
                         if sc == "pread" && e.ret.unwrap_or(0) > 0 && e.page_tags.is_none() {

@@ -83,6 +83,18 @@ fn what_uneven_positions_cannot_map_is_refused() {
         seq: r.seq,
         ..Event::mark("call T0 pread fd=6 off=24 len=16")
     };
+    let r = ev
+        .iter_mut()
+        .find(|e| {
+            e.text
+                .as_deref()
+                .is_some_and(|t| t.starts_with("ret T0 pread"))
+        })
+        .unwrap();
+    *r = Event {
+        seq: r.seq,
+        ..Event::mark("ret T0 pread 16 data=A segs=24+16:cccc3333")
+    };
     let w = not_modelled(&ev);
     assert!(w.contains("needs 5 positions of uneven size"), "{w}");
     // without digests (no `segs` in the header) offsets inside a 1 KiB

@@ -5,7 +5,7 @@
 //! | syscall | mark |
 //! |---|---|
 //! | open, openat, openat2, creat | `open REL FLAGS path=REL` (FLAGS `0x…`) |
-//! | read, pread64, readv, preadv, preadv2 | `pread fd=N off=O len=L path=REL` (ret: `data=TAGS segs=...`) |
+//! | read, pread64, readv, preadv, preadv2 | `pread fd=N off=O len=L path=REL` (ret: `data=TAGS segs=...`, ` buffer=fault` if it stopped short of unwritable memory in its buffer) |
 //! | write, pwrite64, writev, pwritev, pwritev2 | `pwrite fd=N off=O TAGS len=L path=REL segs=...` (ret: ` buffer=changed` if the buffer changed while it ran) |
 //! | fsync, fdatasync, close | `NAME fd=N path=REL` |
 //! | ftruncate | `ftruncate fd=N SIZE path=REL` |
@@ -730,16 +730,36 @@ fn data_words(data: &[u8]) -> (String, String, String) {
     (crate::trace::page_tags(data), units, raw)
 }
 
+/// The buffers `bufs` past their first `done` bytes.
+fn rest(bufs: &[(u64, u64)], done: u64) -> Vec<(u64, u64)> {
+    let mut skip = done;
+    bufs.iter()
+        .filter_map(|&(a, l)| {
+            let k = skip.min(l);
+            skip -= k;
+            (k < l).then_some((a + k, l - k))
+        })
+        .collect()
+}
+
 /// The `ret` mark's tail for a call that returned `ret` (bytes for a
 /// read): ` data=TAGS` (and ` units=TAGS` where the page tags do not
-/// give the 1 KiB units, then ` raw=HEX` for record's last pass) for a
-/// read, ` buffer=changed` for a write whose buffer no longer holds what
+/// give the 1 KiB units, ` buffer=fault` where the bytes of the buffer
+/// it did not fill are not all writable memory, then ` raw=HEX` for
+/// record's last pass) for a read, ` buffer=changed` for a write whose buffer no longer holds what
 /// it held at entry, empty otherwise. None: the data could not be read.
 pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> Option<String> {
     match &c.at_exit {
         AtExit::Data(bufs) if ret >= 0 => {
             let (tags, units, raw) = data_words(&proc::read_bufs(pid, bufs, ret as u64)?);
-            Some(format!(" data={tags}{units}{raw}"))
+            // a read that stopped short where its buffer is not writable
+            // memory (EFAULT after some bytes): not the file's end
+            let fault = if proc::writable(pid, &rest(bufs, ret as u64)) {
+                ""
+            } else {
+                " buffer=fault"
+            };
+            Some(format!(" data={tags}{units}{fault}{raw}"))
         }
         AtExit::Written(bufs, len, d) => {
             let now = proc::read_bufs(pid, bufs, *len).map(|b| crate::trace::digest(&b));
@@ -771,6 +791,42 @@ mod tests {
         buf[99] = b'B';
         std::hint::black_box(&buf);
         assert_eq!(exit_tail(me, &c, 100).as_deref(), Some(" buffer=changed"));
+    }
+
+    #[test]
+    fn a_read_short_of_a_fault_in_its_buffer_says_so() {
+        let me = std::process::id() as i32;
+        // two pages, the second made unwritable
+        let pg = 4096usize;
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                2 * pg,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        let a = p as u64;
+        let c = Call {
+            name: "pread".into(),
+            args: String::new(),
+            at_exit: AtExit::Data(vec![(a, 100), (a + 100, 2 * pg as u64 - 100)]),
+        };
+        let tail = |ret| exit_tail(me, &c, ret).unwrap();
+        assert!(!tail(2 * pg as i64).contains("buffer=fault"));
+        assert!(!tail(10).contains("buffer=fault"), "{}", tail(10));
+        assert_eq!(unsafe { libc::mprotect(p.add(pg), pg, libc::PROT_READ) }, 0);
+        // short of the page it could not write: said; filled to it: not
+        let t = tail(pg as i64);
+        assert!(t.contains(" buffer=fault raw="), "{t}");
+        assert!(tail(10).contains(" buffer=fault"));
+        assert!(!tail(2 * pg as i64).contains("buffer=fault"));
+        assert_eq!(rest(&[(a, 100), (a + 100, 50)], 120), vec![(a + 120, 30)]);
+        assert_eq!(rest(&[(a, 100)], 100), vec![]);
+        unsafe { libc::munmap(p, 2 * pg) };
     }
 
     #[test]

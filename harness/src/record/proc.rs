@@ -208,6 +208,42 @@ pub fn mapped_on_mount(mnt: &Path, pid: i32, ranges: &[(u64, u64)]) -> bool {
     })
 }
 
+/// Whether every byte of the memory ranges lies in a writable mapping
+/// of `pid` (`/proc/PID/maps`, perms `?w??`): where a read may copy to.
+pub fn writable(pid: i32, ranges: &[(u64, u64)]) -> bool {
+    let t = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let mut maps: Vec<(u64, u64)> = t
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split(' ');
+            let (range, perms) = (f.next()?, f.next()?);
+            if perms.as_bytes().get(1) != Some(&b'w') {
+                return None;
+            }
+            let (a, b) = range.split_once('-')?;
+            Some((
+                u64::from_str_radix(a, 16).ok()?,
+                u64::from_str_radix(b, 16).ok()?,
+            ))
+        })
+        .collect();
+    maps.sort();
+    ranges.iter().filter(|(_, l)| *l > 0).all(|(a, l)| {
+        // walk the sorted mappings from `a`, each starting where the
+        // covered part ends
+        let (mut at, end) = (*a, a.saturating_add(*l));
+        for m in &maps {
+            if m.0 <= at && at < m.1 {
+                at = m.1;
+            }
+            if at >= end {
+                return true;
+            }
+        }
+        false
+    })
+}
+
 /// Read `len` bytes at `addr` of `pid`.
 pub fn read_mem(pid: i32, addr: u64, len: usize) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; len];
