@@ -363,6 +363,10 @@ fn malformed_catalogues_are_rejected_with_the_problem_named() {
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\nexpect = { zz = \"holds\" }\n", "unknown property 'zz'"),
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 9\ninit_size = 1\ntasks = [\"fsync\"]\n", "pages must be"),
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\ncolour = 3\n", "unknown field"),
+        // a value of the wrong type names its key (and its index)
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ndaemon_threads = 1.5\ntasks = [\"fsync\"]\n", "daemon_threads: invalid type: floating point `1.5`, expected u8"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\nunit_bytes = [12, -1]\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n", "unit_bytes[1]: invalid value: integer `-1`"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"V1\"\nmodel = \"nowait\"\ntasks = [3]\n", "tasks[0]: invalid type: integer `3`"),
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\nvariant = [\"mut_nothing\"]\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n", "unknown variant flag"),
         // an io-mode combination the kernel refuses: MAP_SHARED of a
         // FOPEN_DIRECT_IO open without direct_io_allow_mmap

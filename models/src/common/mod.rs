@@ -23,6 +23,19 @@ pub fn svg_open(width: usize, height: usize) -> String {
     )
 }
 
+/// A model's raw configuration from a catalogue entry's keys; a value of
+/// the wrong type names its key (`pages: invalid type: string "two",
+/// expected u8`), which toml's own error does not.
+pub fn from_table<T: serde::de::DeserializeOwned>(table: &toml::Table) -> Result<T, String> {
+    serde_path_to_error::deserialize(toml::Value::Table(table.clone())).map_err(|e| {
+        let msg = e.inner().message().trim().to_string();
+        match e.path().to_string() {
+            p if p.is_empty() || p == "." => msg,
+            p => format!("{p}: {msg}"),
+        }
+    })
+}
+
 /// A catalogue entry's `variant` list: each switch named at most once
 /// (`temp_pages` and `!temp_pages` together contradict each other, and
 /// the last one would silently win). Returns the flags in order.

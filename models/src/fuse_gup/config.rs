@@ -323,9 +323,7 @@ impl Config {
 
     /// Builds a configuration from the model's keys of a catalogue entry.
     pub fn from_table(table: &toml::Table) -> Result<Config, String> {
-        let raw: ConfigRaw = toml::Value::Table(table.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().trim().to_string())?;
+        let raw: ConfigRaw = crate::common::from_table(table)?;
         let kernel = Kernel::parse(&raw.kernel)
             .ok_or_else(|| format!("unknown kernel state '{}' (known: R1, M)", raw.kernel))?;
         let mut variant = Variant::base(kernel);

@@ -544,9 +544,7 @@ fn one() -> u8 {
 impl Config {
     /// Builds a configuration from the nowait keys of a catalogue entry.
     pub fn from_table(table: &toml::Table) -> Result<Config, String> {
-        let raw: ConfigRaw = toml::Value::Table(table.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().trim().to_string())?;
+        let raw: ConfigRaw = crate::common::from_table(table)?;
         let kernel = Kernel::parse(&raw.kernel).ok_or_else(|| {
             format!(
                 "unknown kernel state '{}' (known: V1, V7, M60, M615, N70)",

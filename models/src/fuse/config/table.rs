@@ -162,9 +162,7 @@ fn mask(pages: &[u8], what: &str) -> Result<u8, String> {
 impl Config {
     /// Builds a configuration from the FUSE keys of a catalogue entry.
     pub fn from_table(table: &toml::Table) -> Result<Config, String> {
-        let raw: ConfigRaw = toml::Value::Table(table.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().to_string())?;
+        let raw: ConfigRaw = crate::common::from_table(table)?;
         let tree = crate::fuse::step::Tree::parse(&raw.kernel).ok_or_else(|| {
             format!(
                 "unknown kernel state '{}' (known: L, T, T17, T2, T19, C)",
