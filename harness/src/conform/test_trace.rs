@@ -166,6 +166,19 @@ pub(super) fn tr(cfg: serde_json::Value, lines: &[&str]) -> Vec<Event> {
     v
 }
 
+/// Replaces the first mark whose text starts with `prefix` by the mark
+/// `new`, at the same place in the trace.
+pub(super) fn set_mark(ev: &mut [Event], prefix: &str, new: &str) {
+    let e = ev
+        .iter_mut()
+        .find(|e| e.text.as_deref().is_some_and(|t| t.starts_with(prefix)))
+        .unwrap_or_else(|| panic!("no mark starting {prefix:?}"));
+    *e = Event {
+        seq: e.seq,
+        ..Event::mark(new)
+    };
+}
+
 pub(super) fn mapping(ev: &[Event]) -> Mapping {
     match translate(ev, None).unwrap() {
         Translation::Modelled(m) => *m,

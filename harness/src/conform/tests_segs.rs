@@ -4,7 +4,7 @@
 //! digests that do not tile their payload are bad input.
 
 use super::scan::{seg_tags, tag_text};
-use super::test_trace::{conforms, tr, OPEN};
+use super::test_trace::{conforms, set_mark, tr, OPEN};
 use super::*;
 use serde_json::json;
 
@@ -80,14 +80,11 @@ fn a_page_whose_first_byte_agrees_but_whose_bytes_do_not_is_a_violation() {
 fn a_write_whose_buffer_changed_is_not_modelled() {
     let wrote = "0+4096:1111aaaa,4096+4096:2222bbbb";
     let mut ev = write_fsync(wrote, Some(wrote));
-    let ret = ev
-        .iter_mut()
-        .find(|e| e.text.as_deref() == Some("ret T0 pwrite 8192"))
-        .unwrap();
-    *ret = Event {
-        seq: ret.seq,
-        ..Event::mark("ret T0 pwrite 8192 buffer=changed")
-    };
+    set_mark(
+        &mut ev,
+        "ret T0 pwrite 8192",
+        "ret T0 pwrite 8192 buffer=changed",
+    );
     let w = super::test_trace::not_modelled(&ev);
     assert!(
         w.contains("T0's pwrite: the program changed its buffer while the write ran"),
@@ -110,14 +107,7 @@ fn a_read_short_of_a_fault_is_not_modelled_and_more_than_asked_is_bad_input() {
     let wrote = "0+4096:1111aaaa,4096+4096:2222bbbb";
     let with_ret = |old: &str, new: &str| {
         let mut ev = write_fsync(wrote, Some(wrote));
-        let r = ev
-            .iter_mut()
-            .find(|e| e.text.as_deref().is_some_and(|t| t.starts_with(old)))
-            .unwrap();
-        *r = Event {
-            seq: r.seq,
-            ..Event::mark(new)
-        };
+        set_mark(&mut ev, old, new);
         ev
     };
     // two writes of a page each, so a page is a position; the read of
