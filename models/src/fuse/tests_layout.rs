@@ -277,31 +277,20 @@ fn reads_in_pages(m: &FuseModel) -> std::collections::BTreeSet<(u32, u32)> {
 /// in positions: page 2 read ahead, and a smaller read a larger window.)
 #[test]
 fn the_readahead_window_counts_kernel_pages() {
-    let whole = model(
-        from_toml(
-            "kernel = \"T\"\npages = 3\ninit_size = 3\ncached = [0]\ntasks = [\"read 1+1\"]\n",
+    // three pages, page 0 cached; `units`: the unit_bytes line or none
+    let m = |units: &str, read: &str| {
+        model(
+            from_toml(&format!(
+                "kernel = \"T\"\npages = 3\n{units}init_size = 3\ncached = [0]\ntasks = [\"{read}\"]\n"
+            ))
+            .unwrap(),
         )
-        .unwrap(),
-    );
-    let uneven = model(
-        from_toml(
-            "kernel = \"T\"\npages = 3\nunit_bytes = [12, 4084, 4096, 4096]\ninit_size = 3\ncached = [0]\ntasks = [\"read 2u+1u\"]\n",
-        )
-        .unwrap(),
-    );
+    };
+    let whole = m("", "read 1+1");
+    let uneven = m("unit_bytes = [12, 4084, 4096, 4096]\n", "read 2u+1u");
     assert_eq!(reads_in_pages(&uneven), reads_in_pages(&whole));
     assert!(!reads_in_pages(&whole).is_empty());
-    let small = model(
-        from_toml(
-            "kernel = \"T\"\npages = 3\nunit_bytes = [4096, 12, 4084, 4096]\ninit_size = 3\ncached = [0]\ntasks = [\"read 1u+1u\"]\n",
-        )
-        .unwrap(),
-    );
-    let page = model(
-        from_toml(
-            "kernel = \"T\"\npages = 3\nunit_bytes = [4096, 12, 4084, 4096]\ninit_size = 3\ncached = [0]\ntasks = [\"read 1u+2u\"]\n",
-        )
-        .unwrap(),
-    );
+    let small = m("unit_bytes = [4096, 12, 4084, 4096]\n", "read 1u+1u");
+    let page = m("unit_bytes = [4096, 12, 4084, 4096]\n", "read 1u+2u");
     assert_eq!(reads_in_pages(&small), reads_in_pages(&page));
 }
