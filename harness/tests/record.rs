@@ -494,6 +494,15 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A python program's 100-byte write at 0 and 12-byte write at 100,
+/// then fsync: the two tests below read them back differently.
+const SMALL_WRITES: &str = "import os
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+assert os.pwrite(fd, b'A' * 100, 0) == 100
+assert os.pwrite(fd, bytes(range(1, 13)), 100) == 12
+os.fsync(fd)
+";
+
 /// Every payload is cut at every offset the trace names and compared by
 /// digests (record/segs.rs): a program's 100-byte and 12-byte writes and
 /// 16-byte read give pieces 0+24, 24+16, 40+60 and 100+12, and the
@@ -504,14 +513,11 @@ os.close(fd)
 fn segs_are_the_bytes_cut_at_every_offset_the_trace_names() {
     use wbspec_harness::record::segs::cuts;
     use wbspec_harness::trace::segs;
-    let prog = "import os
-fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
-assert os.pwrite(fd, b'A' * 100, 0) == 100
-assert os.pwrite(fd, bytes(range(1, 13)), 100) == 12
-os.fsync(fd)
-assert os.pread(fd, 16, 24) == b'A' * 16
+    let prog = &format!(
+        "{SMALL_WRITES}assert os.pread(fd, 16, 24) == b'A' * 16
 os.close(fd)
-";
+"
+    );
     let Some((_one, d, r)) = record_python("record python3 segs", "py-segs", prog) else {
         return;
     };
@@ -570,14 +576,11 @@ os.close(fd)
 /// bytes 24..40, names five: not modelled, saying so.)
 #[test]
 fn small_writes_conform_in_uneven_positions() {
-    let prog = "import os
-fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
-assert os.pwrite(fd, b'A' * 100, 0) == 100
-assert os.pwrite(fd, bytes(range(1, 13)), 100) == 12
-os.fsync(fd)
-assert os.pread(fd, 200, 0) == b'A' * 100 + bytes(range(1, 13))
+    let prog = &format!(
+        "{SMALL_WRITES}assert os.pread(fd, 200, 0) == b'A' * 100 + bytes(range(1, 13))
 os.close(fd)
-";
+"
+    );
     let Some((_one, d, r)) = record_python("record python3 uneven", "py-uneven", prog) else {
         return;
     };
