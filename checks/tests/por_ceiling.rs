@@ -405,8 +405,8 @@ fn doc_rows(marker: &str, cols: usize) -> Vec<Row> {
 }
 
 /// Rows of fewer states than this are measured in every test run; the
-/// larger ones (five of the 14 minutes of CPU the two tables took, and
-/// most of their memory) only with WBSPEC_POR_ALL set, which
+/// larger ones (about 7 of the 12 minutes of CPU the two tables take)
+/// only with WBSPEC_POR_ALL set, which
 /// docs/performance.md says, with the date they were last measured.
 const ALWAYS_BELOW: u64 = 500_000;
 

@@ -918,6 +918,9 @@ pub(super) fn scan(
                                 None => n * PG,
                             };
                             let n = len_of(off, len, "pwrite length")?;
+                            // (sendfile's `len=` is what its source held
+                            // at the entry stop, not the count it asked
+                            // for: its return is checked against it below)
                             p.asked = Some(len);
                             let tags = data_tags(&ptags, arg(&args, "units"), arg(&args, "segs"), off, len)?;
                             let kind = fd_kind(&fds)?;
@@ -1337,7 +1340,7 @@ pub(super) fn scan(
                                 e.seq
                             ));
                         }
-                        if e.text.as_deref().is_some_and(|x| x.split_whitespace().any(|w| w == "buffer=fault")) {
+                        if sc == "pread" && e.text.as_deref().is_some_and(|x| x.split_whitespace().any(|w| w == "buffer=fault")) {
                             return nm(format!(
                                 "#{} {actor}'s {sc} returned {} bytes, short of a fault in its buffer (EFAULT after some bytes, not the file's end): the model's reads have no buffer",
                                 e.seq,
@@ -1345,6 +1348,13 @@ pub(super) fn scan(
                             ));
                         }
                         if let Some(asked) = p.asked.filter(|a| e.ret.is_some_and(|r| r > *a as i64)) {
+                            if sc == "sendfile" {
+                                return nm(format!(
+                                    "#{} {actor}'s sendfile returns {} bytes, more than the {asked} its source held when it was called (the source grew while it ran): the bytes it copied are not known",
+                                    e.seq,
+                                    e.ret.unwrap_or(0)
+                                ));
+                            }
                             return Err(format!(
                                 "bad trace: #{} {actor}'s {sc} returns {} bytes, more than the {asked} it asked for",
                                 e.seq,

@@ -154,6 +154,23 @@ fn a_read_short_of_a_fault_is_not_modelled_and_more_than_asked_is_bad_input() {
     );
 }
 
+/// sendfile's `len=` is what its source held at the entry stop: a
+/// sendfile returning more (its source grew while it ran) copied bytes
+/// nobody saw, not modelled; it is no bad input.
+#[test]
+fn a_sendfile_returning_more_than_its_source_held_is_not_modelled() {
+    let mut l: Vec<&str> = OPEN.to_vec();
+    l.extend([
+        "call T0 sendfile fd=6 off=0 A len=4096 segs=0+4096:1111aaaa",
+        "ret T0 sendfile 8192",
+    ]);
+    let w = super::test_trace::not_modelled(&tr(json!({"segs": true}), &l));
+    assert!(
+        w.contains("T0's sendfile returns 8192 bytes, more than the 4096 its source held"),
+        "{w}"
+    );
+}
+
 #[test]
 fn tags_from_digests() {
     // one tag per unit; zeros are '.', a piece spanning units tags each

@@ -5,7 +5,7 @@
 //! | syscall | mark |
 //! |---|---|
 //! | open, openat, openat2, creat | `open REL FLAGS path=REL` (FLAGS `0x…`) |
-//! | read, pread64, readv, preadv, preadv2 | `pread fd=N off=O len=L path=REL` (ret: `data=TAGS segs=...`, ` buffer=fault` if it stopped short of unwritable memory in its buffer) |
+//! | read, pread64, readv, preadv, preadv2 | `pread fd=N off=O len=L path=REL` (ret: `data=TAGS segs=...`, ` buffer=fault` if it stopped short of a byte of its buffer a copy would fault on) |
 //! | write, pwrite64, writev, pwritev, pwritev2 | `pwrite fd=N off=O TAGS len=L path=REL segs=...` (ret: ` buffer=changed` if the buffer changed while it ran) |
 //! | fsync, fdatasync, close | `NAME fd=N path=REL` |
 //! | ftruncate | `ftruncate fd=N SIZE path=REL` |
@@ -744,20 +744,21 @@ fn rest(bufs: &[(u64, u64)], done: u64) -> Vec<(u64, u64)> {
 
 /// The `ret` mark's tail for a call that returned `ret` (bytes for a
 /// read): ` data=TAGS` (and ` units=TAGS` where the page tags do not
-/// give the 1 KiB units, ` buffer=fault` where the bytes of the buffer
-/// it did not fill are not all writable memory, then ` raw=HEX` for
-/// record's last pass) for a read, ` buffer=changed` for a write whose buffer no longer holds what
+/// give the 1 KiB units, ` buffer=fault` where it returned some bytes
+/// but not all and a copy to the first byte it did not fill faults,
+/// then ` raw=HEX` for record's last pass) for a read, ` buffer=changed` for a write whose buffer no longer holds what
 /// it held at entry, empty otherwise. None: the data could not be read.
 pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> Option<String> {
     match &c.at_exit {
         AtExit::Data(bufs) if ret >= 0 => {
             let (tags, units, raw) = data_words(&proc::read_bufs(pid, bufs, ret as u64)?);
-            // a read that stopped short where its buffer is not writable
-            // memory (EFAULT after some bytes): not the file's end
-            let fault = if proc::writable(pid, &rest(bufs, ret as u64)) {
-                ""
-            } else {
-                " buffer=fault"
+            // a read that stopped short of a fault in its buffer (EFAULT
+            // after some bytes; with none copied it returns -EFAULT):
+            // filemap_read copies up to the faulting byte, so the first
+            // byte it did not fill is one a copy cannot reach
+            let fault = match rest(bufs, ret as u64).first() {
+                Some(&(at, _)) if ret > 0 && proc::would_fault(pid, at) => " buffer=fault",
+                _ => "",
             };
             Some(format!(" data={tags}{units}{fault}{raw}"))
         }
@@ -819,11 +820,40 @@ mod tests {
         assert!(!tail(2 * pg as i64).contains("buffer=fault"));
         assert!(!tail(10).contains("buffer=fault"), "{}", tail(10));
         assert_eq!(unsafe { libc::mprotect(p.add(pg), pg, libc::PROT_READ) }, 0);
-        // short of the page it could not write: said; filled to it: not
+        // short exactly at the page it could not write: said
         let t = tail(pg as i64);
         assert!(t.contains(" buffer=fault raw="), "{t}");
-        assert!(tail(10).contains(" buffer=fault"));
+        // short of a writable byte (the file's end), none copied (a
+        // fault at the first byte returns -EFAULT, not 0), or filled to
+        // the end: not said
+        assert!(!tail(10).contains("buffer=fault"));
+        assert!(!tail(pg as i64 - 1).contains("buffer=fault"));
+        assert!(!tail(0).contains("buffer=fault"));
         assert!(!tail(2 * pg as i64).contains("buffer=fault"));
+        // a writable page that cannot be had: a shared mapping of a
+        // one-page file over two pages (SIGBUS past its end)
+        let f = tempfile::tempfile().unwrap();
+        f.set_len(pg as u64).unwrap();
+        let q = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                2 * pg,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                std::os::fd::AsRawFd::as_raw_fd(&f),
+                0,
+            )
+        };
+        assert_ne!(q, libc::MAP_FAILED);
+        let c2 = Call {
+            name: "pread".into(),
+            args: String::new(),
+            at_exit: AtExit::Data(vec![(q as u64, 2 * pg as u64)]),
+        };
+        let t = exit_tail(me, &c2, pg as i64).unwrap();
+        assert!(t.contains(" buffer=fault"), "{t}");
+        assert!(!exit_tail(me, &c2, 10).unwrap().contains("buffer=fault"));
+        unsafe { libc::munmap(q, 2 * pg) };
         assert_eq!(rest(&[(a, 100), (a + 100, 50)], 120), vec![(a + 120, 30)]);
         assert_eq!(rest(&[(a, 100)], 100), vec![]);
         unsafe { libc::munmap(p, 2 * pg) };

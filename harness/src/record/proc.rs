@@ -208,40 +208,28 @@ pub fn mapped_on_mount(mnt: &Path, pid: i32, ranges: &[(u64, u64)]) -> bool {
     })
 }
 
-/// Whether every byte of the memory ranges lies in a writable mapping
-/// of `pid` (`/proc/PID/maps`, perms `?w??`): where a read may copy to.
-pub fn writable(pid: i32, ranges: &[(u64, u64)]) -> bool {
+/// Whether a copy to byte `addr` of `pid` would fault: it lies in no
+/// writable mapping (`/proc/PID/maps`, perms `?w??`), or in one whose
+/// page cannot be had (a shared file mapping past its file's end
+/// raises SIGBUS; read with `process_vm_readv`, which faults the page
+/// in as a read would, and does nothing else to a private or anonymous
+/// page).
+pub fn would_fault(pid: i32, addr: u64) -> bool {
     let t = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
-    let mut maps: Vec<(u64, u64)> = t
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split(' ');
-            let (range, perms) = (f.next()?, f.next()?);
-            if perms.as_bytes().get(1) != Some(&b'w') {
-                return None;
-            }
-            let (a, b) = range.split_once('-')?;
-            Some((
-                u64::from_str_radix(a, 16).ok()?,
-                u64::from_str_radix(b, 16).ok()?,
-            ))
-        })
-        .collect();
-    maps.sort();
-    ranges.iter().filter(|(_, l)| *l > 0).all(|(a, l)| {
-        // walk the sorted mappings from `a`, each starting where the
-        // covered part ends
-        let (mut at, end) = (*a, a.saturating_add(*l));
-        for m in &maps {
-            if m.0 <= at && at < m.1 {
-                at = m.1;
-            }
-            if at >= end {
-                return true;
-            }
-        }
-        false
-    })
+    let writable = t.lines().any(|l| {
+        let mut f = l.split(' ');
+        let (Some(range), Some(perms)) = (f.next(), f.next()) else {
+            return false;
+        };
+        let Some((a, b)) = range.split_once('-') else {
+            return false;
+        };
+        let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) else {
+            return false;
+        };
+        perms.as_bytes().get(1) == Some(&b'w') && a <= addr && addr < b
+    });
+    !writable || read_mem(pid, addr, 1).is_none()
 }
 
 /// Read `len` bytes at `addr` of `pid`.
@@ -304,10 +292,13 @@ pub fn read_bufs(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<Vec<u8>> {
     let mut data = Vec::with_capacity(total.min(1 << 30) as usize);
     for (base, len) in bufs {
         let want = (total - data.len() as u64).min(*len);
-        if want == 0 {
+        if data.len() as u64 == total {
             break;
         }
-        data.extend(read_mem(pid, *base, want as usize)?);
+        // (an empty iovec in the middle is skipped, not the end)
+        if want > 0 {
+            data.extend(read_mem(pid, *base, want as usize)?);
+        }
     }
     (data.len() as u64 == total).then_some(data)
 }
@@ -328,6 +319,20 @@ pub fn file_bytes(pid: i32, fd: i64, off: u64, len: u64) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An empty iovec between two others is skipped (preadv with
+    /// {p,50},{q,0},{p+50,250} returning 100 was "could not be read
+    /// back": the copy stopped at the empty one).
+    #[test]
+    fn an_empty_iovec_in_the_middle_is_skipped() {
+        let me = std::process::id() as i32;
+        let buf: Vec<u8> = (0..=255).collect();
+        let p = buf.as_ptr() as u64;
+        let got = read_bufs(me, &[(p, 50), (p + 7, 0), (p + 50, 250)], 100).unwrap();
+        assert_eq!(got, buf[..100]);
+        assert_eq!(read_bufs(me, &[(p, 50), (p, 0)], 50).unwrap(), buf[..50]);
+        assert_eq!(read_bufs(me, &[(p, 50)], 60), None);
+    }
 
     #[test]
     fn words_are_one_word() {
