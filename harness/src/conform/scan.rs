@@ -30,7 +30,8 @@ pub(super) struct Pending {
     read_first: Option<u64>,
     /// A pread's offset in bytes (where its ret mark's `segs=` start).
     read_off: Option<u64>,
-    /// The bytes a pread or pwrite asked for: it cannot return more.
+    /// The bytes a pread, pwrite or sendfile asked for: it cannot return
+    /// more.
     asked: Option<u64>,
     open_flags: i32,
     /// The scenario's first open, which creates the file (setup).
@@ -920,8 +921,11 @@ pub(super) fn scan(
                             let n = len_of(off, len, "pwrite length")?;
                             // (sendfile's `len=` is what its source held
                             // at the entry stop, not the count it asked
-                            // for: its return is checked against it below)
-                            p.asked = Some(len);
+                            // for: its return is checked against it
+                            // below; io_submit returns a count of iocbs)
+                            if sc != "io_submit" {
+                                p.asked = Some(len);
+                            }
                             let tags = data_tags(&ptags, arg(&args, "units"), arg(&args, "segs"), off, len)?;
                             let kind = fd_kind(&fds)?;
                             if sc == "io_submit" {

@@ -746,8 +746,9 @@ fn rest(bufs: &[(u64, u64)], done: u64) -> Vec<(u64, u64)> {
 /// read): ` data=TAGS` (and ` units=TAGS` where the page tags do not
 /// give the 1 KiB units, ` buffer=fault` where it returned some bytes
 /// but not all and a copy to the first byte it did not fill faults,
-/// then ` raw=HEX` for record's last pass) for a read, ` buffer=changed` for a write whose buffer no longer holds what
-/// it held at entry, empty otherwise. None: the data could not be read.
+/// then ` raw=HEX` for record's last pass) for a read, ` buffer=changed`
+/// for a write whose buffer no longer holds what it held at entry,
+/// empty otherwise. None: the data could not be read.
 pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> Option<String> {
     match &c.at_exit {
         AtExit::Data(bufs) if ret >= 0 => {

@@ -146,42 +146,49 @@ pub struct Map {
     pub rel: String,
 }
 
+/// One line of `/proc/PID/maps`: [start, end), whether writable, file
+/// offset, path ("" for an anonymous mapping).
+struct MapsLine {
+    start: u64,
+    end: u64,
+    writable: bool,
+    off: u64,
+    path: String,
+}
+
+/// Every mapping of `pid` (none if its maps cannot be read).
+fn maps(pid: i32) -> Vec<MapsLine> {
+    let t = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    t.lines()
+        .filter_map(|l| {
+            // start-end perms offset dev inode [path]
+            let f: Vec<&str> = l.splitn(6, ' ').collect();
+            let (a, b) = f.first()?.split_once('-')?;
+            Some(MapsLine {
+                start: u64::from_str_radix(a, 16).ok()?,
+                end: u64::from_str_radix(b, 16).ok()?,
+                writable: f.get(1)?.as_bytes().get(1) == Some(&b'w'),
+                off: u64::from_str_radix(f.get(2)?, 16).ok()?,
+                path: f.get(5).map_or("", |p| p.trim_start()).to_string(),
+            })
+        })
+        .collect()
+}
+
 /// The mappings of files of the mount in `pid`.
 pub fn mount_maps(mnt: &Path, pid: i32) -> Vec<Map> {
-    let t = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
-    let mut v = vec![];
-    for l in t.lines() {
-        // start-end perms offset dev inode path
-        let f: Vec<&str> = l.splitn(6, ' ').collect();
-        if f.len() < 6 {
-            continue;
-        }
-        let path = f[5].trim_start();
-        let Some(rel) = path
-            .strip_suffix(" (deleted)")
-            .or(Some(path))
-            .and_then(|p| under(mnt, Path::new(p)))
-        else {
-            continue;
-        };
-        let Some((a, b)) = f[0].split_once('-') else {
-            continue;
-        };
-        let (Ok(start), Ok(end), Ok(off)) = (
-            u64::from_str_radix(a, 16),
-            u64::from_str_radix(b, 16),
-            u64::from_str_radix(f[2], 16),
-        ) else {
-            continue;
-        };
-        v.push(Map {
-            start,
-            end,
-            off,
-            rel,
-        });
-    }
-    v
+    maps(pid)
+        .into_iter()
+        .filter_map(|m| {
+            let path = m.path.strip_suffix(" (deleted)").unwrap_or(&m.path);
+            Some(Map {
+                start: m.start,
+                end: m.end,
+                off: m.off,
+                rel: under(mnt, Path::new(path))?,
+            })
+        })
+        .collect()
 }
 
 /// The first mount mapping overlapping [addr, addr+len), with the
@@ -215,20 +222,9 @@ pub fn mapped_on_mount(mnt: &Path, pid: i32, ranges: &[(u64, u64)]) -> bool {
 /// in as a read would, and does nothing else to a private or anonymous
 /// page).
 pub fn would_fault(pid: i32, addr: u64) -> bool {
-    let t = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
-    let writable = t.lines().any(|l| {
-        let mut f = l.split(' ');
-        let (Some(range), Some(perms)) = (f.next(), f.next()) else {
-            return false;
-        };
-        let Some((a, b)) = range.split_once('-') else {
-            return false;
-        };
-        let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) else {
-            return false;
-        };
-        perms.as_bytes().get(1) == Some(&b'w') && a <= addr && addr < b
-    });
+    let writable = maps(pid)
+        .iter()
+        .any(|m| m.writable && m.start <= addr && addr < m.end);
     !writable || read_mem(pid, addr, 1).is_none()
 }
 
@@ -291,11 +287,8 @@ pub fn read_iovecs(pid: i32, iov: u64, cnt: u64) -> Option<Vec<(u64, u64)>> {
 pub fn read_bufs(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<Vec<u8>> {
     let mut data = Vec::with_capacity(total.min(1 << 30) as usize);
     for (base, len) in bufs {
-        let want = (total - data.len() as u64).min(*len);
-        if data.len() as u64 == total {
-            break;
-        }
         // (an empty iovec in the middle is skipped, not the end)
+        let want = (total - data.len() as u64).min(*len);
         if want > 0 {
             data.extend(read_mem(pid, *base, want as usize)?);
         }
