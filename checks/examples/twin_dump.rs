@@ -3,6 +3,7 @@
 //! so that `sort -u` of both sides can be diffed when the counts differ.
 //! Usage: cargo run --release --example twin_dump -- NAME
 use std::collections::{HashSet, VecDeque};
+use wbspec_models::fuse::config::MAX_PAGES;
 use wbspec_models::fuse::state::{Req, Worker};
 use wbspec_models::fuse::{Config, FuseModel, State};
 
@@ -90,9 +91,9 @@ fn line(m: &FuseModel, s: &State) -> String {
     o += " D";
     for w in 0..m.cfg.daemon_threads as usize {
         let (st, (k, a, b, c), pay) = match s.workers[w] {
-            Worker::Idle => (0, (0, 0, 0, 0), [255u8; 4]),
+            Worker::Idle => (0, (0, 0, 0, 0), [255u8; MAX_PAGES]),
             Worker::Busy { req: r, payload } => (1, req(&r), payload),
-            Worker::Ending { first, n } => (2, (0, first, n, 0), [255u8; 4]),
+            Worker::Ending { first, n } => (2, (0, first, n, 0), [255u8; MAX_PAGES]),
         };
         o += &format!("{st}.{k}.{a}.{b}.{c}");
         for p in pay.iter().take(np) {

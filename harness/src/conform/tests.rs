@@ -555,10 +555,20 @@ fn not_modelled_reasons() {
         "ret T1 open 9",
     ]);
     assert!(not_modelled(&tr(json!({}), &o)).contains("CREATE outside"));
+    // writes at every second page up to page 34: 35 regions, more than
+    // the model's 16 positions
+    let writes: Vec<String> = (1..18)
+        .map(|i| format!("call T0 pwrite fd=6 off={} B", i * 8192))
+        .collect();
     let mut o = l.clone();
-    o.extend(["call T0 pwrite fd=6 off=8192 B", "ret T0 pwrite 4096"]);
-    o.extend(["call T0 pwrite fd=6 off=20480 C", "ret T0 pwrite 4096"]);
-    assert!(not_modelled(&tr(json!({}), &o)).contains("model pages"));
+    for w in &writes {
+        o.extend([w.as_str(), "ret T0 pwrite 4096"]);
+    }
+    let w = not_modelled(&tr(json!({}), &o));
+    assert!(
+        w.contains("needs 35 model pages") && w.contains("the model has 16"),
+        "{w}"
+    );
     let mut o = l.clone();
     o.extend(["call T0 fallocate fd=6", "ret T0 fallocate 0"]);
     assert!(not_modelled(&tr(json!({}), &o)).contains("no model task"));

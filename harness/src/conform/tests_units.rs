@@ -87,9 +87,9 @@ fn unit_refusals_name_their_reason() {
         w.contains("pwrite length 1000 is not a whole number of 4 KiB pages nor of 1 KiB units"),
         "{w}"
     );
-    let w = not_modelled(&write_fsync(4096, 1024, None, json!({})));
-    assert!(w.contains("needs 8 units of 1024 bytes"), "{w}");
-    assert!(w.contains("the model has 4 units in all"), "{w}");
+    let w = not_modelled(&write_fsync(16384, 1024, None, json!({})));
+    assert!(w.contains("needs 20 units of 1024 bytes"), "{w}");
+    assert!(w.contains("the model has 16 units in all"), "{w}");
     let w = not_modelled(&write_fsync(0, 1024, None, json!({"unit_tags": false})));
     assert!(w.contains("data tags per 4 KiB page only"), "{w}");
 }

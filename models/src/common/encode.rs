@@ -12,7 +12,7 @@
 use std::hash::{Hash, Hasher};
 
 /// Largest image a model may write (`Spec::encode`).
-pub const ENCODE_MAX: usize = 1024;
+pub const ENCODE_MAX: usize = 2048;
 
 /// Appends bytes to a fixed buffer.
 pub struct Enc<'a> {
@@ -65,6 +65,14 @@ impl<'a> Enc<'a> {
     pub fn arr<const K: usize>(&mut self, a: [u8; K]) {
         self.buf[self.n..self.n + K].copy_from_slice(&a);
         self.n += K;
+    }
+    /// The next `k` bytes of the image, for the caller to fill (every one
+    /// of them: the buffer holds the previous image's bytes).
+    #[inline(always)]
+    pub fn take(&mut self, k: usize) -> &mut [u8] {
+        let o = self.n;
+        self.n += k;
+        &mut self.buf[o..o + k]
     }
     #[inline(always)]
     pub fn bytes(&mut self, b: &[u8]) {

@@ -5,15 +5,16 @@
 //! each); bounded lists write their length, then their used entries; enums
 //! go through their derived `Hash`.
 
-use super::config::{MAX_PAGES, MAX_WORKERS};
+use super::config::{MAX_PAGES, MAX_WORKERS, NARROW_PAGES};
 use super::state::*;
 use crate::common::encode::Enc;
 use crate::common::rwsem::Rwsem;
+use std::hash::Hash;
 
-/// Scalars, then the per-page snapshot and `before` (u16).
-const TASK: usize = 20 + 3 * MAX_PAGES;
-
-fn task(t: &Task) -> [u8; TASK] {
+/// A task's image over its first `W` pages. With `W` = 4 (NARROW_PAGES)
+/// both page masks of its readahead_control share a byte, as when the
+/// state had 4 pages; wider, each is a u16 after the scalars.
+fn task<const W: usize>(e: &mut Enc, t: &Task) {
     let Task {
         pc,
         ph,
@@ -39,10 +40,10 @@ fn task(t: &Task) -> [u8; TASK] {
         mt,
         folio_locked,
     } = *t;
-    // both page masks of the readahead_control in one byte (pages < 4)
-    const _: () = assert!(MAX_PAGES <= 4);
-    let mut a = [0u8; TASK];
-    a[..20].copy_from_slice(&[
+    let narrow = W <= NARROW_PAGES;
+    debug_assert!(!narrow || (ra | ra_todo) >> NARROW_PAGES == 0);
+    let ras = if narrow { (ra | ra_todo << 4) as u8 } else { 0 };
+    e.arr([
         pc,
         ph,
         cur,
@@ -58,18 +59,35 @@ fn task(t: &Task) -> [u8; TASK] {
         attr,
         rsize,
         moved as u8,
-        ra | ra_todo << 4,
+        ras,
         rd,
         aio,
         mt,
         folio_locked as u8,
     ]);
-    for p in 0..MAX_PAGES {
-        a[20 + p] = snap[p];
-        a[20 + MAX_PAGES + 2 * p..20 + MAX_PAGES + 2 * p + 2]
-            .copy_from_slice(&before[p].to_le_bytes());
+    if !narrow {
+        e.u16(ra);
+        e.u16(ra_todo);
     }
-    a
+    let a = e.take(3 * W);
+    for p in 0..W {
+        a[p] = snap[p];
+        a[W + 2 * p..W + 2 * p + 2].copy_from_slice(&before[p].to_le_bytes());
+    }
+}
+
+/// A daemon worker: its derived `Hash` image, the payload cut to `W`
+/// pages (the same bytes as the derived image of a 4-page payload).
+fn worker<const W: usize>(e: &mut Enc, w: &Worker) {
+    match w {
+        Worker::Busy { req, payload } => {
+            debug_assert!(payload[W..].iter().all(|v| *v == NONE));
+            std::mem::discriminant(w).hash(e);
+            req.hash(e);
+            payload[..W].hash(e);
+        }
+        _ => e.hashed(w),
+    }
 }
 
 /// Per page: flags, ver, pend, tmp, l_end, srv, drops, hist (8), fin (2),
@@ -82,7 +100,22 @@ const PAGE: usize = 19;
 const SCALARS: usize = 21 + MAX_FDS;
 const HEAD: usize = SCALARS + 2 * MAX_WORKERS;
 
-pub fn encode(e: &mut Enc, s: &State) {
+/// The image of `s`, a state of a configuration of `pages` positions.
+/// Every per-page field past a configuration's positions keeps its
+/// initial value, so an image of the first `pages` (at least 4) determines
+/// the state; up to 4 positions the image is the one the 4-page state
+/// had (same fingerprints, so bitstate and hash-compaction runs are
+/// unchanged).
+pub fn encode(e: &mut Enc, s: &State, pages: usize) {
+    if pages <= NARROW_PAGES {
+        encode_w::<NARROW_PAGES>(e, s)
+    } else {
+        encode_w::<MAX_PAGES>(e, s)
+    }
+}
+
+fn encode_w<const W: usize>(e: &mut Enc, s: &State) {
+    let narrow = W <= NARROW_PAGES;
     let State {
         i_size,
         size_unstable,
@@ -127,8 +160,9 @@ pub fn encode(e: &mut Enc, s: &State) {
         mtime,
         ext0,
     } = s;
+    debug_assert!(!narrow || (*wrote_once | *lost) >> NARROW_PAGES == 0 && *sizes < 0x100);
     let Rwsem { owner, readers } = *rwsem;
-    let mut fixed = [0u8; HEAD + PAGE * MAX_PAGES];
+    let fixed = e.take(HEAD + PAGE * W);
     fixed[SCALARS - MAX_FDS..SCALARS].copy_from_slice(ra_prev);
     fixed[..SCALARS - MAX_FDS].copy_from_slice(&[
         *i_size,
@@ -137,16 +171,16 @@ pub fn encode(e: &mut Enc, s: &State) {
         owner,
         readers,
         *srv_size,
-        *wrote_once,
+        *wrote_once as u8,
         *viol,
         *lf_viol,
         *iocachectr as u8,
         *cache_io_mode as u8,
         *wb_err,
         *as_eio as u8,
-        *lost,
+        *lost as u8,
         *losses,
-        *sizes,
+        *sizes as u8,
         *viol2,
         *conn,
         *intr,
@@ -158,7 +192,7 @@ pub fn encode(e: &mut Enc, s: &State) {
         fixed[SCALARS + 2 * w] = passes;
         fixed[SCALARS + 2 * w + 1] = wait;
     }
-    for p in 0..MAX_PAGES {
+    for p in 0..W {
         let Page { flags, ver, pend } = pages[p];
         let o = HEAD + PAGE * p;
         fixed[o..o + 7].copy_from_slice(&[flags, ver, pend, tmp[p], l_end[p], srv[p], drops[p]]);
@@ -166,7 +200,12 @@ pub fn encode(e: &mut Enc, s: &State) {
         fixed[o + 15..o + 17].copy_from_slice(&fin[p].to_le_bytes());
         fixed[o + 17..o + 19].copy_from_slice(&sup[p].to_le_bytes());
     }
-    e.arr(fixed);
+    if !narrow {
+        // the masks' high bytes and the sizes past 7 pages
+        e.u16(*wrote_once);
+        e.u16(*lost);
+        e.u32(*sizes);
+    }
     e.u8(queued.len() as u8);
     for w in queued.iter() {
         let Wpa { first, n } = *w;
@@ -174,7 +213,7 @@ pub fn encode(e: &mut Enc, s: &State) {
     }
     e.u8(tasks.len() as u8);
     for t in tasks.iter() {
-        e.arr(task(t));
+        task::<W>(e, t);
     }
     e.u8(fuse_q.len() as u8);
     for r in fuse_q.iter() {
@@ -185,7 +224,7 @@ pub fn encode(e: &mut Enc, s: &State) {
         e.hashed(r);
     }
     for w in workers {
-        e.hashed(w);
+        worker::<W>(e, w);
     }
     e.u8(aux.len() as u8);
     for a in aux.iter() {
@@ -202,6 +241,11 @@ pub fn encode(e: &mut Enc, s: &State) {
     // a6's ghost (subpage.rs): likewise written only when set, so the
     // images of states without mmap stores below a page are unchanged
     if *ext0 != 0 {
-        e.arr([0xE0, *ext0]);
+        e.u8(0xE0);
+        if narrow {
+            e.u8(*ext0 as u8);
+        } else {
+            e.u16(*ext0);
+        }
     }
 }

@@ -230,7 +230,7 @@ impl Spec for FuseModel {
     }
 
     fn encode(&self, s: &State, out: &mut Enc) -> bool {
-        encode::encode(out, s);
+        encode::encode(out, s, self.cfg.pages as usize);
         true
     }
 

@@ -2,7 +2,7 @@
 //! which values break a property at the end of a path (`why`). The
 //! checker numbers, wraps and assembles them (checks/src/explain.rs).
 
-use super::config::TaskSpec;
+use super::config::{TaskSpec, MAX_PAGES};
 use super::lfolio;
 use super::model::{Action, Actor, FuseModel};
 use super::reclaim;
@@ -76,7 +76,7 @@ fn cache_writes(s: &State) -> Vec<(u8, u8, String)> {
 
 /// The request worker `w` was handling before the last step, if the
 /// last step was a daemon step.
-fn last_daemon_req(states: &[State], actions: &[Action]) -> Option<(usize, Req, [u8; 4])> {
+fn last_daemon_req(states: &[State], actions: &[Action]) -> Option<(usize, Req, [u8; MAX_PAGES])> {
     let a = actions.last()?;
     let n = actions.len();
     match a.actor {

@@ -15,6 +15,7 @@
 //! (L) read_folio holding the folio lock while the rb-tree covers it,
 //! `PH_FOLIO` waiting for the read_folio READ's reply.
 
+use super::config::{low_mask, PageMask};
 use super::model::{pages_mask, FuseModel};
 use super::state::*;
 use super::step::Step;
@@ -163,7 +164,7 @@ impl FuseModel {
     /// ra->async_size for fuse_readahead's congestion check.
     fn readahead(&self, s: &mut State, t: usize, lo: u8, hi: u8, asz: u8) -> Step {
         let hi = hi.min(s.i_size).min(self.cfg.pages);
-        let mut todo = 0u8;
+        let mut todo: PageMask = 0;
         let mut p = self.folio(lo as usize).start;
         while p < hi as usize {
             let f = self.folio(p);
@@ -197,7 +198,7 @@ impl FuseModel {
         let todo = s.tasks[t].ra_todo;
         let p = todo.trailing_zeros() as usize;
         let f = self.folio(p);
-        let mut fmask = 0u8;
+        let mut fmask: PageMask = 0;
         for q in f.clone() {
             fmask |= 1 << q;
         }
@@ -277,7 +278,7 @@ impl FuseModel {
                 for p in pages_mask(first, len) {
                     s.pages[p] = Page::default();
                 }
-                s.tasks[t].ra &= !((((1u16 << len) - 1) << first) as u8);
+                s.tasks[t].ra &= !(low_mask(len) << first);
                 skipped = true;
                 continue;
             }
@@ -323,7 +324,7 @@ impl FuseModel {
                     n,
                 },
             );
-            s.tasks[t].ra &= !((((1u16 << n) - 1) << first) as u8);
+            s.tasks[t].ra &= !(low_mask(n) << first);
             sent = true;
         }
     }

@@ -4,7 +4,7 @@
 //! Everything is small, flat and deterministic (no hashing collections, no
 //! time). Ghost fields (used only by properties) are marked as such.
 
-use super::config::{MAX_PAGES, MAX_TASKS, MAX_WORKERS};
+use super::config::{PageMask, MAX_PAGES, MAX_TASKS, MAX_WORKERS};
 use crate::common::bounded::Bounded;
 pub use crate::common::history::*;
 pub use crate::common::page::*;
@@ -267,11 +267,11 @@ pub struct Task {
     /// Readers: the folios this task's readahead added to the page cache
     /// (locked, not uptodate) that fuse_readahead has not yet put in a
     /// READ (the readahead_control), as a page bitmask.
-    pub ra: u8,
+    pub ra: PageMask,
     /// Readers: the pages of the readahead window that
     /// page_cache_ra_unbounded has not yet looked at (its loop adds one
     /// folio per step, read.rs `ra_add`), as a page bitmask.
-    pub ra_todo: u8,
+    pub ra_todo: PageMask,
     /// Readers: the block a read_folio READ of this task fills.
     pub rd: u8,
     /// Writeback batch with sub-page blocks (wbslots.rs): descriptors in
@@ -608,7 +608,7 @@ pub struct State {
     /// in fuse_send_writepage): legitimately lost (property d).
     pub drops: [u8; MAX_PAGES],
     /// Per page, whether a page-cache WRITE of it has completed.
-    pub wrote_once: u8,
+    pub wrote_once: PageMask,
     /// Sticky violation bits (VIOL_*).
     pub viol: u8,
     /// Sticky violation bits of the large-folio and slot properties
@@ -636,13 +636,13 @@ pub struct State {
     pub as_eio: bool,
     /// Ghost: pages whose data a failed WRITE did not put on the server
     /// (a3 does not judge them: the error is reported instead, f1).
-    pub lost: u8,
+    pub lost: PageMask,
     /// Ghost: writeback WRITEs that failed so far (f1).
     pub losses: u8,
     /// Ghost (a4): sizes (bit per page count) that size-changing
     /// operations produced, locally or on the server (only kept when
     /// something reads attributes: `Config::attr_readers`).
-    pub sizes: u8,
+    pub sizes: u32,
     /// More sticky violation bits (VIOL2_*).
     pub viol2: u8,
     // ---- the connection (transport.rs)
@@ -676,7 +676,7 @@ pub struct State {
     /// Units an extension of i_size exposed (in [old EOF, new EOF), not
     /// written by the extending operation) that no write has written
     /// since: they must read as zeros and reach the server as zeros.
-    pub ext0: u8,
+    pub ext0: PageMask,
 }
 
 /// `State::qsel`: the running step queued a request.
@@ -811,7 +811,14 @@ impl fmt::Debug for State {
             match wk {
                 Worker::Idle => {}
                 Worker::Busy { req, payload } => {
-                    writeln!(f, "D{w}: handling {req} payload {:?}", payload)?;
+                    // (the pages a 4-page state had, and any further
+                    // one that holds data)
+                    let n = payload
+                        .iter()
+                        .rposition(|v| *v != NONE)
+                        .map_or(0, |i| i + 1)
+                        .max(4);
+                    writeln!(f, "D{w}: handling {req} payload {:?}", &payload[..n])?;
                     if self.rcl[w].wait != NONE {
                         writeln!(
                             f,

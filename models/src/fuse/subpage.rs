@@ -27,7 +27,7 @@
 //! be smaller than one page. fuse_readahead reads at most
 //! `min(max_pages, max_read / PAGE_SIZE)` pages per READ.
 
-use super::config::{Config, Kernel, TaskSpec};
+use super::config::{low_mask, Config, Kernel, TaskSpec};
 use super::model::FuseModel;
 use super::state::*;
 use super::step::Step;
@@ -452,7 +452,7 @@ impl FuseModel {
                 }
             }
         }
-        s.ext0 &= ((1u16 << s.i_size.min(8)) - 1) as u8;
+        s.ext0 &= low_mask(s.i_size);
     }
 
     /// a6 at a page-cache read of unit `p`: data that is not zeros in a

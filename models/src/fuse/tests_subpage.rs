@@ -101,7 +101,7 @@ fn configurations_the_kernel_cannot_produce_are_refused() {
     let e = from_toml(&format!("{BASE}units_per_page = 3\n")).unwrap_err();
     assert!(!e.is_empty());
     let e = from_toml(
-        "kernel = \"T\"\nunits_per_page = 4\npages = 2\ninit_size = 1\ntasks = [\"fsync\"]\n",
+        "kernel = \"T\"\nunits_per_page = 4\npages = 5\ninit_size = 1\ntasks = [\"fsync\"]\n",
     )
     .unwrap_err();
     assert!(e.contains("pages x units_per_page"), "{e}");

@@ -22,8 +22,22 @@ mod variant;
 pub use task::{InvalForm, TaskSpec, SYNTAX as TASK_SYNTAX, TARGETS_TASK};
 pub use variant::{Kernel, Variant, VARIANT_FLAGS};
 
-/// Most pages a configuration may have (the issue asks for 1..=4).
-pub const MAX_PAGES: usize = 4;
+/// Most model positions (pages, or units below a page) a configuration
+/// may have. The catalogue's checks have at most 4; more are for traces
+/// whose I/O names more offsets (conform's uneven positions: sqlite's
+/// database and journals need 12-14).
+pub const MAX_PAGES: usize = 16;
+/// The width of the state's byte image (encode.rs) for a configuration
+/// of at most this many positions: such checks keep the image, and so the
+/// fingerprints, they had when the state held 4 pages.
+pub const NARROW_PAGES: usize = 4;
+/// A set of model positions, bit p for position p.
+pub type PageMask = u16;
+
+/// The positions `0..n` (n <= MAX_PAGES).
+pub fn low_mask(n: u8) -> PageMask {
+    ((1u32 << n) - 1) as PageMask
+}
 /// Most daemon worker threads.
 pub const MAX_WORKERS: usize = 3;
 /// Most io_uring queues (CPUs) a configuration models (uring.rs).
@@ -43,15 +57,15 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<crate::fuse::step::Tree>,
     pub variant: Variant,
-    /// Pages modelled (1..=4).
+    /// Positions modelled (1..=MAX_PAGES; a catalogue check 1..=4).
     pub pages: u8,
     /// File size in pages at the start (server size == i_size).
     pub init_size: u8,
     /// Bitmask of pages that start in the page cache, uptodate and clean.
-    pub cached: u8,
+    pub cached: PageMask,
     /// Bitmask of pages that start dirty (data written before the
     /// workload began; implies cached).
-    pub dirty: u8,
+    pub dirty: PageMask,
     /// FUSE daemon worker threads (1 = FIFO server, 2 or 3 = any order).
     pub daemon_threads: u8,
     /// fc->direct_io_allow_mmap (FUSE_DIRECT_IO_ALLOW_MMAP).

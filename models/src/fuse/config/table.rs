@@ -4,7 +4,8 @@
 use serde::Deserialize;
 
 use super::{
-    one_block, one_each, parse_errors, parse_short, yes, Config, SubPage, TaskSpec, Variant,
+    one_block, one_each, parse_errors, parse_short, yes, Config, PageMask, SubPage, TaskSpec,
+    Variant,
 };
 
 /// The FUSE model's keys of a catalogue entry.
@@ -85,14 +86,14 @@ fn page_4k() -> u32 {
 }
 
 /// A page mask (bit per page) as a unit mask (U bits per page).
-fn unit_mask(m: u8, u: u8, what: &str) -> Result<u8, String> {
+fn unit_mask(m: PageMask, u: u8, what: &str) -> Result<PageMask, String> {
     let mut out = 0u32;
-    for p in 0..8u32 {
+    for p in 0..PageMask::BITS {
         if (m >> p) & 1 == 1 {
             out |= ((1u32 << u) - 1) << (p * u as u32);
         }
     }
-    u8::try_from(out).map_err(|_| format!("{what}: a page beyond the model's units"))
+    PageMask::try_from(out).map_err(|_| format!("{what}: a page beyond the model's units"))
 }
 
 /// A number of the task syntax: pages (`3`, times `u` units) or units
@@ -148,10 +149,10 @@ fn one() -> u8 {
     1
 }
 
-fn mask(pages: &[u8], what: &str) -> Result<u8, String> {
-    let mut m = 0u8;
+fn mask(pages: &[u8], what: &str) -> Result<PageMask, String> {
+    let mut m: PageMask = 0;
     for &p in pages {
-        if p >= 8 {
+        if p as u32 >= PageMask::BITS {
             return Err(format!("{what}: page {p} out of range"));
         }
         m |= 1 << p;
@@ -284,9 +285,9 @@ impl Config {
             }
         };
         // a page's positions: from its first to the next page's first
-        let pos_mask = |m: u8| -> Result<u8, String> {
-            let mut out = 0u8;
-            for p in 0..pages.min(8) {
+        let pos_mask = |m: PageMask| -> Result<PageMask, String> {
+            let mut out: PageMask = 0;
+            for p in 0..pages.min(PageMask::BITS as u8) {
                 if (m >> p) & 1 == 1 {
                     let next_page = (p + 1..=pages)
                         .find(|q| page_pos.get(*q as usize).copied().flatten().is_some())

@@ -3,7 +3,7 @@
 //! kernel state and mount options). The large-folio geometry keys are
 //! checked in lfolio.rs (`Config::validate_geometry`).
 
-use super::{Config, Kernel, TaskSpec, MAX_PAGES, MAX_TASKS, MAX_WORKERS};
+use super::{low_mask, Config, Kernel, TaskSpec, MAX_PAGES, MAX_TASKS, MAX_WORKERS};
 
 impl Config {
     pub fn validate(&self) -> Result<(), String> {
@@ -94,7 +94,7 @@ impl Config {
                 self.init_size
             ));
         }
-        let all = ((1u16 << p) - 1) as u8;
+        let all = low_mask(p);
         if self.cached & !all != 0 || self.dirty & !all != 0 {
             return Err("cached/dirty name a page beyond `pages`".into());
         }
@@ -108,11 +108,7 @@ impl Config {
             // (the end of the page holding the last byte)
             i => self.layout().page_end[i as usize - 1].min(p),
         };
-        let inside = if end == 0 {
-            0
-        } else {
-            ((1u16 << end) - 1) as u8
-        };
+        let inside = if end == 0 { 0 } else { low_mask(end) };
         if self.cached & !inside != 0 {
             return Err("a cached page lies beyond init_size".into());
         }
