@@ -8,6 +8,9 @@
 //! - A syscall takes a slot when it is issued (its `call` mark), with a
 //!   data version that no possible state holds and no other slot writes
 //!   (`Config::versions`); its data id means that version from then on.
+//!   A syscall that writes no data (`TaskSpec::writes` false: a read,
+//!   fsync, close, munmap) takes none (0): the model reads a task's
+//!   version only where the task puts data.
 //! - A slot is over when its syscall has returned (its `ret` mark is
 //!   matched), has finished in every possible state, and nothing in any of
 //!   them names it (no request, no lock). An over slot writes nothing more:
@@ -329,17 +332,25 @@ impl Slots {
         if let Some(s) = free {
             self.slot_of.remove(&self.task[s]);
         }
-        // the new syscall's version: one no state holds and no slot writes
+        // the new syscall's version: one no state holds and no slot
+        // writes; none (V_ZERO) for a syscall that writes no data (the
+        // model reads a task's version only where it puts data:
+        // `TaskSpec::writes`)
         let held = frontier.iter().fold(0u16, |b, n| b | n.0.versions());
         let others: Vec<u8> = (0..self.task.len())
             .filter(|&x| Some(x) != free)
             .map(|x| self.vers[x])
             .collect();
-        let nv = (2..=MAX_VERSION)
-            .find(|r| held & (1 << r) == 0 && !others.contains(r) && *r != V_PREDIRTY)
-            .ok_or_else(|| {
-                "no free data version: the data of returned syscalls still in the page cache, on the server or in flight, and the slots' own, take all 13".to_string()
-            })?;
+        let writes = m.cfg.tasks[t].writes();
+        let nv = if writes {
+            (2..=MAX_VERSION)
+                .find(|r| held & (1 << r) == 0 && !others.contains(r) && *r != V_PREDIRTY)
+                .ok_or_else(|| {
+                    "no free data version: the data of returned syscalls still in the page cache, on the server or in flight, and the slots' own, take all 13".to_string()
+                })?
+        } else {
+            V_ZERO
+        };
         let s = match free {
             Some(s) => {
                 self.task[s] = t;
@@ -366,7 +377,9 @@ impl Slots {
             .collect();
         self.ver_of
             .retain(|id, v| *id == ID_ZERO || writing.contains(id) || held & (1 << *v) != 0);
-        self.ver_of.insert(id_of(t), nv);
+        if writes {
+            self.ver_of.insert(id_of(t), nv);
+        }
         let (model, local) = Self::build(m, &self.task, &self.vers, &self.ver_of);
         if free.is_some() {
             let cfg_tasks: Vec<TaskSpec> = self.task.iter().map(|&g| m.cfg.tasks[g]).collect();

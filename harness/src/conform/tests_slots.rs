@@ -147,3 +147,50 @@ fn zeros_of_a_retired_truncation_are_zeros_and_cut_data_stays_cut() {
         }
     }
 }
+
+/// A syscall that writes no data takes no data version: thirteen pages
+/// of distinct data (the 13 versions a state can name, all held) and then
+/// a read and an fsync still conform. Before, each slot took a version
+/// whatever its syscall, and the read was "inconclusive: no free data
+/// version". The same trace with the WRITE naming page 0's old data is a
+/// violation, so the check is not vacuous.
+#[test]
+fn a_syscall_that_writes_nothing_takes_no_data_version() {
+    let letters: Vec<String> = (0..13u8)
+        .map(|i| ((b'A' + i) as char).to_string())
+        .collect();
+    let calls: Vec<String> = letters
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("call T0 pwrite fd=6 off={} {c}", 4096 * i))
+        .collect();
+    let mut l: Vec<&str> = OPEN.to_vec();
+    for c in &calls {
+        l.extend([c.as_str(), "ret T0 pwrite 4096"]);
+    }
+    l.extend([
+        "call T0 pread fd=6 off=0 len=4096",
+        "ret T0 pread 4096 data=A",
+        "call T0 fsync fd=6",
+    ]);
+    for (tags, ok) in [("ABCDEFGHIJKLM", true), ("NBCDEFGHIJKLM", false)] {
+        let w = format!("req 8 WRITE 0 53248 {tags} cache");
+        let mut x = l.clone();
+        x.extend([
+            w.as_str(),
+            "reply 8 WRITE",
+            "req 10 FSYNC",
+            "reply 10 FSYNC",
+            "ret T0 fsync 0",
+        ]);
+        let m = mapping(&tr(json!({}), &x));
+        assert_eq!(m.cfg.pages, 13, "one position per page");
+        let v = check_in_slots(&m, DEFAULT_BOUND, MODEL_TASKS);
+        let want = if ok { "conforms" } else { "violation" };
+        assert!(
+            format!("{}: {}", v.kind(), v.short()).starts_with(want),
+            "{tags}: {}",
+            v.short()
+        );
+    }
+}
