@@ -34,6 +34,52 @@ pub const NARROW_PAGES: usize = 4;
 /// A set of model positions, bit p for position p.
 pub type PageMask = u16;
 
+/// Per-position arrays in JSON (saved traces, reports): the entries up
+/// to the last one that is not the fill value, at least 4, as written
+/// when the model had 4 positions; a shorter array read back is filled.
+mod per_position {
+    use super::MAX_PAGES;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    fn ser<T: Serialize + PartialEq + Copy, S: Serializer>(
+        a: &[T; MAX_PAGES],
+        fill: T,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let n = a.iter().rposition(|x| *x != fill).map_or(0, |i| i + 1);
+        a[..n.max(4)].serialize(s)
+    }
+
+    fn de<'d, T: Deserialize<'d> + Copy, D: Deserializer<'d>>(
+        d: D,
+        fill: T,
+    ) -> Result<[T; MAX_PAGES], D::Error> {
+        let v: Vec<T> = Vec::deserialize(d)?;
+        if v.len() > MAX_PAGES {
+            return Err(serde::de::Error::custom(format!(
+                "{} positions, the model has at most {MAX_PAGES}",
+                v.len()
+            )));
+        }
+        let mut a = [fill; MAX_PAGES];
+        a[..v.len()].copy_from_slice(&v);
+        Ok(a)
+    }
+
+    pub fn ser_zeros<S: Serializer>(a: &[u32; MAX_PAGES], s: S) -> Result<S::Ok, S::Error> {
+        ser(a, 0, s)
+    }
+    pub fn de_zeros<'d, D: Deserializer<'d>>(d: D) -> Result<[u32; MAX_PAGES], D::Error> {
+        de(d, 0)
+    }
+    pub fn ser_ones<S: Serializer>(a: &[u8; MAX_PAGES], s: S) -> Result<S::Ok, S::Error> {
+        ser(a, 1, s)
+    }
+    pub fn de_ones<'d, D: Deserializer<'d>>(d: D) -> Result<[u8; MAX_PAGES], D::Error> {
+        de(d, 1)
+    }
+}
+
 /// The positions `0..n` (n <= MAX_PAGES).
 pub fn low_mask(n: u8) -> PageMask {
     ((1u32 << n) - 1) as PageMask
@@ -154,7 +200,12 @@ pub struct Config {
     /// catalogue; trace conformance maps runs of real pages onto one model
     /// page). Only the readahead window arithmetic of mm/readahead.c,
     /// which counts real pages, reads it.
-    #[serde(default = "one_each", skip_serializing_if = "is_one_each")]
+    #[serde(
+        default = "one_each",
+        skip_serializing_if = "is_one_each",
+        serialize_with = "per_position::ser_ones",
+        deserialize_with = "per_position::de_ones"
+    )]
     pub real_pages: [u8; MAX_PAGES],
     /// Legacy (cgroup v1) memcg reclaim reaches the daemon: a worker
     /// handling a request may enter direct reclaim (reclaim.rs).
@@ -218,7 +269,12 @@ pub struct SubPage {
     pub max_write_bytes: Option<u32>,
     /// Uneven positions (layout.rs): the bytes of position 0, 1, ...;
     /// 0 past the last. All 0: whole pages or uniform units.
-    #[serde(default, skip_serializing_if = "no_layout")]
+    #[serde(
+        default,
+        skip_serializing_if = "no_layout",
+        serialize_with = "per_position::ser_zeros",
+        deserialize_with = "per_position::de_zeros"
+    )]
     pub unit_bytes: [u32; MAX_PAGES],
 }
 
