@@ -708,6 +708,41 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A live file whose real name ends in ` (deleted)`: /proc/PID/maps
+/// prints it as d_path prints an unlinked file. The recorder named its
+/// mapping `x` (the suffix stripped, as for an unlinked file) and
+/// conform read the server's CREATE of `x (deleted)` as a file other
+/// than the marks' `x%20(deleted)`: a false VIOLATION at the msync.
+/// The inode's link count (map_files, cached attributes) decides now,
+/// and a request's name is escaped as a mark's path is.
+#[test]
+fn a_live_file_named_deleted_is_not_taken_for_an_unlinked_one() {
+    let prog = "import os, mmap
+fd = os.open('x (deleted)', os.O_RDWR | os.O_CREAT, 0o644)
+os.pwrite(fd, b'A' * 8192, 0)
+m = mmap.mmap(fd, 8192, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+m[0:1] = b'Q'
+m.flush()
+m.close()
+os.close(fd)
+";
+    let Some((_one, d, r)) = record_python("record python3 x (deleted)", "py-deleted-name", prog)
+    else {
+        return;
+    };
+    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    for want in [
+        "call msync MS_SYNC off=0 len=8192 path=x%20(deleted)",
+        "call munmap off=0 len=8192 path=x%20(deleted)",
+    ] {
+        assert!(m.contains(&want.to_string()), "no {want:?} in {m:#?}");
+    }
+    let (_, out) = conform(&r);
+    assert!(!out.contains("VIOLATION"), "{out}");
+    conforms(&r);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn threads_are_actors_of_their_own() {
     let prog = "import os, threading

@@ -147,12 +147,13 @@ pub struct Map {
 }
 
 /// One line of `/proc/PID/maps`: [start, end), whether writable, file
-/// offset, path ("" for an anonymous mapping).
+/// offset, inode number, path ("" for an anonymous mapping).
 struct MapsLine {
     start: u64,
     end: u64,
     writable: bool,
     off: u64,
+    ino: u64,
     path: String,
 }
 
@@ -169,18 +170,25 @@ fn maps(pid: i32) -> Vec<MapsLine> {
                 end: u64::from_str_radix(b, 16).ok()?,
                 writable: f.get(1)?.as_bytes().get(1) == Some(&b'w'),
                 off: u64::from_str_radix(f.get(2)?, 16).ok()?,
+                ino: f.get(4)?.parse().ok()?,
                 path: f.get(5).map_or("", |p| p.trim_start()).to_string(),
             })
         })
         .collect()
 }
 
-/// The mappings of files of the mount in `pid`.
+/// The mappings of files of the mount in `pid`, each named by the path
+/// its file had: a file unlinked while mapped reads `NAME (deleted)` in
+/// maps and is named NAME, but a live file may be called `x (deleted)`
+/// too (see [`unlinked`]).
 pub fn mount_maps(mnt: &Path, pid: i32) -> Vec<Map> {
     maps(pid)
         .into_iter()
         .filter_map(|m| {
-            let path = m.path.strip_suffix(" (deleted)").unwrap_or(&m.path);
+            let path = match m.path.strip_suffix(" (deleted)") {
+                Some(p) if unlinked(pid, &m) => p,
+                _ => &m.path,
+            };
             Some(Map {
                 start: m.start,
                 end: m.end,
@@ -189,6 +197,32 @@ pub fn mount_maps(mnt: &Path, pid: i32) -> Vec<Map> {
             })
         })
         .collect()
+}
+
+/// Whether the file of mapping `m` of `pid` has been unlinked: its
+/// inode, reached through `/proc/PID/map_files/START-END` (the mapping's
+/// file, not a lookup of its name) and read with `AT_STATX_DONT_SYNC`
+/// (FUSE answers from the inode's cached attributes and sends no
+/// GETATTR), is `m`'s and has no links left (fuse_unlink drops
+/// i_nlink). When that cannot be read, a name ending ` (deleted)` is
+/// taken as unlinked, as d_path writes it.
+fn unlinked(pid: i32, m: &MapsLine) -> bool {
+    let link = format!("/proc/{pid}/map_files/{:x}-{:x}\0", m.start, m.end);
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            link.as_ptr().cast(),
+            libc::AT_STATX_DONT_SYNC,
+            libc::STATX_INO | libc::STATX_NLINK,
+            &mut st,
+        )
+    };
+    let want = libc::STATX_INO | libc::STATX_NLINK;
+    if r != 0 || st.stx_mask & want != want || st.stx_ino != m.ino {
+        return true;
+    }
+    st.stx_nlink == 0
 }
 
 /// The first mount mapping overlapping [addr, addr+len), with the
