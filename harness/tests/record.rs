@@ -743,6 +743,47 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A file mapped, unlinked, then msync'd: the recording server removed
+/// the inode at UNLINK, so the SETATTR(times) of fuse_unlink's ctime
+/// update got ENOENT, which fuse_flush_time_update stores as the
+/// mapping's error: the program's msync failed with ENOENT (a
+/// FileNotFoundError in python). The server keeps an unlinked inode
+/// until the kernel forgets it, as a disk file system does; conform
+/// says the unlink is not modelled, and why.
+#[test]
+fn msync_after_unlink_of_a_mapped_file_succeeds_and_is_not_modelled() {
+    let prog = "import os, mmap
+fd = os.open('f', os.O_RDWR | os.O_CREAT, 0o644)
+os.pwrite(fd, b'A' * 8192, 0)
+m = mmap.mmap(fd, 8192, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+os.unlink('f')
+m[0:1] = b'Q'
+m.flush()
+m.close()
+os.close(fd)
+";
+    // (record_python asserts the program exited 0: its msync did not fail)
+    let Some((_one, d, r)) = record_python("record python3 unlink mapped", "py-unlink-map", prog)
+    else {
+        return;
+    };
+    let ev = r.trace();
+    let m: Vec<String> = marks(&ev).iter().map(|m| strip_actor(m)).collect();
+    assert!(m.contains(&"ret msync 0 errno=0".to_string()), "{m:#?}");
+    let of_inode = |e: &&Event| matches!(e.op.as_deref(), Some("SETATTR" | "WRITE" | "FSYNC"));
+    for e in ev.iter().filter(|e| e.ev == "reply").filter(of_inode) {
+        let errno = e.result.as_ref().and_then(|r| r["errno"].as_i64());
+        assert_ne!(errno, Some(libc::ENOENT as i64), "#{}: {e:?}", e.seq);
+    }
+    let (code, out) = conform(&r);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("unlink of a file still open or mapped"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn threads_are_actors_of_their_own() {
     let prog = "import os, threading
