@@ -784,6 +784,59 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// Whether this kernel gives memfd_secret (x86_64 syscall 447; off
+/// unless built with CONFIG_SECRETMEM, and refused with
+/// secretmem.enable=0 on older kernels).
+fn memfd_secret_works() -> bool {
+    let fd = unsafe { libc::syscall(447, 0) };
+    if fd >= 0 {
+        unsafe { libc::close(fd as i32) };
+    }
+    fd >= 0
+}
+
+/// A read into memfd_secret memory: no other process may read it, so
+/// the tracer's process_vm_readv fails, and the recording failed ("could
+/// not be read back", exit 2, no trace). It goes on now: the read's ret
+/// says `buffer=unreadable`, and conform says why it is not modelled.
+/// (Without memfd_secret the fallback is shown by decode.rs's unit test
+/// `a_read_into_an_unreadable_buffer_says_so`.)
+#[test]
+fn a_read_into_secret_memory_is_recorded_as_unreadable() {
+    if !memfd_secret_works() {
+        eprintln!("skipped: memfd_secret (syscall 447) is not available on this kernel");
+        return;
+    }
+    let prog = "import os, mmap, ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b'A' * 4096, 0)
+s = libc.syscall(447, 0)
+assert s >= 0, ctypes.get_errno()
+os.ftruncate(s, 4096)
+m = mmap.mmap(s, 4096)
+assert os.preadv(fd, [m], 0) == 4096
+assert m[0:1] == b'A'
+m.close()
+os.close(fd)
+";
+    let Some((_one, d, r)) = record_python("record python3 memfd_secret", "py-secret", prog) else {
+        return;
+    };
+    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    assert!(
+        m.contains(&"ret pread 4096 errno=0 buffer=unreadable".to_string()),
+        "{m:#?}"
+    );
+    let (code, out) = conform(&r);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("into a buffer the recorder could not read"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn threads_are_actors_of_their_own() {
     let prog = "import os, threading

@@ -1351,6 +1351,13 @@ pub(super) fn scan(
                                 e.ret.unwrap_or(0)
                             ));
                         }
+                        if sc == "pread" && e.text.as_deref().is_some_and(|x| x.split_whitespace().any(|w| w == "buffer=unreadable")) {
+                            return nm(format!(
+                                "#{} {actor}'s {sc} returned {} bytes into a buffer the recorder could not read (process_vm_readv failed: memfd_secret memory, or unmapped by then): the data it read is not known",
+                                e.seq,
+                                e.ret.unwrap_or(0)
+                            ));
+                        }
                         if let Some(asked) = p.asked.filter(|a| e.ret.is_some_and(|r| r > *a as i64)) {
                             if sc == "sendfile" {
                                 return nm(format!(
