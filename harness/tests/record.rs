@@ -395,6 +395,45 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// sendfile from a sysfs file (its stat size 4096, whatever it holds)
+/// into a mount file: the tracer's read of the source failed and the
+/// sendfile was marked as one out of a mount file, and conform said so.
+/// It is marked `copy=unsized` now, and conform says that.
+#[test]
+fn a_sendfile_from_sysfs_is_not_modelled_for_its_unknown_source() {
+    const SRC: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+    if !Path::new(SRC).exists() {
+        eprintln!("skipped: no {SRC}");
+        return;
+    }
+    let prog = format!(
+        "import os
+src = os.open({SRC:?}, os.O_RDONLY)
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+assert os.sendfile(fd, src, None, 4096) > 0
+os.fsync(fd)
+os.close(fd)
+"
+    );
+    let Some((_one, d, r)) =
+        record_python("record python3 sendfile sysfs", "py-sendfile-sys", &prog)
+    else {
+        return;
+    };
+    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    assert!(
+        m.contains(&"call sendfile fd=4 path=f copy=unsized".to_string()),
+        "{m:#?}"
+    );
+    let (code, out) = conform(&r);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("sendfile from a source whose size does not say what it holds"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// A max_write below 128 KiB caps writeback and direct WRITEs, not
 /// readahead READs: the kernel's fc->max_pages is what the server sets
 /// from max(max_write, max_readahead) (32 pages with fuser 0.18). Two 8K

@@ -891,11 +891,17 @@ pub(super) fn scan(
                         // is io_getevents' ret
                         // sendfile out of a file of the mount: marked
                         // with no offset (record/decode.rs)
+                        // (`copy=WHY`: into the file, but what it
+                        // copies is not known to the recorder)
                         "sendfile" if arg(&args, "off").is_none() => {
-                            return nm(format!(
-                                "#{} sendfile out of a file of the mount: no model task (the model's sendfile writes into the file)",
-                                e.seq
-                            ));
+                            let why = match arg(&args, "copy") {
+                                None => "out of a file of the mount: no model task (the model's sendfile writes into the file)",
+                                Some("append") => "onto an O_APPEND fd: its offset is the file's size at the time, which the recorder does not know",
+                                Some("unsized") => "from a source whose size does not say what it holds (sysfs, procfs: a stat size of 4096 or 0, contents made at each read; or not a regular file): the bytes it copied are not known",
+                                Some("none") => "with nothing to copy at its source's offset (the model's writes write pages)",
+                                Some(_) => "from a source the recorder could not read: the bytes it copied are not known",
+                            };
+                            return nm(format!("#{} sendfile {why}", e.seq));
                         }
                         "pwrite" | "sendfile" | "io_submit" => {
                             if sc == "io_submit" && words.last() != Some(&"pwrite") {

@@ -17,7 +17,7 @@
 //! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private [populate] prot=rw\|r\|… path=REL` (`populate`: MAP_POPULATE or MAP_LOCKED) |
 //! | mlockall with MCL_FUTURE (no MCL_ONFAULT) | `mlockall future`: later mappings are populated by their mmap |
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
-//! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` |
+//! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL`; `sendfile fd=N path=REL copy=WHY` when what it copies is not known (`append`: an O_APPEND fd; `unsized`: a source whose size says nothing, sysfs, procfs, a pipe; `unread`; `none`: nothing at the source's offset) |
 //! | dup2, dup3 with an fd on the mount | `dup2 fd=N path=REL from=OLD onto=NEW` (`fd=`: each of the two on the mount) |
 //! | fork, vfork, clone/clone3 without CLONE_FILES (a new process) | `fork fd=N path=REL ...` (the mount fds the child gets copies of, if any; `vm` if it shares its parent's memory, CLONE_VM; ret: the child's tid) |
 //! | every other clone/clone3 with CLONE_THREAD and CLONE_FILES (a thread), or with CLONE_VM and neither (vfork, posix_spawn) | `thread` (`thread vm`; ret: the new tid), whatever it holds: conform counts the threads that may touch a mapping at once (`THREADS_NOTE`) |
@@ -551,19 +551,33 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
         }
         libc::SYS_sendfile => {
             // out = the mount file; the source must not be on the mount
+            // (out of a mount file: marked by its own name, no `copy=`)
             let src = a[1] as i32 as i64;
-            if append || proc::fd_on(env.mnt, pid, src).is_some() {
+            if proc::fd_on(env.mnt, pid, src).is_some() {
                 return None;
             }
+            // why the bytes it copies are not known: its own name with
+            // `copy=WHY`, so conform says the right thing
+            let unknown = |why: &str| call("sendfile", format!("fd={fd} path={rel} copy={why}"));
+            if append {
+                return unknown("append");
+            }
             let src_off = if a[2] == 0 {
-                proc::fdinfo(pid, src)?.0
+                proc::fdinfo(pid, src).map(|p| p.0)
             } else {
-                u64::from_ne_bytes(proc::read_mem(pid, a[2], 8)?.try_into().ok()?)
+                proc::read_mem(pid, a[2], 8)
+                    .and_then(|b| Some(u64::from_ne_bytes(b.try_into().ok()?)))
+            };
+            let Some(src_off) = src_off else {
+                return unknown("unread");
             };
             // what the source holds from its offset, up to the count
-            let data = proc::file_bytes(pid, src, src_off, a[3])?;
+            let data = match proc::file_bytes(pid, src, src_off, a[3]) {
+                Ok(d) => d,
+                Err(why) => return unknown(why),
+            };
             if data.is_empty() {
-                return None;
+                return unknown("none");
             }
             let (tags, units, raw) = data_words(&data);
             let len = data.len();
