@@ -600,6 +600,9 @@ pub(super) fn scan(
     // returned and whose completion io_getevents has not reaped yet
     let mut aio: HashSet<usize> = HashSet::new();
     let mut aio_out: Vec<usize> = vec![];
+    // the bytes each aio task's iocb asked for (its io_submit's `len=`):
+    // its completion cannot return more
+    let mut aio_asked: HashMap<usize, u64> = HashMap::new();
     // a program's loads and stores through its mappings (envmap.rs): a
     // trace of `wbspec record`, whose accesses have no marks
     let mut env = EnvMaps::new(
@@ -939,6 +942,7 @@ pub(super) fn scan(
                                     return nm(format!("#{} io_submit on a cached fd: a buffered aio write is synchronous (no IOCB_DIRECT); the model's aio tasks are direct", e.seq));
                                 }
                                 aio.insert(tasks.len());
+                                aio_asked.insert(tasks.len(), len);
                             }
                             p.direct_write = kind != FdKind::Cached;
                             p.through_write = kind == FdKind::Cached && !wbc;
@@ -1313,6 +1317,12 @@ pub(super) fn scan(
                             .and_then(|x| x.split_whitespace().find_map(|w| w.strip_prefix("res=")))
                             .and_then(|v| v.parse::<i64>().ok())
                             .ok_or_else(|| format!("bad trace: #{} io_getevents ret without res=", e.seq))?;
+                        if let Some(asked) = aio_asked.get(&t).filter(|a| res > **a as i64) {
+                            return Err(format!(
+                                "bad trace: #{} {actor}'s io_getevents reaps a completion of {res} bytes, more than the {asked} its io_submit's iocb asked for",
+                                e.seq
+                            ));
+                        }
                         if res < 0 && errors == 0 {
                             return nm(format!("#{} the aio write failed (res {res}): errors are not modelled", e.seq));
                         }
