@@ -441,6 +441,25 @@ fn malformed_catalogue_errors_name_their_key_once_and_as_written() {
     one_line_error(&out, "check 'x': unknown field `p.q`, expected");
 }
 
+/// An error in the `congested` table comes after the colon every
+/// `check 'x': ...` error has (it read `check 'x' congested: ...`).
+#[test]
+fn congested_table_errors_have_the_colon_of_other_errors() {
+    for (extra, want) in [
+        (
+            "congested = { expect = { zz = \"holds\" } }",
+            "check 'x': congested: unknown property 'zz'",
+        ),
+        (
+            "congested = { states = 0 }",
+            "check 'x': congested: `states` must be a positive count",
+        ),
+    ] {
+        let e = catalogue_error(extra);
+        assert!(e.contains(want), "{extra}: {e}");
+    }
+}
+
 #[test]
 fn a_differing_verdict_exits_1() {
     let dir = tmpdir();
