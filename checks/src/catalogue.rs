@@ -648,7 +648,7 @@ fn convert(t: &toml::Table, file: &Path) -> Result<Vec<Entry>, String> {
                 )));
             }
         }
-        let cctx = |e: String| format!("check '{name}' congested: {e}");
+        let cctx = |e: String| format!("check '{name}': congested: {e}");
         let (cexp, cint, cwit, cstates, cviol) = pins_of_table(ct, &cc, &cctx)?;
         let mut exp = expect.clone();
         let mut int = intended.clone();

@@ -398,6 +398,68 @@ fn malformed_catalogues_are_rejected_with_the_problem_named() {
     );
 }
 
+/// A one-check catalogue with `extra` lines: its one-line error.
+fn catalogue_error(extra: &str) -> String {
+    const HEAD: &str = "[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n";
+    let dir = tmpdir();
+    std::fs::write(dir.path().join("bad.toml"), format!("{HEAD}{extra}\n")).unwrap();
+    let out = wbspec(&["--catalogue", dir.path().to_str().unwrap(), "list"]);
+    one_line_error(&out, "check 'x': ");
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// How a malformed catalogue's error names its key: an unknown key
+/// once (it was `colour: unknown field `colour``), and a quoted key
+/// with a dot not as the nested key it is not (`"a.b" = 1` read
+/// `a.b: unknown field `a.b``; models/src/common `key_path` quotes it
+/// where it is on a path).
+#[test]
+fn malformed_catalogue_errors_name_their_key_once_and_as_written() {
+    let err = catalogue_error;
+    let e = err("colour = 3");
+    assert!(
+        e.contains("check 'x': unknown field `colour`, expected"),
+        "{e}"
+    );
+    assert_eq!(e.matches("colour").count(), 1, "{e}");
+    let e = err("\"a.b\" = 1");
+    assert!(
+        e.contains("check 'x': unknown field `a.b`, expected"),
+        "{e}"
+    );
+    assert!(!e.contains("a.b: "), "{e}");
+    let e = err("a.b = 1");
+    assert!(e.contains("check 'x': unknown field `a`, expected"), "{e}");
+    // the nowait model's keys go the same way
+    let dir = tmpdir();
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        "[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"V1\"\nmodel = \"nowait\"\ntasks = [\"a\"]\n\"p.q\" = 1\n",
+    )
+    .unwrap();
+    let out = wbspec(&["--catalogue", dir.path().to_str().unwrap(), "list"]);
+    one_line_error(&out, "check 'x': unknown field `p.q`, expected");
+}
+
+/// An error in the `congested` table comes after the colon every
+/// `check 'x': ...` error has (it read `check 'x' congested: ...`).
+#[test]
+fn congested_table_errors_have_the_colon_of_other_errors() {
+    for (extra, want) in [
+        (
+            "congested = { expect = { zz = \"holds\" } }",
+            "check 'x': congested: unknown property 'zz'",
+        ),
+        (
+            "congested = { states = 0 }",
+            "check 'x': congested: `states` must be a positive count",
+        ),
+    ] {
+        let e = catalogue_error(extra);
+        assert!(e.contains(want), "{extra}: {e}");
+    }
+}
+
 #[test]
 fn a_differing_verdict_exits_1() {
     let dir = tmpdir();

@@ -400,6 +400,45 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// sendfile from a sysfs file (its stat size 4096, whatever it holds)
+/// into a mount file: the tracer's read of the source failed and the
+/// sendfile was marked as one out of a mount file, and conform said so.
+/// It is marked `copy=unsized` now, and conform says that.
+#[test]
+fn a_sendfile_from_sysfs_is_not_modelled_for_its_unknown_source() {
+    const SRC: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+    if !Path::new(SRC).exists() {
+        eprintln!("skipped: no {SRC}");
+        return;
+    }
+    let prog = format!(
+        "import os
+src = os.open({SRC:?}, os.O_RDONLY)
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+assert os.sendfile(fd, src, None, 4096) > 0
+os.fsync(fd)
+os.close(fd)
+"
+    );
+    let Some((_one, d, r)) =
+        record_python("record python3 sendfile sysfs", "py-sendfile-sys", &prog)
+    else {
+        return;
+    };
+    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    assert!(
+        m.contains(&"call sendfile fd=4 path=f copy=unsized".to_string()),
+        "{m:#?}"
+    );
+    let (code, out) = conform(&r);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("sendfile from a source whose size does not say what it holds"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// A max_write below 128 KiB caps writeback and direct WRITEs, not
 /// readahead READs: the kernel's fc->max_pages is what the server sets
 /// from max(max_write, max_readahead) (32 pages with fuser 0.18). Two 8K
@@ -710,6 +749,135 @@ os.close(fd)
     // the store is the environment's (docs/conformance.md, "Loads and
     // stores through a program's mappings"); lseek and the dup filtered
     conforms(&r);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A live file whose real name ends in ` (deleted)`: /proc/PID/maps
+/// prints it as d_path prints an unlinked file. The recorder named its
+/// mapping `x` (the suffix stripped, as for an unlinked file) and
+/// conform read the server's CREATE of `x (deleted)` as a file other
+/// than the marks' `x%20(deleted)`: a false VIOLATION at the msync.
+/// The inode's link count (map_files, cached attributes) decides now,
+/// and a request's name is escaped as a mark's path is.
+#[test]
+fn a_live_file_named_deleted_is_not_taken_for_an_unlinked_one() {
+    let prog = "import os, mmap
+fd = os.open('x (deleted)', os.O_RDWR | os.O_CREAT, 0o644)
+os.pwrite(fd, b'A' * 8192, 0)
+m = mmap.mmap(fd, 8192, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+m[0:1] = b'Q'
+m.flush()
+m.close()
+os.close(fd)
+";
+    let Some((_one, d, r)) = record_python("record python3 x (deleted)", "py-deleted-name", prog)
+    else {
+        return;
+    };
+    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    for want in [
+        "call msync MS_SYNC off=0 len=8192 path=x%20(deleted)",
+        "call munmap off=0 len=8192 path=x%20(deleted)",
+    ] {
+        assert!(m.contains(&want.to_string()), "no {want:?} in {m:#?}");
+    }
+    let (_, out) = conform(&r);
+    assert!(!out.contains("VIOLATION"), "{out}");
+    conforms(&r);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A file mapped, unlinked, then msync'd: the recording server removed
+/// the inode at UNLINK, so the SETATTR(times) of fuse_unlink's ctime
+/// update got ENOENT, which fuse_flush_time_update stores as the
+/// mapping's error: the program's msync failed with ENOENT (a
+/// FileNotFoundError in python). The server keeps an unlinked inode
+/// until the kernel forgets it, as a disk file system does; conform
+/// says the unlink is not modelled, and why.
+#[test]
+fn msync_after_unlink_of_a_mapped_file_succeeds_and_is_not_modelled() {
+    let prog = "import os, mmap
+fd = os.open('f', os.O_RDWR | os.O_CREAT, 0o644)
+os.pwrite(fd, b'A' * 8192, 0)
+m = mmap.mmap(fd, 8192, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+os.unlink('f')
+m[0:1] = b'Q'
+m.flush()
+m.close()
+os.close(fd)
+";
+    // (record_python asserts the program exited 0: its msync did not fail)
+    let Some((_one, d, r)) = record_python("record python3 unlink mapped", "py-unlink-map", prog)
+    else {
+        return;
+    };
+    let ev = r.trace();
+    let m: Vec<String> = marks(&ev).iter().map(|m| strip_actor(m)).collect();
+    assert!(m.contains(&"ret msync 0 errno=0".to_string()), "{m:#?}");
+    let of_inode = |e: &&Event| matches!(e.op.as_deref(), Some("SETATTR" | "WRITE" | "FSYNC"));
+    for e in ev.iter().filter(|e| e.ev == "reply").filter(of_inode) {
+        let errno = e.result.as_ref().and_then(|r| r["errno"].as_i64());
+        assert_ne!(errno, Some(libc::ENOENT as i64), "#{}: {e:?}", e.seq);
+    }
+    let (code, out) = conform(&r);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("unlink of a file still open or mapped"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Whether this kernel gives memfd_secret (x86_64 syscall 447; off
+/// unless built with CONFIG_SECRETMEM, and refused with
+/// secretmem.enable=0 on older kernels).
+fn memfd_secret_works() -> bool {
+    let fd = unsafe { libc::syscall(447, 0) };
+    if fd >= 0 {
+        unsafe { libc::close(fd as i32) };
+    }
+    fd >= 0
+}
+
+/// A read into memfd_secret memory: no other process may read it, so
+/// the tracer's process_vm_readv fails, and the recording failed ("could
+/// not be read back", exit 2, no trace). It goes on now: the read's ret
+/// says `buffer=unreadable`, and conform says why it is not modelled.
+/// (Without memfd_secret the fallback is shown by decode.rs's unit test
+/// `a_read_into_an_unreadable_buffer_says_so`.)
+#[test]
+fn a_read_into_secret_memory_is_recorded_as_unreadable() {
+    if !memfd_secret_works() {
+        eprintln!("skipped: memfd_secret (syscall 447) is not available on this kernel");
+        return;
+    }
+    let prog = "import os, mmap, ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b'A' * 4096, 0)
+s = libc.syscall(447, 0)
+assert s >= 0, ctypes.get_errno()
+os.ftruncate(s, 4096)
+m = mmap.mmap(s, 4096)
+assert os.preadv(fd, [m], 0) == 4096
+assert m[0:1] == b'A'
+m.close()
+os.close(fd)
+";
+    let Some((_one, d, r)) = record_python("record python3 memfd_secret", "py-secret", prog) else {
+        return;
+    };
+    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    assert!(
+        m.contains(&"ret pread 4096 errno=0 buffer=unreadable".to_string()),
+        "{m:#?}"
+    );
+    let (code, out) = conform(&r);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("into a buffer the recorder could not read"),
+        "{out}"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -98,6 +98,14 @@ fn mark_path(e: &Event) -> Option<String> {
     }
 }
 
+/// The name a request carries (LOOKUP, CREATE, UNLINK, a server
+/// truncate), written as a mark writes a path: percent-escaped
+/// (`record::proc::word`), so a file whose name holds a space, such as
+/// `x (deleted)`, is the same file in its requests and its marks.
+fn req_name(e: &Event) -> Option<String> {
+    e.name.as_deref().map(crate::record::proc::word)
+}
+
 fn is_call(e: &Event) -> bool {
     e.ev == "mark" && e.kind.as_deref() == Some("call")
 }
@@ -177,7 +185,7 @@ fn nodes(events: &[Event]) -> Result<HashMap<u64, (String, String)>, String> {
     };
     for e in events {
         if e.ev == "req" && e.op.as_deref() == Some("UNLINK") {
-            if let (Some(u), Some(n)) = (e.unique, e.name.clone()) {
+            if let (Some(u), Some(n)) = (e.unique, req_name(e)) {
                 unlink_req.insert(u, n);
             }
         }
@@ -198,9 +206,7 @@ fn nodes(events: &[Event]) -> Result<HashMap<u64, (String, String)>, String> {
             };
             match op {
                 "LOOKUP" | "CREATE" => {
-                    let name = e
-                        .name
-                        .clone()
+                    let name = req_name(e)
                         .or_else(|| (op == "CREATE").then(|| only_open(&opens)).flatten());
                     asked.insert(u, (op.to_string(), name));
                 }
@@ -376,11 +382,11 @@ pub fn project(events: &[Event]) -> Split {
             }
         } else if e.ev == "req" {
             if e.op.as_deref() == Some("UNLINK") {
-                if let (Some(u), Some(n)) = (e.unique, e.name.clone()) {
+                if let (Some(u), Some(n)) = (e.unique, req_name(e)) {
                     unlink_req.insert(u, n);
                 }
             }
-            let o = match (e.nodeid, e.name.as_deref()) {
+            let o = match (e.nodeid, req_name(e).as_deref()) {
                 // FUSE_INTERRUPT (nodeid 0): the file of the request it
                 // interrupts
                 _ if e.op.as_deref() == Some("INTERRUPT") => e
@@ -423,8 +429,8 @@ pub fn project(events: &[Event]) -> Split {
                 *unlinks.entry(n).or_default() += 1;
             }
         } else if e.ev == "server_truncate" {
-            if let Some(n) = e.name.as_deref().filter(|n| file_names.contains(*n)) {
-                owner[i] = Owner::File(idx(&label(&unlinks, n)));
+            if let Some(n) = req_name(e).filter(|n| file_names.contains(n)) {
+                owner[i] = Owner::File(idx(&label(&unlinks, &n)));
             }
         }
     }

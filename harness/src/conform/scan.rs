@@ -600,6 +600,9 @@ pub(super) fn scan(
     // returned and whose completion io_getevents has not reaped yet
     let mut aio: HashSet<usize> = HashSet::new();
     let mut aio_out: Vec<usize> = vec![];
+    // the bytes each aio task's iocb asked for (its io_submit's `len=`):
+    // its completion cannot return more
+    let mut aio_asked: HashMap<usize, u64> = HashMap::new();
     // a program's loads and stores through its mappings (envmap.rs): a
     // trace of `wbspec record`, whose accesses have no marks
     let mut env = EnvMaps::new(
@@ -891,11 +894,17 @@ pub(super) fn scan(
                         // is io_getevents' ret
                         // sendfile out of a file of the mount: marked
                         // with no offset (record/decode.rs)
+                        // (`copy=WHY`: into the file, but what it
+                        // copies is not known to the recorder)
                         "sendfile" if arg(&args, "off").is_none() => {
-                            return nm(format!(
-                                "#{} sendfile out of a file of the mount: no model task (the model's sendfile writes into the file)",
-                                e.seq
-                            ));
+                            let why = match arg(&args, "copy") {
+                                None => "out of a file of the mount: no model task (the model's sendfile writes into the file)",
+                                Some("append") => "onto an O_APPEND fd: its offset is the file's size at the time, which the recorder does not know",
+                                Some("unsized") => "from a source whose size does not say what it holds (sysfs, procfs: a stat size of 4096 or 0, contents made at each read; or not a regular file): the bytes it copied are not known",
+                                Some("none") => "with nothing to copy at its source's offset (the model's writes write pages)",
+                                Some(_) => "from a source the recorder could not read: the bytes it copied are not known",
+                            };
+                            return nm(format!("#{} sendfile {why}", e.seq));
                         }
                         "pwrite" | "sendfile" | "io_submit" => {
                             if sc == "io_submit" && words.last() != Some(&"pwrite") {
@@ -933,6 +942,7 @@ pub(super) fn scan(
                                     return nm(format!("#{} io_submit on a cached fd: a buffered aio write is synchronous (no IOCB_DIRECT); the model's aio tasks are direct", e.seq));
                                 }
                                 aio.insert(tasks.len());
+                                aio_asked.insert(tasks.len(), len);
                             }
                             p.direct_write = kind != FdKind::Cached;
                             p.through_write = kind == FdKind::Cached && !wbc;
@@ -1307,6 +1317,12 @@ pub(super) fn scan(
                             .and_then(|x| x.split_whitespace().find_map(|w| w.strip_prefix("res=")))
                             .and_then(|v| v.parse::<i64>().ok())
                             .ok_or_else(|| format!("bad trace: #{} io_getevents ret without res=", e.seq))?;
+                        if let Some(asked) = aio_asked.get(&t).filter(|a| res > **a as i64) {
+                            return Err(format!(
+                                "bad trace: #{} {actor}'s io_getevents reaps a completion of {res} bytes, more than the {asked} its io_submit's iocb asked for",
+                                e.seq
+                            ));
+                        }
                         if res < 0 && errors == 0 {
                             return nm(format!("#{} the aio write failed (res {res}): errors are not modelled", e.seq));
                         }
@@ -1347,6 +1363,13 @@ pub(super) fn scan(
                         if sc == "pread" && e.text.as_deref().is_some_and(|x| x.split_whitespace().any(|w| w == "buffer=fault")) {
                             return nm(format!(
                                 "#{} {actor}'s {sc} returned {} bytes, short of a fault in its buffer (EFAULT after some bytes, not the file's end): the model's reads have no buffer",
+                                e.seq,
+                                e.ret.unwrap_or(0)
+                            ));
+                        }
+                        if sc == "pread" && e.text.as_deref().is_some_and(|x| x.split_whitespace().any(|w| w == "buffer=unreadable")) {
+                            return nm(format!(
+                                "#{} {actor}'s {sc} returned {} bytes into a buffer the recorder could not read (process_vm_readv failed: memfd_secret memory, or unmapped by then): the data it read is not known",
                                 e.seq,
                                 e.ret.unwrap_or(0)
                             ));

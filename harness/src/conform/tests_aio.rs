@@ -94,3 +94,37 @@ fn aio_refusals_name_their_reason() {
     ]);
     assert!(not_modelled(&ev).contains("a failed submission"));
 }
+
+/// A completion cannot return more than its iocb asked for (the
+/// io_submit's `len=`, or its pages): like a pread or pwrite returning
+/// more, that is bad trace input, not a verdict (it was taken as the
+/// aio task's return unchecked); as much as it asked for is mapped.
+#[test]
+fn a_completion_of_more_than_its_iocb_asked_for_is_bad_input() {
+    for (call, res) in [
+        ("call T0 io_submit fd=7 off=0 B pwrite", "res=8192"),
+        ("call T0 io_submit fd=7 off=0 B len=4096 pwrite", "res=4097"),
+    ] {
+        let ret = format!("ret T0 io_getevents 1 {res}");
+        let l = [
+            call,
+            "ret T0 io_submit 1",
+            "req 8 WRITE 0 4096 B",
+            "reply 8 WRITE",
+            "call T0 io_getevents min=1 max=1",
+            &ret,
+        ];
+        let e = translate(&odirect(&l), None).unwrap_err();
+        assert!(
+            e.contains("io_getevents reaps a completion of")
+                && e.contains("more than the 4096 its io_submit's iocb asked for"),
+            "{e}"
+        );
+    }
+    let mut l = SUBMIT.to_vec();
+    l.extend([
+        "call T0 io_getevents min=1 max=1",
+        "ret T0 io_getevents 1 res=4096",
+    ]);
+    mapping(&odirect(&l));
+}

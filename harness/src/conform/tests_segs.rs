@@ -171,6 +171,35 @@ fn a_sendfile_returning_more_than_its_source_held_is_not_modelled() {
     );
 }
 
+/// A sendfile into the file whose bytes the recorder does not know is
+/// marked `copy=WHY`, and each reason is said: from sysfs (size 4096,
+/// 24 bytes held) it was "out of a file of the mount", which it is not.
+#[test]
+fn a_sendfile_whose_bytes_are_unknown_says_why() {
+    for (why, want) in [
+        (
+            "unsized",
+            "sendfile from a source whose size does not say what it holds (sysfs, procfs",
+        ),
+        ("append", "sendfile onto an O_APPEND fd"),
+        (
+            "none",
+            "sendfile with nothing to copy at its source's offset",
+        ),
+        (
+            "unread",
+            "sendfile from a source the recorder could not read",
+        ),
+    ] {
+        let call = format!("call T0 sendfile fd=6 path=f copy={why}");
+        let mut l: Vec<&str> = OPEN.to_vec();
+        l.extend([call.as_str(), "ret T0 sendfile 24"]);
+        let w = super::test_trace::not_modelled(&tr(json!({"segs": true}), &l));
+        assert!(w.contains(want), "{why}: {w}");
+        assert!(!w.contains("out of a file of the mount"), "{why}: {w}");
+    }
+}
+
 #[test]
 fn tags_from_digests() {
     // one tag per unit; zeros are '.', a piece spanning units tags each

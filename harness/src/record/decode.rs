@@ -5,7 +5,7 @@
 //! | syscall | mark |
 //! |---|---|
 //! | open, openat, openat2, creat | `open REL FLAGS path=REL` (FLAGS `0x…`) |
-//! | read, pread64, readv, preadv, preadv2 | `pread fd=N off=O len=L path=REL` (ret: `data=TAGS segs=...`, ` buffer=fault` if it stopped short of a byte of its buffer a copy would fault on) |
+//! | read, pread64, readv, preadv, preadv2 | `pread fd=N off=O len=L path=REL` (ret: `data=TAGS segs=...`, ` buffer=fault` if it stopped short of a byte of its buffer a copy would fault on; ` buffer=unreadable` and no data if its buffer cannot be read back, e.g. memfd_secret memory) |
 //! | write, pwrite64, writev, pwritev, pwritev2 | `pwrite fd=N off=O TAGS len=L path=REL segs=...` (ret: ` buffer=changed` if the buffer changed while it ran) |
 //! | fsync, fdatasync, close | `NAME fd=N path=REL` |
 //! | ftruncate | `ftruncate fd=N SIZE path=REL` |
@@ -17,7 +17,7 @@
 //! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private [populate] prot=rw\|r\|… path=REL` (`populate`: MAP_POPULATE or MAP_LOCKED) |
 //! | mlockall with MCL_FUTURE (no MCL_ONFAULT) | `mlockall future`: later mappings are populated by their mmap |
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
-//! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` |
+//! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL`; `sendfile fd=N path=REL copy=WHY` when what it copies is not known (`append`: an O_APPEND fd; `unsized`: a source whose size says nothing, sysfs, procfs, a pipe; `unread`; `none`: nothing at the source's offset) |
 //! | dup2, dup3 with an fd on the mount | `dup2 fd=N path=REL from=OLD onto=NEW` (`fd=`: each of the two on the mount) |
 //! | fork, vfork, clone/clone3 without CLONE_FILES (a new process) | `fork fd=N path=REL ...` (the mount fds the child gets copies of, if any; `vm` if it shares its parent's memory, CLONE_VM; ret: the child's tid) |
 //! | every other clone/clone3 with CLONE_THREAD and CLONE_FILES (a thread), or with CLONE_VM and neither (vfork, posix_spawn) | `thread` (`thread vm`; ret: the new tid), whatever it holds: conform counts the threads that may touch a mapping at once (`THREADS_NOTE`) |
@@ -551,19 +551,33 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
         }
         libc::SYS_sendfile => {
             // out = the mount file; the source must not be on the mount
+            // (out of a mount file: marked by its own name, no `copy=`)
             let src = a[1] as i32 as i64;
-            if append || proc::fd_on(env.mnt, pid, src).is_some() {
+            if proc::fd_on(env.mnt, pid, src).is_some() {
                 return None;
             }
+            // why the bytes it copies are not known: its own name with
+            // `copy=WHY`, so conform says the right thing
+            let unknown = |why: &str| call("sendfile", format!("fd={fd} path={rel} copy={why}"));
+            if append {
+                return unknown("append");
+            }
             let src_off = if a[2] == 0 {
-                proc::fdinfo(pid, src)?.0
+                proc::fdinfo(pid, src).map(|p| p.0)
             } else {
-                u64::from_ne_bytes(proc::read_mem(pid, a[2], 8)?.try_into().ok()?)
+                proc::read_mem(pid, a[2], 8)
+                    .and_then(|b| Some(u64::from_ne_bytes(b.try_into().ok()?)))
+            };
+            let Some(src_off) = src_off else {
+                return unknown("unread");
             };
             // what the source holds from its offset, up to the count
-            let data = proc::file_bytes(pid, src, src_off, a[3])?;
+            let data = match proc::file_bytes(pid, src, src_off, a[3]) {
+                Ok(d) => d,
+                Err(why) => return unknown(why),
+            };
             if data.is_empty() {
-                return None;
+                return unknown("none");
             }
             let (tags, units, raw) = data_words(&data);
             let len = data.len();
@@ -748,11 +762,18 @@ fn rest(bufs: &[(u64, u64)], done: u64) -> Vec<(u64, u64)> {
 /// but not all and a copy to the first byte it did not fill faults,
 /// then ` raw=HEX` for record's last pass) for a read, ` buffer=changed`
 /// for a write whose buffer no longer holds what it held at entry,
-/// empty otherwise. None: the data could not be read.
-pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> Option<String> {
+/// empty otherwise. A read whose bytes cannot be read back from its
+/// buffer (`process_vm_readv` fails: memfd_secret memory, which no
+/// other process may read, or a buffer another thread unmapped) says
+/// ` buffer=unreadable` and carries no data: the recording goes on,
+/// and conform says such a read is not modelled.
+pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> String {
     match &c.at_exit {
         AtExit::Data(bufs) if ret >= 0 => {
-            let (tags, units, raw) = data_words(&proc::read_bufs(pid, bufs, ret as u64)?);
+            let Some(data) = proc::read_bufs(pid, bufs, ret as u64) else {
+                return " buffer=unreadable".into();
+            };
+            let (tags, units, raw) = data_words(&data);
             // a read that stopped short of a fault in its buffer (EFAULT
             // after some bytes; with none copied it returns -EFAULT):
             // filemap_read copies up to the faulting byte, so the first
@@ -761,17 +782,17 @@ pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> Option<String> {
                 Some(&(at, _)) if ret > 0 && proc::would_fault(pid, at) => " buffer=fault",
                 _ => "",
             };
-            Some(format!(" data={tags}{units}{fault}{raw}"))
+            format!(" data={tags}{units}{fault}{raw}")
         }
         AtExit::Written(bufs, len, d) => {
             let now = proc::read_bufs(pid, bufs, *len).map(|b| crate::trace::digest(&b));
-            Some(if now == Some(*d) {
+            if now == Some(*d) {
                 String::new()
             } else {
                 " buffer=changed".into()
-            })
+            }
         }
-        _ => Some(String::new()),
+        _ => String::new(),
     }
 }
 
@@ -789,10 +810,10 @@ mod tests {
             args: String::new(),
             at_exit: AtExit::Written(bufs, 100, crate::trace::digest(&buf)),
         };
-        assert_eq!(exit_tail(me, &c, 100).as_deref(), Some(""));
+        assert_eq!(exit_tail(me, &c, 100), "");
         buf[99] = b'B';
         std::hint::black_box(&buf);
-        assert_eq!(exit_tail(me, &c, 100).as_deref(), Some(" buffer=changed"));
+        assert_eq!(exit_tail(me, &c, 100), " buffer=changed");
     }
 
     #[test]
@@ -817,7 +838,7 @@ mod tests {
             args: String::new(),
             at_exit: AtExit::Data(vec![(a, 100), (a + 100, 2 * pg as u64 - 100)]),
         };
-        let tail = |ret| exit_tail(me, &c, ret).unwrap();
+        let tail = |ret| exit_tail(me, &c, ret);
         assert!(!tail(2 * pg as i64).contains("buffer=fault"));
         assert!(!tail(10).contains("buffer=fault"), "{}", tail(10));
         assert_eq!(unsafe { libc::mprotect(p.add(pg), pg, libc::PROT_READ) }, 0);
@@ -851,13 +872,30 @@ mod tests {
             args: String::new(),
             at_exit: AtExit::Data(vec![(q as u64, 2 * pg as u64)]),
         };
-        let t = exit_tail(me, &c2, pg as i64).unwrap();
+        let t = exit_tail(me, &c2, pg as i64);
         assert!(t.contains(" buffer=fault"), "{t}");
-        assert!(!exit_tail(me, &c2, 10).unwrap().contains("buffer=fault"));
+        assert!(!exit_tail(me, &c2, 10).contains("buffer=fault"));
         unsafe { libc::munmap(q, 2 * pg) };
         assert_eq!(rest(&[(a, 100), (a + 100, 50)], 120), vec![(a + 120, 30)]);
         assert_eq!(rest(&[(a, 100)], 100), vec![]);
         unsafe { libc::munmap(p, 2 * pg) };
+    }
+
+    /// A read into memory the tracer cannot read (memfd_secret: no
+    /// other process may; here an address nothing maps, which fails
+    /// process_vm_readv the same way) is said, not a failed recording
+    /// (the tracer stopped with "could not be read back").
+    #[test]
+    fn a_read_into_an_unreadable_buffer_says_so() {
+        let me = std::process::id() as i32;
+        let c = Call {
+            name: "pread".into(),
+            args: String::new(),
+            at_exit: AtExit::Data(vec![(8, 4096)]),
+        };
+        assert_eq!(exit_tail(me, &c, 100), " buffer=unreadable");
+        // nothing read: nothing to read back
+        assert!(exit_tail(me, &c, 0).starts_with(" data= "));
     }
 
     #[test]

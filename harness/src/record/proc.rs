@@ -147,12 +147,13 @@ pub struct Map {
 }
 
 /// One line of `/proc/PID/maps`: [start, end), whether writable, file
-/// offset, path ("" for an anonymous mapping).
+/// offset, inode number, path ("" for an anonymous mapping).
 struct MapsLine {
     start: u64,
     end: u64,
     writable: bool,
     off: u64,
+    ino: u64,
     path: String,
 }
 
@@ -169,18 +170,25 @@ fn maps(pid: i32) -> Vec<MapsLine> {
                 end: u64::from_str_radix(b, 16).ok()?,
                 writable: f.get(1)?.as_bytes().get(1) == Some(&b'w'),
                 off: u64::from_str_radix(f.get(2)?, 16).ok()?,
+                ino: f.get(4)?.parse().ok()?,
                 path: f.get(5).map_or("", |p| p.trim_start()).to_string(),
             })
         })
         .collect()
 }
 
-/// The mappings of files of the mount in `pid`.
+/// The mappings of files of the mount in `pid`, each named by the path
+/// its file had: a file unlinked while mapped reads `NAME (deleted)` in
+/// maps and is named NAME, but a live file may be called `x (deleted)`
+/// too (see [`unlinked`]).
 pub fn mount_maps(mnt: &Path, pid: i32) -> Vec<Map> {
     maps(pid)
         .into_iter()
         .filter_map(|m| {
-            let path = m.path.strip_suffix(" (deleted)").unwrap_or(&m.path);
+            let path = match m.path.strip_suffix(" (deleted)") {
+                Some(p) if unlinked(pid, &m) => p,
+                _ => &m.path,
+            };
             Some(Map {
                 start: m.start,
                 end: m.end,
@@ -189,6 +197,32 @@ pub fn mount_maps(mnt: &Path, pid: i32) -> Vec<Map> {
             })
         })
         .collect()
+}
+
+/// Whether the file of mapping `m` of `pid` has been unlinked: its
+/// inode, reached through `/proc/PID/map_files/START-END` (the mapping's
+/// file, not a lookup of its name) and read with `AT_STATX_DONT_SYNC`
+/// (FUSE answers from the inode's cached attributes and sends no
+/// GETATTR), is `m`'s and has no links left (fuse_unlink drops
+/// i_nlink). When that cannot be read, a name ending ` (deleted)` is
+/// taken as unlinked, as d_path writes it.
+fn unlinked(pid: i32, m: &MapsLine) -> bool {
+    let link = format!("/proc/{pid}/map_files/{:x}-{:x}\0", m.start, m.end);
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            link.as_ptr().cast(),
+            libc::AT_STATX_DONT_SYNC,
+            libc::STATX_INO | libc::STATX_NLINK,
+            &mut st,
+        )
+    };
+    let want = libc::STATX_INO | libc::STATX_NLINK;
+    if r != 0 || st.stx_mask & want != want || st.stx_ino != m.ino {
+        return true;
+    }
+    st.stx_nlink == 0
 }
 
 /// The first mount mapping overlapping [addr, addr+len), with the
@@ -298,15 +332,59 @@ pub fn read_bufs(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<Vec<u8>> {
 
 /// Up to `len` bytes from `off` of a file `pid` has open as `fd` (not
 /// on the mount; fewer at its end): sendfile's source, read by the
-/// tracer through /proc/PID/fd/N.
-pub fn file_bytes(pid: i32, fd: i64, off: u64, len: u64) -> Option<Vec<u8>> {
+/// tracer through /proc/PID/fd/N. Err says why they are not known:
+/// `unread` (the file cannot be opened or read), `unsized` (its stat
+/// size is not what it holds: not a regular file, which the tracer
+/// must not read (a pipe's bytes are the program's), a file of a
+/// pseudo file system whose contents are made at each read (sysfs,
+/// procfs: st_size 4096 or 0 whatever they hold), or a read that
+/// gives other than its size says).
+pub fn file_bytes(pid: i32, fd: i64, off: u64, len: u64) -> Result<Vec<u8>, &'static str> {
     use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).ok()?;
-    let size = f.metadata().ok()?.len();
-    let end = off.saturating_add(len).min(size).max(off);
-    let mut data = vec![0u8; (end - off) as usize];
-    f.read_exact_at(&mut data, off).ok()?;
-    Some(data)
+    let f = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).map_err(|_| "unread")?;
+    let meta = f.metadata().map_err(|_| "unread")?;
+    if !meta.file_type().is_file() || pseudo_fs(&f) {
+        return Err("unsized");
+    }
+    let size = meta.len();
+    let want = off.saturating_add(len).min(size).max(off) - off;
+    // read to the end (or `len`), whatever the size said, to see that
+    // the file holds what its size says
+    let mut data = vec![0u8; len.min(want.saturating_add(1)) as usize];
+    let mut got = 0;
+    while got < data.len() {
+        match f.read_at(&mut data[got..], off + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return Err("unread"),
+        }
+    }
+    if got as u64 != want {
+        return Err("unsized");
+    }
+    data.truncate(got);
+    Ok(data)
+}
+
+/// Whether `f` is on a file system whose files are made at each read
+/// and whose sizes say nothing (sysfs, procfs, debugfs, tracefs,
+/// cgroup, securityfs, configfs).
+fn pseudo_fs(f: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    const PSEUDO: [u32; 8] = [
+        0x6265_6572, // sysfs
+        0x9fa0,      // proc
+        0x6462_6720, // debugfs
+        0x7472_6163, // tracefs
+        0x0027_e0eb, // cgroup
+        0x6367_7270, // cgroup2
+        0x7363_6673, // securityfs
+        0x6265_6570, // configfs
+    ];
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::fstatfs(f.as_raw_fd(), &mut st) };
+    r == 0 && PSEUDO.contains(&(st.f_type as u32))
 }
 
 #[cfg(test)]
@@ -325,6 +403,41 @@ mod tests {
         assert_eq!(got, buf[..100]);
         assert_eq!(read_bufs(me, &[(p, 50), (p, 0)], 50).unwrap(), buf[..50]);
         assert_eq!(read_bufs(me, &[(p, 50)], 60), None);
+    }
+
+    /// sendfile's source as the tracer reads it: a regular file's bytes
+    /// (fewer at its end), a sysfs or procfs file `unsized` (its size
+    /// says 4096 or 0 whatever it holds), a pipe not read at all.
+    #[test]
+    fn a_sendfile_source_is_read_only_when_its_size_says_what_it_holds() {
+        use std::os::fd::AsRawFd;
+        let me = std::process::id() as i32;
+        let mut t = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut t, &[7u8; 100]).unwrap();
+        let fd = t.as_raw_fd() as i64;
+        assert_eq!(file_bytes(me, fd, 0, 1 << 20), Ok(vec![7u8; 100]));
+        assert_eq!(file_bytes(me, fd, 90, 5), Ok(vec![7u8; 5]));
+        assert_eq!(file_bytes(me, fd, 200, 5), Ok(vec![]));
+        for p in [
+            "/proc/self/status",
+            "/sys/kernel/mm/transparent_hugepage/enabled",
+        ] {
+            let Ok(f) = std::fs::File::open(p) else {
+                continue;
+            };
+            let fd = f.as_raw_fd() as i64;
+            assert_eq!(file_bytes(me, fd, 0, 4096), Err("unsized"), "{p}");
+            assert_eq!(file_bytes(me, fd, 0, 4), Err("unsized"), "{p}");
+        }
+        let mut p = [0i32; 2];
+        assert_eq!(unsafe { libc::pipe(p.as_mut_ptr()) }, 0);
+        assert_eq!(unsafe { libc::write(p[1], b"abc".as_ptr().cast(), 3) }, 3);
+        assert_eq!(file_bytes(me, p[0] as i64, 0, 3), Err("unsized"));
+        let mut b = [0u8; 3];
+        // (the pipe still holds its bytes: the tracer took none)
+        assert_eq!(unsafe { libc::read(p[0], b.as_mut_ptr().cast(), 3) }, 3);
+        unsafe { libc::close(p[0]) };
+        unsafe { libc::close(p[1]) };
     }
 
     #[test]

@@ -237,6 +237,8 @@ impl Core {
                 let v: Vec<Value> = fs
                     .files
                     .iter()
+                    // (an unlinked file still held by the kernel has no name)
+                    .filter(|(_, f)| !f.name.is_empty())
                     .map(|(ino, f)| {
                         json!({"ino": ino, "name": f.name, "size": f.data.len(),
                                "page_tags": page_tags(&f.data),

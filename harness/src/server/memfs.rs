@@ -6,6 +6,9 @@ use std::time::{Duration, SystemTime};
 use fuser::{FileAttr, FileType, INodeNo};
 
 pub(super) struct FileNode {
+    /// Its name; empty once it is unlinked: the inode lives on, without
+    /// a name, until the kernel forgets it (an open fd, a mapping), as a
+    /// disk file system's does (see `forget` in ops.rs).
     pub(super) name: String,
     pub(super) data: Vec<u8>,
     pub(super) perm: u16,
@@ -52,7 +55,7 @@ pub(super) fn file_attr(ino: u64, f: &FileNode) -> FileAttr {
         crtime: f.ctime,
         kind: FileType::RegularFile,
         perm: f.perm,
-        nlink: 1,
+        nlink: u32::from(!f.name.is_empty()),
         uid: 0,
         gid: 0,
         rdev: 0,

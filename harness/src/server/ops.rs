@@ -97,6 +97,12 @@ impl Filesystem for RecFs {
         let mut e = self.ev(req, "FORGET", ino);
         e.size = Some(nlookup);
         self.core.recv(e, false);
+        // The kernel evicted the inode (FORGET comes at its eviction
+        // with every lookup it counted): an unlinked file is gone now.
+        let mut fs = lock(&self.core.fs);
+        if fs.files.get(&ino.0).is_some_and(|f| f.name.is_empty()) {
+            fs.files.remove(&ino.0);
+        }
     }
 
     fn getattr(&self, req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
@@ -232,8 +238,14 @@ impl Filesystem for RecFs {
                 .iter()
                 .find(|(_, f)| f.name == name)
                 .map(|(i, _)| *i);
-            if let Some(i) = ino {
-                fs.files.remove(&i);
+            // The inode outlives its name while the kernel holds it (an
+            // open fd, a mapping): a SETATTR(times) or WRITE of it then
+            // is answered, not ENOENT. (Removing it here made the
+            // SETATTR that fuse_unlink's ctime update sends fail, and
+            // fuse_flush_time_update set ENOENT on the mapping: the
+            // program's next fsync or msync failed with ENOENT.)
+            if let Some(f) = ino.and_then(|i| fs.files.get_mut(&i)) {
+                f.name.clear();
             }
             drop(fs);
             if ino.is_some() {
@@ -542,7 +554,7 @@ impl Filesystem for RecFs {
                 (1, FileType::Directory, ".".into()),
                 (1, FileType::Directory, "..".into()),
             ];
-            for (i, f) in &fs.files {
+            for (i, f) in fs.files.iter().filter(|(_, f)| !f.name.is_empty()) {
                 entries.push((*i, FileType::RegularFile, f.name.clone()));
             }
             drop(fs);
