@@ -392,3 +392,34 @@ fn a_narrow_worker_image_is_the_four_page_one() {
         "the 4-page worker image is in the state's"
     );
 }
+
+/// Per-position arrays in JSON keep the 4-entry form a saved trace of a
+/// 4-position check has always had; a shorter array reads back filled,
+/// a longer one than the model has is refused with the count.
+#[test]
+fn per_position_arrays_keep_their_saved_form() {
+    let c = from_toml(
+        "kernel = \"T\"\npages = 1\nunit_bytes = [12, 500, 3584]\ndaemon_threads = 1\ninit_size = \"3u\"\ntasks = [\"fsync\"]\n",
+    )
+    .unwrap();
+    let j = serde_json::to_value(&c).unwrap();
+    assert_eq!(
+        j["sub"]["unit_bytes"],
+        serde_json::json!([12, 500, 3584, 0])
+    );
+    let back: Config = serde_json::from_value(j.clone()).unwrap();
+    assert_eq!(back, c);
+    // 6 positions: all 6 written, none more
+    let mut wide = c.clone();
+    wide.sub.unit_bytes[..6].copy_from_slice(&[12, 500, 3584, 100, 3996, 4096]);
+    let j6 = serde_json::to_value(&wide).unwrap();
+    assert_eq!(j6["sub"]["unit_bytes"].as_array().unwrap().len(), 6);
+    let back: Config = serde_json::from_value(j6).unwrap();
+    assert_eq!(back.sub.unit_bytes, wide.sub.unit_bytes);
+    let mut long = j;
+    long["sub"]["unit_bytes"] = serde_json::json!(vec![1; 17]);
+    let e = serde_json::from_value::<Config>(long)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("17 positions, the model has at most 16"), "{e}");
+}
