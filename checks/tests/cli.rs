@@ -361,7 +361,7 @@ fn malformed_catalogues_are_rejected_with_the_problem_named() {
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"Z\"\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\n", "unknown kernel state 'Z'"),
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\"splice 0\"]\n", "unknown task 'splice 0'"),
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\nexpect = { zz = \"holds\" }\n", "unknown property 'zz'"),
-        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 9\ninit_size = 1\ntasks = [\"fsync\"]\n", "pages must be"),
+        ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 17\ninit_size = 1\ntasks = [\"fsync\"]\n", "pages must be 1..=16, got 17"),
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ntasks = [\"fsync\"]\ncolour = 3\n", "unknown field"),
         // a value of the wrong type names its key (and its index)
         ("[[check]]\nname = \"x\"\nquestion = \"q\"\nkernel = \"T\"\npages = 1\ninit_size = 1\ndaemon_threads = 1.5\ntasks = [\"fsync\"]\n", "daemon_threads: invalid type: floating point `1.5`, expected u8"),

@@ -306,6 +306,11 @@ impl Slots {
         for &x in &over {
             let v = self.vers[x];
             if v == V_ZERO {
+                // (a syscall that wrote nothing, or a slot released
+                // before: its ghosts go all the same)
+                for n in frontier.iter_mut() {
+                    n.0.forget_task_ghosts(x);
+                }
                 continue;
             }
             // (the states' versions are gathered only for a truncation)
