@@ -601,3 +601,5 @@ mod tests_through;
 mod tests_uneven;
 #[cfg(test)]
 mod tests_units;
+#[cfg(test)]
+mod tests_wide;

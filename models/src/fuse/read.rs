@@ -260,7 +260,7 @@ impl FuseModel {
             }
             let first = mask.trailing_zeros() as u8;
             let mut len = 0u8;
-            while first + len < 8 && mask & (1 << (first + len)) != 0 {
+            while ((first + len) as u32) < PageMask::BITS && mask & (1 << (first + len)) != 0 {
                 len += 1;
             }
             let v = &self.cfg.variant;

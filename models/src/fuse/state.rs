@@ -18,13 +18,16 @@ use std::fmt;
 /// same, and -64 keeps the state in an i8.
 pub const FUSE_NOWRITE: i8 = -64;
 /// Capacity of /dev/fuse and of fi->queued_writes in the model. Every
-/// entry is a distinct request of a bounded workload (≤ 8 tasks, ≤ 4
-/// pages), which stays well below this.
-pub const MAX_QUEUE: usize = 12;
-/// Capacity of fc->bg_queue in the model.
-pub const MAX_BGQ: usize = 8;
+/// entry is a distinct request of a bounded workload: at most one
+/// page-cache request per position (16) and one per task (8) but for an
+/// aio task's chunks; 4-position workloads stayed within 12 (the bound
+/// until positions went to 16; uring.rs tags entries in a u16 and is
+/// modelled up to 4 positions).
+pub const MAX_QUEUE: usize = 32;
+/// Capacity of fc->bg_queue in the model (8 until positions went to 16).
+pub const MAX_BGQ: usize = 24;
 /// Capacity of the secondary-request lists (state L): one per page.
-pub const MAX_AUX: usize = 4;
+pub const MAX_AUX: usize = 16;
 /// Version of never-written (zero) data.
 pub const V_ZERO: u8 = 0;
 /// Version of the file's data at the start.

@@ -423,3 +423,17 @@ fn per_position_arrays_keep_their_saved_form() {
         .to_string();
     assert!(e.contains("17 positions, the model has at most 16"), "{e}");
 }
+
+/// FUSE over io_uring tags its queue entries in a u16 and a u8 (uring.rs):
+/// modelled up to 4 positions, refused beyond in one line.
+#[test]
+fn uring_is_refused_past_four_positions() {
+    let t = |pages: u8| {
+        from_toml(&format!(
+            "kernel = \"T2\"\npages = {pages}\ninit_size = 1\nuring_queues = 1\ndaemon_threads = 1\ntasks = [\"fsync\"]\n"
+        ))
+    };
+    assert!(t(4).is_ok());
+    let e = t(5).unwrap_err();
+    assert!(e.contains("modelled for 1..=4 positions, got 5"), "{e}");
+}

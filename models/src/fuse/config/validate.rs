@@ -124,6 +124,15 @@ impl Config {
             if self.kernel == super::Kernel::L {
                 return Err("uring_queues: FUSE over io_uring is 6.14 and later; state L stands for older kernels too (use T, T2 or C)".into());
             }
+            // uring.rs tags queue entries by index in a u16 and a u8
+            // (State::utag, bgtag): enough for the queues of 4 positions
+            if self.pages as usize > super::NARROW_PAGES {
+                return Err(format!(
+                    "uring_queues: FUSE over io_uring is modelled for 1..={} positions, got {}",
+                    super::NARROW_PAGES,
+                    self.pages
+                ));
+            }
             if self.uring_queues as usize > super::MAX_URING_QUEUES {
                 return Err(format!(
                     "uring_queues must be 0 (/dev/fuse) or 1..={}",
