@@ -400,6 +400,39 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A sendfile from a FIFO with no writer: the tracer opened the source
+/// through /proc/PID/fd before looking at its type, and an open of a
+/// FIFO with no writer blocks, so the recording hung (an attack, 3 Dec
+/// 2026). It is `copy=unsized` at once now, and the recording ends.
+#[test]
+fn a_sendfile_from_a_fifo_with_no_writer_does_not_hang_the_tracer() {
+    let prog = "import os
+p = '/tmp/wbspec-fifo-%d' % os.getpid()
+os.mkfifo(p)
+try:
+    r = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+    fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        os.sendfile(fd, r, None, 500)
+    except OSError:
+        pass  # EINVAL on 6.18: the tracer's look at the source came first
+    os.close(fd)
+finally:
+    os.unlink(p)
+";
+    let Some((_one, d, r)) =
+        record_python("record python3 sendfile fifo", "py-sendfile-fifo", prog)
+    else {
+        return;
+    };
+    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    assert!(
+        m.contains(&"call sendfile fd=4 path=f copy=unsized".to_string()),
+        "{m:#?}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// sendfile from a sysfs file (its stat size 4096, whatever it holds)
 /// into a mount file: the tracer's read of the source failed and the
 /// sendfile was marked as one out of a mount file, and conform said so.

@@ -1208,7 +1208,10 @@ pub(super) fn scan(
                         let idx = tasks.len();
                         let mut label = format!("{actor} {sc} {args}").trim().to_string();
                         if label.len() > 48 {
-                            label.truncate(45);
+                            // (at a character boundary: names may be
+                            // any UTF-8)
+                            let cut = (0..=45).rev().find(|&i| label.is_char_boundary(i));
+                            label.truncate(cut.unwrap_or(0));
                             label += "...";
                         }
                         tasks.push((t, label));

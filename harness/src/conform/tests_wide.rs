@@ -154,3 +154,27 @@ fn a_finished_fsync_in_a_slot_of_no_version_holds_no_version() {
         assert!(v.starts_with("conforms"), "{cap} slots: {v}");
     }
 }
+
+/// A syscall's label is cut to 45 bytes for the report; cut inside a
+/// character of a UTF-8 file name it panicked (an attack, 3 Dec 2026).
+#[test]
+fn a_long_non_ascii_file_name_is_labelled_without_a_panic() {
+    for pre in ["", "a", "ab"] {
+        let name = format!("{pre}{}", "é".repeat(30));
+        let open = format!("call T0 open {name} 0x42");
+        let w = format!("call T0 pwrite fd=6 off=0 A path={name}");
+        let l: Vec<String> = [
+            open.as_str(),
+            "req 4 CREATE",
+            "reply 4 CREATE",
+            "ret T0 open 6",
+            w.as_str(),
+            "ret T0 pwrite 4096",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let v = verdict(&l, json!({}), MODEL_TASKS);
+        assert!(v.starts_with("conforms"), "{pre}: {v}");
+    }
+}

@@ -340,8 +340,22 @@ pub fn read_bufs(pid: i32, bufs: &[(u64, u64)], total: u64) -> Option<Vec<u8>> {
 /// procfs: st_size 4096 or 0 whatever they hold), or a read that
 /// gives other than its size says).
 pub fn file_bytes(pid: i32, fd: i64, off: u64, len: u64) -> Result<Vec<u8>, &'static str> {
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).map_err(|_| "unread")?;
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let path = format!("/proc/{pid}/fd/{fd}");
+    // a FIFO is not opened at all (an open of one with no writer
+    // blocks), and nothing is opened blocking
+    if !std::fs::metadata(&path)
+        .map_err(|_| "unread")?
+        .file_type()
+        .is_file()
+    {
+        return Err("unsized");
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&path)
+        .map_err(|_| "unread")?;
     let meta = f.metadata().map_err(|_| "unread")?;
     if !meta.file_type().is_file() || pseudo_fs(&f) {
         return Err("unsized");
