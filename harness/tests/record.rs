@@ -400,6 +400,34 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// Names that are not UTF-8: the recording server kept names as lossy
+/// UTF-8, so b'\xff' and b'\xfe' were one file (an attack, 3 Dec 2026;
+/// the program read another file's data). Such a name is refused now
+/// (EILSEQ) and looks up nothing, even beside a file named U+FFFD.
+#[test]
+fn names_that_are_not_utf8_are_refused_not_merged() {
+    let prog = "import os, errno
+fd = os.open('\\ufffd', os.O_CREAT | os.O_RDWR, 0o644)
+os.close(fd)
+for n in (b'\\xff', b'\\xfe'):
+    try:
+        os.open(n, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644)
+        raise SystemExit('created %r' % n)
+    except OSError as e:
+        assert e.errno == errno.EILSEQ, e
+    try:
+        os.stat(n)
+        raise SystemExit('found %r' % n)
+    except FileNotFoundError:
+        pass
+";
+    let Some((_one, d, _r)) = record_python("record python3 non-UTF-8 names", "py-not-utf8", prog)
+    else {
+        return;
+    };
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// A sendfile from a FIFO with no writer: the tracer opened the source
 /// through /proc/PID/fd before looking at its type, and an open of a
 /// FIFO with no writer blocks, so the recording hung (an attack, 3 Dec

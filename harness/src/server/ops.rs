@@ -67,11 +67,17 @@ impl Filesystem for RecFs {
 
     fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         let mut e = self.ev(req, "LOOKUP", parent);
+        // (a name that is not UTF-8 names no file: CREATE refuses them)
+        let not_utf8 = name.to_str().is_none();
         let name = name.to_string_lossy().to_string();
         e.name = Some(name.clone());
         self.go(e, None, move |core, unique, t0| {
             let fs = lock(&core.fs);
-            let found = fs.files.iter().find(|(_, f)| f.name == name);
+            let found = fs
+                .files
+                .iter()
+                .find(|(_, f)| f.name == name)
+                .filter(|_| !not_utf8);
             match found {
                 Some((ino, f)) => {
                     let a = file_attr(*ino, f);
@@ -299,6 +305,9 @@ impl Filesystem for RecFs {
         reply: ReplyCreate,
     ) {
         let mut e = self.ev(req, "CREATE", parent);
+        // names are kept as UTF-8: two names that are not would both
+        // become U+FFFD, one file, so such a name is refused (EILSEQ)
+        let not_utf8 = name.to_str().is_none();
         let name = name.to_string_lossy().to_string();
         e.name = Some(name.clone());
         e.mode = Some(mode);
@@ -306,6 +315,11 @@ impl Filesystem for RecFs {
         e.flag_names = Some(open_flag_names(flags));
         let fo = self.open_flags_reply(flags);
         self.go(e, None, move |core, unique, t0| {
+            if not_utf8 {
+                core.log_reply(unique, "CREATE", errno_result(libc::EILSEQ, "EILSEQ"), t0);
+                reply.error(Errno::from_i32(libc::EILSEQ));
+                return;
+            }
             let mut fs = lock(&core.fs);
             let now = SystemTime::now();
             let existing = fs
