@@ -275,6 +275,22 @@ fn conform_with(r: &Rec, flags: &[&str]) -> (i32, String) {
     (code, out)
 }
 
+/// The marks of `r` without actor and timing, asserted to hold every one
+/// of `wants`.
+fn has_marks(r: &Rec, wants: &[&str]) -> Vec<String> {
+    let m = actorless_marks(r);
+    for want in wants {
+        assert!(m.iter().any(|x| x == want), "no {want:?} in {m:#?}");
+    }
+    m
+}
+
+/// The marks of `r`, each without its actor and timing
+/// ([`strip_actor`]).
+fn actorless_marks(r: &Rec) -> Vec<String> {
+    marks(&r.trace()).iter().map(|m| strip_actor(m)).collect()
+}
+
 fn strip_actor(m: &str) -> String {
     let w: Vec<&str> = m.split_whitespace().collect();
     let mut v = vec![w[0]];
@@ -453,7 +469,7 @@ finally:
     else {
         return;
     };
-    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    let m = actorless_marks(&r);
     assert!(
         m.contains(&"call sendfile fd=4 path=f copy=unsized".to_string()),
         "{m:#?}"
@@ -486,7 +502,7 @@ os.close(fd)
     else {
         return;
     };
-    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    let m = actorless_marks(&r);
     assert!(
         m.contains(&"call sendfile fd=4 path=f copy=unsized".to_string()),
         "{m:#?}"
@@ -749,7 +765,7 @@ os.close(fd)
     let Some((_one, d, r)) = record_python("record python3 path= data", "py-pathword", prog) else {
         return;
     };
-    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    let m = actorless_marks(&r);
     assert!(
         m.contains(&"call pwrite fd=3 off=0 path?g len=24576 path=f".to_string()),
         "{m:#?}"
@@ -771,7 +787,7 @@ os._exit(0)
     let Some((_one, d, r)) = record_python("record python3 exit", "exit-fd", prog) else {
         return;
     };
-    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    let m = actorless_marks(&r);
     assert!(m.contains(&"call exit fd=3 path=f".to_string()), "{m:#?}");
     conforms(&r);
     std::fs::remove_dir_all(&d).unwrap();
@@ -839,13 +855,13 @@ os.close(fd)
     else {
         return;
     };
-    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
-    for want in [
-        "call msync MS_SYNC off=0 len=8192 path=x%20(deleted)",
-        "call munmap off=0 len=8192 path=x%20(deleted)",
-    ] {
-        assert!(m.contains(&want.to_string()), "no {want:?} in {m:#?}");
-    }
+    has_marks(
+        &r,
+        &[
+            "call msync MS_SYNC off=0 len=8192 path=x%20(deleted)",
+            "call munmap off=0 len=8192 path=x%20(deleted)",
+        ],
+    );
     let (_, out) = conform(&r);
     assert!(!out.contains("VIOLATION"), "{out}");
     conforms(&r);
@@ -932,7 +948,7 @@ os.close(fd)
     let Some((_one, d, r)) = record_python("record python3 memfd_secret", "py-secret", prog) else {
         return;
     };
-    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    let m = actorless_marks(&r);
     assert!(
         m.contains(&"ret pread 4096 errno=0 buffer=unreadable".to_string()),
         "{m:#?}"
@@ -1525,7 +1541,7 @@ os.execv('/bin/sh', ['sh', '-c', 'exit 0'])
 ";
     let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    let m = actorless_marks(&r);
     assert!(!m.iter().any(|x| x.starts_with("call execve")), "{m:#?}");
     assert!(m.contains(&"call exit fd=3 path=f".to_string()), "{m:#?}");
     conforms(&r);
@@ -1552,7 +1568,7 @@ fn a_shell_redirection_conforms() {
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    let m = actorless_marks(&r);
     // sh spawns with vfork (CLONE_VM): the child shares its memory
     assert!(
         m.contains(&"call fork fd=1 path=f vm".to_string()),
@@ -1692,7 +1708,7 @@ th.join()
         let d = scratch(name);
         let r = record(&d, &[python().unwrap(), "-I", "-S", "-c", prog]);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+        let m = actorless_marks(&r);
         assert!(m.contains(&mark.to_string()), "{m:#?}");
         let (code, out) = conform(&r);
         assert_eq!(code, 3, "{out}");
@@ -1849,7 +1865,7 @@ fn an_open_of_proc_mem_is_marked() {
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let m: Vec<String> = marks(&r.trace()).iter().map(|m| strip_actor(m)).collect();
+    let m = actorless_marks(&r);
     assert!(
         m.contains(&"call thread untraced=proc_mem".to_string()),
         "{m:#?}"
