@@ -61,6 +61,38 @@ impl FuseModel {
         p != NONE && s.pages[p as usize].wb()
     }
 
+    /// The environment's reclaim of a clean folio, `None` if the folio
+    /// holding block `p` cannot be reclaimed now. kswapd, direct or
+    /// memcg reclaim, and DAMON's pageout scheme (damon_pa_pageout →
+    /// reclaim_pages) all reach shrink_folio_list → __remove_mapping
+    /// (mm/vmscan.c), which takes a clean folio out of the page cache at
+    /// any time, mapped or not (try_to_unmap first), when folio_trylock
+    /// succeeds, it is neither dirty nor under writeback, and its
+    /// refcount can be frozen: no task holds it between two of its steps
+    /// (the model's tasks hold a folio across steps only locked; a
+    /// reader copies in the step that finds it uptodate, read.rs). No
+    /// request is sent: a later access misses and READs it again, and
+    /// its data then comes from the server. The exhaustive checks never
+    /// take this step (the catalogue's scope); trace conformance does
+    /// (harness conform/search.rs), since no kernel promise keeps a
+    /// clean folio cached.
+    pub fn reclaim_clean(&self, s: &State, p: usize) -> Option<State> {
+        let f = self.folio(p);
+        if f.is_empty() {
+            return None;
+        }
+        let busy = |q: usize| {
+            let g = s.pages[q];
+            !g.present() || g.dirty() || g.wb() || g.locked()
+        };
+        if f.clone().any(busy) {
+            return None;
+        }
+        let mut n = *s;
+        self.remove_page(&mut n, p);
+        Some(n)
+    }
+
     /// Does a worker's memcg reclaim meet the file's folios? (memcg v1 or
     /// v2 reclaim in the daemon, the folios charged to its memcg.)
     pub fn reclaim_meets_file(&self) -> bool {

@@ -153,6 +153,10 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
     }
     if !cfg.memcg_v1 && !cfg.reclaim_env.memcg_v2 {
         out.push("memory reclaim");
+    } else {
+        // reclaim.rs: the daemon's reclaim meets folios under writeback;
+        // the eviction of a clean folio only trace conformance allows
+        out.push("reclaim's eviction of clean folios");
     }
     if cfg.folio_pages == 1 {
         out.push("large folios");

@@ -289,3 +289,34 @@ fn geometry_validation_names_the_problem() {
     c.max_write = Some(1);
     assert_eq!(c.validate(), Ok(()));
 }
+
+/// The environment's reclaim (reclaim.rs `reclaim_clean`) takes only a
+/// clean, unlocked folio not under writeback out of the page cache, the
+/// whole folio at once.
+#[test]
+fn reclaim_takes_only_a_clean_idle_folio_whole() {
+    let mut c = cfg(4, &["wb none"]);
+    c.folio_pages = 2;
+    c.cached = 0b1111;
+    c.dirty = 0b0011;
+    let m = model(c);
+    let s = m.initial();
+    // pages 0-1: one dirty folio; pages 2-3: one clean folio
+    assert!(m.reclaim_clean(&s, 0).is_none(), "a dirty folio stays");
+    assert!(m.reclaim_clean(&s, 1).is_none(), "its second page too");
+    let r = m.reclaim_clean(&s, 3).expect("a clean folio may go");
+    assert!(!r.pages[2].present() && !r.pages[3].present(), "whole");
+    assert!(r.pages[0].present() && r.pages[0].dirty(), "others stay");
+    assert!(m.reclaim_clean(&r, 2).is_none(), "an absent folio: nothing");
+    // locked or under writeback: trylock fails, or the folio is skipped
+    for f in [PG_LOCKED, PG_WRITEBACK] {
+        let mut l = s;
+        l.pages[2].set(f);
+        l.pages[3].set(f);
+        assert!(m.reclaim_clean(&l, 2).is_none(), "flag {f}");
+    }
+    // the flusher takes the dirty folio: under writeback, still not
+    let s = run(&m, &s, T0, Step::WbBegin);
+    let s = run(&m, &s, T0, Step::WbFolio);
+    assert!(m.reclaim_clean(&s, 0).is_none(), "under writeback");
+}
