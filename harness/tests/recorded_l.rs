@@ -7,7 +7,9 @@
 //! (traces/ra-batch/, state T2, release label T'').
 use std::path::Path;
 
-use wbspec_harness::conform::conform_trace;
+use wbspec_harness::conform::{
+    check, conform_trace, translate, Translation, Verdict, DEFAULT_BOUND,
+};
 use wbspec_harness::trace::parse_trace;
 
 fn check_dir(dir: &str, state: &str) {
@@ -75,6 +77,30 @@ fn check_dir(dir: &str, state: &str) {
 #[test]
 fn ra_batch_traces_have_their_pinned_verdicts() {
     check_dir("ra-batch", "T''");
+}
+
+/// The recordings behind finding M-reclaim-clean (6.18.44, state T2):
+/// they conform only with the environment's reclaim of clean folios,
+/// and without it the model still rejects them (the strict search is
+/// what the verdict's "+clean-page reclaim" reports).
+#[test]
+fn reclaim_traces_have_their_pinned_verdicts() {
+    check_dir("reclaim", "T''");
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/reclaim");
+    for name in ["rand_1_refault_p2", "rand_1_reread_p1"] {
+        let t = std::fs::read_to_string(d.join(format!("{name}.jsonl"))).unwrap();
+        let ev = parse_trace(&t).unwrap();
+        let Ok(Translation::Modelled(m)) = translate(&ev, None) else {
+            panic!("{name}: not modelled")
+        };
+        assert!(!m.reclaim);
+        let v = check(&m, DEFAULT_BOUND);
+        assert!(
+            matches!(v, Verdict::Violation { .. }),
+            "{name}: {}",
+            v.short()
+        );
+    }
 }
 
 #[test]

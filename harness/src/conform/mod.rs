@@ -318,6 +318,8 @@ pub struct Mapping {
     /// At most this many of them in an access at once: the threads that
     /// may touch the mappings (envmap.rs `env_threads`); `None`: any.
     pub env_threads: Option<u8>,
+    /// The environment may reclaim clean folios ([`with_reclaim`]).
+    pub reclaim: bool,
 }
 
 /// Most background writeback passes a trace may need ([`with_flusher`]).
@@ -377,6 +379,30 @@ pub(crate) fn retry_with_flusher(m: Mapping, v: Verdict, bound: usize) -> (Mappi
         }
     }
     stopped.unwrap_or((m, v))
+}
+
+/// Not a behaviour of the model as it stands (`v`, after
+/// [`retry_with_flusher`]): perhaps with the environment's reclaim of
+/// clean folios (`Mapping::reclaim`, FuseModel::reclaim_clean). Memory
+/// pressure, memcg limits or a proactive reclaimer (DAMON's pageout
+/// scheme runs on this project's machine kind) may take any clean
+/// folio out of the page cache at any time; no kernel promise keeps it
+/// cached, and the trace then shows a READ of a page the model holds.
+/// The strict search runs first, so a verdict says when it needed this
+/// ("+clean-page reclaim"). If reclaim does not help either, the strict
+/// violation stands (it is the one a reader can follow); if the search
+/// with reclaim stopped at `bound`, that inconclusive verdict stands.
+pub(crate) fn retry_with_reclaim(m: Mapping, v: Verdict, bound: usize) -> (Mapping, Verdict) {
+    if !matches!(v, Verdict::Violation { .. }) || m.reclaim || !m.background.is_empty() {
+        return (m, v);
+    }
+    let mut b = m.clone();
+    b.reclaim = true;
+    let vb = check(&b, bound);
+    match retry_with_flusher(b, vb, bound) {
+        (_, Verdict::Violation { .. }) => (m, v),
+        other => other,
+    }
 }
 
 #[derive(Debug)]
@@ -526,9 +552,17 @@ fn conform_file(
             }
             let v = check(&m, DEFAULT_BOUND);
             let (m, v) = retry_with_flusher(*m, v, DEFAULT_BOUND);
-            let passes = match m.background.len() {
-                0 => String::new(),
-                k => format!(" (+{k} background writeback)"),
+            let (m, v) = retry_with_reclaim(m, v, DEFAULT_BOUND);
+            let mut with = vec![];
+            if !m.background.is_empty() {
+                with.push(format!("+{} background writeback", m.background.len()));
+            }
+            if m.reclaim {
+                with.push("+clean-page reclaim".to_string());
+            }
+            let passes = match with.is_empty() {
+                true => String::new(),
+                false => format!(" ({})", with.join(", ")),
             };
             // A prefix that conforms is not a conforming trace: say where it
             // was cut.
@@ -591,6 +625,8 @@ mod tests_filters;
 mod tests_notify;
 #[cfg(test)]
 mod tests_project;
+#[cfg(test)]
+mod tests_reclaim;
 #[cfg(test)]
 mod tests_segs;
 #[cfg(test)]

@@ -5,6 +5,7 @@ use super::slots::{parked, Slots};
 use super::*;
 use std::collections::{HashSet, VecDeque};
 
+use wbspec_models::fuse::config::{low_mask, PageMask};
 use wbspec_models::fuse::program::Op;
 use wbspec_models::fuse::state::{Req, Task, Worker, NONE};
 use wbspec_models::fuse::{Action, Actor, FuseModel, State, Step};
@@ -182,14 +183,19 @@ struct EnvCtx {
     slots: u16,
     zeros: u16,
     threads: u8,
+    /// Pages whose clean folio the environment's reclaim may take
+    /// (FuseModel::reclaim_clean): with `Mapping::reclaim`, those a READ
+    /// at this event or later reads ([`reclaim_masks`]); else none.
+    reclaim: PageMask,
 }
 
 impl EnvCtx {
-    fn new(slots: &[usize], zeros: u16, threads: Option<u8>) -> EnvCtx {
+    fn new(slots: &[usize], zeros: u16, threads: Option<u8>, reclaim: PageMask) -> EnvCtx {
         EnvCtx {
             slots: slots.iter().fold(0, |b, s| b | 1 << s),
             zeros,
             threads: threads.unwrap_or(u8::MAX),
+            reclaim,
         }
     }
 
@@ -285,6 +291,16 @@ fn free_steps(model: &FuseModel, env: EnvCtx, n: &Node, out: &mut Vec<Node>) {
             if let Some(s) = model.step(&n.0, a) {
                 out.push((s, n.1, n.2));
             }
+        }
+    }
+    // the environment's reclaim takes a clean folio out of the page cache
+    // (no request: a later access READs it again)
+    let mut r = env.reclaim;
+    while r != 0 {
+        let p = r.trailing_zeros() as usize;
+        r &= r - 1;
+        if let Some(s) = model.reclaim_clean(&n.0, p) {
+            out.push((s, n.1, n.2));
         }
     }
     // the program loads or stores through a live mapping as often as it
@@ -572,6 +588,32 @@ fn violation(
 
 /// Search the model for a behaviour producing exactly `m.obs`, in the
 /// model's `MAX_TASKS` task slots (slots.rs).
+/// Per event `i`, the pages the environment's reclaim may take before
+/// it: with `m.reclaim`, the pages of every READ at `i` or later; none
+/// without. Reclaiming a clean folio sends nothing, and the model state
+/// it leaves differs from the one it came from only in that folio. A
+/// later step that meets the folio's absence either READs it (a READ
+/// the trace must show: its page is in the mask while that READ is
+/// ahead), or writes it whole or removes it (truncate, invalidate),
+/// leaving the state it leaves with the folio present. So a branch that
+/// reclaims a page no later READ reads has no observable behaviour the
+/// branch without the reclaim lacks, and the search keeps the frontier
+/// from growing with the pages nobody reads again.
+pub(super) fn reclaim_masks(m: &Mapping) -> Vec<PageMask> {
+    let mut v = vec![0 as PageMask; m.obs.len() + 1];
+    if !m.reclaim {
+        return v;
+    }
+    for i in (0..m.obs.len()).rev() {
+        let here = match &m.obs[i].obs {
+            Obs::Read(Pat::Read { first, n }) => low_mask(*n) << *first,
+            _ => 0,
+        };
+        v[i] = v[i + 1] | here;
+    }
+    v
+}
+
 pub fn check(m: &Mapping, bound: usize) -> Verdict {
     check_in_slots(m, bound, MODEL_TASKS)
 }
@@ -580,6 +622,7 @@ pub fn check(m: &Mapping, bound: usize) -> Verdict {
 /// short trace reuse slots).
 pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
     let (mut sl, n0) = Slots::new(m, cap);
+    let reclaim = reclaim_masks(m);
     let mut frontier: Vec<Node> = vec![n0];
     let mut explored = 0usize;
     let mut widest = 0usize;
@@ -597,7 +640,7 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
         let obs = sl
             .local_obs(&oa.obs)
             .expect("every task of an event was issued before it");
-        let env = EnvCtx::new(&sl.env, sl.zero_versions(m), m.env_threads);
+        let env = EnvCtx::new(&sl.env, sl.zero_versions(m), m.env_threads, reclaim[i]);
         let Some(cl) = closure(model, env, frontier, &mut explored, bound) else {
             return Verdict::Inconclusive {
                 index: i,
@@ -706,7 +749,7 @@ pub fn check_in_slots(m: &Mapping, bound: usize, cap: usize) -> Verdict {
         frontier = next;
     }
     let (model, lm) = (&sl.model, &sl.local);
-    let env = EnvCtx::new(&sl.env, sl.zero_versions(m), m.env_threads);
+    let env = EnvCtx::new(&sl.env, sl.zero_versions(m), m.env_threads, 0);
     let Some(cl) = closure(model, env, frontier, &mut explored, bound) else {
         return Verdict::Inconclusive {
             index: m.obs.len(),

@@ -219,6 +219,7 @@ impl Slots {
             background,
             env,
             env_threads: m.env_threads,
+            reclaim: m.reclaim,
         };
         let model = FuseModel::new(cfg).expect("a validated configuration, any length");
         (model, local)

@@ -834,6 +834,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         background: vec![],
         env: tasks_env,
         env_threads: super::envmap::env_threads(events),
+        reclaim: false,
     })
 }
 
@@ -1041,6 +1042,9 @@ impl Mapping {
                 ", readahead READs up to {} (fc->max_pages above max_write)",
                 self.cfg.read_max_pages
             );
+        }
+        if self.reclaim {
+            s += ", with the environment's reclaim of clean folios";
         }
         s += &format!(
             "\n  tasks: {}",
