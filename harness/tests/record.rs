@@ -484,8 +484,8 @@ finally:
 #[test]
 fn a_sendfile_from_sysfs_is_not_modelled_for_its_unknown_source() {
     const SRC: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
-    if !Path::new(SRC).exists() {
-        eprintln!("skipped: no {SRC}");
+    let missing = (!Path::new(SRC).exists()).then(|| format!("no {SRC}"));
+    if !may_run(KERNEL, "sendfile from sysfs", missing) {
         return;
     }
     let prog = format!(
@@ -928,8 +928,9 @@ fn memfd_secret_works() -> bool {
 /// `a_read_into_an_unreadable_buffer_says_so`.)
 #[test]
 fn a_read_into_secret_memory_is_recorded_as_unreadable() {
-    if !memfd_secret_works() {
-        eprintln!("skipped: memfd_secret (syscall 447) is not available on this kernel");
+    let missing = (!memfd_secret_works())
+        .then(|| "memfd_secret (syscall 447) is not available on this kernel".to_string());
+    if !may_run(KERNEL, "read into secret memory", missing) {
         return;
     }
     let prog = "import os, mmap, ctypes
@@ -1284,10 +1285,18 @@ fn fio_mixed_jobs_conform() {
     requests_inside_calls_but(&r.trace(), &["READ"]);
     let (code, out) = conform(&r);
     assert_eq!(code, 0, "{out}");
-    assert!(
-        out.contains(" model=conforms [3 files: a: conforms; b: conforms; c: conforms]"),
-        "{out}"
-    );
+    // each file conforms (with the environment's reclaim of clean
+    // folios if the machine evicted one: conformance.md)
+    let files = out
+        .split_once(" model=conforms [3 files: ")
+        .and_then(|(_, r)| r.split_once(']'))
+        .map(|(l, _)| l.split("; ").collect::<Vec<_>>())
+        .unwrap_or_default();
+    assert_eq!(files.len(), 3, "{out}");
+    for (f, name) in files.iter().zip(["a", "b", "c"]) {
+        let w = f.strip_prefix(&format!("{name}: ")).unwrap_or("");
+        assert!(conforming(w), "{out}");
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -1317,6 +1326,15 @@ fn sqlite_run(test: &str, pragmas: &str) -> Option<(Rec, i32, String)> {
 }
 
 /// Each file's verdict line (`file NAME: WORD`) of a verbose conform.
+/// A verdict that conforms: strictly, or only with the environment's
+/// reclaim of clean folios (the machine's memory pressure or DAMON took
+/// a clean page the model keeps, and the program read it again:
+/// docs/conformance.md). The pages the scenario sets up are not the
+/// test's promise; the kernel keeps none cached.
+fn conforming(w: &str) -> bool {
+    w == "conforms" || w == "conforms (+clean-page reclaim)"
+}
+
 fn file_verdicts(out: &str) -> Vec<(String, String)> {
     out.lines()
         .filter_map(|l| l.trim_start().strip_prefix("file "))
@@ -1331,7 +1349,7 @@ fn file_verdicts(out: &str) -> Vec<(String, String)> {
 fn only_too_many_positions(files: &[(String, String)], conforming: &[&str]) {
     for (f, w) in files {
         assert!(
-            w == "conforms"
+            conforming(w)
                 || (w.starts_with("not-modelled (needs ")
                     && w.contains(" positions of uneven size ")
                     && w.ends_with("the model has 16)")),
@@ -1340,7 +1358,7 @@ fn only_too_many_positions(files: &[(String, String)], conforming: &[&str]) {
     }
     for c in conforming {
         assert!(
-            files.iter().any(|(f, w)| f == c && w == "conforms"),
+            files.iter().any(|(f, w)| f == c && conforming(w)),
             "{c}: {files:?}"
         );
     }
@@ -1368,7 +1386,7 @@ fn sqlite3_rollback_journal_conforms() {
         ["db.sqlite", "db.sqlite-journal", "db.sqlite-journal#2"],
         "{out}"
     );
-    assert!(files.iter().all(|f| f.1 == "conforms"), "{out}");
+    assert!(files.iter().all(|f| conforming(&f.1)), "{out}");
     // the database and the second journal took more than 4 positions
     assert!(
         out.lines()
