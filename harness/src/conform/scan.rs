@@ -1357,6 +1357,12 @@ pub(super) fn scan(
                         ));
                     }
                     if let Some(t) = p.task {
+                        if sc == "sendfile" && e.text.as_deref().is_some_and(|x| x.ends_with(" buffer=changed")) {
+                            return nm(format!(
+                                "#{} {actor}'s sendfile: its source file changed while it ran (the recorder's reads of it at entry and exit differ), so the bytes the kernel copied are not known",
+                                e.seq
+                            ));
+                        }
                         if e.text.as_deref().is_some_and(|x| x.ends_with(" buffer=changed")) {
                             return nm(format!(
                                 "#{} {actor}'s {sc}: the program changed its buffer while the write ran (the recorder's copies at entry and exit differ), so the bytes the kernel copied are not known",

@@ -171,6 +171,23 @@ fn a_sendfile_returning_more_than_its_source_held_is_not_modelled() {
     );
 }
 
+/// A sendfile whose source changed while it ran (the recorder's reads
+/// of it at entry and exit differ) is not compared, and the reason names
+/// the source, not a buffer.
+#[test]
+fn a_sendfile_whose_source_changed_is_not_modelled() {
+    let mut l: Vec<&str> = OPEN.to_vec();
+    l.extend([
+        "call T0 sendfile fd=6 off=0 A len=4096 segs=0+4096:1111aaaa",
+        "ret T0 sendfile 4096 buffer=changed",
+    ]);
+    let w = super::test_trace::not_modelled(&tr(json!({"segs": true}), &l));
+    assert!(
+        w.contains("T0's sendfile: its source file changed while it ran"),
+        "{w}"
+    );
+}
+
 /// A sendfile into the file whose bytes the recorder does not know is
 /// marked `copy=WHY`, and each reason is said: from sysfs (size 4096,
 /// 24 bytes held) it was "out of a file of the mount", which it is not.

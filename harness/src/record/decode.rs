@@ -17,7 +17,7 @@
 //! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private [populate] prot=rw\|r\|… path=REL` (`populate`: MAP_POPULATE or MAP_LOCKED) |
 //! | mlockall with MCL_FUTURE (no MCL_ONFAULT) | `mlockall future`: later mappings are populated by their mmap |
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
-//! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL`; `sendfile fd=N path=REL copy=WHY` when what it copies is not known (`append`: an O_APPEND fd; `unsized`: a source whose size says nothing, sysfs, procfs, a pipe; `unread`; `none`: nothing at the source's offset) |
+//! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` (ret: ` buffer=changed` if the source changed while it ran); `sendfile fd=N path=REL copy=WHY` when what it copies is not known (`append`: an O_APPEND fd; `unsized`: a source whose size says nothing, sysfs, procfs, a pipe; `unread`; `none`: nothing at the source's offset) |
 //! | dup2, dup3 with an fd on the mount | `dup2 fd=N path=REL from=OLD onto=NEW` (`fd=`: each of the two on the mount) |
 //! | fork, vfork, clone/clone3 without CLONE_FILES (a new process) | `fork fd=N path=REL ...` (the mount fds the child gets copies of, if any; `vm` if it shares its parent's memory, CLONE_VM; ret: the child's tid) |
 //! | every other clone/clone3 with CLONE_THREAD and CLONE_FILES (a thread), or with CLONE_VM and neither (vfork, posix_spawn) | `thread` (`thread vm`; ret: the new tid), whatever it holds: conform counts the threads that may touch a mapping at once (`THREADS_NOTE`) |
@@ -54,6 +54,19 @@ pub enum AtExit {
     /// (the program wrote its buffer while the kernel copied it), the
     /// `ret` mark says ` buffer=changed`.
     Written(Vec<(u64, u64)>, u64, u32),
+    /// A sendfile from source fd `fd` at offset `off`, asked for `count`
+    /// bytes, whose `len` bytes there had digest `digest` at entry: the
+    /// source is read again at exit, and if it changed meanwhile (another
+    /// thread or process wrote it while the kernel copied it) or the call
+    /// copied more than it held at entry, the `ret` mark says
+    /// ` buffer=changed`.
+    Source {
+        fd: i64,
+        off: u64,
+        count: u64,
+        len: u64,
+        digest: u32,
+    },
 }
 
 /// A syscall to mark: its mark name, its arguments, what to do at exit.
@@ -581,10 +594,17 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
             }
             let (tags, units, raw) = data_words(&data);
             let len = data.len();
-            call(
-                "sendfile",
-                format!("fd={fd} off={pos} {tags} len={len}{units} path={rel}{raw}"),
-            )
+            Some(Call {
+                name: "sendfile".into(),
+                args: format!("fd={fd} off={pos} {tags} len={len}{units} path={rel}{raw}"),
+                at_exit: AtExit::Source {
+                    fd: src,
+                    off: src_off,
+                    count: a[3],
+                    len: len as u64,
+                    digest: crate::trace::digest(&data),
+                },
+            })
         }
         libc::SYS_close => plain("close"),
         libc::SYS_fsync => plain("fsync"),
@@ -792,6 +812,22 @@ pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> String {
                 " buffer=changed".into()
             }
         }
+        AtExit::Source {
+            fd,
+            off,
+            count,
+            len,
+            digest,
+        } => {
+            let now = proc::file_bytes(pid, *fd, *off, *count).ok();
+            let same =
+                now.is_some_and(|d| d.len() as u64 == *len && crate::trace::digest(&d) == *digest);
+            if same && ret <= *len as i64 {
+                String::new()
+            } else {
+                " buffer=changed".into()
+            }
+        }
         _ => String::new(),
     }
 }
@@ -814,6 +850,47 @@ mod tests {
         buf[99] = b'B';
         std::hint::black_box(&buf);
         assert_eq!(exit_tail(me, &c, 100), " buffer=changed");
+    }
+
+    /// sendfile's source is read at entry and again at exit: a source
+    /// rewritten, grown under a short count, or copied past what it held
+    /// at entry is said; an unchanged one is not.
+    #[test]
+    fn a_sendfile_source_changed_during_the_call_is_said_at_exit() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let me = std::process::id() as i32;
+        let dir = std::env::temp_dir().join(format!("wbspec-src-{me}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("src");
+        std::fs::write(&path, b"AAAA").unwrap();
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        let fd = f.as_raw_fd() as i64;
+        let data = proc::file_bytes(me, fd, 0, 8).unwrap();
+        let c = Call {
+            name: "sendfile".into(),
+            args: String::new(),
+            at_exit: AtExit::Source {
+                fd,
+                off: 0,
+                count: 8,
+                len: data.len() as u64,
+                digest: crate::trace::digest(&data),
+            },
+        };
+        assert_eq!(exit_tail(me, &c, 4), "");
+        assert_eq!(exit_tail(me, &c, 5), " buffer=changed", "more than it held");
+        (&f).write_all(b"B").unwrap();
+        assert_eq!(exit_tail(me, &c, 4), " buffer=changed", "grown");
+        std::fs::write(&path, b"AAAC").unwrap();
+        assert_eq!(exit_tail(me, &c, 4), " buffer=changed", "rewritten");
+        std::fs::write(&path, b"AAAA").unwrap();
+        assert_eq!(exit_tail(me, &c, 4), "", "the same bytes again");
+        drop(f);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -13,12 +13,12 @@
 //! by their digests, not by the first byte of a page or 1 KiB unit.
 //!
 //! Assumed: a buffer is not changed while the syscall that copies it
-//! runs. The tracer reads a write's buffer at the entry stop and again at
-//! the exit stop, and a `ret` mark says ` buffer=changed` when the two
-//! differ (conform then does not compare that write); a change and its
-//! undoing between the two, a read's buffer changed between the kernel's
-//! copy and the exit stop, or sendfile's source file changed while it
-//! runs are not seen.
+//! runs. The tracer reads a write's buffer (sendfile's source file) at
+//! the entry stop and again at the exit stop, and a `ret` mark says
+//! ` buffer=changed` when the two differ (conform then does not compare
+//! that write); a change and its undoing between the two, or a read's
+//! buffer changed between the kernel's copy and the exit stop, are not
+//! seen.
 use std::collections::{BTreeSet, HashMap};
 
 use crate::trace::{segs, unhex, Event};
