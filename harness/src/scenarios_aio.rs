@@ -180,10 +180,20 @@ fn aio_stale(ctx: &mut Ctx, fdio: bool) -> Res {
         reads2.len()
     ));
     // F-aio-stale as the model predicts it: nothing invalidates at the
-    // completion, the page cached by the racing read is served
+    // completion, the page cached by the racing read is served. The
+    // page is clean, and the machine's reclaim may evict it at any time
+    // (docs/findings.md, M-reclaim-clean): then the read READs it and
+    // gets the server's B, and the staleness is not observable in this
+    // run, which the note says.
+    if !reads2.is_empty() && d2 == "B" {
+        ctx.notes.push(
+            "the cached page was evicted before the read (reclaim): F-aio-stale not observable in this run"
+                .into(),
+        );
+    }
     ctx.expect(
-        "F-aio-stale: after the completion a buffered read returns the stale A from the page cache (no READ)",
-        d2 == "A" && reads2.is_empty(),
+        "F-aio-stale: after the completion a buffered read returns the stale A from the page cache (no READ), unless the page was evicted (a READ, and B)",
+        (d2 == "A" && reads2.is_empty()) || (d2 == "B" && !reads2.is_empty()),
         || format!("buffered read {d2:?}, READs {}", briefs(&reads2)),
     )?;
     ctx.expect("a direct read returns B", d3 == "B", || {

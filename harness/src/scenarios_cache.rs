@@ -33,7 +33,7 @@ pub fn all() -> Vec<Scenario> {
         sc!("f_overtake", "max_background 1 (threshold 1): a held writeback WRITE makes the connection congested, so a second sync_file_range (WB_SYNC_NONE) writes nothing; a FOPEN_DIRECT_IO READ goes straight out; the second WRITE comes with fsync after the first reply", bg1_queue, |c| wrap(c, f_overtake)),
         sc!("f_overtake_sync", "max_background 1: a held writeback WRITE; fdatasync's WRITE (WB_SYNC_ALL, not skipped when congested) waits on fc->bg_queue, unseen by the server, and a FOPEN_DIRECT_IO READ overtakes it; the second WRITE is read only after the first reply", bg1_queue, |c| wrap(c, f_overtake_sync)),
         sc!("r_held_dio", "a buffered reader's readahead READ is held: a FOPEN_DIRECT_IO pwrite of the page waits on the locked folio (invalidate_inode_pages2) until the READ reply; a re-read returns the direct data", dflt, |c| wrap(c, r_held_dio)),
-        sc!("r_reread_dio", "a buffered re-read after a FOPEN_DIRECT_IO write of a cached page READs it again (invalidated before and after the direct WRITE); the other page is a cache hit", dflt, |c| wrap(c, r_reread_dio)),
+        sc!("r_reread_dio", "a buffered re-read after a FOPEN_DIRECT_IO write of a cached page READs it again (invalidated before and after the direct WRITE); the other page need not be READ (clean pages may be evicted at any time, so none is required to stay cached)", dflt, |c| wrap(c, r_reread_dio)),
         sc!("r_ra_mmap", "readahead of 4 pages with its READ held: an mmap store to page 2 waits on the locked folio until the reply; munmap writes the store back", dflt, |c| wrap(c, r_ra_mmap)),
         sc!("c_munmap_held", "munmap of a shared mapping (fuse_vma_close: write_inode_now) waits for a held writeback WRITE", dflt, |c| wrap(c, c_munmap_held)),
         sc!("c_msync_held", "msync(MS_SYNC) waits for a held writeback WRITE, then sends FSYNC(datasync)", dflt, |c| wrap(c, c_msync_held)),
@@ -237,13 +237,14 @@ fn r_reread_dio(ctx: &mut Ctx) -> Res {
     let fd2 = ctx.open("T0", "f", ODIRECT_RW)?;
     ctx.pwrite("T0", fd1, 0, "AB")?;
     ctx.fsync("T0", fd1)?;
+    // (written and fsynced, the pages are clean: the machine's reclaim
+    // may evict them at any time, and a read then READs them again, so
+    // no check counts READs of the clean pages)
     let data = ctx.pread("T0", fd1, 0, 2 * PG as usize)?;
-    let r0 = ctx.count("READ")?;
-    ctx.expect(
-        "a read of written pages is a cache hit",
-        crate::trace::page_tags(&data) == "AB" && r0 == 0,
-        || format!("{r0} READs"),
-    )?;
+    let got = crate::trace::page_tags(&data);
+    ctx.expect("a read of written pages returns them", got == "AB", || {
+        got.clone()
+    })?;
     ctx.pwrite("T1", fd2, 0, "X")?;
     let data = ctx.pread("T0", fd1, 0, 2 * PG as usize)?;
     let got = crate::trace::page_tags(&data);
@@ -251,10 +252,16 @@ fn r_reread_dio(ctx: &mut Ctx) -> Res {
         got.clone()
     })?;
     let t = ctx.trace()?;
-    let rd = t.reqs("READ");
+    let pw = t.plain_writes();
+    let after = pw.first().map_or(u64::MAX, |w| w.seq);
+    let rd: Vec<_> = t
+        .reqs("READ")
+        .into_iter()
+        .filter(|r| r.seq > after)
+        .collect();
     ctx.expect(
-        "page 0 is READ again (invalidated), page 1 is not",
-        rd.len() == 1 && rd[0].offset == Some(0) && rd[0].size == Some(PG),
+        "page 0 is READ again after the direct WRITE (invalidated)",
+        pw.len() == 1 && rd.iter().any(|r| r.offset == Some(0)),
         || briefs(&rd),
     )?;
     ctx.close("T0", fd2)?;

@@ -289,7 +289,7 @@ fn crop_eof(ctx: &mut Ctx) -> Res {
 /// 2 KiB of A at 0 of a new file, fsync; then 2 KiB of B at 6K. The
 /// second page (4K..8K) starts at or beyond EOF (2K), so
 /// fuse_write_begin zeroes the bytes the write does not cover instead of
-/// READing the page: no READ at all. A read of 8K returns A, 4K of
+/// READing the page: no READ of it. A read of 8K returns A, 4K of
 /// zeros, B; after fsync the server holds the same. The trace's offsets
 /// are whole 2 KiB units: conformance maps it onto 2 units per page.
 fn write_beyond_eof_2k(ctx: &mut Ctx) -> Res {
@@ -312,10 +312,18 @@ fn write_beyond_eof_2k(ctx: &mut Ctx) -> Res {
     )?;
     ctx.fsync("T0", fd)?;
     let t = ctx.trace()?;
+    // the second page is never READ; the first, clean after the first
+    // fsync, may be evicted by the machine's reclaim and READ by the
+    // read (M-reclaim-clean), so its READs are not counted
+    let beyond: Vec<_> = t
+        .reqs("READ")
+        .into_iter()
+        .filter(|r| r.offset.unwrap_or(0) + r.size.unwrap_or(0) > PG)
+        .collect();
     ctx.expect(
-        "no READ: the pages were written, and the second starts at EOF",
-        t.reqs("READ").is_empty(),
-        || format!("{} READs", t.reqs("READ").len()),
+        "no READ of the second page: it starts at EOF, and the write zeroes it",
+        beyond.is_empty(),
+        || briefs(&beyond),
     )?;
     ctx.close("T0", fd)?;
     ctx.expect_file_units("f", 4 * U2, "AA....BB")

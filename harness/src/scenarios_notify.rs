@@ -236,7 +236,9 @@ fn inval_read_locked(ctx: &mut Ctx) -> Res {
     let t = ctx.trace()?;
     ctx.expect(
         "the walk dropped the page: it is READ once more (by the held reader's retry or by the second read), and the second read returns N",
-        t.reqs("READ").len() == 2 && data.first() == Some(&b'N'),
+        // (at least: the clean page may be evicted again before the
+        // second read, M-reclaim-clean, and READ a third time)
+        t.reqs("READ").len() >= 2 && data.first() == Some(&b'N'),
         || format!("READs {}, data {:?}", briefs(&t.reqs("READ")), data.first()),
     )?;
     ctx.close("T0", fd2)?;
