@@ -9,12 +9,17 @@
 use std::path::{Component, Path, PathBuf};
 
 /// A path relative to the mount (`.` for its root), with whitespace and
-/// `%` percent-escaped so it is one word of a mark.
+/// `%` percent-escaped so it is one word of a mark, and `=` and `#` too:
+/// a name such as `path=x` is not read as a mark's `path=` word, and a
+/// real `f#2` is not conform's label of the second file named `f`
+/// (project.rs `gen_label`).
 pub fn word(rel: &str) -> String {
     let mut s = String::new();
     for c in rel.chars() {
         match c {
             '%' => s += "%25",
+            '=' => s += "%3D",
+            '#' => s += "%23",
             c if c.is_whitespace() || c.is_control() => {
                 let mut b = [0u8; 4];
                 for x in c.encode_utf8(&mut b).bytes() {
@@ -459,6 +464,7 @@ mod tests {
         assert_eq!(word(""), ".");
         assert_eq!(word("f"), "f");
         assert_eq!(word("a b%\n"), "a%20b%25%0A");
+        assert_eq!(word("path=x#2"), "path%3Dx%232");
     }
 
     #[test]
