@@ -684,6 +684,9 @@ pub type FileVerdict = Result<(Conformance, u64), String>;
 /// every file conforms; otherwise the first violation (by `seq`), else
 /// the first other failure, not modelled, or conforms-to-cut, named with
 /// its file. Each file's verdict is listed in the word and the detail.
+/// Most files a combined verdict line names (`combine`).
+pub const LIST_MAX: usize = 10;
+
 pub fn combine(verdicts: Vec<(String, FileVerdict)>) -> Conformance {
     let rank = |c: &Conformance| match c.class {
         Class::DoesNotConform if c.word.starts_with("VIOLATION") => 0,
@@ -708,8 +711,42 @@ pub fn combine(verdicts: Vec<(String, FileVerdict)>) -> Conformance {
             }
         })
         .collect();
-    let list = each
+    // the verdict line names at most LIST_MAX files, the worst first
+    // chosen (a program's run may touch hundreds); the rest are counted
+    // by verdict, and the detail lists every file
+    let mut shown: Vec<usize> = (0..each.len()).collect();
+    if each.len() > LIST_MAX {
+        shown.sort_by_key(|&i| rank(&each[i].1));
+        shown.truncate(LIST_MAX);
+        shown.sort();
+    }
+    let rest = {
+        let mut n: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, (_, c, _)) in each.iter().enumerate() {
+            if !shown.contains(&i) {
+                let k = match c.class {
+                    Class::Conforms => "conform",
+                    Class::ConformsToCut => "conform to a cut",
+                    Class::NotModelled => "not modelled",
+                    Class::DoesNotConform => "do not conform",
+                };
+                *n.entry(k).or_default() += 1;
+            }
+        }
+        match each.len() - shown.len() {
+            0 => String::new(),
+            k => format!(
+                "; {k} more: {}",
+                n.iter()
+                    .map(|(w, c)| format!("{c} {w}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    };
+    let list = shown
         .iter()
+        .map(|&i| &each[i])
         .map(|(f, c, _)| {
             let w = c.word.split_whitespace().next().unwrap_or("");
             let w = w.trim_end_matches(':');
@@ -719,7 +756,8 @@ pub fn combine(verdicts: Vec<(String, FileVerdict)>) -> Conformance {
             }
         })
         .collect::<Vec<_>>()
-        .join("; ");
+        .join("; ")
+        + &rest;
     let pick = each
         .iter()
         .min_by_key(|(_, c, seq)| (rank(c), if rank(c) == 0 { *seq } else { 0 }))

@@ -408,3 +408,56 @@ fn the_root_directory_is_not_a_file() {
     let ev = trace(json!({}), &l);
     assert!(matches!(project(&ev), Split::One));
 }
+
+/// A verdict line over many files names at most `LIST_MAX`, the worst
+/// among them, and counts the rest by verdict; the detail lists all.
+#[test]
+fn a_verdict_over_many_files_names_the_worst_and_counts_the_rest() {
+    let v = |word: &str, class| {
+        Ok((
+            Conformance {
+                word: word.into(),
+                class,
+                detail: None,
+            },
+            u64::MAX,
+        ))
+    };
+    let mut files = vec![];
+    for i in 0..14 {
+        files.push((format!("f{i:02}"), v("conforms", Class::Conforms)));
+    }
+    files.push(("g".to_string(), v("not-modelled (why)", Class::NotModelled)));
+    files.push((
+        "h".to_string(),
+        v("VIOLATION at event 3 (x)", Class::DoesNotConform),
+    ));
+    let c = super::project::combine(files);
+    assert_eq!(c.class, Class::DoesNotConform);
+    assert!(
+        c.word
+            .starts_with("VIOLATION at event 3 (x) [file h; 16 files: "),
+        "{}",
+        c.word
+    );
+    assert!(
+        c.word.contains("g: not-modelled; h: VIOLATION"),
+        "{}",
+        c.word
+    );
+    assert!(c.word.ends_with("; 6 more: 6 conform]"), "{}", c.word);
+    assert_eq!(c.word.matches(": conforms").count(), 8, "{}", c.word);
+    let d = c.detail.unwrap();
+    assert_eq!(d.matches("\n  file ").count(), 16, "{d}");
+    // ten files or fewer: every one named
+    let few: Vec<_> = (0..10)
+        .map(|i| (format!("f{i}"), v("conforms", Class::Conforms)))
+        .collect();
+    let c = super::project::combine(few);
+    assert!(
+        c.word.starts_with("conforms [10 files: f0: conforms;"),
+        "{}",
+        c.word
+    );
+    assert!(!c.word.contains("more:"), "{}", c.word);
+}
