@@ -39,6 +39,7 @@
 //! the wait stays in the page cache (eviction only causes a later READ).
 
 use super::model::{Action, Actor, FuseModel};
+use super::program::{Op, RecvKind, SendKind};
 use super::state::*;
 use super::step::Step;
 
@@ -68,9 +69,13 @@ impl FuseModel {
     /// (mm/vmscan.c), which takes a clean folio out of the page cache at
     /// any time, mapped or not (try_to_unmap first), when folio_trylock
     /// succeeds, it is neither dirty nor under writeback, and its
-    /// refcount can be frozen: no task holds it between two of its steps
-    /// (the model's tasks hold a folio across steps only locked; a
-    /// reader copies in the step that finds it uptodate, read.rs). No
+    /// refcount can be frozen: no task holds it between two of its steps.
+    /// The model's tasks hold a folio across steps locked, or (a
+    /// write-through write) referenced: fuse_fill_write_pages keeps each
+    /// folio of its batch in `ap->folios`, unlocked once uptodate, until
+    /// fuse_send_write_pages puts them after the WRITE's reply
+    /// ([`Self::write_through_holds`]); a reader copies in the step that
+    /// finds a folio uptodate (read.rs). No
     /// request is sent: a later access misses and READs it again, and
     /// its data then comes from the server. The exhaustive checks never
     /// take this step (the catalogue's scope); trace conformance does
@@ -83,7 +88,11 @@ impl FuseModel {
         }
         let busy = |q: usize| {
             let g = s.pages[q];
-            !g.present() || g.dirty() || g.wb() || g.locked()
+            !g.present()
+                || g.dirty()
+                || g.wb()
+                || g.locked()
+                || (0..s.tasks.len()).any(|t| self.write_through_holds(s, t, q))
         };
         if f.clone().any(busy) {
             return None;
@@ -91,6 +100,39 @@ impl FuseModel {
         let mut n = *s;
         self.remove_page(&mut n, p);
         Some(n)
+    }
+
+    /// Does task `t`, a write-through write (fuse_perform_write), hold a
+    /// reference on block `q`'s folio: one of the batch it has filled and
+    /// not yet had answered (from its `FillPages` / `FillUnits` to the
+    /// reply of that batch's WRITE)?
+    pub fn write_through_holds(&self, s: &State, t: usize, q: usize) -> bool {
+        let task = s.tasks[t];
+        let prog = &self.programs[t];
+        let pc = task.pc as usize;
+        let within = |a: u8, n: u8| (a as usize..(a + n) as usize).contains(&q);
+        match prog.get(pc) {
+            Some(Op::FillPages { first, .. }) => within(*first, task.cur),
+            Some(Op::FillUnits { .. }) if task.ph != 0 => within(task.bfirst, task.bn),
+            Some(Op::BatchWait)
+            | Some(Op::Send(SendKind::ThroughBatch))
+            | Some(Op::Recv(RecvKind::ThroughBatch)) => within(task.bfirst, task.bn),
+            // after the fill: its wait, its WRITE, its reply
+            Some(
+                Op::FdataWait { .. }
+                | Op::Send(SendKind::ThroughWrite | SendKind::ThroughChunk { .. })
+                | Op::Recv(RecvKind::DirectWrite | RecvKind::ThroughChunk { .. }),
+            ) => prog[..pc]
+                .iter()
+                .rev()
+                .take(3)
+                .find_map(|o| match o {
+                    Op::FillPages { first, n } => Some(within(*first, *n)),
+                    _ => None,
+                })
+                .unwrap_or(false),
+            _ => false,
+        }
     }
 
     /// Does a worker's memcg reclaim meet the file's folios? (memcg v1 or
