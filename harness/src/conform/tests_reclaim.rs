@@ -107,32 +107,24 @@ fn reclaim_masks_are_the_pages_read_later() {
 /// without (model reclaim.rs `write_through_holds`).
 #[test]
 fn reclaim_never_takes_a_page_a_write_through_write_holds() {
-    let l: &[&str] = &[
-        "call T0 pwrite fd=6 off=0 A",
-        "req 8 GETXATTR pid=7",
-        "reply 8 GETXATTR",
-        "req 10 WRITE 0 4096 A pid=7",
-        "reply 10 WRITE",
-        "ret T0 pwrite 4096",
-        "call T0 pwrite fd=6 off=0 B",
-        "req 12 WRITE 0 4096 B pid=7",
+    // (after the first pwrite of A, answered)
+    let nowbc = super::tests_through::nowbc;
+    let second: &[&str] = &["call T0 pwrite fd=6 off=0 B", "req 12 WRITE 0 4096 B pid=7"];
+    let mut l = second.to_vec();
+    l.extend([
         "call T1 pread fd=6 off=0 len=4096",
         "req 14 READ 0 4096",
         "reply 14 READ tags=A",
         "ret T1 pread 4096 data=A",
         "reply 12 WRITE",
         "ret T0 pwrite 4096",
-    ];
-    let mut all: Vec<&str> = OPEN.to_vec();
-    all.extend(l);
-    let ev = tr(json!({"writeback_cache": false}), &all);
-    let c = conform_trace(&ev, None).unwrap();
+    ]);
+    let c = conform_trace(&nowbc(&l), None).unwrap();
     assert_eq!(c.class, Class::DoesNotConform, "{}", c.word);
     assert!(c.word.starts_with("VIOLATION"), "{}", c.word);
     // once the WRITE is answered the clean page may go, and be READ
-    let mut after: Vec<&str> = OPEN.to_vec();
-    after.extend(&l[..8]);
-    after.extend([
+    let mut l = second.to_vec();
+    l.extend([
         "reply 12 WRITE",
         "ret T0 pwrite 4096",
         "call T1 pread fd=6 off=0 len=4096",
@@ -140,7 +132,7 @@ fn reclaim_never_takes_a_page_a_write_through_write_holds() {
         "reply 14 READ tags=B",
         "ret T1 pread 4096 data=B",
     ]);
-    let c = conform_trace(&tr(json!({"writeback_cache": false}), &after), None).unwrap();
+    let c = conform_trace(&nowbc(&l), None).unwrap();
     assert_eq!(c.word, "conforms (+clean-page reclaim)", "{}", c.word);
 }
 

@@ -11,7 +11,7 @@ const NOWBC: fn() -> serde_json::Value = || json!({"writeback_cache": false});
 
 /// a_nowbc's start: write-through pwrites "A" and "B", each with one
 /// synchronous WRITE (no FUSE_WRITE_CACHE) inside the syscall.
-fn nowbc(body: &[&str]) -> Vec<Event> {
+pub(super) fn nowbc(body: &[&str]) -> Vec<Event> {
     let mut l: Vec<&str> = OPEN.to_vec();
     l.extend([
         "call T0 pwrite fd=6 off=0 A",
