@@ -51,9 +51,45 @@ pub fn fd_target(pid: i32, fd: i64) -> Option<PathBuf> {
 }
 
 /// The mount-relative name of fd `fd` of `pid`, if it is a file of the
-/// mount (a file unlinked while open reads as `NAME (deleted)`).
+/// mount. A file unlinked while open reads as `NAME (deleted)` and is
+/// named NAME, as its mappings are ([`mount_maps`]); a live file may be
+/// called `x (deleted)` too, so the suffix is stripped only when the
+/// fd's inode has no links left ([`no_links`]).
 pub fn fd_on(mnt: &Path, pid: i32, fd: i64) -> Option<String> {
-    under(mnt, &fd_target(pid, fd)?)
+    let t = fd_target(pid, fd)?;
+    if let Some(p) = t.to_str().and_then(|s| s.strip_suffix(" (deleted)")) {
+        if no_links(&format!("/proc/{pid}/fd/{fd}"), None) {
+            return under(mnt, Path::new(p));
+        }
+    }
+    under(mnt, &t)
+}
+
+/// Whether the inode `link` (a /proc magic link: an fd, or a mapping's
+/// map_files entry) leads to has no links left (fuse_unlink drops
+/// i_nlink), and, with `ino`, is that inode. Read with
+/// `AT_STATX_DONT_SYNC`: FUSE answers from the inode's cached
+/// attributes and sends no GETATTR. When that cannot be read, the inode
+/// is taken as unlinked, as d_path's ` (deleted)` says.
+fn no_links(link: &str, ino: Option<u64>) -> bool {
+    let Ok(link) = std::ffi::CString::new(link) else {
+        return true;
+    };
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            link.as_ptr(),
+            libc::AT_STATX_DONT_SYNC,
+            libc::STATX_INO | libc::STATX_NLINK,
+            &mut st,
+        )
+    };
+    let want = libc::STATX_INO | libc::STATX_NLINK;
+    if r != 0 || st.stx_mask & want != want || ino.is_some_and(|i| st.stx_ino != i) {
+        return true;
+    }
+    st.stx_nlink == 0
 }
 
 /// (file position, open flags) of fd `fd` of `pid` (`/proc/PID/fdinfo`).
@@ -212,22 +248,8 @@ pub fn mount_maps(mnt: &Path, pid: i32) -> Vec<Map> {
 /// i_nlink). When that cannot be read, a name ending ` (deleted)` is
 /// taken as unlinked, as d_path writes it.
 fn unlinked(pid: i32, m: &MapsLine) -> bool {
-    let link = format!("/proc/{pid}/map_files/{:x}-{:x}\0", m.start, m.end);
-    let mut st: libc::statx = unsafe { std::mem::zeroed() };
-    let r = unsafe {
-        libc::statx(
-            libc::AT_FDCWD,
-            link.as_ptr().cast(),
-            libc::AT_STATX_DONT_SYNC,
-            libc::STATX_INO | libc::STATX_NLINK,
-            &mut st,
-        )
-    };
-    let want = libc::STATX_INO | libc::STATX_NLINK;
-    if r != 0 || st.stx_mask & want != want || st.stx_ino != m.ino {
-        return true;
-    }
-    st.stx_nlink == 0
+    let link = format!("/proc/{pid}/map_files/{:x}-{:x}", m.start, m.end);
+    no_links(&link, Some(m.ino))
 }
 
 /// The first mount mapping overlapping [addr, addr+len), with the
@@ -422,6 +444,29 @@ mod tests {
         assert_eq!(got, buf[..100]);
         assert_eq!(read_bufs(me, &[(p, 50), (p, 0)], 50).unwrap(), buf[..50]);
         assert_eq!(read_bufs(me, &[(p, 50)], 60), None);
+    }
+
+    /// An fd of a file unlinked while open is named by the name it had;
+    /// a live file whose name ends ` (deleted)` keeps its name.
+    #[test]
+    fn an_unlinked_files_fd_is_named_by_its_name_and_a_live_deleted_name_is_kept() {
+        use std::os::fd::AsRawFd;
+        let me = std::process::id() as i32;
+        let dir = std::env::temp_dir().join(format!("wbspec-fd-{me}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let gone = std::fs::File::create(dir.join("x")).unwrap();
+        std::fs::remove_file(dir.join("x")).unwrap();
+        let live = std::fs::File::create(dir.join("x (deleted)")).unwrap();
+        assert_eq!(
+            fd_on(&dir, me, gone.as_raw_fd() as i64).as_deref(),
+            Some("x")
+        );
+        assert_eq!(
+            fd_on(&dir, me, live.as_raw_fd() as i64).as_deref(),
+            Some("x%20(deleted)")
+        );
+        drop((gone, live));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// sendfile's source as the tracer reads it: a regular file's bytes
