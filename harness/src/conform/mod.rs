@@ -318,7 +318,7 @@ pub struct Mapping {
     /// At most this many of them in an access at once: the threads that
     /// may touch the mappings (envmap.rs `env_threads`); `None`: any.
     pub env_threads: Option<u8>,
-    /// The environment may reclaim clean folios ([`with_reclaim`]).
+    /// The environment may reclaim clean folios ([`retry_with_reclaim`]).
     pub reclaim: bool,
 }
 

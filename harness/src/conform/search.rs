@@ -586,8 +586,6 @@ fn violation(
     }
 }
 
-/// Search the model for a behaviour producing exactly `m.obs`, in the
-/// model's `MAX_TASKS` task slots (slots.rs).
 /// Per event `i`, the pages the environment's reclaim may take before
 /// it: with `m.reclaim`, the pages of every READ at `i` or later; none
 /// without. Reclaiming a clean folio sends nothing, and the model state
@@ -614,6 +612,8 @@ pub(super) fn reclaim_masks(m: &Mapping) -> Vec<PageMask> {
     v
 }
 
+/// Search the model for a behaviour producing exactly `m.obs`, in the
+/// model's `MAX_TASKS` task slots (slots.rs).
 pub fn check(m: &Mapping, bound: usize) -> Verdict {
     check_in_slots(m, bound, MODEL_TASKS)
 }
