@@ -1359,7 +1359,7 @@ pub(super) fn scan(
                     if let Some(t) = p.task {
                         if sc == "sendfile" && e.text.as_deref().is_some_and(|x| x.ends_with(" buffer=changed")) {
                             return nm(format!(
-                                "#{} {actor}'s sendfile: its source file changed while it ran (the recorder's reads of it at entry and exit differ), so the bytes the kernel copied are not known",
+                                "#{} {actor}'s sendfile: its source file or offset changed while it ran (the recorder's reads at entry and exit differ), so the bytes the kernel copied are not known",
                                 e.seq
                             ));
                         }

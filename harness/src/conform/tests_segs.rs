@@ -183,7 +183,7 @@ fn a_sendfile_whose_source_changed_is_not_modelled() {
     ]);
     let w = super::test_trace::not_modelled(&tr(json!({"segs": true}), &l));
     assert!(
-        w.contains("T0's sendfile: its source file changed while it ran"),
+        w.contains("T0's sendfile: its source file or offset changed while it ran"),
         "{w}"
     );
 }

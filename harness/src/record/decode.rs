@@ -54,15 +54,20 @@ pub enum AtExit {
     /// (the program wrote its buffer while the kernel copied it), the
     /// `ret` mark says ` buffer=changed`.
     Written(Vec<(u64, u64)>, u64, u32),
-    /// A sendfile from source fd `fd` at offset `off`, asked for `count`
-    /// bytes, whose `len` bytes there had digest `digest` at entry: the
-    /// source is read again at exit, and if it changed meanwhile (another
-    /// thread or process wrote it while the kernel copied it) or the call
-    /// copied more than it held at entry, the `ret` mark says
+    /// A sendfile from source fd `fd` at offset `off` (read through the
+    /// pointer `ptr`, or the fd's position when it is `None`), asked for
+    /// `count` bytes, whose `len` bytes there had digest `digest` at
+    /// entry: the source is read again at exit, and if it changed
+    /// meanwhile (another thread or process wrote it while the kernel
+    /// copied it), the call copied more than it held at entry, or the
+    /// offset it leaves is not `off` + what it returned (another thread
+    /// moved the position or the pointer's value before the kernel read
+    /// it: do_sendfile takes no f_pos_lock), the `ret` mark says
     /// ` buffer=changed`.
     Source {
         fd: i64,
         off: u64,
+        ptr: Option<u64>,
         count: u64,
         len: u64,
         digest: u32,
@@ -600,6 +605,7 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
                 at_exit: AtExit::Source {
                     fd: src,
                     off: src_off,
+                    ptr: (a[2] != 0).then_some(a[2]),
                     count: a[3],
                     len: len as u64,
                     digest: crate::trace::digest(&data),
@@ -815,6 +821,7 @@ pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> String {
         AtExit::Source {
             fd,
             off,
+            ptr,
             count,
             len,
             digest,
@@ -822,7 +829,13 @@ pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> String {
             let now = proc::file_bytes(pid, *fd, *off, *count).ok();
             let same =
                 now.is_some_and(|d| d.len() as u64 == *len && crate::trace::digest(&d) == *digest);
-            if same && ret <= *len as i64 {
+            let left = match ptr {
+                None => proc::fdinfo(pid, *fd).map(|p| p.0),
+                Some(a) => proc::read_mem(pid, *a, 8)
+                    .and_then(|b| Some(u64::from_ne_bytes(b.try_into().ok()?))),
+            };
+            let moved = ret >= 0 && left != Some(off + ret as u64);
+            if same && !moved && ret <= *len as i64 {
                 String::new()
             } else {
                 " buffer=changed".into()
@@ -864,32 +877,48 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("src");
         std::fs::write(&path, b"AAAA").unwrap();
-        let f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        let fd = f.as_raw_fd() as i64;
-        let data = proc::file_bytes(me, fd, 0, 8).unwrap();
-        let c = Call {
+        let f = std::fs::File::open(&path).unwrap();
+        let fd = f.as_raw_fd();
+        let data = proc::file_bytes(me, fd as i64, 0, 8).unwrap();
+        let source = |ptr| Call {
             name: "sendfile".into(),
             args: String::new(),
             at_exit: AtExit::Source {
-                fd,
+                fd: fd as i64,
                 off: 0,
+                ptr,
                 count: 8,
                 len: data.len() as u64,
                 digest: crate::trace::digest(&data),
             },
         };
+        let c = source(None);
+        let seek = |o| assert_eq!(unsafe { libc::lseek(fd, o, libc::SEEK_SET) }, o);
+        // the kernel leaves the position at off + what it returned
+        seek(4);
         assert_eq!(exit_tail(me, &c, 4), "");
         assert_eq!(exit_tail(me, &c, 5), " buffer=changed", "more than it held");
-        (&f).write_all(b"B").unwrap();
+        seek(0);
+        assert_eq!(exit_tail(me, &c, 4), " buffer=changed", "position moved");
+        seek(4);
+        let mut w = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        w.write_all(b"B").unwrap();
         assert_eq!(exit_tail(me, &c, 4), " buffer=changed", "grown");
         std::fs::write(&path, b"AAAC").unwrap();
         assert_eq!(exit_tail(me, &c, 4), " buffer=changed", "rewritten");
         std::fs::write(&path, b"AAAA").unwrap();
         assert_eq!(exit_tail(me, &c, 4), "", "the same bytes again");
-        drop(f);
+        // an offset pointer: its value at exit
+        let mut at: u64 = 4;
+        let c = source(Some(&at as *const u64 as u64));
+        assert_eq!(exit_tail(me, &c, 4), "");
+        at = 0;
+        std::hint::black_box(&mut at);
+        assert_eq!(exit_tail(me, &c, 4), " buffer=changed", "pointer moved");
+        drop((f, w));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
