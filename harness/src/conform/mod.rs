@@ -393,7 +393,7 @@ pub(crate) fn retry_with_flusher(m: Mapping, v: Verdict, bound: usize) -> (Mappi
 /// violation stands (it is the one a reader can follow); if the search
 /// with reclaim stopped at `bound`, that inconclusive verdict stands.
 pub(crate) fn retry_with_reclaim(m: Mapping, v: Verdict, bound: usize) -> (Mapping, Verdict) {
-    if !matches!(v, Verdict::Violation { .. }) || m.reclaim || !m.background.is_empty() {
+    if !matches!(v, Verdict::Violation { .. }) || m.reclaim {
         return (m, v);
     }
     let mut b = m.clone();

@@ -17,7 +17,7 @@
 //! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private [populate] prot=rw\|r\|… path=REL` (`populate`: MAP_POPULATE or MAP_LOCKED) |
 //! | mlockall with MCL_FUTURE (no MCL_ONFAULT) | `mlockall future`: later mappings are populated by their mmap |
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
-//! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` (ret: ` buffer=changed` if the source changed while it ran); `sendfile fd=N path=REL copy=WHY` when what it copies is not known (`append`: an O_APPEND fd; `unsized`: a source whose size says nothing, sysfs, procfs, a pipe; `unread`; `none`: nothing at the source's offset) |
+//! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` (ret: ` buffer=changed` if the source or its offset changed while it ran); `sendfile fd=N path=REL copy=WHY` when what it copies is not known (`append`: an O_APPEND fd; `unsized`: a source whose size says nothing, sysfs, procfs, a pipe; `unread`; `none`: nothing at the source's offset) |
 //! | dup2, dup3 with an fd on the mount | `dup2 fd=N path=REL from=OLD onto=NEW` (`fd=`: each of the two on the mount) |
 //! | fork, vfork, clone/clone3 without CLONE_FILES (a new process) | `fork fd=N path=REL ...` (the mount fds the child gets copies of, if any; `vm` if it shares its parent's memory, CLONE_VM; ret: the child's tid) |
 //! | every other clone/clone3 with CLONE_THREAD and CLONE_FILES (a thread), or with CLONE_VM and neither (vfork, posix_spawn) | `thread` (`thread vm`; ret: the new tid), whatever it holds: conform counts the threads that may touch a mapping at once (`THREADS_NOTE`) |
@@ -290,9 +290,7 @@ fn clone_flags(pid: i32, nr: i64, a: [u64; 6]) -> Option<Option<u64>> {
         libc::SYS_fork => Some(0),
         libc::SYS_vfork => Some((libc::CLONE_VM | libc::CLONE_VFORK) as u64),
         libc::SYS_clone => Some(a[0]),
-        libc::SYS_clone3 => proc::read_mem(pid, a[0], 8)
-            .and_then(|b| b.try_into().ok())
-            .map(u64::from_ne_bytes),
+        libc::SYS_clone3 => proc::read_u64(pid, a[0]),
         _ => return None,
     })
 }
@@ -580,13 +578,8 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
             if append {
                 return unknown("append");
             }
-            let src_off = if a[2] == 0 {
-                proc::fdinfo(pid, src).map(|p| p.0)
-            } else {
-                proc::read_mem(pid, a[2], 8)
-                    .and_then(|b| Some(u64::from_ne_bytes(b.try_into().ok()?)))
-            };
-            let Some(src_off) = src_off else {
+            let ptr = (a[2] != 0).then_some(a[2]);
+            let Some(src_off) = source_offset(pid, src, ptr) else {
                 return unknown("unread");
             };
             // what the source holds from its offset, up to the count
@@ -605,7 +598,7 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
                 at_exit: AtExit::Source {
                     fd: src,
                     off: src_off,
-                    ptr: (a[2] != 0).then_some(a[2]),
+                    ptr,
                     count: a[3],
                     len: len as u64,
                     digest: crate::trace::digest(&data),
@@ -746,7 +739,7 @@ fn path_call(pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call> {
         libc::SYS_openat => a[2],
         libc::SYS_creat => (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64,
         // struct open_how { u64 flags; u64 mode; u64 resolve }
-        libc::SYS_openat2 => u64::from_ne_bytes(proc::read_mem(pid, a[2], 8)?.try_into().ok()?),
+        libc::SYS_openat2 => proc::read_u64(pid, a[2])?,
         libc::SYS_truncate => return call("truncate", format!("{rel} {} path={rel}", a[1])),
         _ => return None,
     } as i32;
@@ -780,6 +773,15 @@ fn rest(bufs: &[(u64, u64)], done: u64) -> Vec<(u64, u64)> {
             (k < l).then_some((a + k, l - k))
         })
         .collect()
+}
+
+/// sendfile's source offset: the value of its offset pointer `ptr`, or
+/// the source fd's position when the pointer is NULL (`None`).
+fn source_offset(pid: i32, fd: i64, ptr: Option<u64>) -> Option<u64> {
+    match ptr {
+        None => proc::fdinfo(pid, fd).map(|p| p.0),
+        Some(a) => proc::read_u64(pid, a),
+    }
 }
 
 /// The `ret` mark's tail for a call that returned `ret` (bytes for a
@@ -829,12 +831,7 @@ pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> String {
             let now = proc::file_bytes(pid, *fd, *off, *count).ok();
             let same =
                 now.is_some_and(|d| d.len() as u64 == *len && crate::trace::digest(&d) == *digest);
-            let left = match ptr {
-                None => proc::fdinfo(pid, *fd).map(|p| p.0),
-                Some(a) => proc::read_mem(pid, *a, 8)
-                    .and_then(|b| Some(u64::from_ne_bytes(b.try_into().ok()?))),
-            };
-            let moved = ret >= 0 && left != Some(off + ret as u64);
+            let moved = ret >= 0 && source_offset(pid, *fd, *ptr) != Some(off + ret as u64);
             if same && !moved && ret <= *len as i64 {
                 String::new()
             } else {

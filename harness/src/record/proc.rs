@@ -289,6 +289,12 @@ pub fn would_fault(pid: i32, addr: u64) -> bool {
     !writable || read_mem(pid, addr, 1).is_none()
 }
 
+/// The u64 at `addr` in `pid`'s memory (an offset or flags argument
+/// passed by pointer).
+pub fn read_u64(pid: i32, addr: u64) -> Option<u64> {
+    Some(u64::from_ne_bytes(read_mem(pid, addr, 8)?.try_into().ok()?))
+}
+
 /// Read `len` bytes at `addr` of `pid`.
 pub fn read_mem(pid: i32, addr: u64, len: usize) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; len];
