@@ -140,15 +140,15 @@ fn reclaim_never_takes_a_page_a_write_through_write_holds() {
 /// bound is said beside the inconclusive verdict.
 #[test]
 fn an_undecided_reclaim_retry_keeps_the_strict_violation() {
-    // the re-read returns data the server never had: a violation with
-    // reclaim too, but a bound of a few states stops the retry first
-    let bad: &[&str] = &[
-        "call T0 pread fd=6 off=0 len=4096",
-        "req 10 READ 0 4096",
-        "reply 10 READ tags=Z",
-        "ret T0 pread 4096 data=Z",
-    ];
-    let ev = trace(&[WRITE_SYNC, bad, CLOSE]);
+    // a stored altered trace (a READ moved before the write-through
+    // write that holds its page is answered): a violation with reclaim
+    // too. Since reclaim waits until it matters (`reclaim_matters`) a
+    // trace of pages read again no longer makes the retry wider than
+    // the strict search; this one, whose background passes and reclaims
+    // meet, still does.
+    let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/traces/altered/u_wt_partial_lock_read_early.jsonl");
+    let ev = crate::trace::parse_trace(&std::fs::read_to_string(f).unwrap()).unwrap();
     assert!(matches!(
         check(&mapping(&ev), DEFAULT_BOUND),
         Verdict::Violation { .. }
@@ -157,7 +157,7 @@ fn an_undecided_reclaim_retry_keeps_the_strict_violation() {
     // bounds stop the strict search, larger ones decide both; in
     // between, the retry's wider frontier stops it alone
     let mut found = false;
-    for bound in 1..200 {
+    for bound in 1..300 {
         let (c, _) = super::conform_file_bounded(&ev, None, None, bound).unwrap();
         assert_eq!(c.class, Class::DoesNotConform, "{}", c.word);
         if c.word.starts_with("inconclusive") && c.word.contains("without reclaim") {
@@ -177,4 +177,136 @@ fn an_undecided_reclaim_retry_keeps_the_strict_violation() {
         }
     }
     assert!(found, "no bound stops the retry but not the strict search");
+}
+
+/// `np` pages written, fsynced and read again one pread a page: every
+/// page clean and cached when its READ comes; with `bad`, the last
+/// READ returns data nobody wrote.
+fn reread_events(np: usize, bad: bool) -> Vec<Event> {
+    let page = |k: usize| ((b'A' + k as u8) as char).to_string();
+    let tags: String = (0..np).map(page).collect();
+    let mut l: Vec<String> = vec![
+        format!("call T0 pwrite fd=6 off=0 {tags}"),
+        format!("ret T0 pwrite {}", 4096 * np),
+        "call T0 fsync fd=6".into(),
+        format!("req 6 WRITE 0 {} {tags} cache", 4096 * np),
+        "reply 6 WRITE".into(),
+        "req 8 FSYNC".into(),
+        "reply 8 FSYNC".into(),
+        "ret T0 fsync 0".into(),
+    ];
+    for k in 0..np {
+        let u = 10 + 2 * k;
+        l.push(format!("call T0 pread fd=6 off={} len=4096", 4096 * k));
+        l.push(format!("req {u} READ {} 4096", 4096 * k));
+        let got = if bad && k + 1 == np {
+            "Z".into()
+        } else {
+            page(k)
+        };
+        l.push(format!("reply {u} READ tags={got}"));
+        l.push(format!("ret T0 pread 4096 data={got}"));
+    }
+    let mut all: Vec<&str> = OPEN.to_vec();
+    all.extend(l.iter().map(String::as_str));
+    all.extend([
+        "call T0 close fd=6",
+        "req 99 FLUSH",
+        "reply 99 FLUSH",
+        "ret T0 close 0",
+    ]);
+    tr(json!({}), &all)
+}
+
+/// [`reread_events`] mapped, reclaim allowed.
+fn reread(np: usize) -> Mapping {
+    let mut m = mapping(&reread_events(np, false));
+    m.reclaim = true;
+    m
+}
+
+fn widest(v: &Verdict) -> usize {
+    match v {
+        Verdict::Conforms { widest, .. } => *widest,
+        v => panic!("{}", v.short()),
+    }
+}
+
+/// The search reclaims a page only when some step's behaviour depends
+/// on it (search.rs `reclaim_matters`), so its frontier does not hold
+/// every subset of the clean pages read again: taking reclaim as soon
+/// as it is possible, 10 pages read again made 8,448 nodes possible at
+/// one event, 4x more for every 2 pages; taken when it matters, 16
+/// pages make 80 (2 Dec 2026: 84 s for an 8-page trace).
+#[test]
+fn reclaim_waits_until_it_matters() {
+    let eager = widest(&search::check_reclaiming_eagerly(
+        &reread(10),
+        DEFAULT_BOUND,
+    ));
+    assert!(eager > 1 << 12, "{eager}");
+    let lazy = widest(&check(&reread(10), DEFAULT_BOUND));
+    assert!(lazy <= 100, "{lazy}");
+    let lazy16 = widest(&check(&reread(16), DEFAULT_BOUND));
+    assert!(lazy16 <= 100, "{lazy16}");
+}
+
+/// Reclaiming late keeps every verdict of reclaiming early: every
+/// stored trace the model expresses as one file, checked with reclaim
+/// allowed (as the retry does) both ways, gets the same verdict at the
+/// same event. (record/fio_mmap_16k.jsonl is left out for time: about
+/// 60 s a search, its mapping making every reclaim matter at once.)
+#[test]
+fn lazy_reclaim_keeps_every_verdict_of_eager_reclaim() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces");
+    let mut files = vec![];
+    let mut dirs = vec![root];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl")
+                && !p.ends_with("record/fio_mmap_16k.jsonl")
+            {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut n, mut kinds) = (0, std::collections::BTreeMap::new());
+    for f in &files {
+        let Ok(ev) = crate::trace::parse_trace(&std::fs::read_to_string(f).unwrap()) else {
+            continue;
+        };
+        let Ok(Translation::Modelled(m)) = translate(&ev, None) else {
+            continue;
+        };
+        let mut m = *m;
+        m.reclaim = true;
+        let lazy = check(&m, DEFAULT_BOUND);
+        let eager = search::check_reclaiming_eagerly(&m, DEFAULT_BOUND);
+        let at = |v: &Verdict| match v {
+            Verdict::Conforms { .. } => None,
+            Verdict::Violation { index, .. } | Verdict::Inconclusive { index, .. } => Some(*index),
+        };
+        assert_eq!(
+            (lazy.kind(), at(&lazy)),
+            (eager.kind(), at(&eager)),
+            "{}",
+            f.display()
+        );
+        n += 1;
+        *kinds.entry(lazy.kind()).or_insert(0) += 1;
+    }
+    // (the stored traces hold both kinds: 165 conform, 56 violate)
+    assert!(n >= 200, "{n} traces");
+    assert!(
+        kinds.get("conforms").is_some_and(|&c| c >= 100),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.values().filter(|&&c| c >= 20).count() >= 2,
+        "{kinds:?}"
+    );
 }
