@@ -55,3 +55,37 @@ fn a_fork_childs_fault_is_counted() {
         "{v}"
     );
 }
+
+/// A fork child's copy of an fd keeps its file open after the parent
+/// closes its own and unlinks the name (found by an attack, 3 Dec
+/// 2026). fork_unlink_open.jsonl (`wbspec record` on 6.18.44, 4 Dec
+/// 2026; a python3 program): open f, pwrite, fork; the parent closes
+/// and unlinks f; the child, later, pwrites through its copy and closes
+/// it. The recorder names the child's fd by the name it had, `f`: the
+/// split used to take those marks for the next file of that name (f#2)
+/// while the FLUSH of the child's close went to the old inode, and
+/// refused a projection as a bad trace. Now the fd's file is the one
+/// its open named, and the unlink of an open file is what it is, not
+/// modelled. fork_close_unlink.jsonl: the child closes first, then the
+/// parent closes, unlinks, and creates f again: two files, each
+/// conforms.
+#[test]
+fn a_forked_fd_keeps_its_file_past_an_unlink() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/threads");
+    let read = |f: &str| parse_trace(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
+    let ev = read("fork_unlink_open.jsonl");
+    let (class, v) = verdict(&ev);
+    assert_eq!(class, Class::NotModelled, "{v}");
+    assert!(v.contains("unlink of a file still open or mapped"), "{v}");
+    // without the fork mark the parent's close was the last: the split
+    // takes the child's later marks for a new file again, and refuses
+    let unforked: Vec<Event> = ev
+        .into_iter()
+        .filter(|e| e.syscall.as_deref() != Some("fork"))
+        .collect();
+    let (_, v) = verdict(&unforked);
+    assert!(!v.contains("unlink of a file still open"), "{v}");
+    let (class, v) = verdict(&read("fork_close_unlink.jsonl"));
+    assert_eq!(class, Class::Conforms, "{v}");
+    assert!(v.contains("f: conforms; f#2: conforms"), "{v}");
+}

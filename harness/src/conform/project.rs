@@ -281,7 +281,12 @@ pub fn project(events: &[Event]) -> Split {
     };
     let mut owner = vec![Owner::All; events.len()];
     let mut req_owner: HashMap<u64, Owner> = HashMap::new();
-    let mut fds: HashMap<i64, usize> = HashMap::new();
+    // fd -> its file, one table for every process, by number; `held`:
+    // per fd, the copies of it other processes hold since a fork mark
+    // (as scan.rs counts them), so that one copy's close keeps it
+    // (an fd's file: its index, and the name its open named)
+    let mut fds: HashMap<i64, (usize, String)> = HashMap::new();
+    let mut held: HashMap<i64, u32> = HashMap::new();
     // actor -> (owner, call position, fd, syscall) of its pending call
     let mut pend: HashMap<String, (Owner, usize, Option<i64>, String)> = HashMap::new();
     let mut mapped: BTreeMap<usize, u32> = BTreeMap::new();
@@ -297,6 +302,13 @@ pub fn project(events: &[Event]) -> Split {
             let o = match (mark_path(e), sc, fd) {
                 // the mount's root: no file's (FILTERED_SYSCALLS)
                 (Some(p), _, _) if p == "." => Owner::All,
+                // an fd open on a lifetime of its name: that file's, also
+                // after the name was unlinked (a forked copy of the fd
+                // that outlives the unlink: the recorder names an
+                // unlinked file's fd by the name it had)
+                (Some(p), _, Some(fd)) if fds.get(&fd).is_some_and(|f| f.1 == p) => {
+                    Owner::File(fds[&fd].0)
+                }
                 // a look-up of a name in a lifetime no nodeid has (the
                 // journal's name after its last unlink): no file's
                 (Some(p), _, _)
@@ -310,7 +322,7 @@ pub fn project(events: &[Event]) -> Split {
                 (_, "syncfs", _) => Owner::All,
                 (_, s, _) if LOOKS_ONLY.contains(&s) => Owner::All,
                 (_, _, Some(fd)) => match fds.get(&fd) {
-                    Some(f) => Owner::File(*f),
+                    Some(f) => Owner::File(f.0),
                     None => {
                         unplaced.get_or_insert(format!(
                             "{}: {sc} on fd {fd}, which no open mark returned: its file is unknown",
@@ -343,10 +355,29 @@ pub fn project(events: &[Event]) -> Split {
                     facts.first_dirty.entry(f).or_insert(i);
                 }
             }
-            if sc == "close" {
-                if let Some(fd) = fd {
-                    fds.remove(&fd);
+            // a close, or an exit's or exec's of the fds it names, ends
+            // one copy of each; a fork copies them
+            let named = || {
+                args.split_whitespace()
+                    .filter_map(|w| num(w.strip_prefix("fd=")).map(|f| f as i64))
+            };
+            match sc {
+                "close" | "exit" | "execve" => {
+                    for fd in named() {
+                        match held.get_mut(&fd).filter(|h| **h > 0) {
+                            Some(h) => *h -= 1,
+                            None => {
+                                fds.remove(&fd);
+                            }
+                        }
+                    }
                 }
+                "fork" => {
+                    for fd in named().filter(|fd| fds.contains_key(fd)) {
+                        *held.entry(fd).or_default() += 1;
+                    }
+                }
+                _ => {}
             }
             pend.insert(
                 e.actor.clone().unwrap_or_default(),
@@ -365,7 +396,15 @@ pub fn project(events: &[Event]) -> Split {
                 let ok = e.ret.is_some_and(|r| r >= 0);
                 match sc {
                     "open" | "openat" | "creat" if ok => {
-                        fds.insert(e.ret.unwrap_or(-1), f);
+                        let fd = e.ret.unwrap_or(-1);
+                        if held.get(&fd).is_some_and(|h| *h > 0) {
+                            unplaced.get_or_insert(format!(
+                                "{}: an open returned fd {fd}, which another process's copy of it (a fork's) still holds: fd tables of processes are one table here, by number",
+                                Tr::brief(e)
+                            ));
+                        }
+                        held.remove(&fd);
+                        fds.insert(fd, (f, mark_path(&events[call]).unwrap_or_default()));
                     }
                     "mmap" if ok => *mapped.entry(f).or_default() += 1,
                     "munmap" => {
