@@ -750,6 +750,39 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A name with a newline: /proc/PID/maps writes it `\012`, so the
+/// msync and munmap marks, named from the mapping, read `a\012b` while
+/// the fd's marks read `a%0Ab`, and conform took them for two files (a
+/// false VIOLATION an attack found on 3 Dec 2026). The mapping's name
+/// is now read from /proc/PID/map_files, as the fd's is from /proc/PID/fd.
+#[test]
+fn a_newline_in_a_mapped_files_name_is_one_name() {
+    let prog = "import os, mmap
+fd = os.open('a\\nb', os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b'A' * 4096, 0)
+m = mmap.mmap(fd, 4096)
+m[0:1] = b'B'
+m.flush()
+m.close()
+os.close(fd)
+";
+    let Some((_one, d, r)) = record_python("record python3 newline name", "py-newline", prog)
+    else {
+        return;
+    };
+    let ms = marks(&r.trace());
+    for sc in ["msync", "munmap", "close"] {
+        assert!(
+            ms.iter()
+                .any(|m| m.contains(&format!(" {sc} ")) && m.ends_with("path=a%0Ab")),
+            "{sc}: {ms:?}"
+        );
+    }
+    assert!(!ms.iter().any(|m| m.contains("\\012")), "{ms:?}");
+    conforms(&r);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// Pages whose first bytes spell `path=g`: the pwrite's tag word must
 /// not read as the mark's `path=` (before `=` was tagged `?`, conform
 /// took `g` as the file's name: a false VIOLATION an attack found).

@@ -222,13 +222,24 @@ fn maps(pid: i32) -> Vec<MapsLine> {
 /// its file had: a file unlinked while mapped reads `NAME (deleted)` in
 /// maps and is named NAME, but a live file may be called `x (deleted)`
 /// too (see [`unlinked`]).
+///
+/// The name is read from `/proc/PID/map_files/START-END` (readlink:
+/// d_path's bytes as they are), not from maps, which writes a newline
+/// in a name as `\012` (seq_file_path escapes it) and a backslash as
+/// itself, so that `a\012b` and a name with a newline read the same
+/// there; maps' text is the fallback when the link cannot be read.
 pub fn mount_maps(mnt: &Path, pid: i32) -> Vec<Map> {
     maps(pid)
         .into_iter()
+        .filter(|m| Path::new(&m.path).starts_with(mnt))
         .filter_map(|m| {
-            let path = match m.path.strip_suffix(" (deleted)") {
+            let link = format!("/proc/{pid}/map_files/{:x}-{:x}", m.start, m.end);
+            let path = std::fs::read_link(link)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| m.path.clone());
+            let path = match path.strip_suffix(" (deleted)") {
                 Some(p) if unlinked(pid, &m) => p,
-                _ => &m.path,
+                _ => &path,
             };
             Some(Map {
                 start: m.start,
