@@ -11,6 +11,7 @@ use super::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::trace::Event;
+use wbspec_models::fuse::RA_BYTES;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum FdKind {
@@ -87,8 +88,9 @@ pub(super) enum Grid {
     Unit(u64),
     /// Uneven positions between these byte offsets (ascending, from 0;
     /// the model's `unit_bytes`): the offsets the trace names, and the
-    /// page boundaries around those inside a page.
-    Bounds(Vec<u64>),
+    /// page boundaries around those inside a page; then the byte no
+    /// file size in the trace exceeds ([`read_end`]).
+    Bounds(Vec<u64>, u64),
     /// Positions are bytes: the first pass, which only collects the
     /// offsets the trace names (no data tags).
     Bytes,
@@ -106,7 +108,7 @@ impl Grid {
         match self {
             Grid::Unit(u) => pages_of(bytes, what, *u),
             Grid::Bytes => Ok(bytes),
-            Grid::Bounds(b) => match b.binary_search(&bytes) {
+            Grid::Bounds(b, _) => match b.binary_search(&bytes) {
                 Ok(i) => Ok(i as u64),
                 Err(_) => nm(format!(
                     "{what} {bytes} is not an offset of the mapping's positions (bytes {b:?})"
@@ -120,7 +122,7 @@ impl Grid {
         match self {
             Grid::Unit(u) => i * u,
             Grid::Bytes => i,
-            Grid::Bounds(b) => b.get(i as usize).copied().unwrap_or(u64::MAX),
+            Grid::Bounds(b, _) => b.get(i as usize).copied().unwrap_or(u64::MAX),
         }
     }
 
@@ -129,12 +131,45 @@ impl Grid {
         match self {
             Grid::Unit(u) => bytes / u,
             Grid::Bytes => bytes,
-            Grid::Bounds(b) => b.partition_point(|x| *x <= bytes).saturating_sub(1) as u64,
+            Grid::Bounds(b, _) => b.partition_point(|x| *x <= bytes).saturating_sub(1) as u64,
         }
     }
 }
 
 /// `bytes` in units of `unit` bytes (4 KiB pages, or 2 or 1 KiB units).
+/// The end a buffered read (filemap_read) of positions `first..end`
+/// is mapped with, in positions of which `page` make a kernel page,
+/// when no file size in the trace exceeds position `data_end`: its
+/// bytes past every size the file can have are none, and its length
+/// counts only for the readahead window (mm/readahead.c, the model's
+/// read.rs `read_window`: req_count, the kernel pages from the miss to
+/// the one holding the read's end). So an end whose page lies wholly
+/// past `data_end` is that page's end (the same kernel pages), and an
+/// end `ra` (ra_pages, in positions) or more past the start of the
+/// last page below `data_end` is that far: a miss lies in a page below
+/// `data_end`, so req_count is ra_pages or more either way, where
+/// get_init_ra_size gives ra_pages, async_size is half of it, and the
+/// other paths' windows are ra_pages or reach past every size (the
+/// window is cut at EOF). A read starting that far out is left as it
+/// is. Without this a read loop with a large buffer named an offset per
+/// read far past the data, and a small file needed more positions than
+/// the model has.
+pub(super) fn read_end(first: u64, end: u64, data_end: u64, page: u64, ra: u64) -> u64 {
+    let ceil = |x: u64| x.div_ceil(page) * page;
+    let far = (ceil(data_end) + ra)
+        .saturating_sub(page)
+        .max(ceil(data_end));
+    if first >= far {
+        return end;
+    }
+    let end = if end / page * page >= data_end {
+        ceil(end)
+    } else {
+        end
+    };
+    end.min(far)
+}
+
 pub(super) fn pages_of(bytes: u64, what: &str, unit: u64) -> Result<u64, String> {
     if !bytes.is_multiple_of(unit) {
         return nm(format!(
@@ -168,8 +203,8 @@ pub(super) fn data_tags(
         Grid::Unit(u) => *u,
         // (the first pass keeps no data)
         Grid::Bytes => return Ok(String::new()),
-        Grid::Bounds(_) if len == 0 => return Ok(String::new()),
-        Grid::Bounds(b) => {
+        Grid::Bounds(..) if len == 0 => return Ok(String::new()),
+        Grid::Bounds(b, _) => {
             let Some(s) = segs else {
                 return Err(format!(
                     "bad trace: {len} bytes at {start} without segs= in a trace mapped in uneven positions"
@@ -965,11 +1000,20 @@ pub(super) fn scan(
                                     e.seq
                                 ));
                             }
+                            let kind = fd_kind(&fds)?;
+                            // (a buffered read past the data: `read_end`;
+                            // the first pass's reads are cut in translate)
+                            let span = match grid {
+                                Grid::Bounds(_, data_end) if kind == FdKind::Cached => {
+                                    read_end(off, off + len, *data_end, PG, RA_BYTES as u64) - off
+                                }
+                                _ => len,
+                            };
                             let first = pages_of(off, "pread offset")?;
-                            let n = len_of(off, len, "pread length")?;
+                            let n = len_of(off, span, "pread length")?;
                             p.read_off = Some(off);
                             p.asked = Some(len);
-                            match fd_kind(&fds)? {
+                            match kind {
                                 FdKind::Cached => {
                                     p.read_first = Some(first);
                                     let open = num(arg(&args, "fd"))
@@ -1661,7 +1705,7 @@ pub(super) fn scan(
                                 bytes.unwrap_or(0)
                             ));
                         }
-                        Grid::Bounds(_) => {
+                        Grid::Bounds(..) => {
                             grid.index(at + bytes.unwrap_or(0), "a READ reply's end at byte")?;
                         }
                         _ => {}

@@ -141,3 +141,49 @@ fn what_the_attack_on_uneven_positions_found() {
     let w = not_modelled(&tr(json!({"segs": true}), &l));
     assert!(w.contains("sendfile out of a file of the mount"), "{w}");
 }
+
+/// `read_end` (scan.rs): a buffered read's end past every size the file
+/// can have is its page's end, and at most ra_pages past the start of
+/// the last page below the data; a read inside the data, or starting
+/// that far out, keeps its end. (Bytes, 4 KiB pages, 32-page window.)
+#[test]
+fn a_buffered_reads_end_past_the_data_is_cut_where_nothing_differs() {
+    let ra = 128 * 1024;
+    let cut = |first, end, data_end| super::scan::read_end(first, end, data_end, PG, ra);
+    // inside the data, or ending in the page that holds its end: as is
+    assert_eq!(cut(0, 50, 100), 50);
+    assert_eq!(cut(0, 200, 100), 200);
+    // the end's page wholly past the data: that page's end
+    assert_eq!(cut(0, 8292, 100), 12288);
+    assert_eq!(cut(100, 4196, 100), 8192);
+    // a miss lies in page 0, so any end from 128 KiB on asks 32 pages
+    // or more: cut to 128 KiB
+    assert_eq!(cut(0, 1 << 20, 100), ra);
+    assert_eq!(cut(50, (1 << 20) + 50, 100), ra);
+    // data up to 4097: the last page below it is page 1
+    assert_eq!(cut(0, 1 << 20, 4097), 4096 + ra);
+    // a read that starts past the window's reach keeps its end
+    assert_eq!(cut(1 << 20, (1 << 20) + 10, 100), (1 << 20) + 10);
+}
+
+/// A recorded program (`wbspec record`, 4 Dec 2026, Linux 6.18.44;
+/// traces/record/bigbuf_reads.jsonl) writes 100 and 12 bytes and reads
+/// with a 1 MiB buffer at seven offsets: each read's end named a
+/// position a megabyte out, and the trace was not modelled (the file
+/// taken to reach 1,052,672 bytes). Cut by `read_end`, it conforms in
+/// seven positions, the last one the pages up to 128 KiB.
+#[test]
+fn reads_with_a_large_buffer_over_a_small_file_conform() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/traces/record/bigbuf_reads.jsonl");
+    let ev = crate::trace::parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let reads = ev
+        .iter()
+        .filter(|e| e.syscall.as_deref() == Some("pread") && e.kind.as_deref() == Some("call"))
+        .count();
+    assert_eq!(reads, 7);
+    let m = mapping(&ev);
+    let sizes: Vec<u32> = m.cfg.sub.unit_bytes[..m.cfg.pages as usize].to_vec();
+    assert_eq!(sizes, [10, 10, 30, 50, 12, 3984, 126976]);
+    assert!(matches!(check(&m, DEFAULT_BOUND), Verdict::Conforms { .. }));
+}

@@ -9,7 +9,7 @@ use super::scan::{scan, Grid, Scan, UNALIGNED};
 use super::*;
 use std::collections::BTreeMap;
 
-use wbspec_models::fuse::{Config, Kernel, TaskSpec, Variant};
+use wbspec_models::fuse::{Config, Kernel, TaskSpec, Variant, RA_BYTES};
 
 use crate::trace::Event;
 
@@ -225,12 +225,19 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             match scan(events, wbc, keep_cache, &Grid::Unit(unit)) {
                 Err(e) if e.contains(UNALIGNED) && unit > MIN_UNIT => unit /= 2,
                 Err(e) if e.contains(UNALIGNED) && flag("segs", false) => {
-                    let named = scan(events, wbc, keep_cache, &Grid::Bytes)?;
-                    let g =
-                        Grid::Bounds(uneven_grid(named_bounds(&named.tasks, &named.raw, true))?);
+                    let mut named = scan(events, wbc, keep_cache, &Grid::Bytes)?;
+                    let data_end = cut_reads(&mut named.tasks, &named.raw, 1, true);
+                    let g = Grid::Bounds(
+                        uneven_grid(named_bounds(&named.tasks, &named.raw, true))?,
+                        data_end,
+                    );
                     break (scan(events, wbc, keep_cache, &g)?, g);
                 }
-                r => break (r?, Grid::Unit(unit)),
+                r => {
+                    let mut r = r?;
+                    cut_reads(&mut r.tasks, &r.raw, unit, false);
+                    break (r, Grid::Unit(unit));
+                }
             }
         }
     };
@@ -240,7 +247,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         _ => 1,
     };
     let uneven = match &grid {
-        Grid::Bounds(b) => Some(b.clone()),
+        Grid::Bounds(b, _) => Some(b.clone()),
         _ => None,
     };
     let per_page = (PG / unit).min(4) as u8;
@@ -970,6 +977,40 @@ fn named_bounds(
     bounds.sort();
     bounds.dedup();
     bounds
+}
+
+/// Cuts every buffered read of `tasks` (positions of `unit` bytes) to
+/// the end it is mapped with (scan.rs `read_end`), and returns the
+/// position no file size exceeds: the largest offset the trace names
+/// but for those reads (with `replies`, READ replies' ends too).
+fn cut_reads(
+    tasks: &mut [(RawTask, String)],
+    raw: &[(u64, u64, RawObs, String)],
+    unit: u64,
+    replies: bool,
+) -> u64 {
+    let others: Vec<(RawTask, String)> = tasks
+        .iter()
+        .filter(|t| !matches!(t.0, RawTask::Read { .. }))
+        .cloned()
+        .collect();
+    let data_end = named_bounds(&others, raw, replies)
+        .last()
+        .copied()
+        .unwrap_or(0);
+    for (t, _) in tasks.iter_mut() {
+        if let RawTask::Read { first, n, .. } = t {
+            let end = super::scan::read_end(
+                *first,
+                *first + *n,
+                data_end,
+                PG / unit,
+                RA_BYTES as u64 / unit,
+            );
+            *n = end - *first;
+        }
+    }
+    data_end
 }
 
 /// Uneven positions (layout.rs) for the byte offsets `named`: those

@@ -41,6 +41,7 @@ mod writeback;
 
 pub use config::{Config, Kernel, TaskSpec, Variant};
 pub use model::{Action, Actor, FuseModel};
+pub use read::RA_BYTES;
 pub use state::{State, MAX_FDS};
 pub use step::Step;
 

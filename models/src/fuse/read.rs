@@ -31,7 +31,7 @@ pub(super) const PH_RA_ADD: u8 = 5;
 /// VM_READAHEAD_PAGES = SZ_128K / PAGE_SIZE (32 pages of 4 KiB, 2 of 64
 /// KiB). Every window the model computes covers the model's pages up to
 /// EOF, except a standalone small random read.
-const RA_BYTES: u32 = 128 * 1024;
+pub const RA_BYTES: u32 = 128 * 1024;
 
 /// The outcome of one lookup step.
 pub(super) enum Got {
