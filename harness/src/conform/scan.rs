@@ -145,20 +145,19 @@ impl Grid {
 /// read.rs `read_window`: req_count, the kernel pages from the miss to
 /// the one holding the read's end). So an end whose page lies wholly
 /// past `data_end` is that page's end (the same kernel pages), and an
-/// end `ra` (ra_pages, in positions) or more past the start of the
-/// last page below `data_end` is that far: a miss lies in a page below
-/// `data_end`, so req_count is ra_pages or more either way, where
-/// get_init_ra_size gives ra_pages, async_size is half of it, and the
-/// other paths' windows are ra_pages or reach past every size (the
-/// window is cut at EOF). A read starting that far out is left as it
-/// is. Without this a read loop with a large buffer named an offset per
-/// read far past the data, and a small file needed more positions than
-/// the model has.
+/// end `ra` (ra_pages, in positions) or more past `data_end`'s page
+/// end is cut there: a miss lies in a page below `data_end`, so
+/// req_count exceeds ra_pages either way, an oversized read, whose
+/// window is the initial one, ra_pages with async_size half of it,
+/// whatever req_count is. A read starting that far out is left as it
+/// is. Without this a read loop with a large buffer named an offset
+/// per read far past the data, and a small file needed more positions
+/// than the model has. (An attack found the first version, which cut
+/// at one page less, inexact: the model then took an oversized read
+/// away from offset 0 down the prev-miss path, M-ra-oversized.)
 pub(super) fn read_end(first: u64, end: u64, data_end: u64, page: u64, ra: u64) -> u64 {
     let ceil = |x: u64| x.div_ceil(page) * page;
-    let far = (ceil(data_end) + ra)
-        .saturating_sub(page)
-        .max(ceil(data_end));
+    let far = ceil(data_end) + ra;
     if first >= far {
         return end;
     }

@@ -156,12 +156,13 @@ fn a_buffered_reads_end_past_the_data_is_cut_where_nothing_differs() {
     // the end's page wholly past the data: that page's end
     assert_eq!(cut(0, 8292, 100), 12288);
     assert_eq!(cut(100, 4196, 100), 8192);
-    // a miss lies in page 0, so any end from 128 KiB on asks 32 pages
-    // or more: cut to 128 KiB
-    assert_eq!(cut(0, 1 << 20, 100), ra);
-    assert_eq!(cut(50, (1 << 20) + 50, 100), ra);
+    // a miss lies in page 0, so any end from 132 KiB on asks more than
+    // 32 pages: cut to 132 KiB
+    assert_eq!(cut(0, ra, 100), ra);
+    assert_eq!(cut(0, 1 << 20, 100), 4096 + ra);
+    assert_eq!(cut(50, (1 << 20) + 50, 100), 4096 + ra);
     // data up to 4097: the last page below it is page 1
-    assert_eq!(cut(0, 1 << 20, 4097), 4096 + ra);
+    assert_eq!(cut(0, 1 << 20, 4097), 8192 + ra);
     // a read that starts past the window's reach keeps its end
     assert_eq!(cut(1 << 20, (1 << 20) + 10, 100), (1 << 20) + 10);
 }
@@ -171,7 +172,7 @@ fn a_buffered_reads_end_past_the_data_is_cut_where_nothing_differs() {
 /// with a 1 MiB buffer at seven offsets: each read's end named a
 /// position a megabyte out, and the trace was not modelled (the file
 /// taken to reach 1,052,672 bytes). Cut by `read_end`, it conforms in
-/// seven positions, the last one the pages up to 128 KiB.
+/// seven positions, the last one the pages up to 132 KiB.
 #[test]
 fn reads_with_a_large_buffer_over_a_small_file_conform() {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -184,6 +185,34 @@ fn reads_with_a_large_buffer_over_a_small_file_conform() {
     assert_eq!(reads, 7);
     let m = mapping(&ev);
     let sizes: Vec<u32> = m.cfg.sub.unit_bytes[..m.cfg.pages as usize].to_vec();
-    assert_eq!(sizes, [10, 10, 30, 50, 12, 3984, 126976]);
+    assert_eq!(sizes, [10, 10, 30, 50, 12, 3984, 131072]);
     assert!(matches!(check(&m, DEFAULT_BOUND), Verdict::Conforms { .. }));
+}
+
+/// An oversized read away from offset 0 takes the initial window
+/// (page_cache_sync_ra: `req_count > max_pages`; finding
+/// M-ra-oversized). traces/record/oversized_read.jsonl (an attack's
+/// program, recorded on 6.18.44 on 4 Dec 2026): 480 KiB written, 100
+/// bytes at 700 KiB + 50, fsync, then a 512 KiB pread at 480 KiB, a
+/// miss at page 120 after 120 cached pages. The kernel READs 32 pages
+/// (the initial window, 128 KiB) and then the rest; the model, which
+/// sent such a read down the prev-miss path, read the 128 requested
+/// pages at once and said VIOLATION. (The first `read_end`, cutting one
+/// page shorter, made it conform by chance, through the prev-miss
+/// path's other branch; models/src/fuse/tests_layout.rs
+/// `an_oversized_read_takes_the_initial_window` tests the window.)
+#[test]
+fn an_oversized_read_takes_the_initial_window() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/traces/record/oversized_read.jsonl");
+    let ev = crate::trace::parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let reads: Vec<(Option<u64>, Option<u64>)> = ev
+        .iter()
+        .filter(|e| e.ev == "req" && e.op.as_deref() == Some("READ"))
+        .map(|e| (e.offset, e.size))
+        .collect();
+    assert_eq!(reads[0], (Some(491520), Some(131072)), "{reads:?}");
+    let m = mapping(&ev);
+    let v = check(&m, DEFAULT_BOUND);
+    assert!(matches!(v, Verdict::Conforms { .. }), "{}", v.short());
 }

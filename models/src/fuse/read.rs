@@ -115,22 +115,27 @@ impl FuseModel {
     /// page_cache_sync_ra for a read(2) miss at page `p` with `req` pages
     /// of the request left by task `t`: the window `lo..hi` in model pages
     /// (clamped to EOF later) and ra->async_size. The arithmetic is in
-    /// 4 KiB pages. A start of file or a sequential cache miss (`!index
-    /// || index - prev_index <= 1UL`, prev_index = ra->prev_pos >>
-    /// PAGE_SHIFT) takes the initial window; prev_pos is the open file's
-    /// (`fd=F`), or -1 for a read on a fresh open of its own (prev_index
-    /// = ULONG_MAX >> PAGE_SHIFT: the subtraction wraps, never <= 1).
-    /// Not modelled: the third case, an oversized read (`req_count >
-    /// max_pages`) away from offset 0, which takes the prev-miss path
-    /// here.
+    /// 4 KiB pages. A start of file, an oversized read or a sequential
+    /// cache miss (`!index || req_count > max_pages || index - prev_index
+    /// <= 1UL`, prev_index = ra->prev_pos >> PAGE_SHIFT) takes the
+    /// initial window; prev_pos is the open file's (`fd=F`), or -1 for a
+    /// read on a fresh open of its own (prev_index = ULONG_MAX >>
+    /// PAGE_SHIFT: the subtraction wraps, never <= 1). max_pages is
+    /// ractl_max_pages: ra_pages, as a FUSE bdi's io_pages is no more
+    /// (bdi_init's VM_READAHEAD_PAGES). Until 4 Dec 2026 an oversized
+    /// read away from offset 0 took the prev-miss path (M-ra-oversized).
+    /// Not modelled: page_cache_prev_miss looks back at most max_pages;
+    /// `contig` here counts every cached page before the miss.
     fn read_window(&self, s: &State, t: usize, p: u8, req: u8) -> (u8, u8, u8) {
         let start = self.real_start(p);
         // req_count = DIV_ROUND_UP(pos + count, PAGE_SIZE) - index: the
         // kernel pages the read touches (a read ending inside a page
         // counts it)
         let req = self.kpage_end(p + req) - start;
-        let (w, asz) = if start == 0 || self.sequential_miss(s, t, p) {
-            // start of file, or a sequential miss: the initial window
+        let oversized = req > self.ra_pages() as u32;
+        let (w, asz) = if start == 0 || oversized || self.sequential_miss(s, t, p) {
+            // start of file, an oversized read, or a sequential miss: the
+            // initial window
             let w = init_ra_size(req.min(255) as u8, self.ra_pages()) as u32;
             (w, if w > req { w - req } else { w / 2 })
         } else {

@@ -296,6 +296,28 @@ fn the_readahead_window_counts_kernel_pages() {
     assert_eq!(reads_in_pages(&small), reads_in_pages(&page));
 }
 
+/// An oversized read (req_count > max_pages, ra_pages here) away from
+/// offset 0 takes the initial window, 32 pages, whatever the cache
+/// holds before it (page_cache_sync_ra; M-ra-oversized): 120 pages
+/// cached, a read of the next 128 READs pages 120-151 first. Until 4
+/// Dec 2026 it took the prev-miss path: 120 cached pages are no more
+/// than the request, a standalone read of all 128 pages at once, which
+/// a recording on 6.18.44 showed the kernel does not do.
+#[test]
+fn an_oversized_read_takes_the_initial_window() {
+    // (three model pages of 120, 32 and 96 kernel pages, as conform
+    // maps a trace's runs of whole pages: `real_pages`)
+    let mut c = from_toml(
+        "kernel = \"T\"\npages = 3\ninit_size = 3\ncached = [0]\ntasks = [\"read 1+2\"]\n",
+    )
+    .unwrap();
+    c.real_pages[..3].copy_from_slice(&[120, 32, 96]);
+    let m = model(c);
+    let reads = reads_in_pages(&m);
+    assert!(reads.contains(&(120, 152)), "{reads:?}");
+    assert!(!reads.contains(&(120, 248)), "{reads:?}");
+}
+
 /// The byte image (encode.rs) determines the state at any width: equal
 /// images exactly for equal states, for workloads of 2 positions (the
 /// 4-page image) and of 6, 9 and 16 (the wide one), with readahead masks,
