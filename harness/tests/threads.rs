@@ -89,3 +89,31 @@ fn a_forked_fd_keeps_its_file_past_an_unlink() {
     assert_eq!(class, Class::Conforms, "{v}");
     assert!(v.contains("f: conforms; f#2: conforms"), "{v}");
 }
+
+/// Two programs an attack recorded on 6.18.44 (4 Dec 2026) where a fork
+/// child keeps fd 3 of f while the parent closes its copy, unlinks f,
+/// creates it again and gets fd 3 for the new file: by an open
+/// (fork_reopen_same_fd.jsonl), or by a dup2 onto fd 3 over /dev/null
+/// (fork_dup_onto_copy.jsonl). One table of fds by number cannot say
+/// which process's fd 3 a later mark is: the child's exit went to the
+/// new file, and conform said VIOLATION of a correct program (the dup2
+/// case: a bad-trace refusal). Both are now not modelled, saying why.
+#[test]
+fn an_fd_number_two_processes_hold_for_two_files_is_not_modelled() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/threads");
+    for (f, why) in [
+        (
+            "fork_reopen_same_fd.jsonl",
+            "an open returned fd 3, which a fork copied and a copy of it still holds",
+        ),
+        (
+            "fork_dup_onto_copy.jsonl",
+            "a dup onto fd 3, which a fork copied and a copy of it still holds",
+        ),
+    ] {
+        let ev = parse_trace(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
+        let (class, v) = verdict(&ev);
+        assert_eq!(class, Class::NotModelled, "{f}: {v}");
+        assert!(v.contains(why), "{f}: {v}");
+    }
+}

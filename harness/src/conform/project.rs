@@ -287,6 +287,9 @@ pub fn project(events: &[Event]) -> Split {
     // (an fd's file: its index, and the name its open named)
     let mut fds: HashMap<i64, (usize, String)> = HashMap::new();
     let mut held: HashMap<i64, u32> = HashMap::new();
+    // fds a fork copied while open: one of the copies is still open as
+    // long as the table holds the fd
+    let mut forked: std::collections::HashSet<i64> = Default::default();
     // actor -> (owner, call position, fd, syscall) of its pending call
     let mut pend: HashMap<String, (Owner, usize, Option<i64>, String)> = HashMap::new();
     let mut mapped: BTreeMap<usize, u32> = BTreeMap::new();
@@ -362,12 +365,13 @@ pub fn project(events: &[Event]) -> Split {
                     .filter_map(|w| num(w.strip_prefix("fd=")).map(|f| f as i64))
             };
             match sc {
-                "close" | "exit" | "execve" => {
+                "close" | "close_range" | "exit" | "execve" => {
                     for fd in named() {
                         match held.get_mut(&fd).filter(|h| **h > 0) {
                             Some(h) => *h -= 1,
                             None => {
                                 fds.remove(&fd);
+                                forked.remove(&fd);
                             }
                         }
                     }
@@ -375,6 +379,7 @@ pub fn project(events: &[Event]) -> Split {
                 "fork" => {
                     for fd in named().filter(|fd| fds.contains_key(fd)) {
                         *held.entry(fd).or_default() += 1;
+                        forked.insert(fd);
                     }
                 }
                 _ => {}
@@ -396,15 +401,47 @@ pub fn project(events: &[Event]) -> Split {
                 let ok = e.ret.is_some_and(|r| r >= 0);
                 match sc {
                     "open" | "openat" | "creat" if ok => {
+                        // (one process's open never returns an fd it
+                        // holds: a number a fork copied and some copy
+                        // still holds is another process's; processes
+                        // that each opened their own files, fio's jobs,
+                        // share numbers freely here)
                         let fd = e.ret.unwrap_or(-1);
-                        if held.get(&fd).is_some_and(|h| *h > 0) {
+                        if fds.contains_key(&fd) && forked.contains(&fd) {
                             unplaced.get_or_insert(format!(
-                                "{}: an open returned fd {fd}, which another process's copy of it (a fork's) still holds: fd tables of processes are one table here, by number",
+                                "{}: an open returned fd {fd}, which a fork copied and a copy of it still holds: fd tables of processes are one table here, by number",
                                 Tr::brief(e)
                             ));
                         }
                         held.remove(&fd);
+                        forked.remove(&fd);
                         fds.insert(fd, (f, mark_path(&events[call]).unwrap_or_default()));
+                    }
+                    // a dup's new fd is its source's file (`from=`, or
+                    // `fd=`), whatever it replaced
+                    "dup" | "dup2" | "dup3" | "fcntl" if ok => {
+                        let args = events[call].args.as_deref().unwrap_or("");
+                        let src = num(arg(args, "from")).or(num(arg(args, "fd")));
+                        let new = e.ret.unwrap_or(-1);
+                        let dup = sc != "fcntl"
+                            || arg(args, "cmd").is_some_and(|c| c.starts_with("F_DUPFD"));
+                        if let Some(x) = src
+                            .and_then(|f| fds.get(&(f as i64)).cloned())
+                            .filter(|_| dup)
+                        {
+                            if src != Some(new as u64)
+                                && fds.contains_key(&new)
+                                && forked.contains(&new)
+                            {
+                                unplaced.get_or_insert(format!(
+                                    "{}: a dup onto fd {new}, which a fork copied and a copy of it still holds: fd tables of processes are one table here, by number",
+                                    Tr::brief(e)
+                                ));
+                            }
+                            held.remove(&new);
+                            forked.remove(&new);
+                            fds.insert(new, x);
+                        }
                     }
                     "mmap" if ok => *mapped.entry(f).or_default() += 1,
                     "munmap" => {

@@ -349,6 +349,11 @@ fn recorded_traces_split_by_their_files() {
                     assert!(p.ends_with("6.18.44/p_two_files.jsonl"), "{}", p.display());
                     assert_eq!(files, ["f", "g"]);
                 }
+                // (an fd number two processes hold for two files:
+                // tests/threads.rs)
+                Split::NotModelled(_)
+                    if p.ends_with("threads/fork_reopen_same_fd.jsonl")
+                        || p.ends_with("threads/fork_dup_onto_copy.jsonl") => {}
                 _ => panic!("{} is refused", p.display()),
             }
         }
