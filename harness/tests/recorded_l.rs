@@ -4,7 +4,8 @@
 //! directory's verdicts.tsv pins, and every verdict but "conforms" names
 //! the docs/findings.md entry (or the scope note) that explains it. The
 //! same for the 6.18.44 recording behind finding M-ra-batch
-//! (traces/ra-batch/, state T2, release label T'').
+//! (traces/ra-batch/, state T2, release label T'') and M-ra-oversized
+//! (traces/ra-oversized/).
 use std::path::Path;
 
 use wbspec_harness::conform::{
@@ -77,6 +78,14 @@ fn check_dir(dir: &str, state: &str) {
 #[test]
 fn ra_batch_traces_have_their_pinned_verdicts() {
     check_dir("ra-batch", "T''");
+}
+
+/// The recording behind finding M-ra-oversized (6.18.44, state T2);
+/// models/src/fuse/tests_layout.rs shows the model rejects it without
+/// the initial-window branch.
+#[test]
+fn ra_oversized_trace_has_its_pinned_verdict() {
+    check_dir("ra-oversized", "T''");
 }
 
 /// The recordings behind finding M-reclaim-clean (6.18.44, state T2):

@@ -191,7 +191,7 @@ fn reads_with_a_large_buffer_over_a_small_file_conform() {
 
 /// An oversized read away from offset 0 takes the initial window
 /// (page_cache_sync_ra: `req_count > max_pages`; finding
-/// M-ra-oversized). traces/record/oversized_read.jsonl (an attack's
+/// M-ra-oversized). traces/ra-oversized/oversized_read.jsonl (an attack's
 /// program, recorded on 6.18.44 on 4 Dec 2026): 480 KiB written, 100
 /// bytes at 700 KiB + 50, fsync, then a 512 KiB pread at 480 KiB, a
 /// miss at page 120 after 120 cached pages. The kernel READs 32 pages
@@ -204,7 +204,7 @@ fn reads_with_a_large_buffer_over_a_small_file_conform() {
 #[test]
 fn an_oversized_read_takes_the_initial_window() {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/traces/record/oversized_read.jsonl");
+        .join("tests/traces/ra-oversized/oversized_read.jsonl");
     let ev = crate::trace::parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap();
     let reads: Vec<(Option<u64>, Option<u64>)> = ev
         .iter()
