@@ -4,8 +4,8 @@
 //! directory's verdicts.tsv pins, and every verdict but "conforms" names
 //! the docs/findings.md entry (or the scope note) that explains it. The
 //! same for the 6.18.44 recording behind finding M-ra-batch
-//! (traces/ra-batch/, state T2, release label T'') and M-ra-oversized
-//! (traces/ra-oversized/).
+//! (traces/ra-batch/, state T2, release label T''), M-ra-oversized
+//! (traces/ra-oversized/) and M-ra-async (traces/ra-async/).
 use std::path::Path;
 
 use wbspec_harness::conform::{
@@ -86,6 +86,14 @@ fn ra_batch_traces_have_their_pinned_verdicts() {
 #[test]
 fn ra_oversized_trace_has_its_pinned_verdict() {
     check_dir("ra-oversized", "T''");
+}
+
+/// The recordings behind finding M-ra-async (6.18.44, state T2): a
+/// sequential reader's async readahead; models/src/fuse/tests_async_ra.rs
+/// shows the windows.
+#[test]
+fn ra_async_traces_have_their_pinned_verdicts() {
+    check_dir("ra-async", "T''");
 }
 
 /// The recordings behind finding M-reclaim-clean (6.18.44, state T2):

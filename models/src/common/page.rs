@@ -11,6 +11,11 @@ pub const PG_WRITEBACK: u8 = 8; // PG_writeback
 pub const PG_LOCKED: u8 = 16; // PG_locked
 pub const PG_TOWRITE: u8 = 32; // PAGECACHE_TAG_TOWRITE (WB_SYNC_ALL tagging)
 pub const PG_RECLAIM: u8 = 64; // PG_reclaim (set by reclaim on a folio under writeback)
+/// PG_readahead: the folio a readahead window marks, whose lookup by a
+/// read starts the next window (page_cache_async_ra). The kernel keeps it
+/// in PG_reclaim's bit; the model keeps the two apart (read.rs
+/// `async_ra`).
+pub const PG_READAHEAD: u8 = 128;
 
 /// One page-cache folio (order 0: released kernels use order-0 folios for
 /// FUSE regular files, kernel-sources.md §0.1).

@@ -36,6 +36,8 @@ fn task<const W: usize>(e: &mut Enc, t: &Task) {
         ra,
         ra_todo,
         rd,
+        ra_mark,
+        raw,
         aio,
         mt,
         folio_locked,
@@ -74,6 +76,20 @@ fn task<const W: usize>(e: &mut Enc, t: &Task) {
         a[p] = snap[p];
         a[W + 2 * p..W + 2 * p + 2].copy_from_slice(&before[p].to_le_bytes());
     }
+    // readahead marks and a file of its own's window: written only when
+    // set, after a byte no task or queue length starts with
+    if ra_mark != 0 || raw != RaWin::FRESH {
+        ra_win(e, 0xA5, &raw);
+        e.u8(ra_mark);
+    }
+}
+
+/// A file's readahead window, tagged.
+fn ra_win(e: &mut Enc, tag: u8, w: &RaWin) {
+    let RaWin { start, size, asz } = *w;
+    e.u8(tag);
+    e.u32(start);
+    e.arr([size, asz]);
 }
 
 /// A daemon worker: its derived `Hash` image, the payload cut to `W`
@@ -144,6 +160,7 @@ fn encode_w<const W: usize>(e: &mut Enc, s: &State) {
         iocachectr,
         cache_io_mode,
         ra_prev,
+        ra_win: wins,
         wb_err,
         as_eio,
         lost,
@@ -246,6 +263,12 @@ fn encode_w<const W: usize>(e: &mut Enc, s: &State) {
             e.u8(*ext0 as u8);
         } else {
             e.u16(*ext0);
+        }
+    }
+    // the open files' readahead windows (read.rs), likewise
+    for (f, w) in wins.iter().enumerate() {
+        if *w != RaWin::FRESH {
+            ra_win(e, 0xA0 + f as u8, w);
         }
     }
 }

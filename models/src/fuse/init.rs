@@ -99,6 +99,7 @@ impl FuseModel {
             iocachectr: c.cached_opens() as i8,
             cache_io_mode: c.cached_opens() > 0,
             ra_prev: [0; MAX_FDS],
+            ra_win: [RaWin::FRESH; MAX_FDS],
             wb_err: 0,
             as_eio: false,
             lost: 0,

@@ -100,7 +100,7 @@ impl FuseModel {
                         ver,
                     }),
                 }
-                s.pages[p].clear(PG_WRITEBACK | PG_RECLAIM);
+                s.pages[p].clear(PG_WRITEBACK | PG_RECLAIM | PG_READAHEAD);
                 s.ev = Event::Secondary;
             }
             None => {

@@ -108,8 +108,10 @@ impl FuseModel {
             }
             s.pages[p].ver = ver;
             // page_mkwrite dirties the whole folio (iomap_page_mkwrite
-            // in C marks every block dirty)
+            // in C marks every block dirty); folio_mark_dirty clears
+            // PG_reclaim, so a readahead mark
             self.folio_set(s, p, PG_DIRTY);
+            self.folio_clear(s, p, PG_READAHEAD);
             self.folio_clear(s, p, PG_LOCKED);
             s.hist[p] = hist_push(s.hist[p], ver);
             // an atomic write: its window opens and closes here
@@ -134,8 +136,10 @@ impl FuseModel {
             if s.pages[p].locked() {
                 return None;
             }
-            // iomap_dirty_folio: the whole folio is dirtied
+            // iomap_dirty_folio: the whole folio is dirtied (through
+            // folio_mark_dirty, which clears a readahead mark)
             self.folio_set(s, p, PG_DIRTY);
+            self.folio_clear(s, p, PG_READAHEAD);
             self.advance(s, t);
             Step::GupRedirty
         })

@@ -459,6 +459,8 @@ mod tests;
 #[cfg(test)]
 mod tests_aio;
 #[cfg(test)]
+mod tests_async_ra;
+#[cfg(test)]
 mod tests_autoinval;
 #[cfg(test)]
 mod tests_env;

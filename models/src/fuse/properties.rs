@@ -605,6 +605,12 @@ pub const PROPERTIES: &[PropertyDef] = &[
         stricter: None,
         description: "write-through below a page: a reader waits on the folio a WRITE in flight wrote in part (not uptodate, kept locked)",
     },
+    PropertyDef {
+        name: "w-ra-async",
+        expectation: Expectation::Sometimes,
+        stricter: None,
+        description: "a read finds a folio marked PG_readahead: page_cache_async_ra sets the next window, with a folio to add",
+    },
 ];
 
 fn cache_writes(s: &State) -> impl Iterator<Item = (u8, u8, u8, bool)> + '_ {
@@ -901,6 +907,7 @@ pub const CONDITIONS: [Cond; PROPERTIES.len()] = [
     super::autoinval::w_autoinval_race,
     super::autoinval::w_autoinval_wait,
     w_wt_partial_locked,
+    |_, s| s.ev == Event::RaAsync,
 ];
 
 /// w-wt-partial-locked: a write-through write with units below a page

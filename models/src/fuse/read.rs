@@ -33,12 +33,44 @@ pub(super) const PH_RA_ADD: u8 = 5;
 /// EOF, except a standalone small random read.
 pub const RA_BYTES: u32 = 128 * 1024;
 
+/// A readahead window: model positions `lo..hi` (clamped to EOF when
+/// page_cache_ra_unbounded's loop is set up, `readahead`), ra->async_size
+/// (the lookahead: fuse_readahead's congestion check and the mark), the
+/// window in kernel pages (`kstart`, `ksize`: where the mark goes), the
+/// read's end in kernel pages (`last`, filemap_get_pages' last_index: an
+/// async readahead's req_count), and whether the reading file keeps it as
+/// its file->f_ra (`keep`: page_cache_sync_ra's initial and prev-miss
+/// windows; not a standalone read, not a fault, whose file the model does
+/// not keep).
+#[derive(Clone, Copy)]
+pub(super) struct Window {
+    pub lo: u8,
+    pub hi: u8,
+    pub asz: u8,
+    pub kstart: u32,
+    pub ksize: u32,
+    pub last: u32,
+    pub keep: bool,
+}
+
 /// The outcome of one lookup step.
 pub(super) enum Got {
     /// The step did something and the lookup goes on.
     Step(Step),
     /// The folio is uptodate: the caller copies or maps it in this step.
     Ready,
+}
+
+/// get_next_ra_size(ra, max) of mm/readahead.c, of a window of `cur`
+/// pages.
+fn next_ra_size(cur: u32, max: u32) -> u32 {
+    if cur < max / 16 {
+        4 * cur
+    } else if cur <= max / 2 {
+        2 * cur
+    } else {
+        max
+    }
 }
 
 /// get_init_ra_size(size, max) of mm/readahead.c.
@@ -126,13 +158,14 @@ impl FuseModel {
     /// read away from offset 0 took the prev-miss path (M-ra-oversized).
     /// Not modelled: page_cache_prev_miss looks back at most max_pages;
     /// `contig` here counts every cached page before the miss.
-    fn read_window(&self, s: &State, t: usize, p: u8, req: u8) -> (u8, u8, u8) {
+    fn read_window(&self, s: &State, t: usize, p: u8, req: u8) -> Window {
         let start = self.real_start(p);
         // req_count = DIV_ROUND_UP(pos + count, PAGE_SIZE) - index: the
         // kernel pages the read touches (a read ending inside a page
         // counts it)
         let req = self.kpage_end(p + req) - start;
         let oversized = req > self.ra_pages() as u32;
+        let last = start + req;
         let (w, asz) = if start == 0 || oversized || self.sequential_miss(s, t, p) {
             // start of file, an oversized read, or a sequential miss: the
             // initial window
@@ -159,7 +192,17 @@ impl FuseModel {
             }
         };
         let (_, hi) = self.model_span(start, start + w);
-        (p, hi, asz.min(255) as u8)
+        Window {
+            lo: p,
+            hi,
+            asz: asz.min(255) as u8,
+            kstart: start,
+            ksize: w,
+            last,
+            // "Standalone, small random read. Read as is, and do not
+            // pollute the readahead state."
+            keep: asz != 0,
+        }
     }
 
     /// A miss: page_cache_sync_ra (read(2)) or do_sync_mmap_readahead
@@ -167,23 +210,234 @@ impl FuseModel {
     /// do_page_cache_ra does once, before page_cache_ra_unbounded's loop;
     /// the loop runs one folio per step (`ra_add`). `asz` is
     /// ra->async_size for fuse_readahead's congestion check.
-    fn readahead(&self, s: &mut State, t: usize, lo: u8, hi: u8, asz: u8) -> Step {
-        let hi = hi.min(s.i_size).min(self.cfg.pages);
+    fn readahead(&self, s: &mut State, t: usize, win: &Window) -> Step {
+        if win.keep {
+            // page_cache_sync_ra: ra->start, ra->size, ra->async_size
+            // (ra->order = 0)
+            self.set_ra_state(
+                s,
+                t,
+                RaWin {
+                    start: win.kstart,
+                    size: win.ksize.min(255) as u8,
+                    asz: win.asz,
+                },
+            );
+        }
+        self.ra_loop(s, t, win);
+        Step::RaWindow
+    }
+
+    /// do_page_cache_ra's clamp to EOF, then page_cache_ra_unbounded's
+    /// loop over the window's folios (`ra_add`, one per step) with the
+    /// folio it marks PG_readahead (`Task::ra_mark`). Returns whether
+    /// the window holds a folio to add.
+    fn ra_loop(&self, s: &mut State, t: usize, win: &Window) -> bool {
+        let hi = win.hi.min(s.i_size).min(self.cfg.pages);
         let mut todo: PageMask = 0;
-        let mut p = self.folio(lo as usize).start;
+        let mut absent = false;
+        let mut p = self.folio(win.lo as usize).start;
         while p < hi as usize {
             let f = self.folio(p);
+            absent |= !s.pages[f.start].present();
             for q in f.clone() {
                 todo |= 1 << q;
             }
             p = f.end;
         }
+        let mark = self.ra_mark(s, win);
         let task = &mut s.tasks[t];
         task.ra = 0;
         task.ra_todo = todo;
-        task.saved = asz;
+        task.ra_mark = mark;
+        task.saved = win.asz;
         task.ph = if todo == 0 { PH_RA_DONE } else { PH_RA_ADD };
-        Step::RaWindow
+        absent
+    }
+
+    /// page_cache_ra_unbounded's `mark` for window `win` after
+    /// do_page_cache_ra's clamp to the page of the file's last byte
+    /// (`nr_to_read = end_index - index + 1`; lookahead_size is not
+    /// clamped): the folio at `nr_to_read - lookahead_size`, if the
+    /// lookahead fits, as a model position + 1 (0: none). Only a folio
+    /// the loop adds gets it (`ra_add`).
+    fn ra_mark(&self, s: &State, win: &Window) -> u8 {
+        if s.i_size == 0 {
+            return 0;
+        }
+        let end_index = self.kpage_end(s.i_size) - 1;
+        if win.kstart > end_index {
+            return 0;
+        }
+        let nr = win.ksize.min(end_index - win.kstart + 1);
+        let la = win.asz as u32;
+        if la == 0 || la > nr {
+            return 0;
+        }
+        self.folio_of_kpage(win.kstart + nr - la)
+            .map_or(0, |q| q + 1)
+    }
+
+    /// The first position of the folio holding kernel page `k` (`None`:
+    /// past the model's positions).
+    fn folio_of_kpage(&self, k: u32) -> Option<u8> {
+        let q = (0..self.cfg.pages)
+            .rev()
+            .find(|&q| self.page_start(q) == q && self.real_start(q) <= k)?;
+        (k < self.kpage_end(self.folio(q as usize).end as u8)).then_some(q)
+    }
+
+    /// The readahead state of read task `t`'s file: its `fd=F`'s, or
+    /// the task's own file's.
+    fn ra_state(&self, s: &State, t: usize) -> RaWin {
+        match self.read_fd(t) {
+            Some(f) => s.ra_win[f],
+            None => s.tasks[t].raw,
+        }
+    }
+
+    fn set_ra_state(&self, s: &mut State, t: usize, w: RaWin) {
+        match self.read_fd(t) {
+            Some(f) => s.ra_win[f] = w,
+            None => s.tasks[t].raw = w,
+        }
+    }
+
+    /// page_cache_next_miss(mapping, from, max): the first kernel page
+    /// from `from` on that no folio holds, looking at `max` pages (`from
+    /// + max` if all are cached).
+    fn next_miss(&self, s: &State, from: u32, max: u32) -> u32 {
+        let mut k = from;
+        while k < from + max {
+            match self.folio_of_kpage(k) {
+                Some(q) if s.pages[q as usize].present() => {
+                    k = self.kpage_end(self.folio(q as usize).end as u8);
+                }
+                _ => return k,
+            }
+        }
+        from + max
+    }
+
+    /// A lookup finds folio `p` marked PG_readahead: filemap_readahead
+    /// → page_cache_async_ra (read(2), req_count = last_index -
+    /// folio->index) or do_async_mmap_readahead (a fault, req_count =
+    /// ra_pages). `None`: no mark, or the folio is under writeback ("Same
+    /// bit is used for PG_readahead and PG_reclaim": the mark stays).
+    /// Otherwise folio_clear_readahead and, on the expected callback
+    /// index or a marked folio without valid readahead state, the next
+    /// window: ra->order += 2 rounds its end down to a multiple of
+    /// 1 << min(order, ffs(max_pages) - 1) pages (page_cache_ra_order
+    /// sets ra->order back to 0 on a mapping without large folios, so
+    /// order is 2 here), async_size = size, and page_cache_ra_order →
+    /// do_page_cache_ra reads it as `readahead` does a miss's window.
+    ///
+    /// The mark's kernel page: the expected one (ra->start + ra->size -
+    /// ra->async_size) when it lies in the folio, else the folio's first
+    /// (a model position may span kernel pages; exact when it does not).
+    /// A fault's file keeps no readahead state in the model (its
+    /// ra->start, size and async_size read 0, as a fresh file's): its
+    /// mark takes the "no valid readahead state" path, which for the
+    /// mark a read-around window leaves (at pgoff + ra_pages / 4 of a
+    /// window ending at pgoff + ra_pages / 2) gives the window the
+    /// expected path would, [pgoff + ra_pages / 2, + ra_pages).
+    /// The kernel page of folio `p`'s PG_readahead mark as task `t`
+    /// reading it sees it, and whether it is the expected callback index
+    /// of its file's readahead state; `None`: no mark, or the folio is
+    /// under writeback ("Same bit is used for PG_readahead and
+    /// PG_reclaim": page_cache_async_ra returns, the mark stays). The
+    /// model keeps one bit per folio: a position of several kernel pages
+    /// has the mark at the expected index when that lies in it, else at
+    /// its first page (exact for positions of one page).
+    fn mark_index(&self, s: &State, t: usize, p: usize, fault: bool) -> Option<(u32, bool)> {
+        let f = self.folio(p);
+        if !s.pages[f.start].has(PG_READAHEAD) || s.pages[f.start].wb() {
+            return None;
+        }
+        let w = if fault {
+            RaWin::FRESH
+        } else {
+            self.ra_state(s, t)
+        };
+        let (ka, kb) = (self.real_start(f.start as u8), self.kpage_end(f.end as u8));
+        let expected = (w.start + w.size as u32).saturating_sub(w.asz as u32);
+        Some(if (ka..kb).contains(&expected) {
+            (expected, true)
+        } else {
+            (ka, false)
+        })
+    }
+
+    fn async_ra(
+        &self,
+        s: &mut State,
+        t: usize,
+        p: usize,
+        fault: bool,
+        win: &Window,
+        index: u32,
+        expected: bool,
+    ) -> Step {
+        s.pages[self.folio(p).start].clear(PG_READAHEAD);
+        let max = self.ra_pages() as u32;
+        let mut w = if fault {
+            RaWin::FRESH
+        } else {
+            self.ra_state(s, t)
+        };
+        let (start, size) = if expected {
+            // the expected callback index: ramp up, push forward
+            let size = (w.size as u32).max(next_ra_size(w.size as u32, max));
+            (w.start + w.size as u32, size)
+        } else {
+            let req = if fault {
+                max
+            } else {
+                win.last.saturating_sub(index)
+            };
+            let start = self.next_miss(s, index + 1, max);
+            if start == 0 || start - index > max {
+                return Step::RaAsync;
+            }
+            (start, next_ra_size(start - index + req, max))
+        };
+        // readit: ra->order += 2 (from 0)
+        let align = 1u32 << 2u32.min(max.trailing_zeros());
+        let end = start + size;
+        let aligned_end = end / align * align;
+        let size = if aligned_end > start {
+            size - (end - aligned_end)
+        } else {
+            size
+        };
+        w = RaWin {
+            start,
+            size: size.min(255) as u8,
+            asz: size.min(255) as u8,
+        };
+        if !fault {
+            self.set_ra_state(s, t, w);
+        }
+        let (lo, hi) = self.model_span(start, start + size);
+        let next = Window {
+            lo,
+            hi,
+            asz: w.asz,
+            kstart: start,
+            ksize: size,
+            last: win.last,
+            keep: false,
+        };
+        if size > 0 && self.ra_loop(s, t, &next) {
+            s.ev = Event::RaAsync;
+        } else {
+            // nothing to add: the lookup goes on from the top
+            let task = &mut s.tasks[t];
+            task.ra_todo = 0;
+            task.ra_mark = 0;
+            task.ph = PH_GET;
+        }
+        Step::RaAsync
     }
 
     /// One turn of page_cache_ra_unbounded's loop, at the window's next
@@ -209,8 +463,16 @@ impl FuseModel {
         }
         s.tasks[t].ra_todo = todo & !fmask;
         let last = s.tasks[t].ra_todo == 0;
+        let m = s.tasks[t].ra_mark;
+        if last {
+            s.tasks[t].ra_mark = 0; // the loop's last turn
+        }
         if !s.pages[p].present() {
             self.folio_set(s, p, PG_PRESENT | PG_LOCKED);
+            if m != 0 && f.contains(&(m as usize - 1)) {
+                // "if (i == mark) folio_set_readahead(folio)"
+                s.pages[f.start].set(PG_READAHEAD);
+            }
             s.tasks[t].ra |= fmask;
             if last {
                 s.tasks[t].ph = PH_RA; // read_pages(ractl), next step
@@ -405,14 +667,14 @@ impl FuseModel {
     /// folio is copied even when locked, and a block that is uptodate in
     /// a partly uptodate folio is enough), filemap_fault's lookup
     /// (`fault` true: the folio is locked first, so a locked folio is
-    /// waited for). `lo..hi` and `asz` are the readahead window on a miss.
+    /// waited for). `win` is the readahead window on a miss.
     pub(super) fn get_folio(
         &self,
         s: &mut State,
         t: usize,
         p: usize,
         fault: bool,
-        (lo, hi, asz): (u8, u8, u8),
+        win: Window,
     ) -> Option<Got> {
         let task = s.tasks[t];
         match task.ph {
@@ -461,7 +723,7 @@ impl FuseModel {
         }
         if !s.pages[p].present() {
             if task.ph == PH_GET {
-                return Some(Got::Step(self.readahead(s, t, lo, hi, asz)));
+                return Some(Got::Step(self.readahead(s, t, &win)));
             }
             // readahead left no folio here (skipped while congested):
             // filemap_create_folio / __filemap_get_folio(FGP_CREAT), then
@@ -469,11 +731,39 @@ impl FuseModel {
             self.folio_set(s, p, PG_PRESENT);
             return Some(Got::Step(self.read_folio(s, t, p)));
         }
+        // a folio marked PG_readahead: filemap_get_pages calls
+        // filemap_readahead when the batch's last folio is marked
+        // (filemap_get_read_batch stops at it), before
+        // filemap_update_page waits for it; filemap_fault "found the
+        // page, so try async readahead before waiting for the lock". A
+        // mark inside a position of several kernel pages is reached once
+        // the pages before it are uptodate and copied.
+        let lookup = matches!(task.ph, PH_GET | PH_RA_DONE);
+        let mark = if lookup {
+            self.mark_index(s, t, p, fault)
+        } else {
+            None
+        };
+        if let Some((index, expected)) = mark {
+            if index == self.real_start(self.folio(p).start as u8) {
+                return Some(Got::Step(
+                    self.async_ra(s, t, p, fault, &win, index, expected),
+                ));
+            }
+        }
         let whole = self.folio_not_uptodate(s, p).is_none();
+        let locked = s.pages[p].locked();
+        let ready =
+            (whole && !fault) || (!locked && (whole || (!fault && s.pages[p].has(PG_UPTODATE))));
+        if let (true, Some((index, expected))) = (ready, mark) {
+            return Some(Got::Step(
+                self.async_ra(s, t, p, fault, &win, index, expected),
+            ));
+        }
         if whole && !fault {
             return Some(Got::Ready); // filemap_get_read_batch: uptodate
         }
-        if s.pages[p].locked() {
+        if locked {
             return None; // folio_lock / folio_put_wait_locked
         }
         if whole || (!fault && s.pages[p].has(PG_UPTODATE)) {
@@ -543,10 +833,18 @@ impl FuseModel {
     /// The readahead window of a page fault at `page`:
     /// do_sync_mmap_readahead's read-around, ra->start = pgoff -
     /// ra_pages / 2, ra->size = ra_pages, ra->async_size = ra_pages / 4.
-    pub(super) fn fault_window(&self, page: u8) -> (u8, u8, u8) {
+    pub(super) fn fault_window(&self, page: u8) -> Window {
         let ra = self.ra_pages();
-        let lo = self.real_start(page).saturating_sub(ra as u32 / 2);
-        let (lo, hi) = self.model_span(lo, lo + ra as u32);
-        (lo, hi, ra / 4)
+        let kstart = self.real_start(page).saturating_sub(ra as u32 / 2);
+        let (lo, hi) = self.model_span(kstart, kstart + ra as u32);
+        Window {
+            lo,
+            hi,
+            asz: ra / 4,
+            kstart,
+            ksize: ra as u32,
+            last: self.real_start(page) + 1,
+            keep: false,
+        }
     }
 }

@@ -277,6 +277,15 @@ pub struct Task {
     pub ra_todo: PageMask,
     /// Readers: the block a read_folio READ of this task fills.
     pub rd: u8,
+    /// Readers: the model position + 1 of the folio the readahead window
+    /// being added marks PG_readahead (page_cache_ra_unbounded's `mark`);
+    /// 0: none.
+    #[serde(default)]
+    pub ra_mark: u8,
+    /// Readers on a file of their own (no `fd=F`) and faults: that
+    /// file's readahead state (read.rs `ra_state`).
+    #[serde(default)]
+    pub raw: RaWin,
     /// Writeback batch with sub-page blocks (wbslots.rs): descriptors in
     /// it (ap->num_folios) and slots allocated (data->max_folios); 0 when
     /// not tracked.
@@ -325,6 +334,8 @@ impl Task {
             ra: 0,
             ra_todo: 0,
             rd: 0,
+            ra_mark: 0,
+            raw: RaWin::FRESH,
             bdesc: 0,
             bslots: 0,
             wb_seen: 0,
@@ -548,11 +559,36 @@ pub enum Event {
     /// iomap_writeback_handle_eof zeroed stored data beyond i_size in the
     /// EOF folio (writeback.rs, T2).
     WbEofZeroed,
+    /// A lookup found a folio marked PG_readahead and page_cache_async_ra
+    /// set up a window with a folio to add (read.rs `async_ra`).
+    RaAsync,
 }
 
 /// Open files whose readahead state (`file->f_ra`) the model keeps: the
 /// `fd=F` of read tasks, F < MAX_FDS.
 pub const MAX_FDS: usize = 4;
+
+/// The part of a file's readahead state (struct file_ra_state) that
+/// page_cache_async_ra reads: ra->start in kernel pages, ra->size and
+/// ra->async_size (at most ra_pages, 32). ra->order is 0 whenever
+/// page_cache_async_ra reads it on a FUSE file: page_cache_sync_ra and
+/// do_sync_mmap_readahead set it to 0, and page_cache_ra_order sets it
+/// back to 0 on a mapping without large folio support. A fresh file's
+/// state is all 0 (file_ra_state_init leaves it zeroed).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RaWin {
+    pub start: u32,
+    pub size: u8,
+    pub asz: u8,
+}
+
+impl RaWin {
+    pub const FRESH: RaWin = RaWin {
+        start: 0,
+        size: 0,
+        asz: 0,
+    };
+}
 
 /// The whole state.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -629,6 +665,10 @@ pub struct State {
     /// its file->f_ra.prev_pos as a model position + 1 (0: -1, a fresh
     /// file's; read.rs `read_window`).
     pub ra_prev: [u8; MAX_FDS],
+    /// Per such open file, the rest of file->f_ra that readahead keeps
+    /// (read.rs `async_ra`).
+    #[serde(default)]
+    pub ra_win: [RaWin; MAX_FDS],
     // ---- writeback errors (mm/filemap.c, lib/errseq.c)
     /// mapping->wb_err's sequence: bumped by every mapping_set_error
     /// (errseq_set; the model has no "seen" bit: a new error always
@@ -714,6 +754,7 @@ impl State {
             (PG_LOCKED, " locked"),
             (PG_TOWRITE, " towrite"),
             (PG_RECLAIM, " reclaim"),
+            (PG_READAHEAD, " readahead"),
         ] {
             if pg.has(bit) {
                 s.push_str(c);

@@ -67,6 +67,8 @@ pub enum Step {
     ReadEof,
     RaSubmit,
     RaWindow,
+    /// page_cache_async_ra: a lookup found a folio marked PG_readahead.
+    RaAsync,
     RaAdd,
     RaPresent,
     RaSkip,
@@ -328,6 +330,7 @@ impl Step {
                 "page_cache_ra_unbounded: folio present, read_pages, fuse_readahead: READ"
             }
             Step::RaWindow => "page_cache_sync_ra, do_sync_mmap_readahead: a miss, the window",
+            Step::RaAsync => "page_cache_async_ra: a marked folio, the next window",
             Step::RaAdd => "page_cache_ra_unbounded: filemap_add_folio, locked",
             Step::RaPresent => "page_cache_ra_unbounded: folio present",
             Step::RaSkip if rd => {
@@ -461,6 +464,7 @@ impl Step {
         Step::ReadEof,
         Step::RaSubmit,
         Step::RaWindow,
+        Step::RaAsync,
         Step::RaAdd,
         Step::RaPresent,
         Step::RaSkip,
@@ -620,6 +624,7 @@ mod tests {
             | Step::ReadEof
             | Step::RaSubmit
             | Step::RaWindow
+            | Step::RaAsync
             | Step::RaAdd
             | Step::RaPresent
             | Step::RaSkip
@@ -675,7 +680,7 @@ mod tests {
             assert!(listed(*s));
             assert!(!Step::ALL[..i].contains(s), "{s:?} twice");
         }
-        assert_eq!(Step::ALL.len(), 102);
+        assert_eq!(Step::ALL.len(), 103);
     }
 
     #[test]

@@ -473,7 +473,7 @@ impl FuseModel {
             s.hist[q] = hist_push(s.hist[q], ver);
         }
         self.folio_set(s, p, PG_PRESENT | PG_UPTODATE | PG_DIRTY);
-        self.folio_clear(s, p, PG_LOCKED);
+        self.folio_clear(s, p, PG_LOCKED | self.write_dirty_clears());
         s.i_size = s.i_size.max(hi as u8);
         let done = hi as u8 - first;
         if done >= n {

@@ -7,6 +7,20 @@ use super::state::*;
 use super::step::Step;
 
 impl FuseModel {
+    /// The flags a buffered write's dirtying clears: ≤ 6.16's
+    /// fuse_write_end calls folio_mark_dirty, which clears PG_reclaim,
+    /// the bit of a readahead mark; 6.17's iomap buffered writes
+    /// (a4c9ab1d4975, merged with iomap writeback, `iomap_wb_eof`)
+    /// dirty through filemap_dirty_folio in __iomap_write_end, which
+    /// keeps it.
+    pub(super) fn write_dirty_clears(&self) -> u8 {
+        if self.cfg.variant.iomap_wb_eof {
+            0
+        } else {
+            PG_READAHEAD
+        }
+    }
+
     pub(super) fn op_copy_pages(&self, s: &mut State, t: usize, first: u8, n: u8) -> Option<Step> {
         let task = s.tasks[t];
         let ver = self.ver(t);
@@ -51,6 +65,7 @@ impl FuseModel {
             // writeback in T (kernel-sources.md §3.8).
             let created = !pg.present();
             pg.set(PG_PRESENT | PG_UPTODATE | PG_DIRTY);
+            pg.clear(self.write_dirty_clears());
             pg.ver = ver;
             if created {
                 // the folio's other blocks exist, not uptodate

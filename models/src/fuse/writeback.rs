@@ -22,7 +22,7 @@ impl FuseModel {
         // (T: fuse_writepage_finish ends writeback on each folio at once)
         if self.cfg.folio_blocks <= 1 {
             for p in pages_mask(first, n) {
-                s.pages[p].clear(PG_WRITEBACK | PG_RECLAIM);
+                s.pages[p].clear(PG_WRITEBACK | PG_RECLAIM | PG_READAHEAD);
             }
             return;
         }
@@ -35,7 +35,7 @@ impl FuseModel {
             last_head = h;
             s.pages[h].pend = s.pages[h].pend.saturating_sub(1);
             if s.pages[h].pend == 0 || self.cfg.variant.mut_c_end_early {
-                self.folio_clear(s, h, PG_WRITEBACK | PG_RECLAIM);
+                self.folio_clear(s, h, PG_WRITEBACK | PG_RECLAIM | PG_READAHEAD);
             }
         }
     }
@@ -151,7 +151,7 @@ impl FuseModel {
             // PG_writeback on the page-cache folios once the temp copies
             // are queued
             for p in pages_mask(w.first, w.n) {
-                s.pages[p].clear(PG_WRITEBACK | PG_RECLAIM);
+                s.pages[p].clear(PG_WRITEBACK | PG_RECLAIM | PG_READAHEAD);
             }
         }
     }

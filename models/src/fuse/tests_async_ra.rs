@@ -1,0 +1,169 @@
+//! Async readahead (read.rs `async_ra`): the PG_readahead mark a window
+//! leaves, and the next window a lookup of the marked folio reads
+//! (page_cache_async_ra, mm/readahead.c of 6.18).
+
+use super::config::*;
+use super::model::FuseModel;
+use super::state::*;
+use super::step::Step;
+use super::tests::{model, reachable};
+use crate::common::page::PG_READAHEAD;
+
+fn from_toml(text: &str) -> Result<Config, String> {
+    let table: toml::Table = text.parse().map_err(|e| format!("{e}"))?;
+    Config::from_table(&table)
+}
+
+/// The READs (kernel pages `a..b`) some reachable state has queued.
+fn reads(m: &FuseModel) -> std::collections::BTreeSet<(u32, u32)> {
+    let mut out = std::collections::BTreeSet::new();
+    for s in reachable(m) {
+        for r in s.fuse_q.iter().chain(s.bg_q.iter()) {
+            if let Req::Read { first, n, .. } | Req::ReadPages { first, n, .. } = *r {
+                out.insert((m.lay.kpage[first as usize], m.kpage_end(first + n)));
+            }
+        }
+    }
+    out
+}
+
+/// Positions of `real` kernel pages each (as conform maps a program's
+/// reads of whole pages), one thread running `prog`.
+fn seq(real: &[u8], prog: &str, extra: &str) -> FuseModel {
+    let n = real.len();
+    let mut c = from_toml(&format!(
+        "kernel = \"T2\"\npages = {n}\ninit_size = {n}\n{extra}threads = [{prog}]\n"
+    ))
+    .unwrap();
+    c.real_pages[..n].copy_from_slice(real);
+    model(c)
+}
+
+/// `cat` of a file in 128 KiB reads: the first read's initial window is
+/// 32 pages with async_size 16, so page 16 is marked; reaching it, the
+/// same read starts the next window, pages 32-63, before it returns
+/// (recorded on 6.18.44: READ(0, 32 pages), then READ(32, 32 pages)
+/// while the first pread is still in the kernel). The second read finds
+/// page 32 marked (async_size = size: the mark is the window's first
+/// folio) and reads pages 64-95. Without async readahead the second read
+/// missed and read pages 32-63 itself, and nothing read 64-95 until a
+/// third read.
+#[test]
+fn a_sequential_reader_reads_the_next_window_at_the_mark() {
+    let m = seq(
+        &[32, 32, 32],
+        "[\"read 0+1 fd=0\", \"read 1+1 fd=0\"]",
+        "daemon_threads = 1\n",
+    );
+    let r = reads(&m);
+    assert_eq!(
+        r,
+        [(0, 32), (32, 64), (64, 96)].into_iter().collect(),
+        "{r:?}"
+    );
+    // the second window's READ is queued while the first read is in
+    // the kernel
+    let early = reachable(&m).into_iter().any(|s| {
+        (s.tasks[0].pc as usize) < m.programs[0].len()
+            && s.fuse_q
+                .iter()
+                .chain(s.bg_q.iter())
+                .any(|q| matches!(*q, Req::ReadPages { first: 1, .. }))
+    });
+    assert!(early, "READ(32-63) before the first read returns");
+}
+
+/// The mark is where page_cache_ra_unbounded puts it: none for a
+/// standalone small read (lookahead 0) nor when do_page_cache_ra's EOF
+/// clamp leaves fewer pages than the lookahead; the initial window of
+/// a 1-page read at offset 0 (4 pages, async_size 3) marks page 1.
+#[test]
+fn the_mark_is_where_the_window_puts_it() {
+    let marked = |m: &FuseModel| -> std::collections::BTreeSet<usize> {
+        reachable(m)
+            .iter()
+            .flat_map(|s| (0..m.cfg.pages as usize).filter(|&p| s.pages[p].has(PG_READAHEAD)))
+            .collect()
+    };
+    let one = |pages: u8, extra: &str, task: &str| {
+        model(
+            from_toml(&format!(
+                "kernel = \"T2\"\npages = {pages}\ninit_size = {pages}\n{extra}tasks = [\"{task}\"]\n"
+            ))
+            .unwrap(),
+        )
+    };
+    assert_eq!(marked(&one(4, "", "read 0+1")), [1].into_iter().collect());
+    // 2 pages: 4-page window clamped to 2 < async_size 3
+    assert!(marked(&one(2, "", "read 0+1")).is_empty());
+    // page 0 cached, a read of page 1: contig 1 <= req 1, standalone
+    assert!(marked(&one(3, "cached = [0]\n", "read 1+1")).is_empty());
+}
+
+/// page_cache_async_ra returns on a folio under writeback ("Same bit is
+/// used for PG_readahead and PG_reclaim"): the mark stays, no window;
+/// folio_end_writeback clears PG_reclaim, so the mark. And a store
+/// through a mapping dirties with folio_mark_dirty, which clears it.
+#[test]
+fn writeback_keeps_the_mark_and_its_end_and_a_store_clear_it() {
+    let c = from_toml(
+        "kernel = \"T2\"\npages = 4\ninit_size = 4\ncached = [0, 1, 2, 3]\ndirty = [1]\ndaemon_threads = 1\ntasks = [\"wb all\", \"read 1+1\"]\n",
+    )
+    .unwrap();
+    let m = model(c);
+    let mut s = m.initial();
+    s.pages[1].set(PG_READAHEAD);
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = vec![s];
+    let (mut kept, mut async_ra) = (false, false);
+    while let Some(s) = todo.pop() {
+        if !seen.insert(s) {
+            continue;
+        }
+        let mut acts = Vec::new();
+        m.enabled(&s, &mut acts);
+        for a in acts {
+            let Some(n) = m.step(&s, a) else {
+                continue;
+            };
+            if n.pages[1].has(PG_READAHEAD) && !n.pages[1].wb() && s.pages[1].wb() {
+                panic!("the end of writeback left the mark");
+            }
+            if s.pages[1].wb() && s.pages[1].has(PG_READAHEAD) && n.tasks[1].pc > s.tasks[1].pc {
+                kept = true; // the read went past the folio under writeback
+            }
+            if a.step == Step::RaAsync {
+                async_ra = true;
+                assert!(
+                    !s.pages[1].wb(),
+                    "async readahead on a folio under writeback"
+                );
+            }
+            todo.push(n);
+        }
+    }
+    assert!(kept && async_ra, "kept {kept}, async {async_ra}");
+    let c = from_toml(
+        "kernel = \"T2\"\npages = 2\ninit_size = 2\ncached = [0, 1]\ntasks = [\"mmap 1\"]\n",
+    )
+    .unwrap();
+    let m = model(c);
+    let mut s = m.initial();
+    s.pages[1].set(PG_READAHEAD);
+    let mut todo = vec![s];
+    let mut seen = std::collections::HashSet::new();
+    let mut stored = false;
+    while let Some(s) = todo.pop() {
+        if !seen.insert(s) {
+            continue;
+        }
+        if s.pages[1].dirty() {
+            stored = true;
+            assert!(!s.pages[1].has(PG_READAHEAD), "a store kept the mark");
+        }
+        let mut acts = Vec::new();
+        m.enabled(&s, &mut acts);
+        todo.extend(acts.into_iter().filter_map(|a| m.step(&s, a)));
+    }
+    assert!(stored);
+}
