@@ -767,3 +767,21 @@ fn signal_at_any_moment_leaves_nothing_behind() {
     }
     assert!(caught >= 5, "only {caught} of 7 signals were handled");
 }
+
+/// A mapping loaded through at 9 positions needs 9 environment tasks,
+/// each holding a task slot for the whole trace, and the model has 8:
+/// conform panicked building a model of more tasks (an attack, 4 Dec
+/// 2026). It is not modelled, saying why (traces/record/
+/// mmap_9_pages.jsonl, recorded on 6.18.44).
+#[test]
+fn more_mapped_positions_than_task_slots_are_not_modelled() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/record/mmap_9_pages.jsonl");
+    let ev = parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let c = conform_trace(&ev, None).unwrap();
+    assert_eq!(c.class, Class::NotModelled, "{}", c.word);
+    assert!(
+        c.word.contains("9 environment tasks") && c.word.contains("8 task slots"),
+        "{}",
+        c.word
+    );
+}

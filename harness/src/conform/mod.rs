@@ -339,7 +339,7 @@ pub fn with_flusher(m: &Mapping, k: usize) -> Option<Mapping> {
     let n = m.cfg.tasks.len();
     // (a trace longer than the task slots runs in slots, slots.rs; the
     // passes keep theirs)
-    if k >= MODEL_TASKS {
+    if k + m.env.len() >= MODEL_TASKS {
         return None;
     }
     let mut b = m.clone();

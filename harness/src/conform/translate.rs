@@ -827,6 +827,15 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
         .filter(|(_, t)| matches!(t.0, RawTask::EnvLoad { .. } | RawTask::EnvAccess { .. }))
         .map(|(i, _)| i)
         .collect();
+    // the environment's tasks hold a task slot each for the whole trace
+    // (slots.rs): the syscalls need at least one more
+    if tasks_env.len() >= super::MODEL_TASKS {
+        return Err(format!(
+            "{} environment tasks (one per mapped position loaded or stored through): the model has {} task slots, and the syscalls need one",
+            tasks_env.len(),
+            super::MODEL_TASKS
+        ));
+    }
     Ok(Mapping {
         scenario: name,
         cfg,

@@ -156,8 +156,9 @@ impl FuseModel {
     /// ractl_max_pages: ra_pages, as a FUSE bdi's io_pages is no more
     /// (bdi_init's VM_READAHEAD_PAGES). Until 4 Dec 2026 an oversized
     /// read away from offset 0 took the prev-miss path (M-ra-oversized).
-    /// Not modelled: page_cache_prev_miss looks back at most max_pages;
-    /// `contig` here counts every cached page before the miss.
+    /// page_cache_prev_miss looks back at most max_pages (since 4 Dec
+    /// 2026: before, every cached page before the miss counted, which
+    /// async readahead turned into false VIOLATIONs, M-ra-async).
     fn read_window(&self, s: &State, t: usize, p: u8, req: u8) -> Window {
         let start = self.real_start(p);
         // req_count = DIV_ROUND_UP(pos + count, PAGE_SIZE) - index: the
@@ -178,14 +179,27 @@ impl FuseModel {
             while q > 0 && s.pages[q - 1].present() {
                 q -= 1;
             }
-            let mut contig = start - self.real_start(q as u8);
+            let cached = start - self.real_start(q as u8);
+            // page_cache_prev_miss(mapping, index - 1, max_pages) looks
+            // at index - 1 down to index - max_pages: a gap there gives
+            // contig_count = the cached pages; none gives index -
+            // max_pages, contig_count = max_pages - 1; ULONG_MAX (the scan
+            // passed page 0, cached: index < max_pages) gives index
+            let max = self.ra_pages() as u32;
+            let from_start = q == 0 && start < max;
+            let mut contig = if from_start {
+                start
+            } else {
+                cached.min(max - 1)
+            };
             if contig <= req {
                 // standalone small random read: read as is, the (fresh)
                 // readahead state keeps async_size 0
                 (req, 0)
             } else {
-                if q == 0 {
-                    // cached from the beginning of the file
+                if from_start {
+                    // "File cached from the beginning" (miss ==
+                    // ULONG_MAX)
                     contig *= 2;
                 }
                 ((contig + req).min(self.ra_pages() as u32), 1)

@@ -174,7 +174,11 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
     } else {
         out.push("asynchronous direct I/O (aio)");
     }
-    out.extend(["RELEASE", "passthrough", "async readahead"]);
+    out.extend([
+        "RELEASE",
+        "passthrough",
+        "the readahead state (file->f_ra) faults share with read(2)",
+    ]);
     if !cfg.tasks.iter().any(|t| {
         matches!(
             t,

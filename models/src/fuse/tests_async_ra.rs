@@ -167,3 +167,25 @@ fn writeback_keeps_the_mark_and_its_end_and_a_store_clear_it() {
     }
     assert!(stored);
 }
+
+/// page_cache_prev_miss looks back max_pages (32) pages at most: a 128
+/// KiB read at page 64 after one at page 0 (whose async window read
+/// pages 32-63) finds no gap in pages 32-63, contig_count 31, no more
+/// than the request: a standalone read, which marks nothing, so nothing
+/// reads pages 96-127 (recorded on 6.18.44: traces/ra-async/
+/// jump_128k.jsonl). Counting all 64 cached pages, doubled, the model
+/// took the prev-miss window, async_size 1, and its mark read them.
+#[test]
+fn the_prev_miss_scan_looks_back_max_pages() {
+    let m = seq(
+        &[32, 32, 32, 32],
+        "[\"read 0+1 fd=0\", \"read 2+1 fd=0\"]",
+        "daemon_threads = 1\n",
+    );
+    let r = reads(&m);
+    assert_eq!(
+        r,
+        [(0, 32), (32, 64), (64, 96)].into_iter().collect(),
+        "{r:?}"
+    );
+}
