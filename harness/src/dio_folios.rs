@@ -68,6 +68,7 @@ pub fn scenarios() -> Vec<Scenario> {
             run: std::sync::Arc::new(|c| dio_from_folios(c, COW)),
             needs: || None,
             outside: None,
+            if_evicted: None,
             expect_on: crate::scenario_kit::WRITTEN_FOR,
         },
         Scenario {
@@ -77,6 +78,7 @@ pub fn scenarios() -> Vec<Scenario> {
             run: std::sync::Arc::new(|c| dio_from_folios(c, REMAP)),
             needs: || None,
             outside: None,
+            if_evicted: None,
             expect_on: crate::scenario_kit::WRITTEN_FOR,
         },
         Scenario {
@@ -86,6 +88,7 @@ pub fn scenarios() -> Vec<Scenario> {
             run: std::sync::Arc::new(|c| dio_from_folios(c, SPLIT)),
             needs: || None,
             outside: None,
+            if_evicted: None,
             expect_on: crate::scenario_kit::WRITTEN_FOR,
         },
     ]

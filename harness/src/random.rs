@@ -282,6 +282,7 @@ pub fn scenario(seed: u64, len: Option<usize>) -> Scenario {
         run: Arc::new(move |ctx: &mut Ctx| wrap(ctx, |c| run(c, seed, len))),
         needs: crate::scenario_kit::no_needs,
         outside: None,
+        if_evicted: None,
         expect_on: crate::scenario_kit::WRITTEN_FOR,
     }
 }

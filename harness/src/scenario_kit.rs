@@ -32,6 +32,11 @@ pub struct Scenario {
     /// Declared outside the model (`conform` expects its trace to be not
     /// modelled, for this reason); `None`: its trace must conform.
     pub outside: Option<Outside>,
+    /// Conforms unless the machine evicted clean page-cache folios during
+    /// the run (the kernel may, at any time: a later read then READs them
+    /// again); with READs in its trace it may instead be not modelled for
+    /// this reason (`Scenario::outside_if_evicted`).
+    pub if_evicted: Option<Outside>,
     /// The model states (`[[state]]` names of checks/facts/kernels.toml)
     /// whose behaviour the body's kernel checks (`Ctx::expect`) encode:
     /// they are asserted on a kernel that stands for one of these and
@@ -57,6 +62,22 @@ impl Scenario {
         self.outside = Some(Outside { because, reason });
         self
     }
+
+    /// Declare the scenario not modelled for this reason when its trace
+    /// shows an eviction (see [`Scenario::if_evicted`]).
+    pub fn outside_if_evicted(mut self, because: &'static str, reason: &'static str) -> Scenario {
+        self.if_evicted = Some(Outside { because, reason });
+        self
+    }
+}
+
+/// Did clean folios leave the page cache during the run? A scenario that
+/// declares `if_evicted` reads nothing from the server but through the
+/// cache it filled: a READ in its trace is the eviction's trace.
+pub fn evicted(events: &[Event]) -> bool {
+    events
+        .iter()
+        .any(|e| e.ev == "req" && e.op.as_deref() == Some("READ"))
 }
 
 /// The states the scenarios' kernel checks were written against.
@@ -86,6 +107,7 @@ macro_rules! sc {
             run: std::sync::Arc::new($run),
             needs: $needs,
             outside: None,
+            if_evicted: None,
             expect_on: $crate::scenario_kit::WRITTEN_FOR,
         }
     };

@@ -40,6 +40,7 @@ macro_rules! sc {
             run: std::sync::Arc::new($run),
             needs: no_needs,
             outside: None,
+            if_evicted: None,
             expect_on: crate::scenario_kit::WRITTEN_FOR,
         }
     };
@@ -410,6 +411,7 @@ pub fn pdio_bugon_scenario() -> Scenario {
                 "may oops the kernel (BUG_ON(fi->writectr < 0), F-pdio-lock): runs only in a wbspec vm guest".to_string()
             })
         },
+        if_evicted: None,
         outside: Some(crate::scenario_kit::Outside {
             because: "run only by `run`",
             reason: "a stress loop of 600 syscalls on three direct writers, run only by `run` in a VM and never conformed: its verdict is the kernel's (no oops), the model's is the catalogue's g-bugon checks (F-pdio-lock)",

@@ -583,6 +583,25 @@ fn verdicts_are_judged_against_declarations() {
     for d in [outside, conforming, Declared::Nothing] {
         assert!(matches!(judge(&viol, &d), Judged::Difference(_)));
     }
+    // a scenario that declares `if_evicted`: conforming without READs in
+    // its trace; with one (an eviction), conforming or not modelled for
+    // its reason, and nothing else
+    let mut ev2 = recorded("n_copy_range");
+    assert_eq!(declared("a_nowbc_gap", &ev2), Declared::Conforms);
+    let mut read = ev2[1].clone();
+    read.ev = "req".into();
+    read.op = Some("READ".into());
+    ev2.push(read);
+    let d = declared("a_nowbc_gap", &ev2);
+    assert!(matches!(d, Declared::ConformsOrOutside(_)), "{d:?}");
+    assert_eq!(judge(&ok, &d), Judged::AsDeclared);
+    let split = v(
+        Class::NotModelled,
+        "not-modelled ([T2 pwrite]: the kernel's write-through WRITEs are [(2, 9), (11, 1)] ...)",
+    );
+    assert_eq!(judge(&split, &d), Judged::AsDeclared);
+    assert!(matches!(judge(&nm_other, &d), Judged::Difference(w) if w.contains("another reason")));
+    assert!(matches!(judge(&viol, &d), Judged::Difference(_)));
 }
 
 /// `conform --help` prints the runner's real options (each is accepted by
@@ -598,6 +617,11 @@ fn help_lists_the_real_options_and_every_scenario() {
             .find(|l| l.split_whitespace().next() == Some(sc.name))
             .unwrap_or_else(|| panic!("{} not in --help", sc.name));
         match sc.outside {
+            None if sc.if_evicted.is_some() => assert!(
+                line.contains(" conforms; after an eviction")
+                    && line.contains(sc.if_evicted.unwrap().reason),
+                "{line}"
+            ),
             None => assert!(line.ends_with(" conforms"), "{line}"),
             Some(d) => assert!(
                 line.contains(&format!("outside the model: {}", d.reason)),

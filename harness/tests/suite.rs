@@ -140,9 +140,35 @@ fn real_kernel_suite() {
         .filter(|n| outside(n).is_some())
         .filter(ran)
         .collect();
-    let got: Vec<&str> = not_modelled.iter().map(|n| n.0.as_str()).collect();
+    // A scenario declaring `if_evicted` may be not modelled, for its
+    // reason, when its trace shows the eviction (READs the scenario does
+    // not otherwise make): the kernel may evict clean folios at any time
+    // (the machine's memory pressure, DAMON pageout), so its verdict
+    // depends on the machine. Without READs it must conform.
+    let evicted: Vec<&str> = not_modelled
+        .iter()
+        .filter(|(n, word)| {
+            let sc = scenarios.iter().find(|s| s.name == n.as_str());
+            let trace = outcomes.iter().find(|o| &o.name == n).map(|o| &o.trace);
+            sc.and_then(|s| s.if_evicted)
+                .is_some_and(|o| word.contains(o.because))
+                && trace.is_some_and(|t| wbspec_harness::scenario_kit::evicted(t))
+        })
+        .map(|n| n.0.as_str())
+        .collect();
+    if !evicted.is_empty() {
+        println!("not modelled after an eviction (declared): {evicted:?}");
+    }
+    let got: Vec<&str> = not_modelled
+        .iter()
+        .map(|n| n.0.as_str())
+        .filter(|n| !evicted.contains(n))
+        .collect();
     assert_eq!(got, declared, "not modelled: {not_modelled:?}");
-    for (name, word) in &not_modelled {
+    for (name, word) in not_modelled
+        .iter()
+        .filter(|n| !evicted.contains(&n.0.as_str()))
+    {
         let why = outside(name).map_or("", |d| d.because);
         assert!(
             word.starts_with("not-modelled (") && word.contains(why),
@@ -153,7 +179,7 @@ fn real_kernel_suite() {
     let expected: Vec<&str> = table
         .iter()
         .copied()
-        .filter(|n| ran(n) && !declared.contains(n))
+        .filter(|n| ran(n) && !declared.contains(n) && !evicted.contains(n))
         .collect();
     assert_eq!(conforming, expected, "the conforming set differs");
     // Seeded random workloads (random.rs), a small fixed set of seeds:

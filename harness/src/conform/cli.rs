@@ -204,9 +204,13 @@ scenarios (the table in harness/src/scenarios*.rs):
 ",
     );
     for sc in crate::scenarios::all() {
-        let d = match &sc.outside {
-            None => "conforms".to_string(),
-            Some(o) => format!("outside the model: {}", o.reason),
+        let d = match (&sc.outside, &sc.if_evicted) {
+            (None, None) => "conforms".to_string(),
+            (None, Some(o)) => format!(
+                "conforms; after an eviction (READs in its trace) it may be outside the model: {}",
+                o.reason
+            ),
+            (Some(o), _) => format!("outside the model: {}", o.reason),
         };
         s += &format!("  {:<22} {d}\n", sc.name);
     }
@@ -220,6 +224,9 @@ pub enum Declared {
     Conforms,
     /// Its trace is not modelled, for this reason.
     Outside(Outside),
+    /// Its trace shows an eviction (`Scenario::if_evicted`): it conforms,
+    /// or is not modelled for this reason.
+    ConformsOrOutside(Outside),
     /// No declaration covers the trace: a random workload, a free label,
     /// a kernel with no model state, or a state the scenario was not
     /// written for (its `expect_on`).
@@ -247,6 +254,11 @@ pub fn declared(name: &str, events: &[Event]) -> Declared {
         return Declared::Nothing;
     }
     match sc {
+        Some(Scenario {
+            outside: None,
+            if_evicted: Some(o),
+            ..
+        }) if crate::scenario_kit::evicted(events) => Declared::ConformsOrOutside(o),
         Some(Scenario { outside: None, .. }) => Declared::Conforms,
         Some(Scenario {
             outside: Some(o), ..
@@ -275,6 +287,13 @@ pub fn judge(c: &Conformance, d: &Declared) -> Judged {
             o.reason
         )),
         (Class::Conforms, _) => Judged::AsDeclared,
+        (Class::NotModelled, Declared::ConformsOrOutside(o)) if c.word.contains(o.because) => {
+            Judged::AsDeclared
+        }
+        (_, Declared::ConformsOrOutside(o)) => Judged::Difference(format!(
+            "declared conforming, or not modelled because of {:?} after an eviction, but not modelled for another reason",
+            o.because
+        )),
         (_, Declared::Conforms) => {
             Judged::Difference("declared conforming, but not modelled".into())
         }
