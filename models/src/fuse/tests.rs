@@ -858,8 +858,18 @@ fn errors_and_io_modes_are_validated() {
 
 /// Every state reachable from the initial one (depth-first).
 pub(super) fn reachable(m: &FuseModel) -> Vec<State> {
+    reachable_from(m, m.initial(), |_, _, _| {})
+}
+
+/// Every state reachable from `s0` (depth-first), each transition shown
+/// to `edge` (state, action, successor).
+pub(super) fn reachable_from(
+    m: &FuseModel,
+    s0: State,
+    mut edge: impl FnMut(&State, Action, &State),
+) -> Vec<State> {
     let mut seen = std::collections::HashSet::new();
-    let mut todo = vec![m.initial()];
+    let mut todo = vec![s0];
     let mut out = Vec::new();
     while let Some(s) = todo.pop() {
         if !seen.insert(s) {
@@ -869,6 +879,7 @@ pub(super) fn reachable(m: &FuseModel) -> Vec<State> {
         m.enabled(&s, &mut acts);
         for a in acts {
             if let Some(n) = m.step(&s, a) {
+                edge(&s, a, &n);
                 todo.push(n);
             }
         }

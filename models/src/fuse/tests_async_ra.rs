@@ -6,25 +6,13 @@ use super::config::*;
 use super::model::FuseModel;
 use super::state::*;
 use super::step::Step;
-use super::tests::{model, reachable};
+use super::tests::{model, reachable, reachable_from};
+use super::tests_layout::reads_in_pages as reads;
 use crate::common::page::PG_READAHEAD;
 
 fn from_toml(text: &str) -> Result<Config, String> {
     let table: toml::Table = text.parse().map_err(|e| format!("{e}"))?;
     Config::from_table(&table)
-}
-
-/// The READs (kernel pages `a..b`) some reachable state has queued.
-fn reads(m: &FuseModel) -> std::collections::BTreeSet<(u32, u32)> {
-    let mut out = std::collections::BTreeSet::new();
-    for s in reachable(m) {
-        for r in s.fuse_q.iter().chain(s.bg_q.iter()) {
-            if let Req::Read { first, n, .. } | Req::ReadPages { first, n, .. } = *r {
-                out.insert((m.lay.kpage[first as usize], m.kpage_end(first + n)));
-            }
-        }
-    }
-    out
 }
 
 /// Positions of `real` kernel pages each (as conform maps a program's
@@ -111,59 +99,38 @@ fn writeback_keeps_the_mark_and_its_end_and_a_store_clear_it() {
     )
     .unwrap();
     let m = model(c);
-    let mut s = m.initial();
-    s.pages[1].set(PG_READAHEAD);
-    let mut seen = std::collections::HashSet::new();
-    let mut todo = vec![s];
+    let mut s0 = m.initial();
+    s0.pages[1].set(PG_READAHEAD);
     let (mut kept, mut async_ra) = (false, false);
-    while let Some(s) = todo.pop() {
-        if !seen.insert(s) {
-            continue;
+    reachable_from(&m, s0, |s, a, n| {
+        if n.pages[1].has(PG_READAHEAD) && !n.pages[1].wb() && s.pages[1].wb() {
+            panic!("the end of writeback left the mark");
         }
-        let mut acts = Vec::new();
-        m.enabled(&s, &mut acts);
-        for a in acts {
-            let Some(n) = m.step(&s, a) else {
-                continue;
-            };
-            if n.pages[1].has(PG_READAHEAD) && !n.pages[1].wb() && s.pages[1].wb() {
-                panic!("the end of writeback left the mark");
-            }
-            if s.pages[1].wb() && s.pages[1].has(PG_READAHEAD) && n.tasks[1].pc > s.tasks[1].pc {
-                kept = true; // the read went past the folio under writeback
-            }
-            if a.step == Step::RaAsync {
-                async_ra = true;
-                assert!(
-                    !s.pages[1].wb(),
-                    "async readahead on a folio under writeback"
-                );
-            }
-            todo.push(n);
+        if s.pages[1].wb() && s.pages[1].has(PG_READAHEAD) && n.tasks[1].pc > s.tasks[1].pc {
+            kept = true; // the read went past the folio under writeback
         }
-    }
+        if a.step == Step::RaAsync {
+            async_ra = true;
+            assert!(
+                !s.pages[1].wb(),
+                "async readahead on a folio under writeback"
+            );
+        }
+    });
     assert!(kept && async_ra, "kept {kept}, async {async_ra}");
     let c = from_toml(
         "kernel = \"T2\"\npages = 2\ninit_size = 2\ncached = [0, 1]\ntasks = [\"mmap 1\"]\n",
     )
     .unwrap();
     let m = model(c);
-    let mut s = m.initial();
-    s.pages[1].set(PG_READAHEAD);
-    let mut todo = vec![s];
-    let mut seen = std::collections::HashSet::new();
+    let mut s0 = m.initial();
+    s0.pages[1].set(PG_READAHEAD);
     let mut stored = false;
-    while let Some(s) = todo.pop() {
-        if !seen.insert(s) {
-            continue;
-        }
+    for s in reachable_from(&m, s0, |_, _, _| {}) {
         if s.pages[1].dirty() {
             stored = true;
             assert!(!s.pages[1].has(PG_READAHEAD), "a store kept the mark");
         }
-        let mut acts = Vec::new();
-        m.enabled(&s, &mut acts);
-        todo.extend(acts.into_iter().filter_map(|a| m.step(&s, a)));
     }
     assert!(stored);
 }

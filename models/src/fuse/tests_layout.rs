@@ -259,7 +259,7 @@ fn unit_bytes_the_model_cannot_take_are_refused_in_one_line() {
 
 /// The READs (readahead and read_folio) of every reachable state, as
 /// kernel page ranges.
-fn reads_in_pages(m: &FuseModel) -> std::collections::BTreeSet<(u32, u32)> {
+pub(super) fn reads_in_pages(m: &FuseModel) -> std::collections::BTreeSet<(u32, u32)> {
     let mut out = std::collections::BTreeSet::new();
     for s in reachable(m) {
         for r in s.fuse_q.iter().chain(s.bg_q.iter()) {
