@@ -72,12 +72,25 @@ impl Scenario {
 }
 
 /// Did clean folios leave the page cache during the run? A scenario that
-/// declares `if_evicted` reads nothing from the server but through the
-/// cache it filled: a READ in its trace is the eviction's trace.
+/// declares `if_evicted` reads back only data it cached: a READ whose
+/// reply carries data is the eviction's trace. (A READ answered with no
+/// bytes is not: 6.1 and 6.12 READ the folio of a failed write-through
+/// chunk, past i_size, in a_nowbc_fail2 without any eviction.)
 pub fn evicted(events: &[Event]) -> bool {
-    events
+    let reads: std::collections::HashSet<u64> = events
         .iter()
-        .any(|e| e.ev == "req" && e.op.as_deref() == Some("READ"))
+        .filter(|e| e.ev == "req" && e.op.as_deref() == Some("READ"))
+        .filter_map(|e| e.unique)
+        .collect();
+    events.iter().any(|e| {
+        e.ev == "reply"
+            && e.unique.is_some_and(|u| reads.contains(&u))
+            && e.result
+                .as_ref()
+                .and_then(|r| r.get("bytes"))
+                .and_then(|b| b.as_u64())
+                .is_some_and(|b| b > 0)
+    })
 }
 
 /// The states the scenarios' kernel checks were written against.

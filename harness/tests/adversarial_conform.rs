@@ -591,7 +591,20 @@ fn verdicts_are_judged_against_declarations() {
     let mut read = ev2[1].clone();
     read.ev = "req".into();
     read.op = Some("READ".into());
-    ev2.push(read);
+    read.unique = Some(9999);
+    ev2.push(read.clone());
+    // a READ answered with no bytes is no eviction (6.12's a_nowbc_fail2
+    // READs the failed chunk's folio past i_size)
+    let mut empty = read.clone();
+    empty.ev = "reply".into();
+    empty.result = Some(serde_json::json!({"bytes": 0, "page_tags": ""}));
+    let mut with0 = ev2.clone();
+    with0.push(empty);
+    assert_eq!(declared("a_nowbc_gap", &with0), Declared::Conforms);
+    let mut reply = read;
+    reply.ev = "reply".into();
+    reply.result = Some(serde_json::json!({"bytes": 4096, "page_tags": "F"}));
+    ev2.push(reply);
     let d = declared("a_nowbc_gap", &ev2);
     assert!(matches!(d, Declared::ConformsOrOutside(_)), "{d:?}");
     assert_eq!(judge(&ok, &d), Judged::AsDeclared);
@@ -602,6 +615,13 @@ fn verdicts_are_judged_against_declarations() {
     assert_eq!(judge(&split, &d), Judged::AsDeclared);
     assert!(matches!(judge(&nm_other, &d), Judged::Difference(w) if w.contains("another reason")));
     assert!(matches!(judge(&viol, &d), Judged::Difference(_)));
+    // 6.12.117's a_nowbc_fail2, labelled a T2 kernel: its READ past
+    // i_size returns nothing, so it is declared conforming
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/6.12.117/a_nowbc_fail2.jsonl");
+    let mut f2 = parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap();
+    f2[0].kernel = ev[0].kernel.clone();
+    assert!(f2.iter().any(|e| e.op.as_deref() == Some("READ")));
+    assert_eq!(declared("a_nowbc_fail2", &f2), Declared::Conforms);
 }
 
 /// `conform --help` prints the runner's real options (each is accepted by

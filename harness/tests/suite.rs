@@ -150,7 +150,8 @@ fn real_kernel_suite() {
         .filter(|(n, word)| {
             let sc = scenarios.iter().find(|s| s.name == n.as_str());
             let trace = outcomes.iter().find(|o| &o.name == n).map(|o| &o.trace);
-            sc.and_then(|s| s.if_evicted)
+            sc.filter(|s| s.outside.is_none())
+                .and_then(|s| s.if_evicted)
                 .is_some_and(|o| word.contains(o.because))
                 && trace.is_some_and(|t| wbspec_harness::scenario_kit::evicted(t))
         })
