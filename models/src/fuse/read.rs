@@ -767,22 +767,19 @@ impl FuseModel {
         }
         let whole = self.folio_not_uptodate(s, p).is_none();
         let locked = s.pages[p].locked();
-        let ready =
-            (whole && !fault) || (!locked && (whole || (!fault && s.pages[p].has(PG_UPTODATE))));
-        if let (true, Some((index, expected))) = (ready, mark) {
-            return Some(Got::Step(
-                self.async_ra(s, t, p, fault, &win, index, expected),
-            ));
-        }
-        if whole && !fault {
-            return Some(Got::Ready); // filemap_get_read_batch: uptodate
+        // read(2): filemap_get_read_batch takes an uptodate folio even
+        // while locked; otherwise (a fault, a partly uptodate folio:
+        // filemap_range_uptodate) once it is unlocked
+        if (whole && !fault) || (!locked && (whole || (!fault && s.pages[p].has(PG_UPTODATE)))) {
+            if let Some((index, expected)) = mark {
+                return Some(Got::Step(
+                    self.async_ra(s, t, p, fault, &win, index, expected),
+                ));
+            }
+            return Some(Got::Ready);
         }
         if locked {
             return None; // folio_lock / folio_put_wait_locked
-        }
-        if whole || (!fault && s.pages[p].has(PG_UPTODATE)) {
-            // (read: filemap_range_uptodate of a partly uptodate folio)
-            return Some(Got::Ready);
         }
         let q = self.folio_not_uptodate(s, p).expect("not uptodate");
         Some(Got::Step(self.read_folio(s, t, q)))
