@@ -18,7 +18,10 @@
 //! load then a store; the search may begin it at the store and end it
 //! after the load, search.rs) for a page of a writable shared mapping,
 //! `fault` (the load alone) for a page only mapped MAP_PRIVATE or
-//! read-only. A page mapped both ways at once has both. The task is
+//! read-only. A page mapped both ways at once has both. A task names
+//! the open its mappings' fd belongs to, whose readahead state
+//! (file->f_ra) its faults share with that open's reads (translate.rs:
+//! `fd=F`); a page mapped from two opens names none (`map`). The task is
 //! issued when the mapping's mmap returns and restarts whenever it has
 //! finished, and it must be idle, between a load and a store, or
 //! finished when the last mapping of its page ends (a munmap's call,
@@ -220,32 +223,46 @@ impl EnvMaps {
     }
 
     /// The `mmap` of `actor` returned: real pages `first..first+n`
-    /// (MAP_SHARED and writable if `shared`) are mapped. Creates the
-    /// pages' tasks the first time (appended to `tasks`) and returns
-    /// those it enables.
+    /// (MAP_SHARED and writable if `shared`) of open `open` (numbered in
+    /// trace order; `None`: not known) are mapped. Creates the pages'
+    /// tasks the first time (appended to `tasks`) and returns those it
+    /// enables. A task's faults share its open's readahead state
+    /// (file->f_ra); a page mapped from two opens keeps one task, whose
+    /// open becomes `None`: its faults keep no readahead state, as
+    /// before 4 Dec 2026 (a task for each open made fio's mmap job,
+    /// which maps its file twice, cost 7-20 times the states and its 16
+    /// KiB run more tasks than the model has).
     pub(super) fn map(
         &mut self,
         actor: &str,
         first: u64,
         n: u64,
         shared: bool,
+        open: Option<usize>,
         tasks: &mut Vec<(RawTask, String)>,
     ) -> Vec<usize> {
         let before = self.enabled();
         for p in first..first + n {
-            if shared && !self.access.contains_key(&p) {
-                self.access.insert(p, tasks.len());
-                tasks.push((
-                    RawTask::EnvAccess { page: p },
-                    format!("(environment) loads and stores, page {p}"),
-                ));
-            }
-            if !shared && !self.load.contains_key(&p) {
-                self.load.insert(p, tasks.len());
-                tasks.push((
-                    RawTask::EnvLoad { page: p },
-                    format!("(environment) loads, page {p}"),
-                ));
+            let (tab, task) = if shared {
+                (&mut self.access, RawTask::EnvAccess { page: p, open })
+            } else {
+                (&mut self.load, RawTask::EnvLoad { page: p, open })
+            };
+            match tab.get(&p) {
+                Some(&t) => {
+                    if let RawTask::EnvAccess { open: o, .. } | RawTask::EnvLoad { open: o, .. } =
+                        &mut tasks[t].0
+                    {
+                        if *o != open {
+                            *o = None;
+                        }
+                    }
+                }
+                None => {
+                    tab.insert(p, tasks.len());
+                    let what = if shared { "loads and stores" } else { "loads" };
+                    tasks.push((task, format!("(environment) {what}, page {p}")));
+                }
             }
         }
         self.live.push(Map {

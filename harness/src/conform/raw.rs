@@ -89,12 +89,18 @@ pub(super) enum RawTask {
     /// task.
     EnvLoad {
         page: u64,
+        /// The open (numbered in trace order) the page's mappings were
+        /// made from: the file whose readahead state (file->f_ra) its
+        /// faults share with that open's reads.
+        open: Option<usize>,
     },
     /// The environment's loads and stores to real page `page` through a
     /// live writable MAP_SHARED mapping (envmap.rs): the model's `env`
     /// task, a load then a store, either of which the search may skip.
     EnvAccess {
         page: u64,
+        /// As `EnvLoad`'s.
+        open: Option<usize>,
     },
     Msync {
         first: u64,

@@ -43,8 +43,9 @@ pub(super) struct Pending {
     /// (write-through: its WRITE is a `Req::ThroughWrite`).
     through_write: bool,
     /// An mmap whose accesses are the environment's (envmap.rs): its
-    /// first real page, pages, MAP_SHARED.
-    map: Option<(u64, u64, bool)>,
+    /// first real page, pages, MAP_SHARED, and the open of its fd
+    /// (numbered in trace order).
+    map: Option<(u64, u64, bool, Option<usize>)>,
     /// An fcntl(F_DUPFD[_CLOEXEC]) of this fd: its return is a new fd of
     /// the same open file.
     dup_of: Option<i64>,
@@ -1196,7 +1197,8 @@ pub(super) fn scan(
                                     if n > wbspec_models::fuse::config::MAX_PAGES as u64 {
                                         return nm(format!("#{} a mapping of {n} pages: the environment's loads and stores are a task each per page, and the model has at most {} pages", e.seq, wbspec_models::fuse::config::MAX_PAGES));
                                     }
-                                    p.map = Some((first, n, shared));
+                                    let open = num(arg(&args, "fd")).and_then(|fd| open_of.get(&(fd as i64)).copied());
+                                    p.map = Some((first, n, shared, open));
                                 }
                             }
                             filt(&format!("syscall {sc}"));
@@ -1331,11 +1333,11 @@ pub(super) fn scan(
                         }
                         continue 'events;
                     }
-                    if let (Some((first, n, shared)), true) = (p.map, e.ret.unwrap_or(-1) >= 0) {
+                    if let (Some((first, n, shared, open)), true) = (p.map, e.ret.unwrap_or(-1) >= 0) {
                         if let Some(at) = dropped {
                             return nm(format!("#{} a mapping after the fadvise(DONTNEED) at #{at} and before an open that invalidates the cache: the environment's loads could read the clean pages it dropped, which the model keeps", e.seq));
                         }
-                        let on = env.map(&actor, first, n, shared, &mut tasks);
+                        let on = env.map(&actor, first, n, shared, open, &mut tasks);
                         raw.push((key, e.seq, RawObs::Env { on: true, tasks: on }, brief));
                         continue 'events;
                     }

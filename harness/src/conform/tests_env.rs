@@ -65,8 +65,14 @@ const SHARED: &str = "call T0 mmap fd=6 off=0 len=8192 shared";
 /// The environment's tasks of SHARED's two pages: an `env` task per
 /// page.
 const SHARED_2_PAGES: [TaskSpec; 2] = [
-    TaskSpec::EnvAccess { page: 0 },
-    TaskSpec::EnvAccess { page: 1 },
+    TaskSpec::EnvAccess {
+        page: 0,
+        fd: Some(0),
+    },
+    TaskSpec::EnvAccess {
+        page: 1,
+        fd: Some(0),
+    },
 ];
 
 /// `lines` as `wbspec record` writes them (header scenario `record`).
@@ -116,6 +122,35 @@ fn a_programs_loads_and_stores_are_the_environments() {
     let mut scen = ev.clone();
     scen[0].scenario = Some("hand".into());
     violates(&scen, "cannot produce a daemon read of READ(p0-1)");
+}
+
+/// A mapped page's task names its mapping's open (`fd=F`: its faults
+/// share that file's readahead state with the open's reads); a page
+/// mapped again from a second open, while the first mapping lives,
+/// keeps its one task, which then names none.
+#[test]
+fn a_page_mapped_from_two_opens_names_no_open() {
+    let second: &[&str] = &[
+        "call T0 open f 0x2",
+        "req 14 OPEN",
+        "reply 14 OPEN",
+        "ret T0 open 7",
+        "call T0 mmap fd=7 off=0 len=8192 shared",
+        "ret T0 mmap 8192",
+    ];
+    let ev = recorded(&lines(SHARED, FAULT, second));
+    let none = [
+        TaskSpec::EnvAccess { page: 0, fd: None },
+        TaskSpec::EnvAccess { page: 1, fd: None },
+    ];
+    assert_eq!(env_tasks(&ev), none);
+    // the same mapping made again from the first open keeps it
+    let again: &[&str] = &[
+        "call T0 mmap fd=6 off=0 len=8192 shared",
+        "ret T0 mmap 8192",
+    ];
+    let ev = recorded(&lines(SHARED, FAULT, again));
+    assert_eq!(env_tasks(&ev), SHARED_2_PAGES);
 }
 
 #[test]
@@ -180,7 +215,16 @@ fn a_page_mapped_both_ways_has_a_load_task_and_an_access_task() {
     let ev = recorded(&lines(SHARED, FAULT, &tail));
     let both = [
         &SHARED_2_PAGES[..],
-        &[TaskSpec::Fault { page: 0 }, TaskSpec::Fault { page: 1 }],
+        &[
+            TaskSpec::Fault {
+                page: 0,
+                fd: Some(0),
+            },
+            TaskSpec::Fault {
+                page: 1,
+                fd: Some(0),
+            },
+        ],
     ]
     .concat();
     assert_eq!(env_tasks(&ev), both);

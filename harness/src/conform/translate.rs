@@ -410,31 +410,38 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     }
 
     // ---- tasks and data versions
-    // the opens read more than once share their readahead state
-    // (file->f_ra.prev_pos) in the model, at most MAX_FDS of them; a read
-    // on an open read once is a fresh open's (prev_pos = -1). More such
-    // opens are not modelled: reading them as fresh opens would offer a
-    // random read's window where the kernel takes a sequential miss's,
-    // a VIOLATION on a correct kernel (docs/findings.md M-ra-prev-pos)
-    let mut reads_of: BTreeMap<usize, usize> = BTreeMap::new();
+    // an open read more than once, or read and mapped, or mapped over
+    // several pages, shares its readahead state (file->f_ra: prev_pos
+    // for reads; start, size, async_size for reads and faults) in the
+    // model, at most MAX_FDS of them; a read on an open used once is a
+    // fresh open's (prev_pos = -1), a fault of a lone mapped page keeps
+    // none (read.rs `keeps_ra`). More such opens are not modelled:
+    // reading them as fresh opens would offer a random read's window
+    // where the kernel takes a sequential miss's, a VIOLATION on a
+    // correct kernel (docs/findings.md M-ra-prev-pos, M-ra-async)
+    let mut users_of: BTreeMap<usize, usize> = BTreeMap::new();
     for (t, _) in &tasks {
-        if let RawTask::Read { open: Some(o), .. } = t {
-            *reads_of.entry(*o).or_default() += 1;
+        if let RawTask::Read { open: Some(o), .. }
+        | RawTask::EnvLoad { open: Some(o), .. }
+        | RawTask::EnvAccess { open: Some(o), .. } = t
+        {
+            *users_of.entry(*o).or_default() += 1;
         }
     }
-    let shared = reads_of.values().filter(|n| **n > 1).count();
+    let shared = users_of.values().filter(|n| **n > 1).count();
     if shared > wbspec_models::fuse::MAX_FDS {
         return nm(format!(
-            "{shared} opens read more than once; the model keeps the readahead state (ra->prev_pos) of {}",
+            "{shared} opens read more than once or mapped (the readahead state, file->f_ra, of each is shared); the model keeps {}",
             wbspec_models::fuse::MAX_FDS
         ));
     }
-    let read_fd: BTreeMap<usize, u8> = reads_of
+    let read_fd: BTreeMap<usize, u8> = users_of
         .iter()
         .filter(|(_, n)| **n > 1)
         .enumerate()
         .map(|(f, (o, _))| (*o, f as u8))
         .collect();
+    let fd_of = |open: &Option<usize>| open.and_then(|o| read_fd.get(&o).copied());
     let mut specs = vec![];
     let mut letters: BTreeMap<(u8, String), Vec<Id>> = BTreeMap::new();
     let mut zero_versions = vec![ID_ZERO];
@@ -507,7 +514,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 TaskSpec::Read {
                     first,
                     n,
-                    fd: open.and_then(|o| read_fd.get(&o).copied()),
+                    fd: fd_of(open),
                 }
             }
             RawTask::SyncRange { first, n } => {
@@ -521,10 +528,16 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             RawTask::Munmap => TaskSpec::Munmap,
             // the environment's accesses through a mapping (envmap.rs):
             // what a store wrote is not in the trace (`allowed` below)
-            RawTask::EnvLoad { page } => TaskSpec::Fault { page: at(*page) },
-            RawTask::EnvAccess { page } => {
+            RawTask::EnvLoad { page, open } => TaskSpec::Fault {
+                page: at(*page),
+                fd: fd_of(open),
+            },
+            RawTask::EnvAccess { page, open } => {
                 env_data.insert(at(*page), v);
-                TaskSpec::EnvAccess { page: at(*page) }
+                TaskSpec::EnvAccess {
+                    page: at(*page),
+                    fd: fd_of(open),
+                }
             }
             RawTask::Writeback => TaskSpec::Writeback { all: false },
             RawTask::Truncate { size } => {
@@ -958,8 +971,8 @@ fn named_bounds(
             | RawTask::Msync { first, n }
             | RawTask::NotifyInval { first, n, .. } => add(*first, *n),
             RawTask::Mmap { page, .. }
-            | RawTask::EnvLoad { page }
-            | RawTask::EnvAccess { page } => add(*page, 1),
+            | RawTask::EnvLoad { page, .. }
+            | RawTask::EnvAccess { page, .. } => add(*page, 1),
             RawTask::Truncate { size } => add(*size, 0),
             _ => {}
         }

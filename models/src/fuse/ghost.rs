@@ -111,7 +111,7 @@ impl FuseModel {
                         s.tasks[t].before[p] = s.sup[p];
                     }
                 }
-                TaskSpec::Fault { page } | TaskSpec::EnvAccess { page } => {
+                TaskSpec::Fault { page, .. } | TaskSpec::EnvAccess { page, .. } => {
                     // b3: the same for the page a read fault maps
                     s.tasks[t].before[page as usize] = s.sup[page as usize];
                 }

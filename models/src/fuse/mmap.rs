@@ -35,7 +35,7 @@ impl FuseModel {
             s.tasks[t].pc = self.programs[t].len() as u8;
             return Some(Ok(Step::Sigbus));
         }
-        match self.get_folio(s, t, p, true, self.fault_window(page))? {
+        match self.get_folio(s, t, p, true, self.fault_window(t, page))? {
             Got::Step(step) => Some(Ok(step)),
             Got::Ready => Some(Err(())),
         }

@@ -417,12 +417,12 @@ pub fn build(cfg: &Config, spec: &TaskSpec) -> Vec<Op> {
             }
             p.push(Op::MkwriteStore { page });
         }
-        TaskSpec::Fault { page } => {
+        TaskSpec::Fault { page, .. } => {
             // a read fault returns page-cache data: its window opens here (b3)
             p.push(Op::Entry);
             p.push(Op::PrivateFault { page });
         }
-        TaskSpec::EnvAccess { page } => {
+        TaskSpec::EnvAccess { page, .. } => {
             // a load (as `fault`), then a store (as `mmap`): the store
             // starts at ENV_STORE_START (FuseModel::store_start)
             p.push(Op::Entry);

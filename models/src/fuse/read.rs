@@ -301,17 +301,38 @@ impl FuseModel {
         (k < self.kpage_end(self.folio(q as usize).end as u8)).then_some(q)
     }
 
-    /// The readahead state of read task `t`'s file: its `fd=F`'s, or
-    /// the task's own file's.
+    /// The open file whose readahead state task `t` shares: a read's
+    /// or a fault's `fd=F` (a fault's: the file its mapping was made
+    /// from, vma->vm_file).
+    fn ra_fd(&self, t: usize) -> Option<usize> {
+        use super::config::TaskSpec;
+        match self.cfg.tasks.get(t) {
+            Some(TaskSpec::Fault { fd: Some(f), .. } | TaskSpec::EnvAccess { fd: Some(f), .. }) => {
+                Some(*f as usize)
+            }
+            _ => self.read_fd(t),
+        }
+    }
+
+    /// Whether task `t` keeps a readahead state: a read always (its
+    /// `fd=F`'s or its own fresh open's), a fault (`fault`) only with
+    /// `fd=F`. Without it a fault's ra->start, size and async_size read
+    /// 0 and its read-around sets nothing (`mark_index`).
+    fn keeps_ra(&self, t: usize, fault: bool) -> bool {
+        !fault || self.ra_fd(t).is_some()
+    }
+
+    /// The readahead state of task `t`'s file: its `fd=F`'s, or the
+    /// task's own file's.
     fn ra_state(&self, s: &State, t: usize) -> RaWin {
-        match self.read_fd(t) {
+        match self.ra_fd(t) {
             Some(f) => s.ra_win[f],
             None => s.tasks[t].raw,
         }
     }
 
     fn set_ra_state(&self, s: &mut State, t: usize, w: RaWin) {
-        match self.read_fd(t) {
+        match self.ra_fd(t) {
             Some(f) => s.ra_win[f] = w,
             None => s.tasks[t].raw = w,
         }
@@ -349,12 +370,14 @@ impl FuseModel {
     /// The mark's kernel page: the expected one (ra->start + ra->size -
     /// ra->async_size) when it lies in the folio, else the folio's first
     /// (a model position may span kernel pages; exact when it does not).
-    /// A fault's file keeps no readahead state in the model (its
-    /// ra->start, size and async_size read 0, as a fresh file's): its
-    /// mark takes the "no valid readahead state" path, which for the
-    /// mark a read-around window leaves (at pgoff + ra_pages / 4 of a
-    /// window ending at pgoff + ra_pages / 2) gives the window the
-    /// expected path would, [pgoff + ra_pages / 2, + ra_pages).
+    /// A fault without `fd=F` keeps no readahead state in the model
+    /// (its ra->start, size and async_size read 0, as a fresh file's):
+    /// its mark takes the "no valid readahead state" path, which for the
+    /// mark its own read-around window leaves (at pgoff + ra_pages / 4
+    /// of a window ending at pgoff + ra_pages / 2) gives the window the
+    /// expected path would, [pgoff + ra_pages / 2, + ra_pages). A fault
+    /// with `fd=F` reads and sets that open file's state, which read(2)
+    /// on the same file shares (file->f_ra).
     /// The kernel page of folio `p`'s PG_readahead mark as task `t`
     /// reading it sees it, and whether it is the expected callback index
     /// of its file's readahead state; `None`: no mark, or the folio is
@@ -368,10 +391,10 @@ impl FuseModel {
         if !s.pages[f.start].has(PG_READAHEAD) || s.pages[f.start].wb() {
             return None;
         }
-        let w = if fault {
-            RaWin::FRESH
-        } else {
+        let w = if self.keeps_ra(t, fault) {
             self.ra_state(s, t)
+        } else {
+            RaWin::FRESH
         };
         let (ka, kb) = (self.real_start(f.start as u8), self.kpage_end(f.end as u8));
         let expected = (w.start + w.size as u32).saturating_sub(w.asz as u32);
@@ -394,10 +417,10 @@ impl FuseModel {
     ) -> Step {
         s.pages[self.folio(p).start].clear(PG_READAHEAD);
         let max = self.ra_pages() as u32;
-        let mut w = if fault {
-            RaWin::FRESH
-        } else {
+        let mut w = if self.keeps_ra(t, fault) {
             self.ra_state(s, t)
+        } else {
+            RaWin::FRESH
         };
         let (start, size) = if expected {
             // the expected callback index: ramp up, push forward
@@ -429,7 +452,7 @@ impl FuseModel {
             size: size.min(255) as u8,
             asz: size.min(255) as u8,
         };
-        if !fault {
+        if self.keeps_ra(t, fault) {
             self.set_ra_state(s, t, w);
         }
         let (lo, hi) = self.model_span(start, start + size);
@@ -843,8 +866,11 @@ impl FuseModel {
 
     /// The readahead window of a page fault at `page`:
     /// do_sync_mmap_readahead's read-around, ra->start = pgoff -
-    /// ra_pages / 2, ra->size = ra_pages, ra->async_size = ra_pages / 4.
-    pub(super) fn fault_window(&self, page: u8) -> Window {
+    /// ra_pages / 2, ra->size = ra_pages, ra->async_size = ra_pages / 4,
+    /// kept in the open file's state for a fault of task `t` with `fd=F`
+    /// (mmap_miss, which stops read-around after MMAP_LOTSAMISS misses
+    /// more than hits, is not modelled).
+    pub(super) fn fault_window(&self, t: usize, page: u8) -> Window {
         let ra = self.ra_pages();
         let kstart = self.real_start(page).saturating_sub(ra as u32 / 2);
         let (lo, hi) = self.model_span(kstart, kstart + ra as u32);
@@ -855,7 +881,7 @@ impl FuseModel {
             kstart,
             ksize: ra as u32,
             last: self.real_start(page) + 1,
-            keep: false,
+            keep: self.ra_fd(t).is_some(),
         }
     }
 }

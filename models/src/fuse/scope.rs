@@ -174,11 +174,21 @@ pub fn scope(cfg: &Config) -> Vec<(&'static str, String)> {
     } else {
         out.push("asynchronous direct I/O (aio)");
     }
-    out.extend([
-        "RELEASE",
-        "passthrough",
-        "the readahead state (file->f_ra) faults share with read(2)",
-    ]);
+    out.extend(["RELEASE", "passthrough"]);
+    // a fault keeps its file's f_ra only with `fd=F` (read.rs
+    // `keeps_ra`); every task that faults without it keeps none
+    if cfg.tasks.iter().any(|t| {
+        matches!(
+            t,
+            TaskSpec::Fault { fd: None, .. }
+                | TaskSpec::EnvAccess { fd: None, .. }
+                | TaskSpec::Mmap { .. }
+                | TaskSpec::Gup { .. }
+                | TaskSpec::DioMmap { .. }
+        )
+    }) {
+        out.push("the readahead state (file->f_ra) a fault shares with read(2)");
+    }
     if !cfg.tasks.iter().any(|t| {
         matches!(
             t,

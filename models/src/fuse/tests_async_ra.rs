@@ -156,3 +156,70 @@ fn the_prev_miss_scan_looks_back_max_pages() {
         "{r:?}"
     );
 }
+
+/// A fault and read(2) on one open file share file->f_ra: the
+/// read-around of a fault at page 0 (ra->start 0, size 32, async_size
+/// 8) marks page 24, and a read reaching it takes page_cache_async_ra's
+/// expected path, ra->start += ra->size: pages 32-63 (recorded on
+/// 6.18.44: traces/ra-async/read_at_fault_mark.jsonl). A fault without
+/// `fd=F` keeps no readahead state: the read (of page 24 alone) finds
+/// no valid state, and its window starts at the next miss, 32, with
+/// size get_next_ra_size(8 + 1) = 18, its end rounded down to 48.
+#[test]
+fn a_fault_shares_its_files_readahead_state_with_read() {
+    let shared = seq(
+        &[24, 1, 7, 16, 16],
+        "[\"fault 0 fd=0\", \"read 1+1 fd=0\"]",
+        "daemon_threads = 1\n",
+    );
+    let r = reads(&shared);
+    assert_eq!(r, [(0, 32), (32, 64)].into_iter().collect(), "{r:?}");
+    let own = seq(
+        &[24, 1, 7, 16, 16],
+        "[\"fault 0\", \"read 1+1 fd=0\"]",
+        "daemon_threads = 1\n",
+    );
+    let r = reads(&own);
+    assert_eq!(r, [(0, 32), (32, 48)].into_iter().collect(), "{r:?}");
+    // and the other way: a read of page 0 (initial window 0-3,
+    // async_size 3: the mark at page 1), then a load of page 1 through
+    // a mapping of the same file: the expected path, pages 4-11
+    // (traces/ra-async/fault_at_read_mark.jsonl); a fault keeping no
+    // state takes the no-valid-state path, from the next miss (4) for
+    // get_next_ra_size(3 + ra_pages) = 32 pages
+    let layout = [1, 3, 4, 4, 24];
+    let shared = seq(
+        &layout,
+        "[\"read 0+1 fd=0\", \"fault 1 fd=0\"]",
+        "daemon_threads = 1\n",
+    );
+    let r = reads(&shared);
+    assert_eq!(r, [(0, 4), (4, 12)].into_iter().collect(), "{r:?}");
+    let own = seq(
+        &layout,
+        "[\"read 0+1 fd=0\", \"fault 1\"]",
+        "daemon_threads = 1\n",
+    );
+    let r = reads(&own);
+    assert_eq!(r, [(0, 4), (4, 36)].into_iter().collect(), "{r:?}");
+}
+
+/// The scope line names the readahead state a fault does not share
+/// exactly where a task faults without `fd=F`.
+#[test]
+fn the_scope_names_unshared_fault_readahead_only_where_a_fault_has_no_fd() {
+    let item = "the readahead state (file->f_ra) a fault shares with read(2)";
+    let says = |tasks: &str| {
+        let c = from_toml(&format!(
+            "kernel = \"T2\"\npages = 2\ninit_size = 2\ntasks = [{tasks}]\n"
+        ))
+        .unwrap();
+        super::scope::scope(&c)
+            .iter()
+            .any(|(k, v)| *k == "not modelled" && v.contains(item))
+    };
+    assert!(says("\"fault 0\", \"read 1+1 fd=0\""));
+    assert!(says("\"mmap 0\""));
+    assert!(!says("\"fault 0 fd=0\", \"read 1+1 fd=0\""));
+    assert!(!says("\"read 0+1\""));
+}

@@ -53,7 +53,7 @@ fn task_ranges_in_units_and_pages() {
         },
         "unit 1"
     );
-    assert_eq!(c.tasks[2], TaskSpec::Fault { page: 3 });
+    assert_eq!(c.tasks[2], TaskSpec::Fault { page: 3, fd: None });
 }
 
 #[test]

@@ -33,8 +33,16 @@ pub enum TaskSpec {
     Punch { first: u8, n: u8 },
     /// A read fault through a MAP_PRIVATE mapping (of a FOPEN_DIRECT_IO
     /// open: no io-mode change, kernel-sources.md §6): filemap_fault reads the folio
-    /// with the folio locked.
-    Fault { page: u8 },
+    /// with the folio locked. `fd`: the open file the mapping was made
+    /// from, whose readahead state (file->f_ra) the fault's read-around
+    /// sets and its async readahead reads, shared with the reads and
+    /// faults that name it (`fault 1 fd=0`); `None`: the fault keeps no
+    /// readahead state (read.rs `mark_index`).
+    Fault {
+        page: u8,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fd: Option<u8>,
+    },
     /// Direct I/O (on another file) that reads into a MAP_SHARED mapping of
     /// this page: pin_user_pages faults it writable (fuse_page_mkwrite),
     /// the data lands, and unpin dirties the folio again with
@@ -119,8 +127,12 @@ pub enum TaskSpec {
     /// conform/envmap.rs): a read fault (`fault`), then a store
     /// (`mmap`). The search may start it at the store, and may end it
     /// after the load (`FuseModel::store_start`), so one task stands for
-    /// any sequence of loads and stores to the page.
-    EnvAccess { page: u8 },
+    /// any sequence of loads and stores to the page. `fd`: as `Fault`'s.
+    EnvAccess {
+        page: u8,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fd: Option<u8>,
+    },
     /// stat(2) with stale attributes: fuse_update_attributes →
     /// fuse_do_getattr (GETATTR) → fuse_change_attributes.
     Stat,
@@ -181,7 +193,7 @@ pub const SYNTAX: &[&str] = &[
     "open [trunc] [keep] [direct]",
     "close [release]",
     "punch F+N",
-    "fault P",
+    "fault P [fd=N]",
     "gup P",
     "wb none|all",
     "truncate S",
@@ -239,6 +251,21 @@ impl TaskSpec {
                 .parse::<u8>()
                 .map_err(|_| format!("task '{s}': bad number"))
         };
+        // `fd=F`: the open file whose readahead state a read or a fault
+        // shares (`None`: no word)
+        let fd_word = |w: Option<&&str>, usage: &str| -> Result<Option<u8>, String> {
+            match w.map(|w| w.strip_prefix("fd=")) {
+                None => Ok(None),
+                Some(Some(f)) => match f.parse::<u8>() {
+                    Ok(f) if (f as usize) < super::super::state::MAX_FDS => Ok(Some(f)),
+                    _ => Err(format!(
+                        "task '{s}': fd= takes 0 to {}",
+                        super::super::state::MAX_FDS - 1
+                    )),
+                },
+                Some(None) => Err(format!("task '{s}': {usage}")),
+            }
+        };
         let t = match words.first().copied() {
             Some("write") => {
                 let (first, n) = range(words.get(1))?;
@@ -275,9 +302,11 @@ impl TaskSpec {
             }
             Some("fault") => TaskSpec::Fault {
                 page: num(words.get(1))?,
+                fd: fd_word(words.get(2), "fault takes a page and optionally fd=F")?,
             },
             Some("env") => TaskSpec::EnvAccess {
                 page: num(words.get(1))?,
+                fd: fd_word(words.get(2), "env takes a page and optionally fd=F")?,
             },
             Some("gup") => TaskSpec::Gup {
                 page: num(words.get(1))?,
@@ -316,23 +345,7 @@ impl TaskSpec {
             }
             Some("read") => {
                 let (first, n) = range(words.get(1))?;
-                let fd = match words.get(2).map(|w| w.strip_prefix("fd=")) {
-                    None => None,
-                    Some(Some(f)) => match f.parse::<u8>() {
-                        Ok(f) if (f as usize) < super::super::state::MAX_FDS => Some(f),
-                        _ => {
-                            return Err(format!(
-                                "task '{s}': fd= takes 0 to {}",
-                                super::super::state::MAX_FDS - 1
-                            ))
-                        }
-                    },
-                    Some(None) => {
-                        return Err(format!(
-                            "task '{s}': read takes a range and optionally fd=F"
-                        ))
-                    }
-                };
+                let fd = fd_word(words.get(2), "read takes a range and optionally fd=F")?;
                 TaskSpec::Read { first, n, fd }
             }
             // sendfile(2) into the file: iter_file_splice_write →
@@ -405,7 +418,7 @@ impl TaskSpec {
             | TaskSpec::Timeout => 1,
             TaskSpec::Open { .. } => 4,
             TaskSpec::NotifyInval { .. } => 3,
-            TaskSpec::Read { .. } => 3,
+            TaskSpec::Read { .. } | TaskSpec::Fault { .. } | TaskSpec::EnvAccess { .. } => 3,
             _ => 2,
         };
         if words.len() > max_words {
@@ -522,8 +535,8 @@ impl TaskSpec {
             | TaskSpec::Punch { first, n } => Some((first, n)),
             TaskSpec::Mmap { page }
             | TaskSpec::Gup { page }
-            | TaskSpec::Fault { page }
-            | TaskSpec::EnvAccess { page }
+            | TaskSpec::Fault { page, .. }
+            | TaskSpec::EnvAccess { page, .. }
             | TaskSpec::DioMmap { page } => Some((page, 1)),
             _ => None,
         }
@@ -536,8 +549,8 @@ impl fmt::Display for TaskSpec {
             TaskSpec::Write { first, n } => write!(f, "write {first}+{n}"),
             TaskSpec::Mmap { page } => write!(f, "mmap {page}"),
             TaskSpec::Gup { page } => write!(f, "gup {page}"),
-            TaskSpec::Fault { page } => write!(f, "fault {page}"),
-            TaskSpec::EnvAccess { page } => write!(f, "env {page}"),
+            TaskSpec::Fault { page, fd } => write!(f, "fault {page}{}", fd_suffix(fd)),
+            TaskSpec::EnvAccess { page, fd } => write!(f, "env {page}{}", fd_suffix(fd)),
             TaskSpec::Punch { first, n } => write!(f, "punch {first}+{n}"),
             TaskSpec::Open {
                 trunc,
@@ -575,13 +588,7 @@ impl fmt::Display for TaskSpec {
                     if aio { "aio " } else { "" }
                 )
             }
-            TaskSpec::Read { first, n, fd } => {
-                write!(f, "read {first}+{n}")?;
-                match fd {
-                    Some(fd) => write!(f, " fd={fd}"),
-                    None => Ok(()),
-                }
-            }
+            TaskSpec::Read { first, n, fd } => write!(f, "read {first}+{n}{}", fd_suffix(fd)),
             TaskSpec::Munmap => write!(f, "munmap"),
             TaskSpec::Msync { first, n } => write!(f, "msync {first}+{n}"),
             TaskSpec::SyncRange { first, n } => write!(f, "sync_file_range {first}+{n}"),
@@ -606,4 +613,9 @@ impl fmt::Display for TaskSpec {
             TaskSpec::NotifyStore { first, n } => write!(f, "notify-store {first}+{n}"),
         }
     }
+}
+
+/// ` fd=F`, or nothing for a task with a fresh open of its own.
+fn fd_suffix(fd: Option<u8>) -> String {
+    fd.map(|f| format!(" fd={f}")).unwrap_or_default()
 }
