@@ -223,3 +223,22 @@ fn the_scope_names_unshared_fault_readahead_only_where_a_fault_has_no_fd() {
     assert!(!says("\"fault 0 fd=0\", \"read 1+1 fd=0\""));
     assert!(!says("\"read 0+1\""));
 }
+
+/// The catalogue's t2-16k-fault-read-shared-ra (ra_pages 8): with the
+/// file's state the fault's window is pages 2-3; a fault keeping none
+/// reads pages 2-7, as its comment says. Without the truncation.
+#[test]
+fn the_16k_catalogue_check_reads_the_windows_its_comment_names() {
+    let m = |fault: &str| {
+        model(
+            from_toml(&format!(
+                "kernel = \"T2\"\npage_size = 16384\npages = 8\ninit_size = 8\ndaemon_threads = 1\nthreads = [[\"read 0+1 fd=0\", \"{fault}\"]]\n"
+            ))
+            .unwrap(),
+        )
+    };
+    let r = reads(&m("fault 1 fd=0"));
+    assert_eq!(r, [(0, 2), (2, 4)].into_iter().collect(), "{r:?}");
+    let r = reads(&m("fault 1"));
+    assert_eq!(r, [(0, 2), (2, 8)].into_iter().collect(), "{r:?}");
+}
