@@ -868,6 +868,42 @@ os.close(fd)
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// An mmap's ret mark says `vma=exec` when the mapping the kernel made
+/// is executable: PROT_READ under personality(READ_IMPLIES_EXEC) is
+/// VM_EXEC, whose faults 6.18 reads ahead differently, so conform
+/// refuses it; a plain PROT_READ mapping's ret has no such word.
+#[test]
+fn an_executable_mapping_is_marked_and_not_modelled() {
+    let prog = "import os, mmap, ctypes
+fd = os.open('f', os.O_CREAT | os.O_RDWR, 0o644)
+os.pwrite(fd, b'A' * 8192, 0)
+m = mmap.mmap(fd, 4096, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+m.close()
+ctypes.CDLL(None).personality(0x0400000)
+m = mmap.mmap(fd, 4096, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+m.close()
+os.close(fd)
+";
+    let Some((_one, d, r)) = record_python("record python3 exec mapping", "exec-map", prog) else {
+        return;
+    };
+    let rets: Vec<String> = marks(&r.trace())
+        .iter()
+        .map(|m| strip_actor(m))
+        .filter(|m| m.starts_with("ret mmap "))
+        .collect();
+    assert_eq!(rets.len(), 2, "{rets:#?}");
+    assert!(!rets[0].contains("vma="), "{rets:#?}");
+    assert!(rets[1].ends_with(" vma=exec"), "{rets:#?}");
+    let (code, out) = conform(&r);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("an executable mapping (VM_EXEC without PROT_EXEC"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// A live file whose real name ends in ` (deleted)`: /proc/PID/maps
 /// prints it as d_path prints an unlinked file. The recorder named its
 /// mapping `x` (the suffix stripped, as for an unlinked file) and

@@ -192,6 +192,9 @@ pub(super) struct EnvMaps {
     /// load task (the others), as trace task indices
     access: BTreeMap<u64, usize>,
     load: BTreeMap<u64, usize>,
+    /// Opens some page was mapped from along with another open: their
+    /// faults on it keep no readahead state (`map`)
+    mixed: BTreeSet<usize>,
 }
 
 impl EnvMaps {
@@ -201,6 +204,7 @@ impl EnvMaps {
             live: vec![],
             access: BTreeMap::new(),
             load: BTreeMap::new(),
+            mixed: BTreeSet::new(),
         }
     }
 
@@ -254,6 +258,7 @@ impl EnvMaps {
                         &mut tasks[t].0
                     {
                         if *o != open {
+                            self.mixed.extend(o.iter().chain(open.iter()));
                             *o = None;
                         }
                     }
@@ -351,6 +356,25 @@ impl EnvMaps {
             .map(|m| format!("{}..{}", m.first, m.first + m.n))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// Why the trace is not modelled when a page mapped from two opens
+    /// (whose faults keep no readahead state) belongs to an open whose
+    /// state `tasks` also use: a read(2) of it, or a fault of another
+    /// page that names it. The kernel's faults on the page set and read
+    /// that state; the model's would not, a false VIOLATION (an attack on
+    /// 4 Dec 2026: a fault's window, then a pread reaching its mark).
+    pub(super) fn mixed_shared(&self, tasks: &[(RawTask, String)]) -> Option<String> {
+        tasks.iter().find_map(|(t, what)| match t {
+            RawTask::Read { open: Some(o), .. }
+            | RawTask::EnvLoad { open: Some(o), .. }
+            | RawTask::EnvAccess { open: Some(o), .. }
+                if self.mixed.contains(o) =>
+            {
+                Some(format!("a page mapped from two opens, and {what} uses the readahead state (file->f_ra) of one of them: the page's one task cannot tell which file's state its faults set"))
+            }
+            _ => None,
+        })
     }
 
     /// Are any of the environment's tasks enabled now?

@@ -251,13 +251,14 @@ fn a_shared_mapping_without_prot_write_stores_nothing() {
     violates(&ev, "cannot produce a daemon read of WRITE[CACHE](p0)");
     conforms(&recorded(&lines(ro, FAULT, &cat(&[MUNMAP, CLOSE]))));
     // PROT_READ|PROT_WRITE, and a mark from before prot= was recorded
-    for rw in [
-        "call T0 mmap fd=6 off=0 len=8192 shared prot=rw",
-        "call T0 mmap fd=6 off=0 len=8192 shared prot=rwx",
-        SHARED,
-    ] {
+    for rw in ["call T0 mmap fd=6 off=0 len=8192 shared prot=rw", SHARED] {
         conforms(&recorded(&lines(rw, FAULT, &cat(&[MUNMAP_W, CLOSE]))));
     }
+    // PROT_EXEC: a VM_EXEC fault's readahead (6.18) is not the model's
+    // read-around
+    let rwx = "call T0 mmap fd=6 off=0 len=8192 shared prot=rwx";
+    let l = lines(rwx, FAULT, &cat(&[MUNMAP_W, CLOSE]));
+    assert!(not_modelled(&recorded(&l)).contains("an executable mapping (PROT_EXEC)"));
     let mut l = lines(ro, FAULT, &[]);
     l.extend(["call T0 mprotect off=0 len=8192", "ret T0 mprotect 0"]);
     l.extend(cat(&[MUNMAP_W, CLOSE]));

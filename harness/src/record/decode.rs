@@ -14,7 +14,7 @@
 //! | fstat, newfstatat(fd, "", AT_EMPTY_PATH) | `fstat fd=N path=REL` |
 //! | fcntl | `fcntl fd=N cmd=F_SETLK path=REL` (the number if unnamed) |
 //! | fadvise64 | `fadvise64 fd=N OFF LEN ADVICE path=REL` (`DONTNEED`...) |
-//! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private [populate] prot=rw\|r\|… path=REL` (`populate`: MAP_POPULATE or MAP_LOCKED) |
+//! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private [populate] prot=rw\|r\|… path=REL` (`populate`: MAP_POPULATE or MAP_LOCKED); its ret mark ends ` vma=exec` when the new mapping is executable (VM_EXEC in /proc/PID/maps: PROT_EXEC or READ_IMPLIES_EXEC) |
 //! | mlockall with MCL_FUTURE (no MCL_ONFAULT) | `mlockall future`: later mappings are populated by their mmap |
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
 //! | sendfile into a mount fd | `sendfile fd=N off=O TAGS len=L path=REL` (ret: ` buffer=changed` if the source or its offset changed while it ran); `sendfile fd=N path=REL copy=WHY` when what it copies is not known (`append`: an O_APPEND fd; `unsized`: a source whose size says nothing, sysfs, procfs, a pipe; `unread`; `none`: nothing at the source's offset) |
@@ -797,6 +797,15 @@ fn source_offset(pid: i32, fd: i64, ptr: Option<u64>) -> Option<u64> {
 /// and conform says such a read is not modelled.
 pub fn exit_tail(pid: i32, c: &Call, ret: i64) -> String {
     match &c.at_exit {
+        // the VMA's own exec bit: READ_IMPLIES_EXEC (personality) makes
+        // a PROT_READ mapping VM_EXEC, whose faults read ahead
+        // differently (conform refuses it); `vma=unreadable`: maps gave
+        // no mapping at the address
+        AtExit::Mapped if ret >= 0 => match proc::executable_at(pid, ret as u64) {
+            Some(true) => " vma=exec".into(),
+            Some(false) => String::new(),
+            None => " vma=unreadable".into(),
+        },
         AtExit::Data(bufs) if ret >= 0 => {
             let Some(data) = proc::read_bufs(pid, bufs, ret as u64) else {
                 return " buffer=unreadable".into();

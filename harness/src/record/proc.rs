@@ -187,12 +187,14 @@ pub struct Map {
     pub rel: String,
 }
 
-/// One line of `/proc/PID/maps`: [start, end), whether writable, file
-/// offset, inode number, path ("" for an anonymous mapping).
+/// One line of `/proc/PID/maps`: [start, end), whether writable and
+/// executable, file offset, inode number, path ("" for an anonymous
+/// mapping).
 struct MapsLine {
     start: u64,
     end: u64,
     writable: bool,
+    executable: bool,
     off: u64,
     ino: u64,
     path: String,
@@ -210,6 +212,7 @@ fn maps(pid: i32) -> Vec<MapsLine> {
                 start: u64::from_str_radix(a, 16).ok()?,
                 end: u64::from_str_radix(b, 16).ok()?,
                 writable: f.get(1)?.as_bytes().get(1) == Some(&b'w'),
+                executable: f.get(1)?.as_bytes().get(2) == Some(&b'x'),
                 off: u64::from_str_radix(f.get(2)?, 16).ok()?,
                 ino: f.get(4)?.parse().ok()?,
                 path: f.get(5).map_or("", |p| p.trim_start()).to_string(),
@@ -305,6 +308,16 @@ pub fn would_fault(pid: i32, addr: u64) -> bool {
         .iter()
         .any(|m| m.writable && m.start <= addr && addr < m.end);
     !writable || read_mem(pid, addr, 1).is_none()
+}
+
+/// Is the mapping of `pid` at `addr` executable (VM_EXEC: PROT_EXEC,
+/// or READ_IMPLIES_EXEC adding it to PROT_READ in do_mmap)? `None`:
+/// no mapping there, or maps unreadable.
+pub fn executable_at(pid: i32, addr: u64) -> Option<bool> {
+    maps(pid)
+        .iter()
+        .find(|m| m.start <= addr && addr < m.end)
+        .map(|m| m.executable)
 }
 
 /// The u64 at `addr` in `pid`'s memory (an offset or flags argument
