@@ -153,6 +153,55 @@ fn a_page_mapped_from_two_opens_names_no_open() {
     assert_eq!(env_tasks(&ev), SHARED_2_PAGES);
 }
 
+/// The page a mapped page's read-around marks (ra->start + 24, ra->start
+/// = page - 16, at least 0) starts a position when it lies inside the
+/// file the trace names: a pread of pages 20-27 in a 64-page file mapped
+/// at page 0 or 10 (mark 24) or 50 (mark 58) is cut there; a 20-page
+/// file read in pages 0-7 gets no position at 24.
+#[test]
+fn a_read_around_mark_starts_a_position() {
+    let starts = |map_page: u64, size: u64, read: (u64, u64)| -> Vec<u64> {
+        let trunc = format!("call T0 ftruncate fd=6 {}", size * 4096);
+        let map = format!("call T0 mmap fd=6 off={} len=4096 shared", map_page * 4096);
+        let pread = format!(
+            "call T0 pread fd=6 off={} len={}",
+            read.0 * 4096,
+            read.1 * 4096
+        );
+        let ret = format!(
+            "ret T0 pread {} data={}",
+            read.1 * 4096,
+            ".".repeat(read.1 as usize)
+        );
+        let mut l: Vec<&str> = OPEN.to_vec();
+        l.extend([
+            trunc.as_str(),
+            "req 6 SETATTR",
+            "reply 6 SETATTR",
+            "ret T0 ftruncate 0",
+            map.as_str(),
+            "ret T0 mmap 4096",
+            pread.as_str(),
+            ret.as_str(),
+        ]);
+        let ev = recorded(&l);
+        let m = match translate(&ev, None).unwrap() {
+            Translation::Modelled(m) => m,
+            Translation::NotModelled(w) => panic!("{w}"),
+        };
+        m.regions.iter().map(|r| r.0).collect()
+    };
+    for (page, mark) in [(0, 24), (10, 24), (50, 58)] {
+        let s = starts(page, 64, (20, 8));
+        assert!(s.contains(&mark), "mapped at {page}: {s:?}");
+    }
+    // without the mark, 20-27 is one position
+    let s = starts(50, 64, (20, 8));
+    assert!(!s.contains(&24), "{s:?}");
+    let s = starts(0, 20, (0, 8));
+    assert!(!s.contains(&24), "{s:?}");
+}
+
 #[test]
 fn no_access_outside_a_mapping() {
     // the fault's READ before the mmap returned

@@ -280,6 +280,30 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     // ---- regions: the coarsest split of the file such that every syscall
     // range, request range and size is whole model pages.
     let mut bounds = named_bounds(&tasks, &raw, false);
+    if uneven.is_none() && unit == PG {
+        // the page of the PG_readahead mark an environment's fault's
+        // read-around leaves (do_sync_mmap_readahead: ra->start = pgoff -
+        // ra_pages / 2, size ra_pages, async_size ra_pages / 4), when it
+        // lies inside the file the trace names, starts a position, so
+        // that a read or fault reaching it off the expected index sees
+        // the kernel's index (the model takes a position's first page;
+        // an attack on 4 Dec 2026 found a false VIOLATION that way)
+        let end = bounds.last().copied().unwrap_or(0);
+        let ra = RA_BYTES as u64 / PG;
+        let marks: Vec<u64> = tasks
+            .iter()
+            .filter_map(|(t, _)| match t {
+                RawTask::EnvLoad { page, .. } | RawTask::EnvAccess { page, .. } => {
+                    Some(page.saturating_sub(ra / 2) + ra - ra / 4)
+                }
+                _ => None,
+            })
+            .filter(|m| *m < end)
+            .collect();
+        bounds.extend(marks);
+        bounds.sort();
+        bounds.dedup();
+    }
     if let Some(b) = &uneven {
         // uneven positions: every position is one (uneven_grid)
         bounds = (0..b.len() as u64).collect();
