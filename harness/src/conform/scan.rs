@@ -1595,8 +1595,17 @@ pub(super) fn scan(
                             .filter_map(|p| p.task)
                             .collect();
                         let [task] = opens[..] else {
+                            // none: an open the marks do not show as
+                            // one of the mount's (a path outside it that
+                            // leads in, /proc/PID/fd/N: an attack on 4
+                            // Dec 2026)
+                            let why = if opens.is_empty() {
+                                " (an open of a path outside the mount that reaches its file, such as /proc/PID/fd/N, is not marked as the mount's)"
+                            } else {
+                                ""
+                            };
                             return nm(format!(
-                                "an OPEN read while {} open() calls are pending: it cannot be given to one open task",
+                                "an OPEN read while {} open() calls are pending: it cannot be given to one open task{why}",
                                 opens.len()
                             ));
                         };
