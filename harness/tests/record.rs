@@ -870,7 +870,7 @@ os.close(fd)
 
 /// An mmap's ret mark says `vma=exec` when the mapping the kernel made
 /// is executable: PROT_READ under personality(READ_IMPLIES_EXEC) is
-/// VM_EXEC, whose faults 6.18 reads ahead differently, so conform
+/// VM_EXEC, whose faults 6.17 and later read ahead differently, so conform
 /// refuses it; a plain PROT_READ mapping's ret has no such word.
 #[test]
 fn an_executable_mapping_is_marked_and_not_modelled() {

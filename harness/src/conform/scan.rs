@@ -1187,12 +1187,12 @@ pub(super) fn scan(
                                     // without prot= (traces before it was
                                     // recorded) may store
                                     let no_write = arg(&args, "prot").is_some_and(|p| !p.contains('w'));
-                                    // VM_EXEC: 6.18's do_sync_mmap_readahead
+                                    // VM_EXEC: since 6.17 do_sync_mmap_readahead
                                     // reads from the fault to the VMA's end
                                     // with async_size 0, not the read-around
                                     // the model's faults do
                                     if arg(&args, "prot").is_some_and(|p| p.contains('x')) {
-                                        return nm(format!("#{} an executable mapping (PROT_EXEC): since 6.18 a fault of a VM_EXEC mapping reads ahead from the fault to the mapping's end and marks nothing (do_sync_mmap_readahead), which the model's read-around does not follow", e.seq));
+                                        return nm(format!("#{} an executable mapping (PROT_EXEC): since 6.17 a fault of a VM_EXEC mapping reads ahead from the fault to the mapping's end and marks nothing (do_sync_mmap_readahead), which the model's read-around does not follow", e.seq));
                                     }
                                     let shared = words.contains(&"shared") && !ro && !no_write;
                                     let n = (off + len).div_ceil(PG) - first;
@@ -1345,7 +1345,7 @@ pub(super) fn scan(
                         // (READ_IMPLIES_EXEC makes PROT_READ executable)
                         let tail = e.text.as_deref().unwrap_or("");
                         if tail.split_whitespace().any(|w| w == "vma=exec") {
-                            return nm(format!("#{} an executable mapping (VM_EXEC without PROT_EXEC: READ_IMPLIES_EXEC): since 6.18 a fault of a VM_EXEC mapping reads ahead from the fault to the mapping's end and marks nothing (do_sync_mmap_readahead), which the model's read-around does not follow", e.seq));
+                            return nm(format!("#{} an executable mapping (VM_EXEC without PROT_EXEC: READ_IMPLIES_EXEC): since 6.17 a fault of a VM_EXEC mapping reads ahead from the fault to the mapping's end and marks nothing (do_sync_mmap_readahead), which the model's read-around does not follow", e.seq));
                         }
                         if tail.split_whitespace().any(|w| w == "vma=unreadable") {
                             return nm(format!("#{} a mapping whose flags the recorder could not read: whether it is executable (its faults' readahead) is not known", e.seq));

@@ -303,7 +303,7 @@ fn a_shared_mapping_without_prot_write_stores_nothing() {
     for rw in ["call T0 mmap fd=6 off=0 len=8192 shared prot=rw", SHARED] {
         conforms(&recorded(&lines(rw, FAULT, &cat(&[MUNMAP_W, CLOSE]))));
     }
-    // PROT_EXEC: a VM_EXEC fault's readahead (6.18) is not the model's
+    // PROT_EXEC: a VM_EXEC fault's readahead (6.17 on) is not the model's
     // read-around
     let rwx = "call T0 mmap fd=6 off=0 len=8192 shared prot=rwx";
     let l = lines(rwx, FAULT, &cat(&[MUNMAP_W, CLOSE]));

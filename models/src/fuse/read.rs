@@ -438,8 +438,13 @@ impl FuseModel {
             }
             (start, next_ra_size(start - index + req, max))
         };
-        // readit: ra->order += 2 (from 0)
-        let align = 1u32 << 2u32.min(max.trailing_zeros());
+        // readit: ra->order += 2 (from 0), and since 6.17 the end rounded
+        // down to 1 << min(order, ffs(max_pages) - 1) pages
+        let align = if self.cfg.variant.ra_round_end {
+            1u32 << 2u32.min(max.trailing_zeros())
+        } else {
+            1
+        };
         let end = start + size;
         let aligned_end = end / align * align;
         let size = if aligned_end > start {

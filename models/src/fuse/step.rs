@@ -231,6 +231,12 @@ impl Tree {
         self >= Tree::V617
     }
 
+    /// page_cache_async_ra rounds its window's end (6.17's readahead
+    /// series): 6.17 on.
+    pub fn ra_round_end(self) -> bool {
+        self >= Tree::V617
+    }
+
     /// Reads (readahead, read_folio) through iomap: 6.19 on.
     pub fn iomap_reads(self) -> bool {
         self >= Tree::V619
@@ -757,7 +763,8 @@ mod tests {
     }
 
     /// A check's label, its mechanics and its narration agree: `T17`
-    /// runs T's mechanics (the same configuration but for the tree) and
+    /// runs T's mechanics (the same configuration but for the tree, its
+    /// iomap writeback and its readahead window rounding) and
     /// prints 6.17's names; `T` stays 6.16 and serialises as before.
     #[test]
     fn a_label_names_its_tree_in_config_and_narration() {
@@ -772,10 +779,15 @@ mod tests {
             "a state's own label adds nothing to the config"
         );
         assert!(t17.variant.iomap_wb_eof && !t.variant.iomap_wb_eof);
+        assert!(t17.variant.ra_round_end && !t.variant.ra_round_end);
         let mut same = t17.clone();
         same.tree = None;
         same.variant.iomap_wb_eof = false;
-        assert_eq!(same, t, "only the tree and its iomap writeback differ");
+        same.variant.ra_round_end = false;
+        assert_eq!(
+            same, t,
+            "only the tree, its iomap writeback and its readahead rounding differ"
+        );
         assert_eq!(crate::fuse::FuseModel::kernel_of(&t17), "T17");
         assert_eq!(crate::fuse::FuseModel::kernel_of(&t), "T");
         let m = crate::fuse::FuseModel::build(&t17).unwrap();

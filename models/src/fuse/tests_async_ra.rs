@@ -242,3 +242,23 @@ fn the_16k_catalogue_check_reads_the_windows_its_comment_names() {
     let r = reads(&m("fault 1"));
     assert_eq!(r, [(0, 2), (2, 8)].into_iter().collect(), "{r:?}");
 }
+
+/// ra_round_end (6.17 on): the fault's async window of
+/// t2-16k-fault-read-shared-ra, pages 2-5 (ra->start 2, size 4), has its
+/// end rounded down to 4 pages on 6.18 (T2) and on the T17 label; 6.16
+/// (T) and L read it whole.
+#[test]
+fn the_window_end_is_rounded_from_6_17_on() {
+    let m = |kernel: &str| {
+        model(
+            from_toml(&format!(
+                "kernel = \"{kernel}\"\npage_size = 16384\npages = 8\ninit_size = 8\ndaemon_threads = 1\nthreads = [[\"read 0+1 fd=0\", \"fault 1 fd=0\"]]\n"
+            ))
+            .unwrap(),
+        )
+    };
+    for (k, end) in [("T2", 4), ("T17", 4), ("T", 6), ("L", 6)] {
+        let r = reads(&m(k));
+        assert_eq!(r, [(0, 2), (2, end)].into_iter().collect(), "{k}: {r:?}");
+    }
+}

@@ -175,6 +175,7 @@ impl Config {
         // a label's code tree decides what its mechanics lack: T17 runs
         // T's with 6.17's iomap writeback
         variant.iomap_wb_eof |= tree.iomap_writeback();
+        variant.ra_round_end |= tree.ra_round_end();
         for f in crate::common::variant_flags(&raw.variant)? {
             variant.set(f)?;
         }

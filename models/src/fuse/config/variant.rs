@@ -132,6 +132,15 @@ pub struct Variant {
     /// when it is sent. On for T2 and C, and for the T17 label.
     #[serde(default)]
     pub iomap_wb_eof: bool,
+    /// page_cache_async_ra rounds the next window's end down to a
+    /// multiple of 1 << min(ra->order, ffs(max_pages) - 1) pages after
+    /// `ra->order += 2` (6.17's readahead series, "mm/readahead:
+    /// terminate async readahead on natural boundary", posted 9 Jun
+    /// 2025 after 6.16-rc1; read in the 6.17 and 6.18 trees). Off (6.16
+    /// and before), the window keeps its ramped size (read.rs
+    /// `async_ra`). On for T2 and C, and for the T17 label.
+    #[serde(default)]
+    pub ra_round_end: bool,
     /// Large folios: the folio order cap honours max_read (the Aug 2025
     /// "fuse: enable large folios" posting); off, v2 patch 12's cap
     /// ilog2(min(max_write / PAGE, max_pages)). (lfolio.rs)
@@ -313,6 +322,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "reclaim_flag",
     "slot_check",
     "iomap_wb_eof",
+    "ra_round_end",
     "lf_cap_max_read",
     "lf_readahead_guard",
     "mut_vmscan_ignores_flag",
@@ -363,6 +373,7 @@ impl Variant {
                 dio_invalidate_after_write: true,
                 reclaim_flag: true,
                 iomap_wb_eof: true,
+                ra_round_end: true,
                 ..Variant::default()
             },
             Kernel::C => Variant {
@@ -371,6 +382,7 @@ impl Variant {
                 reclaim_flag: true,
                 slot_check: true,
                 iomap_wb_eof: true,
+                ra_round_end: true,
                 uring_bg_finish_first: true,
                 ..Variant::default()
             },
@@ -406,6 +418,7 @@ impl Variant {
             "reclaim_flag" => &mut self.reclaim_flag,
             "slot_check" => &mut self.slot_check,
             "iomap_wb_eof" => &mut self.iomap_wb_eof,
+            "ra_round_end" => &mut self.ra_round_end,
             "lf_cap_max_read" => &mut self.lf_cap_max_read,
             "lf_readahead_guard" => &mut self.lf_readahead_guard,
             "mut_vmscan_ignores_flag" => &mut self.mut_vmscan_ignores_flag,
@@ -482,6 +495,7 @@ impl Variant {
             ("reclaim_flag", self.reclaim_flag),
             ("slot_check", self.slot_check),
             ("iomap_wb_eof", self.iomap_wb_eof),
+            ("ra_round_end", self.ra_round_end),
             ("lf_cap_max_read", self.lf_cap_max_read),
             ("lf_readahead_guard", self.lf_readahead_guard),
             ("mut_vmscan_ignores_flag", self.mut_vmscan_ignores_flag),
