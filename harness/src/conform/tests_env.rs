@@ -156,8 +156,9 @@ fn a_page_mapped_from_two_opens_names_no_open() {
 /// The page a mapped page's read-around marks (ra->start + 24, ra->start
 /// = page - 16, at least 0) starts a position when it lies inside the
 /// file the trace names: a pread of pages 20-27 in a 64-page file mapped
-/// at page 0 or 10 (mark 24) or 50 (mark 58) is cut there; a 20-page
-/// file read in pages 0-7 gets no position at 24.
+/// at page 0 or 10 (mark 24) or 50 (mark 56) is cut there; a 20-page
+/// file read in pages 0-7 gets no position at 24; a 24-page file's
+/// window, cut at EOF, marks page 16.
 #[test]
 fn a_read_around_mark_starts_a_position() {
     let starts = |map_page: u64, size: u64, read: (u64, u64)| -> Vec<u64> {
@@ -191,7 +192,8 @@ fn a_read_around_mark_starts_a_position() {
         };
         m.regions.iter().map(|r| r.0).collect()
     };
-    for (page, mark) in [(0, 24), (10, 24), (50, 58)] {
+    // (page 50: the window 34-65 is cut at EOF, 30 pages: mark 56)
+    for (page, mark) in [(0, 24), (10, 24), (50, 56)] {
         let s = starts(page, 64, (20, 8));
         assert!(s.contains(&mark), "mapped at {page}: {s:?}");
     }
@@ -200,6 +202,10 @@ fn a_read_around_mark_starts_a_position() {
     assert!(!s.contains(&24), "{s:?}");
     let s = starts(0, 20, (0, 8));
     assert!(!s.contains(&24), "{s:?}");
+    // the window cut at EOF: a 24-page file's read-around from page 0
+    // reads 24 pages and marks page 16 (nr_to_read - async_size)
+    let s = starts(0, 24, (12, 8));
+    assert!(s.contains(&16), "{s:?}");
 }
 
 #[test]

@@ -283,24 +283,42 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     if uneven.is_none() && unit == PG {
         // the page of the PG_readahead mark an environment's fault's
         // read-around leaves (do_sync_mmap_readahead: ra->start = pgoff -
-        // ra_pages / 2, size ra_pages, async_size ra_pages / 4), when it
-        // lies inside the file the trace names, starts a position, so
-        // that a read or fault reaching it off the expected index sees
-        // the kernel's index (the model takes a position's first page;
-        // an attack on 4 Dec 2026 found a false VIOLATION that way)
+        // ra_pages / 2, size ra_pages, async_size ra_pages / 4; then
+        // do_page_cache_ra cuts the window at EOF and
+        // page_cache_ra_unbounded marks nr_to_read - async_size, none if
+        // fewer pages are read), for every size the file may have at the
+        // fault (each write's end and truncation size, and the largest
+        // offset named), when it lies inside the file: it starts a
+        // position, so that a read or fault reaching it off the expected
+        // index sees the kernel's index (the model takes a position's
+        // first page; attacks on 4 Dec 2026 found false VIOLATIONs that
+        // way, also with the window cut at EOF)
         let end = bounds.last().copied().unwrap_or(0);
         let ra = RA_BYTES as u64 / PG;
-        let marks: Vec<u64> = tasks
+        let mut sizes: Vec<u64> = tasks
             .iter()
             .filter_map(|(t, _)| match t {
-                RawTask::EnvLoad { page, .. } | RawTask::EnvAccess { page, .. } => {
-                    Some(page.saturating_sub(ra / 2) + ra - ra / 4)
-                }
+                RawTask::Write { first, n, .. }
+                | RawTask::DioWrite { first, n, .. }
+                | RawTask::OdirectWrite { first, n, .. } => Some(first + n),
+                RawTask::Truncate { size } => Some(*size),
                 _ => None,
             })
-            .filter(|m| *m < end)
             .collect();
-        bounds.extend(marks);
+        sizes.push(end);
+        let mut marks: Vec<u64> = vec![];
+        for (t, _) in &tasks {
+            if let RawTask::EnvLoad { page, .. } | RawTask::EnvAccess { page, .. } = t {
+                let start = page.saturating_sub(ra / 2);
+                for &size in &sizes {
+                    let nr = ra.min(size.saturating_sub(start));
+                    if nr >= ra / 4 && nr > 0 {
+                        marks.push(start + nr - ra / 4);
+                    }
+                }
+            }
+        }
+        bounds.extend(marks.into_iter().filter(|m| *m < end));
         bounds.sort();
         bounds.dedup();
     }
