@@ -365,16 +365,10 @@ impl EnvMaps {
     /// that state; the model's would not, a false VIOLATION (an attack on
     /// 4 Dec 2026: a fault's window, then a pread reaching its mark).
     pub(super) fn mixed_shared(&self, tasks: &[(RawTask, String)]) -> Option<String> {
-        tasks.iter().find_map(|(t, what)| match t {
-            RawTask::Read { open: Some(o), .. }
-            | RawTask::EnvLoad { open: Some(o), .. }
-            | RawTask::EnvAccess { open: Some(o), .. }
-                if self.mixed.contains(o) =>
-            {
-                Some(format!("a page mapped from two opens, and {what} uses the readahead state (file->f_ra) of one of them: the page's one task cannot tell which file's state its faults set"))
-            }
-            _ => None,
-        })
+        let (_, what) = tasks
+            .iter()
+            .find(|(t, _)| t.ra_open().is_some_and(|o| self.mixed.contains(&o)))?;
+        Some(format!("a page mapped from two opens, and {what} uses the readahead state (file->f_ra) of one of them: the page's one task cannot tell which file's state its faults set"))
     }
 
     /// Are any of the environment's tasks enabled now?

@@ -138,3 +138,16 @@ pub(super) enum RawTask {
 pub(super) fn nm<T>(why: impl Into<String>) -> Result<T, String> {
     Err(why.into())
 }
+
+impl RawTask {
+    /// The open whose readahead state (file->f_ra) this task uses: a
+    /// buffered read's, or a mapped page's (envmap.rs), when known.
+    pub(super) fn ra_open(&self) -> Option<usize> {
+        match self {
+            RawTask::Read { open, .. }
+            | RawTask::EnvLoad { open, .. }
+            | RawTask::EnvAccess { open, .. } => *open,
+            _ => None,
+        }
+    }
+}

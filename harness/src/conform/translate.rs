@@ -312,7 +312,7 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
                 let start = page.saturating_sub(ra / 2);
                 for &size in &sizes {
                     let nr = ra.min(size.saturating_sub(start));
-                    if nr >= ra / 4 && nr > 0 {
+                    if nr >= ra / 4 {
                         marks.push(start + nr - ra / 4);
                     }
                 }
@@ -462,13 +462,8 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
     // where the kernel takes a sequential miss's, a VIOLATION on a
     // correct kernel (docs/findings.md M-ra-prev-pos, M-ra-async)
     let mut users_of: BTreeMap<usize, usize> = BTreeMap::new();
-    for (t, _) in &tasks {
-        if let RawTask::Read { open: Some(o), .. }
-        | RawTask::EnvLoad { open: Some(o), .. }
-        | RawTask::EnvAccess { open: Some(o), .. } = t
-        {
-            *users_of.entry(*o).or_default() += 1;
-        }
+    for o in tasks.iter().filter_map(|(t, _)| t.ra_open()) {
+        *users_of.entry(o).or_default() += 1;
     }
     let shared = users_of.values().filter(|n| **n > 1).count();
     if shared > wbspec_models::fuse::MAX_FDS {

@@ -322,6 +322,16 @@ impl FuseModel {
         !fault || self.ra_fd(t).is_some()
     }
 
+    /// The readahead state task `t` reads: its file's if it keeps one
+    /// (`keeps_ra`), else a fresh file's (all 0).
+    fn fault_or_read_ra(&self, s: &State, t: usize, fault: bool) -> RaWin {
+        if self.keeps_ra(t, fault) {
+            self.ra_state(s, t)
+        } else {
+            RaWin::FRESH
+        }
+    }
+
     /// The readahead state of task `t`'s file: its `fd=F`'s, or the
     /// task's own file's.
     fn ra_state(&self, s: &State, t: usize) -> RaWin {
@@ -391,11 +401,7 @@ impl FuseModel {
         if !s.pages[f.start].has(PG_READAHEAD) || s.pages[f.start].wb() {
             return None;
         }
-        let w = if self.keeps_ra(t, fault) {
-            self.ra_state(s, t)
-        } else {
-            RaWin::FRESH
-        };
+        let w = self.fault_or_read_ra(s, t, fault);
         let (ka, kb) = (self.real_start(f.start as u8), self.kpage_end(f.end as u8));
         let expected = (w.start + w.size as u32).saturating_sub(w.asz as u32);
         Some(if (ka..kb).contains(&expected) {
@@ -417,11 +423,7 @@ impl FuseModel {
     ) -> Step {
         s.pages[self.folio(p).start].clear(PG_READAHEAD);
         let max = self.ra_pages() as u32;
-        let mut w = if self.keeps_ra(t, fault) {
-            self.ra_state(s, t)
-        } else {
-            RaWin::FRESH
-        };
+        let mut w = self.fault_or_read_ra(s, t, fault);
         let (start, size) = if expected {
             // the expected callback index: ramp up, push forward
             let size = (w.size as u32).max(next_ra_size(w.size as u32, max));
