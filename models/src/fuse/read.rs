@@ -85,6 +85,24 @@ fn init_ra_size(req: u8, max: u8) -> u8 {
     }
 }
 
+/// ondemand_readahead's `readit:` (ra_ondemand, 6.1 - 6.10): "Will this
+/// read hit the readahead marker made by itself? If so, trigger the
+/// readahead marker hit now, and merge the resulted next readahead
+/// window into the current one": a window (`size`, `asz`) starting at
+/// the index (`at_index`) with size == async_size grows by
+/// get_next_ra_size, or becomes max_pages with async_size max_pages / 2.
+fn ondemand_merge(at_index: bool, size: u32, asz: u32, max: u32) -> (u32, u32) {
+    if !(at_index && size == asz) {
+        return (size, asz);
+    }
+    let add = next_ra_size(size, max);
+    if size + add <= max {
+        (size + add, add)
+    } else {
+        (max, max / 2)
+    }
+}
+
 impl FuseModel {
     /// ra->ra_pages in kernel pages.
     fn ra_pages(&self) -> u8 {
@@ -105,6 +123,12 @@ impl FuseModel {
         if u > 1 {
             let lo = (a * u).min(n as u32) as u8;
             return (lo, (b * u).min(n as u32) as u8);
+        }
+        if a >= self.lay.kpage[n as usize] {
+            // a window that starts past the last position holds none
+            // (before 4 Dec 2026 it took the last position, which the
+            // EOF clamp did not remove when the file reached it)
+            return (n, n);
         }
         // (the first position of a page: uneven positions share pages)
         let lo = (0..n)
@@ -167,6 +191,9 @@ impl FuseModel {
         let req = self.kpage_end(p + req) - start;
         let oversized = req > self.ra_pages() as u32;
         let last = start + req;
+        if let Some(win) = self.ondemand_sync(s, t, start, last) {
+            return win;
+        }
         let (w, asz) = if start == 0 || oversized || self.sequential_miss(s, t, p) {
             // start of file, an oversized read, or a sequential miss: the
             // initial window
@@ -217,6 +244,41 @@ impl FuseModel {
             // pollute the readahead state."
             keep: asz != 0,
         }
+    }
+
+    /// ondemand_readahead's sync miss (ra_ondemand: 6.1 - 6.10) at kernel
+    /// page `start`, not the file's first, of a read ending at `last`:
+    /// "It's the expected callback index, assume sequential access. Ramp
+    /// up sizes, and push forward the readahead window" when `start` is
+    /// ra->start + ra->size - ra->async_size or ra->start + ra->size,
+    /// checked before the oversized read and the sequential miss. The
+    /// window starts at ra->start + ra->size: at the expected index of a
+    /// window with async_size > 0 it does not hold the miss, which
+    /// filemap_get_pages then reads alone (filemap_create_folio), the
+    /// case "readahead: Make sure sync readahead reads needed page"
+    /// (6.11) removed. `None`: another path, or ra_ondemand off.
+    fn ondemand_sync(&self, s: &State, t: usize, start: u32, last: u32) -> Option<Window> {
+        if !self.cfg.variant.ra_ondemand || start == 0 {
+            return None;
+        }
+        let w = self.ra_state(s, t);
+        let end = w.start + w.size as u32;
+        if start != end - (w.asz as u32).min(w.size as u32) && start != end {
+            return None;
+        }
+        let max = self.ra_pages() as u32;
+        let size = (w.size as u32).max(next_ra_size(w.size as u32, max));
+        let (size, asz) = ondemand_merge(start == end, size, size, max);
+        let (lo, hi) = self.model_span(end, end + size);
+        Some(Window {
+            lo,
+            hi,
+            asz: asz.min(255) as u8,
+            kstart: end,
+            ksize: size,
+            last,
+            keep: true,
+        })
     }
 
     /// A miss: page_cache_sync_ra (read(2)) or do_sync_mmap_readahead
@@ -350,7 +412,9 @@ impl FuseModel {
 
     /// page_cache_next_miss(mapping, from, max): the first kernel page
     /// from `from` on that no folio holds, looking at `max` pages (`from
-    /// + max` if all are cached).
+    /// + max` if all are cached; with ra_ondemand `from + max - 1`, the
+    /// last page it looked at, as before "filemap: fix
+    /// page_cache_next_miss() when no hole found", 6.11).
     fn next_miss(&self, s: &State, from: u32, max: u32) -> u32 {
         let mut k = from;
         while k < from + max {
@@ -361,7 +425,11 @@ impl FuseModel {
                 _ => return k,
             }
         }
-        from + max
+        if self.cfg.variant.ra_ondemand {
+            from + max - 1
+        } else {
+            from + max
+        }
     }
 
     /// A lookup finds folio `p` marked PG_readahead: filemap_readahead
@@ -403,9 +471,14 @@ impl FuseModel {
         }
         let w = self.fault_or_read_ra(s, t, fault);
         let (ka, kb) = (self.real_start(f.start as u8), self.kpage_end(f.end as u8));
-        let expected = (w.start + w.size as u32).saturating_sub(w.asz as u32);
+        let end = w.start + w.size as u32;
+        let expected = end.saturating_sub(w.asz as u32);
         Some(if (ka..kb).contains(&expected) {
             (expected, true)
+        } else if self.cfg.variant.ra_ondemand && (ka..kb).contains(&end) {
+            // ondemand_readahead: `index == expected || index ==
+            // (ra->start + ra->size)`
+            (end, true)
         } else {
             (ka, false)
         })
@@ -454,10 +527,18 @@ impl FuseModel {
         } else {
             size
         };
+        // async_size = size; ondemand_readahead (6.1 - 6.10) merges the
+        // next window into one that starts at the index: a marked folio
+        // at ra->start + ra->size
+        let (size, asz) = if self.cfg.variant.ra_ondemand {
+            ondemand_merge(index == start, size, size, max)
+        } else {
+            (size, size)
+        };
         w = RaWin {
             start,
             size: size.min(255) as u8,
-            asz: size.min(255) as u8,
+            asz: asz.min(255) as u8,
         };
         if self.keeps_ra(t, fault) {
             self.set_ra_state(s, t, w);

@@ -262,3 +262,36 @@ fn the_window_end_is_rounded_from_6_17_on() {
         assert_eq!(r, [(0, 2), (2, end)].into_iter().collect(), "{k}: {r:?}");
     }
 }
+
+/// 6.1's ondemand_readahead (ra_ondemand) against 6.11+, on the
+/// positions of the recorded scenario r_ra_skip (32 pages; reads of
+/// pages 0, 4 and 13 on one fd): the first read's window is pages 0-3
+/// (async_size 3, page 1 marked); the read of page 4 skips the mark and
+/// misses at ra->start + ra->size. 6.1 pushes the window forward (8
+/// pages, async_size 8) and, as it starts at the index with size ==
+/// async_size, merges the next (16): pages 4-27, and page 13 is cached.
+/// 6.11+ take the 4 cached pages before the miss, from the file's
+/// start, doubled, plus the page: pages 4-12, and page 13 misses
+/// (13 cached pages from the start, doubled, cut at EOF: 13-31).
+/// Recorded so on Debian's 6.1.192 and 6.12.118
+/// (harness/tests/traces/6.1.0-57/r_ra_skip.jsonl; the 6.12 run in
+/// harness/tests/vm.rs).
+#[test]
+fn a_miss_at_the_windows_end_pushes_it_forward_on_6_1() {
+    let m = |variant: &str| {
+        let mut c = from_toml(&format!(
+            "kernel = \"L\"\n{variant}pages = 7\ninit_size = 7\ndaemon_threads = 1\nthreads = [[\"read 0+1 fd=0\", \"read 2+1 fd=0\", \"read 4+1 fd=0\"]]\n"
+        ))
+        .unwrap();
+        c.real_pages[..7].copy_from_slice(&[1, 3, 1, 8, 1, 14, 4]);
+        model(c)
+    };
+    let r = reads(&m("variant = [\"ra_ondemand\"]\n"));
+    assert_eq!(r, [(0, 4), (4, 28)].into_iter().collect(), "6.1: {r:?}");
+    let r = reads(&m(""));
+    assert_eq!(
+        r,
+        [(0, 4), (4, 13), (13, 32)].into_iter().collect(),
+        "6.11+: {r:?}"
+    );
+}

@@ -141,6 +141,21 @@ pub struct Variant {
     /// `async_ra`). On for T2 and C, and for the T17 label.
     #[serde(default)]
     pub ra_round_end: bool,
+    /// 6.1 - 6.10's ondemand_readahead (mm/readahead.c before Jan
+    /// Kara's readahead series, posted 25 Jun 2024, in 6.11; read in the
+    /// 6.1.166 tree): a miss (page_cache_sync_ra) at the expected index
+    /// (ra->start + ra->size - ra->async_size) or at ra->start +
+    /// ra->size pushes the window forward as a PG_readahead hit does,
+    /// before the oversized and prev-miss checks, and a marked folio at
+    /// ra->start + ra->size counts as expected too; a window that starts
+    /// at the index with size == async_size merges the next one
+    /// ("Will this read hit the readahead marker made by itself?");
+    /// page_cache_next_miss returns the last index it looked at when it
+    /// finds no hole. Off: 6.11's page_cache_sync_ra and
+    /// page_cache_async_ra (read.rs). On for the 6.1 release
+    /// (checks/facts/kernels.toml).
+    #[serde(default)]
+    pub ra_ondemand: bool,
     /// Large folios: the folio order cap honours max_read (the Aug 2025
     /// "fuse: enable large folios" posting); off, v2 patch 12's cap
     /// ilog2(min(max_write / PAGE, max_pages)). (lfolio.rs)
@@ -323,6 +338,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "slot_check",
     "iomap_wb_eof",
     "ra_round_end",
+    "ra_ondemand",
     "lf_cap_max_read",
     "lf_readahead_guard",
     "mut_vmscan_ignores_flag",
@@ -419,6 +435,7 @@ impl Variant {
             "slot_check" => &mut self.slot_check,
             "iomap_wb_eof" => &mut self.iomap_wb_eof,
             "ra_round_end" => &mut self.ra_round_end,
+            "ra_ondemand" => &mut self.ra_ondemand,
             "lf_cap_max_read" => &mut self.lf_cap_max_read,
             "lf_readahead_guard" => &mut self.lf_readahead_guard,
             "mut_vmscan_ignores_flag" => &mut self.mut_vmscan_ignores_flag,
@@ -496,6 +513,7 @@ impl Variant {
             ("slot_check", self.slot_check),
             ("iomap_wb_eof", self.iomap_wb_eof),
             ("ra_round_end", self.ra_round_end),
+            ("ra_ondemand", self.ra_ondemand),
             ("lf_cap_max_read", self.lf_cap_max_read),
             ("lf_readahead_guard", self.lf_readahead_guard),
             ("mut_vmscan_ignores_flag", self.mut_vmscan_ignores_flag),
