@@ -129,3 +129,29 @@ fn debian_6_12_117_traces_have_their_pinned_verdicts() {
 fn debian_6_1_192_traces_have_their_pinned_verdicts() {
     check_dir("6.1.0-57", "L (6.1.y)");
 }
+
+/// r_ra_skip on 6.1.192 (reads of pages 0, 4 and 13 of 32) needs
+/// ra_ondemand: the 6.1 release's flags give it, and the same trace
+/// read as a 6.12.0-63 kernel's (L without the switch: 6.11's
+/// page_cache_sync_ra) is a VIOLATION at the READ of pages 4-27, where
+/// that model reads pages 4-12 (docs/findings.md M-ra-ondemand).
+#[test]
+fn the_6_1_skip_read_needs_ondemand_readahead() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/6.1.0-57/r_ra_skip.jsonl");
+    let mut ev = parse_trace(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let c = conform_trace(&ev, None).unwrap();
+    assert_eq!(c.word, "conforms");
+    let rel = "6.12.40-amd64".to_string();
+    let r = wbspec_harness::kernels::state_of(&rel).unwrap();
+    assert_eq!(
+        (r.label.as_str(), r.flags.is_empty()),
+        ("L (6.12.0-63)", true)
+    );
+    ev[0].kernel = Some(rel);
+    let c = conform_trace(&ev, None).unwrap();
+    assert!(
+        c.word.starts_with("VIOLATION") && c.word.contains("off=16384 size=98304"),
+        "{}",
+        c.word
+    );
+}
