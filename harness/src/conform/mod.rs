@@ -548,21 +548,93 @@ fn conform_file_bounded(
     threads: Option<Option<u8>>,
     bound: usize,
 ) -> project::FileVerdict {
-    match translate(events, scenario)? {
-        Translation::NotModelled(why) => Ok((
-            Conformance {
-                word: format!("not-modelled ({why})"),
-                class: Class::NotModelled,
-                detail: None,
-            },
-            u64::MAX,
-        )),
-        Translation::Modelled(mut m) => {
+    // The split the trace names, then (a page split only) refined where
+    // the model's readahead windows ended inside a position that was
+    // not cached (models/src/fuse/cuts.rs): a conforming verdict of the
+    // coarser split may rest on a window the kernel did not take.
+    let mut extra: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
+    let mut coarser: Option<(Conformance, u64, String)> = None;
+    for round in 0..=MAX_REFINEMENTS {
+        let m = match translate::translate_split(events, scenario, &extra)? {
+            Translation::NotModelled(why) => {
+                if let Some((mut c, at, cuts)) = coarser {
+                    // the finer split is not modelled (too many
+                    // positions): the coarser verdict stands, weaker
+                    c.word = format!(
+                        "{} (readahead edges inside positions at pages {cuts} not checked: {why})",
+                        c.word
+                    );
+                    return Ok((c, at));
+                }
+                return Ok((
+                    Conformance {
+                        word: format!("not-modelled ({why})"),
+                        class: Class::NotModelled,
+                        detail: None,
+                    },
+                    u64::MAX,
+                ));
+            }
+            Translation::Modelled(m) => m,
+        };
+        // max_pages counts positions on a page split: "the most
+        // consecutive positions that fit one request", exact when the
+        // whole file fits one WRITE and one READ, else stricter than the
+        // kernel where positions differ in size, as a finer split makes
+        // them (a conforming verdict under it still stands)
+        let whole = m.cfg.max_pages >= m.cfg.pages
+            && (m.cfg.read_max_pages == 0 || m.cfg.read_max_pages >= m.cfg.pages);
+        let ((c, at, conforms, m), cuts) =
+            wbspec_models::fuse::cuts::collecting(|| judge_mapping(*m, threads, bound));
+        if let Some((mut cc, cat, cuts)) = coarser.take() {
+            if !conforms && !whole {
+                // the finer split's max_pages may forbid a request the
+                // kernel sent: the coarser verdict stands, weaker
+                cc.word = format!("{} (readahead edges inside positions at pages {cuts} not checked: the file exceeds one request)", cc.word);
+                return Ok((cc, cat));
+            }
+        }
+        let page_split = m.cfg.sub.units_per_page <= 1 && !m.cfg.uneven();
+        let starts: std::collections::BTreeSet<u64> = m.regions.iter().map(|r| r.0).collect();
+        let new: Vec<u64> = cuts
+            .iter()
+            .map(|&k| k as u64)
+            .filter(|k| !starts.contains(k))
+            .collect();
+        if !(conforms && page_split && !new.is_empty()) {
+            return Ok((c, at));
+        }
+        if round == MAX_REFINEMENTS {
+            let mut c = c;
+            c.word = format!("{} (readahead edges inside positions at pages {new:?} not checked: {MAX_REFINEMENTS} refinements)", c.word);
+            return Ok((c, at));
+        }
+        extra.extend(new.iter().copied());
+        coarser = Some((c, at, format!("{new:?}")));
+    }
+    unreachable!("the loop returns")
+}
+
+/// How often conformance splits positions again where the model's
+/// readahead windows ended inside one (`conform_file_bounded`).
+pub const MAX_REFINEMENTS: usize = 4;
+
+/// The search of one translated trace with its retries (background
+/// writeback, the environment's reclaim): the Conform line's word and
+/// detail, the seq of a violation, whether it conforms, and the mapping
+/// that stands.
+fn judge_mapping(
+    mut m: Mapping,
+    threads: Option<Option<u8>>,
+    bound: usize,
+) -> (Conformance, u64, bool, Mapping) {
+    {
+        {
             if let Some(t) = threads {
                 m.env_threads = t;
             }
             let v = check(&m, bound);
-            let (m, v) = retry_with_flusher(*m, v, bound);
+            let (m, v) = retry_with_flusher(m, v, bound);
             // a strict violation the reclaim retry could not decide (its
             // state bound: it branches on every clean page a later READ
             // reads) is said beside the inconclusive verdict, not lost
@@ -620,14 +692,17 @@ fn conform_file_bounded(
                 Verdict::Violation { index, .. } => m.obs.get(*index).map_or(u64::MAX, |o| o.seq),
                 _ => u64::MAX,
             };
-            Ok((
+            let conforms = class == Class::Conforms;
+            (
                 Conformance {
                     word,
                     class,
                     detail: Some(detail),
                 },
                 at,
-            ))
+                conforms,
+                m,
+            )
         }
     }
 }

@@ -48,6 +48,18 @@ fn known_releases() -> String {
 /// Map a recorded trace onto the model. `Err` is a malformed trace (an input
 /// error); `Ok(NotModelled)` a trace the model cannot express.
 pub fn translate(events: &[Event], scenario: Option<&str>) -> Result<Translation, String> {
+    translate_split(events, scenario, &std::collections::BTreeSet::new())
+}
+
+/// [`translate`] with more position boundaries (4 KiB pages) than the
+/// trace names: where the model's readahead windows ended inside a
+/// position (conform/mod.rs `conform_file_bounded`, models cuts.rs).
+/// Applied to a split in whole pages only.
+pub fn translate_split(
+    events: &[Event],
+    scenario: Option<&str>,
+    extra: &std::collections::BTreeSet<u64>,
+) -> Result<Translation, String> {
     match super::validate::validate(events) {
         Err(super::validate::Invalid::Bad(e)) => return Err(e),
         Err(super::validate::Invalid::NotModelled(why)) => {
@@ -55,14 +67,18 @@ pub fn translate(events: &[Event], scenario: Option<&str>) -> Result<Translation
         }
         Ok(()) => {}
     }
-    match translate_inner(events, scenario) {
+    match translate_inner(events, scenario, extra) {
         Ok(m) => Ok(Translation::Modelled(Box::new(m))),
         Err(e) if e.starts_with("bad trace:") => Err(e),
         Err(e) => Ok(Translation::NotModelled(e)),
     }
 }
 
-fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, String> {
+fn translate_inner(
+    events: &[Event],
+    scenario: Option<&str>,
+    extra: &std::collections::BTreeSet<u64>,
+) -> Result<Mapping, String> {
     let hdr = events
         .first()
         .filter(|e| e.ev == "header")
@@ -319,6 +335,9 @@ fn translate_inner(events: &[Event], scenario: Option<&str>) -> Result<Mapping, 
             }
         }
         bounds.extend(marks.into_iter().filter(|m| *m < end));
+        // readahead edges the model found inside a position, when
+        // conformance refines the split
+        bounds.extend(extra.iter().copied().filter(|b| *b < end));
         bounds.sort();
         bounds.dedup();
     }

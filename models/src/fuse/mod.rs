@@ -5,6 +5,7 @@ mod aio;
 mod attr;
 mod autoinval;
 pub mod config;
+pub mod cuts;
 mod daemon;
 mod direct;
 mod encode;

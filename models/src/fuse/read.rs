@@ -309,6 +309,7 @@ impl FuseModel {
     /// folio it marks PG_readahead (`Task::ra_mark`). Returns whether
     /// the window holds a folio to add.
     fn ra_loop(&self, s: &mut State, t: usize, win: &Window) -> bool {
+        self.note_cuts(s, win);
         let hi = win.hi.min(s.i_size).min(self.cfg.pages);
         let mut todo: PageMask = 0;
         let mut absent = false;
@@ -329,6 +330,32 @@ impl FuseModel {
         task.saved = win.asz;
         task.ph = if todo == 0 { PH_RA_DONE } else { PH_RA_ADD };
         absent
+    }
+
+    /// The edges of window `win` after do_page_cache_ra's clamp to EOF,
+    /// and its mark, that lie strictly inside a position of several
+    /// kernel pages not cached: where the kernel would add part of the
+    /// position and the model adds it whole (cuts.rs, for conformance's
+    /// refinement). Arithmetic only unless one is found.
+    fn note_cuts(&self, s: &State, win: &Window) {
+        if s.i_size == 0 {
+            return;
+        }
+        let end_index = self.kpage_end(s.i_size) - 1;
+        if win.kstart > end_index {
+            return;
+        }
+        let ke = (win.kstart + win.ksize).min(end_index + 1);
+        let nr = ke - win.kstart;
+        let la = win.asz as u32;
+        let mark = (la != 0 && la <= nr).then(|| win.kstart + nr - la);
+        for k in [Some(win.kstart), Some(ke), mark].into_iter().flatten() {
+            if let Some(q) = self.folio_of_kpage(k) {
+                if self.real_start(q) < k && !s.pages[q as usize].present() {
+                    super::cuts::note(k);
+                }
+            }
+        }
     }
 
     /// page_cache_ra_unbounded's `mark` for window `win` after
