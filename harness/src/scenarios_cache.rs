@@ -35,6 +35,7 @@ pub fn all() -> Vec<Scenario> {
         sc!("r_held_dio", "a buffered reader's readahead READ is held: a FOPEN_DIRECT_IO pwrite of the page waits on the locked folio (invalidate_inode_pages2) until the READ reply; a re-read returns the direct data", dflt, |c| wrap(c, r_held_dio)),
         sc!("r_reread_dio", "a buffered re-read after a FOPEN_DIRECT_IO write of a cached page READs it again (invalidated before and after the direct WRITE); the other page need not be READ (clean pages may be evicted at any time, so none is required to stay cached)", dflt, |c| wrap(c, r_reread_dio)),
         sc!("r_ra_skip", "a read of page 0 reads ahead pages 0-3, PG_readahead on page 1; a read of page 4 skips the mark and misses at ra->start + ra->size: 6.11 and later (page_cache_sync_ra) take the cached pages before it, 4 from the file's start, doubled: 9 pages; 6.1 - 6.10 (ondemand_readahead) push the window forward and merge the next: 24 pages (the model's ra_ondemand); a read of page 13, just past the 9, names the difference", dflt, |c| wrap(c, r_ra_skip)),
+        sc!("r_ra_midread", "standalone reads of pages 2 and 8, then a read of pages 2-5: page 2 is cached, page 3 misses; 6.6 and later set ra->prev_pos when a read ends, so the miss is no sequential one and 2 cached pages are too few: READ of pages 3-5 as asked; 6.1 - 6.5 set it after each page copied, so the miss is sequential: the initial window of 8, pages 3-10 but the cached 8 (the model's ra_prev_pos_each_copy)", dflt, |c| wrap(c, r_ra_midread)),
         sc!("r_ra_mmap", "readahead of 4 pages with its READ held: an mmap store to page 2 waits on the locked folio until the reply; munmap writes the store back", dflt, |c| wrap(c, r_ra_mmap)),
         sc!("c_munmap_held", "munmap of a shared mapping (fuse_vma_close: write_inode_now) waits for a held writeback WRITE", dflt, |c| wrap(c, c_munmap_held)),
         sc!("c_msync_held", "msync(MS_SYNC) waits for a held writeback WRITE, then sends FSYNC(datasync)", dflt, |c| wrap(c, c_msync_held)),
@@ -293,6 +294,25 @@ fn r_ra_skip(ctx: &mut Ctx) -> Res {
     }
     ctx.close("T0", fd1)?;
     ctx.expect_file("f", 32 * PG, &tags)
+}
+
+/// 16 pages on the server, none cached; on one fd pread page 2, page 8,
+/// then pages 2-5. As r_ra_skip, the trace's conformance is the check.
+fn r_ra_midread(ctx: &mut Ctx) -> Res {
+    let tags: String = (b'A'..=b'P').map(char::from).collect();
+    let (fd1, fd2) = on_server_not_cached(ctx, &tags)?;
+    ctx.close("T0", fd2)?;
+    for (p, n, want) in [(2, 1, "C"), (8, 1, "I"), (2, 4, "CDEF")] {
+        let data = ctx.pread("T0", fd1, p * PG, n * PG as usize)?;
+        let got = crate::trace::page_tags(&data);
+        ctx.expect(
+            &format!("a read of pages {p}+{n} returns them"),
+            got == want,
+            || got.clone(),
+        )?;
+    }
+    ctx.close("T0", fd1)?;
+    ctx.expect_file("f", 16 * PG, &tags)
 }
 
 fn r_ra_mmap(ctx: &mut Ctx) -> Res {

@@ -131,13 +131,25 @@ fn debian_6_1_192_traces_have_their_pinned_verdicts() {
 }
 
 /// r_ra_skip on 6.1.192 (reads of pages 0, 4 and 13 of 32) needs
-/// ra_ondemand: the 6.1 release's flags give it, and the same trace
-/// read as a 6.12.0-63 kernel's (L without the switch: 6.11's
-/// page_cache_sync_ra) is a VIOLATION at the READ of pages 4-27, where
-/// that model reads pages 4-12 (docs/findings.md M-ra-ondemand).
+/// ra_ondemand, and r_ra_midread (reads of pages 2, 8, then 2-5 of 16)
+/// ra_prev_pos_each_copy: the 6.1 release's flags give both, and the
+/// same traces read as a 6.12.0-63 kernel's (L without them: 6.11's
+/// page_cache_sync_ra, 6.6's prev_pos) are VIOLATIONs at the READ of
+/// pages 4-27 (that model reads 4-12) and of pages 3-7 (that model
+/// reads 3-5) (docs/findings.md M-ra-ondemand).
 #[test]
 fn the_6_1_skip_read_needs_ondemand_readahead() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/6.1.0-57/r_ra_skip.jsonl");
+    for (name, read) in [
+        ("r_ra_skip", "off=16384 size=98304"),
+        ("r_ra_midread", "off=12288 size=20480"),
+    ] {
+        the_6_1_trace_needs_its_flags(name, read);
+    }
+}
+
+fn the_6_1_trace_needs_its_flags(name: &str, read: &str) {
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/traces/6.1.0-57/{name}.jsonl"));
     let mut ev = parse_trace(&std::fs::read_to_string(&p).unwrap()).unwrap();
     let c = conform_trace(&ev, None).unwrap();
     assert_eq!(c.word, "conforms");
@@ -148,6 +160,53 @@ fn the_6_1_skip_read_needs_ondemand_readahead() {
         ("L (6.12.0-63)", true)
     );
     ev[0].kernel = Some(rel);
+    let c = conform_trace(&ev, None).unwrap();
+    assert!(
+        c.word.starts_with("VIOLATION") && c.word.contains(read),
+        "{name}: {}",
+        c.word
+    );
+}
+
+/// The 6.1 recording of r_ra_skip without its read of page 13 (the
+/// scenario's first version): read as a 6.12.0-63 kernel's, whose
+/// model reads pages 4-12 where 6.1 READ 4-27, the split the trace
+/// names puts pages 5-27 in one position, and the model's window,
+/// ending inside it, is taken whole: the search alone conforms.
+/// conform splits the position where the window ended (pages 12, 13)
+/// and checks again: a VIOLATION. As a 6.1 kernel's (ra_ondemand) it
+/// conforms either way (docs/conformance.md §7).
+#[test]
+fn a_window_end_inside_a_position_is_refined() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/6.1.0-57/r_ra_skip.jsonl");
+    let all = parse_trace(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    // drop the pread of page 13 (offset 53248): its call and its ret
+    let mut ev = vec![];
+    let mut dropping = false;
+    for e in all {
+        let pread = e.ev == "mark" && e.syscall.as_deref() == Some("pread");
+        if pread
+            && e.kind.as_deref() == Some("call")
+            && e.args.as_deref().is_some_and(|a| a.contains("off=53248"))
+        {
+            dropping = true;
+            continue;
+        }
+        if dropping && pread && e.kind.as_deref() == Some("ret") {
+            dropping = false;
+            continue;
+        }
+        ev.push(e);
+    }
+    assert_eq!(conform_trace(&ev, None).unwrap().word, "conforms");
+    ev[0].kernel = Some("6.12.40-amd64".to_string());
+    // the split the trace names: the search alone conforms
+    let Translation::Modelled(m) = translate(&ev, None).unwrap() else {
+        panic!("not modelled")
+    };
+    assert!(m.regions.contains(&(5, 28)), "{:?}", m.regions);
+    assert!(matches!(check(&m, DEFAULT_BOUND), Verdict::Conforms { .. }));
+    // conform refines it
     let c = conform_trace(&ev, None).unwrap();
     assert!(
         c.word.starts_with("VIOLATION") && c.word.contains("off=16384 size=98304"),

@@ -80,8 +80,8 @@ fn run_vm(args: &[&str]) -> (Output, u32) {
 /// b_rewrite and b_wait_after assert their L kernel checks there
 /// (Scenario::expect_on); the others conform (their kernel checks are
 /// T2's). r_ra_skip conforms on 6.1 only with the release's
-/// ra_ondemand, on 6.12 only without it (docs/findings.md
-/// M-ra-ondemand).
+/// ra_ondemand, on 6.12 only without it; r_ra_midread the same with
+/// ra_prev_pos_each_copy (docs/findings.md M-ra-ondemand).
 const SCENARIOS: &[&str] = &[
     "a_fsync",
     "b_ftrunc",
@@ -91,6 +91,7 @@ const SCENARIOS: &[&str] = &[
     "b_rewrite",
     "b_wait_after",
     "r_ra_skip",
+    "r_ra_midread",
 ];
 
 fn conforms_on(series: &str, label: &str) {

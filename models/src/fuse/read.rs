@@ -159,8 +159,15 @@ impl FuseModel {
 
     /// `index - prev_index <= 1UL` of page_cache_sync_ra for task `t`'s
     /// miss at page `p`, with prev_index from its open file's prev_pos
-    /// (never for a fresh open: prev_pos = -1).
+    /// (never for a fresh open: prev_pos = -1, unless
+    /// ra_prev_pos_each_copy set it earlier in the same read).
     fn sequential_miss(&self, s: &State, t: usize, p: u8) -> bool {
+        if self.cfg.variant.ra_prev_pos_each_copy && self.read_fd(t).is_none() && s.tasks[t].cur > 0
+        {
+            // 6.1 - 6.5: the read's own copy of the position before set
+            // prev_pos (a read with `fd=F` keeps it in its file's state)
+            return true;
+        }
         let start = self.real_start(p);
         self.read_fd(t).is_some_and(|f| {
             let prev = s.ra_prev[f];
@@ -971,6 +978,11 @@ impl FuseModel {
                     self.set_prev_pos(s, t, true, p + 1);
                     self.advance(s, t);
                 } else {
+                    if self.cfg.variant.ra_prev_pos_each_copy {
+                        // 6.1 - 6.5: `ra->prev_pos = iocb->ki_pos` after
+                        // each folio copied
+                        self.set_prev_pos(s, t, true, p + 1);
+                    }
                     s.tasks[t].cur += 1;
                     s.tasks[t].ph = PH_GET;
                 }

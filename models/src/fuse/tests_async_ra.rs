@@ -295,3 +295,44 @@ fn a_miss_at_the_windows_end_pushes_it_forward_on_6_1() {
         "6.11+: {r:?}"
     );
 }
+
+/// ra_prev_pos_each_copy (6.1 - 6.5), on the positions of the recorded
+/// scenario r_ra_midread (16 pages; on one fd, standalone reads of
+/// pages 2 and 8, then a read of pages 2-5): the third read copies the
+/// cached page 2, then misses at page 3. 6.1 has set ra->prev_pos after
+/// that copy, so the miss is sequential: the initial window for 3
+/// pages, 8 (pages 3-10, async_size 5), READ of 3-7 and 9-10 around the
+/// cached page 8. From 6.6 prev_pos is still the second read's end, so
+/// the miss is no sequential one, and the one cached page before it
+/// (page 2) is no more than the 3 pages asked: a standalone read of
+/// pages 3-5. Recorded so on Debian's
+/// 6.1.192 and 6.12.118 (harness/tests/traces/6.1.0-57/r_ra_midread.jsonl).
+#[test]
+fn a_miss_inside_a_read_is_sequential_on_6_1() {
+    let m = |variant: &str| {
+        let mut c = from_toml(&format!(
+            "kernel = \"L\"\n{variant}pages = 7\ninit_size = 7\ndaemon_threads = 1\nthreads = [[\"read 1+1 fd=0\", \"read 4+1 fd=0\", \"read 1+2 fd=0\"]]\n"
+        ))
+        .unwrap();
+        c.real_pages[..7].copy_from_slice(&[2, 1, 3, 2, 1, 2, 5]);
+        model(c)
+    };
+    let r = reads(&m("variant = [\"ra_prev_pos_each_copy\"]\n"));
+    assert_eq!(
+        r,
+        [(2, 3), (8, 9), (3, 8), (9, 11)].into_iter().collect(),
+        "6.1: {r:?}"
+    );
+    let r = reads(&m("variant = [\"ra_ondemand\"]\n"));
+    assert_eq!(
+        r,
+        [(2, 3), (8, 9), (3, 6)].into_iter().collect(),
+        "ra_ondemand alone: {r:?}"
+    );
+    let r = reads(&m(""));
+    assert_eq!(
+        r,
+        [(2, 3), (8, 9), (3, 6)].into_iter().collect(),
+        "6.6+: {r:?}"
+    );
+}

@@ -156,6 +156,15 @@ pub struct Variant {
     /// (checks/facts/kernels.toml).
     #[serde(default)]
     pub ra_ondemand: bool,
+    /// filemap_read sets ra->prev_pos after each folio it copies
+    /// (`ra->prev_pos = iocb->ki_pos` in the copy loop, 6.1 - 6.5; read
+    /// in the 6.1.166 tree), so a miss later in the same read is a
+    /// sequential miss (`index - prev_index <= 1UL`: the initial
+    /// window). Off: once, when the read ends (`ra->prev_pos =
+    /// last_pos`, "mm/filemap.c: fix update prev_pos after one read
+    /// request done", 6.6). On for the 6.1 release.
+    #[serde(default)]
+    pub ra_prev_pos_each_copy: bool,
     /// Large folios: the folio order cap honours max_read (the Aug 2025
     /// "fuse: enable large folios" posting); off, v2 patch 12's cap
     /// ilog2(min(max_write / PAGE, max_pages)). (lfolio.rs)
@@ -339,6 +348,7 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "iomap_wb_eof",
     "ra_round_end",
     "ra_ondemand",
+    "ra_prev_pos_each_copy",
     "lf_cap_max_read",
     "lf_readahead_guard",
     "mut_vmscan_ignores_flag",
@@ -436,6 +446,7 @@ impl Variant {
             "iomap_wb_eof" => &mut self.iomap_wb_eof,
             "ra_round_end" => &mut self.ra_round_end,
             "ra_ondemand" => &mut self.ra_ondemand,
+            "ra_prev_pos_each_copy" => &mut self.ra_prev_pos_each_copy,
             "lf_cap_max_read" => &mut self.lf_cap_max_read,
             "lf_readahead_guard" => &mut self.lf_readahead_guard,
             "mut_vmscan_ignores_flag" => &mut self.mut_vmscan_ignores_flag,
@@ -514,6 +525,7 @@ impl Variant {
             ("iomap_wb_eof", self.iomap_wb_eof),
             ("ra_round_end", self.ra_round_end),
             ("ra_ondemand", self.ra_ondemand),
+            ("ra_prev_pos_each_copy", self.ra_prev_pos_each_copy),
             ("lf_cap_max_read", self.lf_cap_max_read),
             ("lf_readahead_guard", self.lf_readahead_guard),
             ("mut_vmscan_ignores_flag", self.mut_vmscan_ignores_flag),
