@@ -273,37 +273,32 @@ fn r_reread_dio(ctx: &mut Ctx) -> Res {
 
 /// 32 pages on the server, none cached; pread pages 0, 4 and 13 on the
 /// same fd. Page 13 lies just past 6.11+'s window of the second read and
-/// inside 6.1's: its offset is a position boundary, so conformance sees
-/// which window the kernel took (a window end inside a position of
-/// several pages is rounded out by the model, docs/conformance.md §7). The kernel's readahead decides the READs; the trace's
-/// conformance to the kernel's model state is the check (clean pages may
-/// be evicted at any time, which changes the windows: the model has
-/// that too, so no check here counts READs).
+/// inside 6.1's: its offset is a position boundary, so the trace names
+/// which window the kernel took (conform also splits a position where
+/// the model's window ended inside it, docs/conformance.md §7).
 fn r_ra_skip(ctx: &mut Ctx) -> Res {
     let tags: String = (b'A'..=b'Z').chain(b'a'..=b'f').map(char::from).collect();
-    let (fd1, fd2) = on_server_not_cached(ctx, &tags)?;
-    ctx.close("T0", fd2)?;
-    for (p, want) in [(0, "A"), (4, "E"), (13, "N")] {
-        let data = ctx.pread("T0", fd1, p * PG, PG as usize)?;
-        let got = crate::trace::page_tags(&data);
-        ctx.expect(
-            &format!("a read of page {p} returns it"),
-            got == want,
-            || got.clone(),
-        )?;
-    }
-    ctx.close("T0", fd1)?;
-    ctx.expect_file("f", 32 * PG, &tags)
+    reads_of_uncached(ctx, &tags, &[(0, 1, "A"), (4, 1, "E"), (13, 1, "N")])
 }
 
 /// 16 pages on the server, none cached; on one fd pread page 2, page 8,
-/// then pages 2-5. As r_ra_skip, the trace's conformance is the check.
+/// then pages 2-5.
 fn r_ra_midread(ctx: &mut Ctx) -> Res {
     let tags: String = (b'A'..=b'P').map(char::from).collect();
-    let (fd1, fd2) = on_server_not_cached(ctx, &tags)?;
+    reads_of_uncached(ctx, &tags, &[(2, 1, "C"), (8, 1, "I"), (2, 4, "CDEF")])
+}
+
+/// `tags` (a page each) on the server, none cached; then on one fd a
+/// pread of each (page, pages, what it returns) in turn. The kernel's
+/// readahead decides the READs; the trace's conformance to the
+/// kernel's model state is the check (clean pages may be evicted at any
+/// time, which changes the windows: the model has that too, so no check
+/// here counts READs).
+fn reads_of_uncached(ctx: &mut Ctx, tags: &str, reads: &[(u64, u64, &str)]) -> Res {
+    let (fd1, fd2) = on_server_not_cached(ctx, tags)?;
     ctx.close("T0", fd2)?;
-    for (p, n, want) in [(2, 1, "C"), (8, 1, "I"), (2, 4, "CDEF")] {
-        let data = ctx.pread("T0", fd1, p * PG, n * PG as usize)?;
+    for &(p, n, want) in reads {
+        let data = ctx.pread("T0", fd1, p * PG, (n * PG) as usize)?;
         let got = crate::trace::page_tags(&data);
         ctx.expect(
             &format!("a read of pages {p}+{n} returns them"),
@@ -312,7 +307,7 @@ fn r_ra_midread(ctx: &mut Ctx) -> Res {
         )?;
     }
     ctx.close("T0", fd1)?;
-    ctx.expect_file("f", 16 * PG, &tags)
+    ctx.expect_file("f", tags.len() as u64 * PG, tags)
 }
 
 fn r_ra_mmap(ctx: &mut Ctx) -> Res {

@@ -278,15 +278,10 @@ fn the_window_end_is_rounded_from_6_17_on() {
 /// harness/tests/vm.rs).
 #[test]
 fn a_miss_at_the_windows_end_pushes_it_forward_on_6_1() {
-    let m = |variant: &str| {
-        let mut c = from_toml(&format!(
-            "kernel = \"L\"\n{variant}pages = 7\ninit_size = 7\ndaemon_threads = 1\nthreads = [[\"read 0+1 fd=0\", \"read 2+1 fd=0\", \"read 4+1 fd=0\"]]\n"
-        ))
-        .unwrap();
-        c.real_pages[..7].copy_from_slice(&[1, 3, 1, 8, 1, 14, 4]);
-        model(c)
-    };
-    let r = reads(&m("variant = [\"ra_ondemand\"]\n"));
+    let real = [1, 3, 1, 8, 1, 14, 4];
+    let prog = "\"read 0+1 fd=0\", \"read 2+1 fd=0\", \"read 4+1 fd=0\"";
+    let m = |variant: &str| on_l(variant, &real, prog);
+    let r = reads(&m("ra_ondemand"));
     assert_eq!(r, [(0, 4), (4, 28)].into_iter().collect(), "6.1: {r:?}");
     let r = reads(&m(""));
     assert_eq!(
@@ -309,21 +304,16 @@ fn a_miss_at_the_windows_end_pushes_it_forward_on_6_1() {
 /// 6.1.192 and 6.12.118 (harness/tests/traces/6.1.0-57/r_ra_midread.jsonl).
 #[test]
 fn a_miss_inside_a_read_is_sequential_on_6_1() {
-    let m = |variant: &str| {
-        let mut c = from_toml(&format!(
-            "kernel = \"L\"\n{variant}pages = 7\ninit_size = 7\ndaemon_threads = 1\nthreads = [[\"read 1+1 fd=0\", \"read 4+1 fd=0\", \"read 1+2 fd=0\"]]\n"
-        ))
-        .unwrap();
-        c.real_pages[..7].copy_from_slice(&[2, 1, 3, 2, 1, 2, 5]);
-        model(c)
-    };
-    let r = reads(&m("variant = [\"ra_prev_pos_each_copy\"]\n"));
+    let real = [2, 1, 3, 2, 1, 2, 5];
+    let prog = "\"read 1+1 fd=0\", \"read 4+1 fd=0\", \"read 1+2 fd=0\"";
+    let m = |variant: &str| on_l(variant, &real, prog);
+    let r = reads(&m("ra_prev_pos_each_copy"));
     assert_eq!(
         r,
         [(2, 3), (8, 9), (3, 8), (9, 11)].into_iter().collect(),
         "6.1: {r:?}"
     );
-    let r = reads(&m("variant = [\"ra_ondemand\"]\n"));
+    let r = reads(&m("ra_ondemand"));
     assert_eq!(
         r,
         [(2, 3), (8, 9), (3, 6)].into_iter().collect(),
@@ -335,4 +325,21 @@ fn a_miss_inside_a_read_is_sequential_on_6_1() {
         [(2, 3), (8, 9), (3, 6)].into_iter().collect(),
         "6.6+: {r:?}"
     );
+}
+
+/// State L with `variant` (one switch, or none), positions of `real`
+/// kernel pages each (as conform maps a recording), one thread running
+/// `prog` (quoted task words, comma-separated).
+fn on_l(variant: &str, real: &[u8], prog: &str) -> FuseModel {
+    let n = real.len();
+    let v = match variant {
+        "" => String::new(),
+        v => format!("variant = [\"{v}\"]\n"),
+    };
+    let mut c = from_toml(&format!(
+        "kernel = \"L\"\n{v}pages = {n}\ninit_size = {n}\ndaemon_threads = 1\nthreads = [[{prog}]]\n"
+    ))
+    .unwrap();
+    c.real_pages[..n].copy_from_slice(real);
+    model(c)
 }
