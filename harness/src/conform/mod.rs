@@ -582,20 +582,35 @@ fn conform_file_bounded(
         // whole file fits one WRITE and one READ, else stricter than the
         // kernel where positions differ in size, as a finer split makes
         // them (a conforming verdict under it still stands)
-        let whole = m.cfg.max_pages >= m.cfg.pages
-            && (m.cfg.read_max_pages == 0 || m.cfg.read_max_pages >= m.cfg.pages);
+        let whole = m.cfg.uneven()
+            || (m.cfg.max_pages >= m.cfg.pages
+                && (m.cfg.read_max_pages == 0 || m.cfg.read_max_pages >= m.cfg.pages));
+        // a finer split whose max_pages is inexact is only worth what
+        // it proves: a small bound, as its failing search (with the
+        // environment's reclaim) can take gigabytes where the coarser
+        // one took hundreds of states (an attack, 4 Dec 2026)
+        let b = match (&coarser, whole) {
+            (Some(_), false) => bound.min(REFINED_INEXACT_BOUND),
+            _ => bound,
+        };
         let ((c, at, conforms, m), cuts) =
-            wbspec_models::fuse::cuts::collecting(|| judge_mapping(*m, threads, bound));
+            wbspec_models::fuse::cuts::collecting(|| judge_mapping(*m, threads, b));
         if let Some((mut cc, cat, cuts)) = coarser.take() {
+            if !conforms && c.word.starts_with("inconclusive") {
+                // the finer split reached its bound: nothing shown
+                cc.word = format!("{} (readahead edges inside positions at pages {cuts} not checked: the finer split's search is inconclusive)", cc.word);
+                return Ok((cc, cat));
+            }
             if !conforms && !whole {
                 // the finer split's max_pages may forbid a request the
                 // kernel sent: the coarser verdict stands, weaker
-                cc.word = format!("{} (readahead edges inside positions at pages {cuts} not checked: the file exceeds one request)", cc.word);
+                cc.word = format!("{} (readahead edges inside positions at pages {cuts} not checked: the finer split does not conform, and its max_pages counts positions of different sizes)", cc.word);
                 return Ok((cc, cat));
             }
         }
-        let page_split = m.cfg.sub.units_per_page <= 1 && !m.cfg.uneven();
-        let starts: std::collections::BTreeSet<u64> = m.regions.iter().map(|r| r.0).collect();
+        // (uneven positions count kernel pages against max_pages: exact)
+        let page_split = m.cfg.sub.units_per_page <= 1 || m.cfg.uneven();
+        let starts = position_starts(&m);
         let new: Vec<u64> = cuts
             .iter()
             .map(|&k| k as u64)
@@ -614,6 +629,20 @@ fn conform_file_bounded(
     }
     unreachable!("the loop returns")
 }
+
+/// The kernel pages at which a position of `m` starts.
+fn position_starts(m: &Mapping) -> std::collections::BTreeSet<u64> {
+    m.cfg
+        .position_bytes()
+        .iter()
+        .filter(|(a, _)| a % PG == 0)
+        .map(|(a, _)| a / PG)
+        .collect()
+}
+
+/// The state bound of a finer split whose max_pages counts positions
+/// of different sizes (`conform_file_bounded`).
+pub const REFINED_INEXACT_BOUND: usize = 50_000;
 
 /// How often conformance splits positions again where the model's
 /// readahead windows ended inside one (`conform_file_bounded`).

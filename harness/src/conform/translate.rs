@@ -54,7 +54,8 @@ pub fn translate(events: &[Event], scenario: Option<&str>) -> Result<Translation
 /// [`translate`] with more position boundaries (4 KiB pages) than the
 /// trace names: where the model's readahead windows ended inside a
 /// position (conform/mod.rs `conform_file_bounded`, models cuts.rs).
-/// Applied to a split in whole pages only.
+/// Applied to a split in whole pages and to uneven positions (units
+/// below a page have none inside a position).
 pub fn translate_split(
     events: &[Event],
     scenario: Option<&str>,
@@ -243,10 +244,13 @@ fn translate_inner(
                 Err(e) if e.contains(UNALIGNED) && flag("segs", false) => {
                     let mut named = scan(events, wbc, keep_cache, &Grid::Bytes)?;
                     let data_end = cut_reads(&mut named.tasks, &named.raw, 1, true);
-                    let g = Grid::Bounds(
-                        uneven_grid(named_bounds(&named.tasks, &named.raw, true))?,
-                        data_end,
-                    );
+                    let mut nb = named_bounds(&named.tasks, &named.raw, true);
+                    // readahead edges the model found inside a
+                    // position (a run of whole pages), when conformance
+                    // refines the split
+                    let end = nb.iter().copied().max().unwrap_or(0);
+                    nb.extend(extra.iter().map(|k| k * PG).filter(|b| *b < end));
+                    let g = Grid::Bounds(uneven_grid(nb)?, data_end);
                     break (scan(events, wbc, keep_cache, &g)?, g);
                 }
                 r => {
