@@ -96,6 +96,14 @@ fn ra_async_traces_have_their_pinned_verdicts() {
     check_dir("ra-async", "T''");
 }
 
+/// The recording behind finding M-maxpages (6.18.44, state T2): a
+/// false VIOLATION of conformance's max_pages, counted in positions,
+/// pinned as the open gap it is.
+#[test]
+fn maxpages_trace_has_its_pinned_verdict() {
+    check_dir("maxpages", "T''");
+}
+
 /// The recordings behind finding M-reclaim-clean (6.18.44, state T2):
 /// they conform only with the environment's reclaim of clean folios,
 /// and without it the model still rejects them (the strict search is
