@@ -583,6 +583,7 @@ fn conform_file_bounded(
         // kernel where positions differ in size, as a finer split makes
         // them (a conforming verdict under it still stands)
         let whole = m.cfg.uneven()
+            || m.cfg.max_kpages > 0
             || (m.cfg.max_pages >= m.cfg.pages
                 && (m.cfg.read_max_pages == 0 || m.cfg.read_max_pages >= m.cfg.pages));
         // a finer split whose max_pages is inexact is only worth what

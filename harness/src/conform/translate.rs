@@ -413,6 +413,27 @@ fn translate_inner(
         k if k == max_pages => 0,
         k => k,
     };
+    // positions of different sizes on a page split: the model counts
+    // the kernel pages a writeback WRITE or a readahead READ spans, as
+    // it does with uneven positions, since "the most consecutive
+    // positions that fit" is stricter than the kernel there (a false
+    // VIOLATION, docs/findings.md M-maxpages). Not for write-through
+    // (its chunks are mapped in positions, through_max_write) nor for a
+    // position of more than 255 pages (real_pages is a u8).
+    let kcount = uneven.is_none()
+        && unit == PG
+        && wbc
+        && regions.iter().all(|r| r.1 - r.0 <= 255)
+        && regions
+            .iter()
+            .map(|r| r.1 - r.0)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            > 1;
+    let (max_kpages, read_max_kpages) = match kcount {
+        true => (real_max_pages as u16, real_read_pages as u16),
+        false => (0, 0),
+    };
 
     let max_write = if let Some(b) = &uneven {
         // uneven positions: a byte limit under the file would end a
@@ -850,6 +871,8 @@ fn translate_inner(
         attr_valid: false,
         max_pages,
         read_max_pages,
+        max_kpages,
+        read_max_kpages,
         tasks: specs,
         thread: Vec::new(),
         whole: None,

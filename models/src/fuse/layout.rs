@@ -240,8 +240,14 @@ impl super::model::FuseModel {
     /// max_pages: kernel pages with uneven positions, else what
     /// `max_pages` counts (model pages, or pages of uniform units).
     pub(super) fn pages_spanned(&self, first: u8, n: u8) -> u16 {
-        if !self.lay.uneven {
+        if !self.lay.uneven && self.cfg.max_kpages == 0 {
             return (n as u16).div_ceil(self.cfg.per_page());
+        }
+        if !self.lay.uneven {
+            // a page split with positions of different sizes
+            // (`Config::max_kpages`): their kernel pages
+            let (a, b) = (first as usize, (first + n) as usize);
+            return (self.lay.kpage[b] - self.lay.kpage[a]) as u16;
         }
         if n == 0 {
             return 0;
@@ -255,6 +261,14 @@ impl super::model::FuseModel {
     pub(super) fn max_pages_end(&self, p: u8) -> u16 {
         let c = &self.cfg;
         let start = self.page_start(p);
+        if !self.lay.uneven && c.max_kpages > 0 {
+            // the last position that ends within max_kpages of the start
+            let lim = self.lay.kpage[start as usize] + c.max_kpages as u32;
+            return (start + 1..=c.pages)
+                .rev()
+                .find(|&e| self.lay.kpage[e as usize] <= lim)
+                .unwrap_or(start + 1) as u16;
+        }
         if !self.lay.uneven {
             return start as u16 + c.max_pages as u16 * c.per_page();
         }
@@ -265,6 +279,9 @@ impl super::model::FuseModel {
     /// `min(fc->max_pages, fc->max_read / PAGE_SIZE)` pages)?
     pub(super) fn ra_fits(&self, first: u8, end: u8) -> bool {
         let c = &self.cfg;
+        if !self.lay.uneven && c.read_max_kpages > 0 {
+            return self.pages_spanned(first, end - first) <= c.read_max_kpages;
+        }
         if !self.lay.uneven {
             return (end - first) as u16 <= c.readahead_units().min(u8::MAX as u16);
         }

@@ -5,6 +5,17 @@ use super::model::FuseModel;
 use super::state::*;
 
 impl FuseModel {
+    /// fuse_writepage_need_send's "reached max pages" (L) before the
+    /// position after a batch of `bn` positions from `bfirst` is added:
+    /// `bn >= max_pages`, or, with positions of different sizes
+    /// (`Config::max_kpages`), the kernel pages with that position.
+    fn l_batch_full(&self, bfirst: u8, bn: u8) -> bool {
+        match self.cfg.max_kpages {
+            0 => bn >= self.cfg.max_pages,
+            k => self.pages_spanned(bfirst, bn + 1) > k,
+        }
+    }
+
     /// State L: the primary wpa in fi->writepages (rb-tree) covering page
     /// `p`, by its first page: a queued or in-flight writeback WRITE, or a
     /// batch a writeback task is building (inserted at
@@ -61,7 +72,7 @@ impl FuseModel {
         // writeback)
         if task.bn > 0
             && (task.bfirst + task.bn != p as u8
-                || task.bn >= self.cfg.max_pages
+                || self.l_batch_full(task.bfirst, task.bn)
                 || in_other.is_some())
         {
             self.queue_writepage(

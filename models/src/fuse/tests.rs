@@ -25,6 +25,8 @@ pub(super) fn cfg(pages: u8, tasks: &[&str]) -> Config {
         attr_valid: false,
         max_pages: pages,
         read_max_pages: 0,
+        max_kpages: 0,
+        read_max_kpages: 0,
         tasks: tasks.iter().map(|t| TaskSpec::parse(t).unwrap()).collect(),
         thread: Vec::new(),
         whole: None,

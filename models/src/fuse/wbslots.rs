@@ -50,7 +50,11 @@ impl FuseModel {
         // "Reached max pages" counts pages, "Reached max write bytes"
         // bytes (fc->max_write, in positions)
         let bytes = (task.bn + rl) as u16;
-        let over_pages = self.pages_spanned(task.bfirst, task.bn + rl) > c.max_pages as u16;
+        let cap = match c.max_kpages {
+            0 => c.max_pages as u16,
+            k => k,
+        };
+        let over_pages = self.pages_spanned(task.bfirst, task.bn + rl) > cap;
         let over_write = c.limit_units(true).is_some_and(|mw| bytes > mw);
         if over_pages || over_write {
             if self.lf_geometry() {

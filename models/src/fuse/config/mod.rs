@@ -161,6 +161,17 @@ pub struct Config {
     /// max_write below 128 KiB); conform sets both (translate.rs).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub read_max_pages: u8,
+    /// fc->max_pages and max_write for a writeback or write-through
+    /// WRITE in kernel pages, where positions of one page split differ
+    /// in size (conform, translate.rs): the model then counts the kernel
+    /// pages a batch spans, as it does with uneven positions, and not
+    /// positions against `max_pages` (M-maxpages). 0: it counts
+    /// positions.
+    #[serde(default, skip_serializing_if = "is_zero16")]
+    pub max_kpages: u16,
+    /// The same for a readahead READ (fc->max_pages).
+    #[serde(default, skip_serializing_if = "is_zero16")]
+    pub read_max_kpages: u16,
     pub tasks: Vec<TaskSpec>,
     /// Per task, the workload thread that runs it (`threads = [[...]]`):
     /// a thread runs its tasks in order, each starting only once the one
@@ -453,5 +464,9 @@ impl ReclaimEnv {
 }
 
 fn is_zero(v: &u8) -> bool {
+    *v == 0
+}
+
+fn is_zero16(v: &u16) -> bool {
     *v == 0
 }

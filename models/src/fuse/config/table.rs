@@ -382,6 +382,8 @@ impl Config {
             attr_valid: raw.attr_valid,
             max_pages: raw.max_pages.unwrap_or(raw.pages),
             read_max_pages: 0,
+            max_kpages: 0,
+            read_max_kpages: 0,
             // (pages; subpage.rs turns them into units)
             tasks,
             thread,
