@@ -548,13 +548,15 @@ fn conform_file_bounded(
     threads: Option<Option<u8>>,
     bound: usize,
 ) -> project::FileVerdict {
-    // The split the trace names, then (a page split only) refined where
-    // the model's readahead windows ended inside a position that was
-    // not cached (models/src/fuse/cuts.rs): a conforming verdict of the
-    // coarser split may rest on a window the kernel did not take.
+    // The split the trace names, then (whole pages or uneven positions)
+    // refined where the model's readahead windows ended inside a
+    // position that was not cached (models/src/fuse/cuts.rs): a
+    // conforming verdict of the coarser split may rest on a window the
+    // kernel did not take.
     let mut extra: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
     let mut coarser: Option<(Conformance, u64, String)> = None;
-    for round in 0..=MAX_REFINEMENTS {
+    let mut round = 0;
+    loop {
         let m = match translate::translate_split(events, scenario, &extra)? {
             Translation::NotModelled(why) => {
                 if let Some((mut c, at, cuts)) = coarser {
@@ -577,11 +579,13 @@ fn conform_file_bounded(
             }
             Translation::Modelled(m) => m,
         };
-        // max_pages counts positions on a page split: "the most
-        // consecutive positions that fit one request", exact when the
-        // whole file fits one WRITE and one READ, else stricter than the
-        // kernel where positions differ in size, as a finer split makes
-        // them (a conforming verdict under it still stands)
+        // Is max_pages exact? Kernel pages are counted with uneven
+        // positions and with positions of different sizes (max_kpages);
+        // otherwise "the most consecutive positions that fit one
+        // request" is exact when the whole file fits one WRITE and one
+        // READ (write-through, a position over 255 pages), else
+        // stricter than the kernel (a conforming verdict under it
+        // still stands)
         let whole = m.cfg.uneven()
             || m.cfg.max_kpages > 0
             || (m.cfg.max_pages >= m.cfg.pages
@@ -609,8 +613,9 @@ fn conform_file_bounded(
                 return Ok((cc, cat));
             }
         }
-        // (uneven positions count kernel pages against max_pages: exact)
-        let page_split = m.cfg.sub.units_per_page <= 1 || m.cfg.uneven();
+        // (units below a page have no page boundary inside a position;
+        // uneven positions have units_per_page 1)
+        let page_split = m.cfg.sub.units_per_page <= 1;
         let starts = position_starts(&m);
         let new: Vec<u64> = cuts
             .iter()
@@ -627,8 +632,8 @@ fn conform_file_bounded(
         }
         extra.extend(new.iter().copied());
         coarser = Some((c, at, format!("{new:?}")));
+        round += 1;
     }
-    unreachable!("the loop returns")
 }
 
 /// The kernel pages at which a position of `m` starts.
