@@ -420,16 +420,22 @@ fn translate_inner(
     // VIOLATION, docs/findings.md M-maxpages). Not for write-through
     // (its chunks are mapped in positions, through_max_write) nor for a
     // position of more than 255 pages (real_pages is a u8).
+    // A position over a cap counts too: a request of it whole is one
+    // the kernel cannot send (the model notes the cap inside it, and
+    // conformance splits it there: cuts.rs).
     let kcount = uneven.is_none()
         && unit == PG
         && wbc
         && regions.iter().all(|r| r.1 - r.0 <= 255)
-        && regions
+        && (regions
             .iter()
             .map(|r| r.1 - r.0)
             .collect::<std::collections::BTreeSet<_>>()
             .len()
-            > 1;
+            > 1
+            || regions
+                .iter()
+                .any(|r| r.1 - r.0 > real_max_pages.min(real_read_pages)));
     let (max_kpages, read_max_kpages) = match kcount {
         true => (real_max_pages as u16, real_read_pages as u16),
         false => (0, 0),
@@ -1183,7 +1189,13 @@ impl Mapping {
         if let Some(w) = self.cfg.max_write {
             s += &format!(", max_write {w} (the recorded write-through chunks)");
         }
-        if self.cfg.read_max_pages != 0 {
+        if self.cfg.max_kpages != 0 {
+            // (max_pages above then bounds nothing the model reads)
+            s += &format!(
+                ", WRITEs up to {} and readahead READs up to {} kernel pages (positions of different sizes: the model counts kernel pages)",
+                self.cfg.max_kpages, self.cfg.read_max_kpages
+            );
+        } else if self.cfg.read_max_pages != 0 {
             s += &format!(
                 ", readahead READs up to {} (fc->max_pages above max_write)",
                 self.cfg.read_max_pages

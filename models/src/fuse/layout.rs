@@ -256,6 +256,31 @@ impl super::model::FuseModel {
         (self.lay.kpage[self.lay.page_end[last] as usize] - self.lay.kpage[first as usize]) as u16
     }
 
+    /// With kernel-page caps (`Config::max_kpages`): a request from
+    /// position `first` whose cap, `cap` kernel pages on, falls inside
+    /// positions `next..next+n`, which the batch would take next (or
+    /// starts with), where the kernel's order-0 folios would fill the
+    /// request to the cap: noted for conformance's refinement
+    /// (cuts.rs), which then splits the position there. A trace of a
+    /// correct kernel has a boundary at that page already (its WRITE or
+    /// READ ends there), so the note never fires for one; without it
+    /// the model cut such a batch early at the position's start, or sent
+    /// a position larger than the cap whole, and accepted a kernel that
+    /// under- or over-filled its requests (an attack, 4 Dec 2026).
+    pub(super) fn note_cap_inside(&self, first: u8, next: u8, n: u8, cap: u16) {
+        if self.lay.uneven || self.cfg.max_kpages == 0 {
+            return;
+        }
+        let lim = self.lay.kpage[first as usize] + cap as u32;
+        let (a, b) = (
+            self.lay.kpage[next as usize],
+            self.lay.kpage[(next + n) as usize],
+        );
+        if a < lim && lim < b {
+            super::cuts::note(lim);
+        }
+    }
+
     /// One past the last position a batch from `p` may take under
     /// max_pages: the page of `p` and the max_pages - 1 after it.
     pub(super) fn max_pages_end(&self, p: u8) -> u16 {

@@ -12,7 +12,13 @@ impl FuseModel {
     fn l_batch_full(&self, bfirst: u8, bn: u8) -> bool {
         match self.cfg.max_kpages {
             0 => bn >= self.cfg.max_pages,
-            k => self.pages_spanned(bfirst, bn + 1) > k,
+            k => {
+                let full = self.pages_spanned(bfirst, bn + 1) > k;
+                if full {
+                    self.note_cap_inside(bfirst, bfirst + bn, 1, k);
+                }
+                full
+            }
         }
     }
 

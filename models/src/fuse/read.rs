@@ -715,6 +715,12 @@ impl FuseModel {
             while pos < (first + len) as usize {
                 let f = self.folio(pos);
                 if !self.ra_fits(first, f.end as u8) {
+                    self.note_cap_inside(
+                        first,
+                        f.start as u8,
+                        f.len() as u8,
+                        self.cfg.read_max_kpages,
+                    );
                     break;
                 }
                 n += f.len() as u8;

@@ -38,10 +38,13 @@ impl FuseModel {
     /// blocks with sub-page blocks) is appended?
     pub(super) fn wb_need_send(&self, s: &mut State, t: usize, rs: u8, rl: u8) -> bool {
         let task = s.tasks[t];
+        let c = &self.cfg;
+        // a range larger than the cap on its own, whichever batch it
+        // starts or joins
+        self.note_cap_inside(rs, rs, rl, c.max_kpages);
         if task.bn == 0 {
             return false;
         }
-        let c = &self.cfg;
         if self.slots_tracked() && c.variant.slot_check && task.bdesc >= c.max_pages {
             // c3880a7b10e4: "Reached max pages or max folio slots"
             return true;
@@ -55,6 +58,9 @@ impl FuseModel {
             k => k,
         };
         let over_pages = self.pages_spanned(task.bfirst, task.bn + rl) > cap;
+        if over_pages && task.bfirst + task.bn == rs {
+            self.note_cap_inside(task.bfirst, rs, rl, cap);
+        }
         let over_write = c.limit_units(true).is_some_and(|mw| bytes > mw);
         if over_pages || over_write {
             if self.lf_geometry() {
