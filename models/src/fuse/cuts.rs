@@ -1,5 +1,7 @@
-//! Readahead edges inside a model position, for trace conformance's
-//! refinement (harness conform/mod.rs `conform_file_bounded`).
+//! Kernel pages inside a model position where the kernel would cut,
+//! for trace conformance's refinement (harness conform/mod.rs
+//! `conform_file_bounded`): readahead edges (below) and request caps
+//! (layout.rs `note_cap_inside`).
 //!
 //! A model position may stand for a run of kernel pages (conform's
 //! page split, `Config::real_pages`); a readahead window whose start or

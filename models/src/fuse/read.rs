@@ -88,12 +88,14 @@ fn init_ra_size(req: u8, max: u8) -> u8 {
 /// ondemand_readahead's `readit:` (ra_ondemand, 6.1 - 6.10): "Will this
 /// read hit the readahead marker made by itself? If so, trigger the
 /// readahead marker hit now, and merge the resulted next readahead
-/// window into the current one": a window (`size`, `asz`) starting at
-/// the index (`at_index`) with size == async_size grows by
-/// get_next_ra_size, or becomes max_pages with async_size max_pages / 2.
-fn ondemand_merge(at_index: bool, size: u32, asz: u32, max: u32) -> (u32, u32) {
-    if !(at_index && size == asz) {
-        return (size, asz);
+/// window into the current one": `index == ra->start && ra->size ==
+/// ra->async_size`. Both callers pass a window of `size` whose
+/// async_size is its size, so it merges when it starts at the index
+/// (`at_index`): it grows by get_next_ra_size, or becomes max_pages
+/// with async_size max_pages / 2. Returns (size, async_size).
+fn ondemand_merge(at_index: bool, size: u32, max: u32) -> (u32, u32) {
+    if !at_index {
+        return (size, size);
     }
     let add = next_ra_size(size, max);
     if size + add <= max {
@@ -275,7 +277,7 @@ impl FuseModel {
         }
         let max = self.ra_pages() as u32;
         let size = (w.size as u32).max(next_ra_size(w.size as u32, max));
-        let (size, asz) = ondemand_merge(start == end, size, size, max);
+        let (size, asz) = ondemand_merge(start == end, size, max);
         let (lo, hi) = self.model_span(end, end + size);
         Some(Window {
             lo,
@@ -565,7 +567,7 @@ impl FuseModel {
         // next window into one that starts at the index: a marked folio
         // at ra->start + ra->size
         let (size, asz) = if self.cfg.variant.ra_ondemand {
-            ondemand_merge(index == start, size, size, max)
+            ondemand_merge(index == start, size, max)
         } else {
             (size, size)
         };
