@@ -44,3 +44,20 @@ pub(super) fn posix_locks_off(events: &[Event]) -> bool {
                 .is_some_and(|f| !f.contains("FUSE_POSIX_LOCKS"))
     })
 }
+
+/// The seq of the first reply that answered a FALLOCATE with ENOSYS:
+/// from then on `fc->no_fallocate` is set and fuse_file_fallocate
+/// returns -EOPNOTSUPP before it takes the inode lock (fs/fuse/file.c).
+pub(super) fn no_fallocate_from(events: &[Event]) -> Option<u64> {
+    events
+        .iter()
+        .find(|e| {
+            e.ev == "reply"
+                && e.op.as_deref() == Some("FALLOCATE")
+                && e.result
+                    .as_ref()
+                    .and_then(|r| r["errno"].as_i64())
+                    .is_some_and(|n| n == libc::ENOSYS as i64)
+        })
+        .map(|e| e.seq)
+}

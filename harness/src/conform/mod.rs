@@ -73,7 +73,10 @@ pub const FILTERED_OPS: &[(&str, &str)] = &[
         "UNLINK",
         "the request of an unlink the syscall rules filter (a failed one, or one of a closed, unmapped file); an unlink syscall no rule filters is not modelled",
     ),
-    ("FALLOCATE", "not modelled"),
+    (
+        "FALLOCATE",
+        "the request of a failed fallocate the syscall rules filter (no page touched, no size changed); a fallocate no rule filters is not modelled",
+    ),
     (
         "SETATTR(times)",
         "a SETATTR without a size (cmtime flush of fsync/close/writeback)",
@@ -102,6 +105,10 @@ pub const FILTERED_SYSCALLS: &[(&str, &str)] = &[
     (
         "on the root directory",
         "opendir, fchdir, close, fsync/fdatasync and the stat family on the mount's root (path=.): OPENDIR, ACCESS (fuse_permission), RELEASEDIR, FSYNCDIR (fuse_dir_fsync) and GETATTR on nodeid 1; the root has no page cache and is not the model's inode",
+    ),
+    (
+        "fallocate (failed, no page touched)",
+        "a fallocate that returned an error and whose mode has neither PUNCH_HOLE nor ZERO_RANGE (or that fc->no_fallocate or an unknown mode ended before the inode lock): fuse_file_fallocate changes i_size and drops pages only after a successful FALLOCATE, and writes back only for those modes; the inode lock it holds and the wait for writeback in flight of its fuse_flush_time_update are not modelled (more permissive)",
     ),
     (
         "failed mkdir/unlink",

@@ -5,7 +5,7 @@
 //! rules. Everything is still in real 4 KiB pages; [`super::translate`]
 //! splits the file into model regions afterwards.
 use super::envmap::EnvMaps;
-use super::meta::{posix_locks_off, returns_by_call};
+use super::meta::{no_fallocate_from, posix_locks_off, returns_by_call};
 use super::raw::*;
 use super::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -616,6 +616,8 @@ pub(super) fn scan(
     let ret_of = returns_by_call(events);
     // POSIX locks not negotiated (fc->no_lock): the byte-range locks rule
     let no_lock = posix_locks_off(events);
+    // fc->no_fallocate set (from this seq on): the failed fallocate rule
+    let no_fallocate = no_fallocate_from(events);
     // the file was unlinked (closed and unmapped): it has no later syscall
     let mut unlinked = false;
     // a fadvise(DONTNEED) dropped clean pages, which the model does not:
@@ -860,6 +862,30 @@ pub(super) fn scan(
                                 ))
                             }
                         },
+                        // a failed fallocate (fuse_file_fallocate): a
+                        // mode it refuses, or fc->no_fallocate, returns
+                        // before the inode lock; otherwise the lock, the
+                        // FALLOCATE (filtered) and its error, and
+                        // fuse_flush_time_update (sync_inode_metadata:
+                        // do_writepages returns at once for nr_to_write
+                        // 0, then it waits for writeback in flight),
+                        // which the model leaves out: more permissive.
+                        // Only PUNCH_HOLE and ZERO_RANGE touch pages
+                        // before the request (fuse_writeback_range)
+                        "fallocate" if failed => {
+                            let mode = arg(&args, "mode")
+                                .and_then(|m| u32::from_str_radix(m.trim_start_matches("0x"), 16).ok())
+                                .ok_or_else(|| format!("#{} a failed fallocate whose mark has no mode= (recorded before 4 Dec 2026): whether it wrote back pages is not known", e.seq))?;
+                            let known = libc::FALLOC_FL_KEEP_SIZE | libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_ZERO_RANGE;
+                            let early = mode & !(known as u32) != 0
+                                || no_fallocate.is_some_and(|s| s < e.seq);
+                            let pages = mode & (libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_ZERO_RANGE) as u32 != 0;
+                            if pages && !early {
+                                return nm(format!("#{} a failed fallocate with mode {mode:#x}: fuse_writeback_range wrote back the range before its request, which no model task does alone", e.seq));
+                            }
+                            filt("syscall fallocate (failed, no page touched)");
+                            None
+                        }
                         // fuse_do_setattr with writeback_cache: a chown or
                         // chmod first runs write_inode_now(inode, true), the
                         // munmap task's program; its SETATTR has no size

@@ -196,6 +196,50 @@ fn fadvise_dontneed_then_only_what_does_not_read() {
     assert!(w.contains("syscall fadvise64 has no model task"), "{w}");
 }
 
+/// A failed fallocate touches no page (fio's default `--fallocate`
+/// against a server that answers ENOSYS): filtered, but for PUNCH_HOLE
+/// or ZERO_RANGE, whose fuse_writeback_range runs before the request,
+/// unless fc->no_fallocate ended it before the inode lock.
+#[test]
+fn a_failed_fallocate_that_touches_no_page_is_filtered() {
+    let enosys = [
+        "call T0 fallocate fd=6 mode=0x0 0 16384",
+        "req 8 FALLOCATE",
+        "reply 8 FALLOCATE errno=38",
+        "ret T0 fallocate -1 errno=95",
+        "call T0 fallocate fd=6 mode=0x3 0 4096",
+        "ret T0 fallocate -1 errno=95",
+    ];
+    let ev = trace(json!({}), &enosys);
+    let m = mapping(&ev);
+    assert_eq!(
+        m.filtered
+            .get("syscall fallocate (failed, no page touched)"),
+        Some(&2)
+    );
+    let (c, w) = class(&ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+    // a punch with no ENOSYS before it wrote the range back first
+    let mut l = enosys.to_vec();
+    l[2] = "reply 8 FALLOCATE errno=95";
+    let w = not_modelled(&trace(json!({}), &l));
+    assert!(w.contains("fallocate with mode 0x3"), "{w}");
+    // a mark without its mode (an older recording)
+    let mut l = enosys[..4].to_vec();
+    l[0] = "call T0 fallocate fd=6";
+    let w = not_modelled(&trace(json!({}), &l));
+    assert!(w.contains("has no mode="), "{w}");
+    // one that succeeded may have moved i_size
+    let l = [
+        "call T0 fallocate fd=6 mode=0x0 0 16384",
+        "req 8 FALLOCATE",
+        "reply 8 FALLOCATE",
+        "ret T0 fallocate 0",
+    ];
+    let w = not_modelled(&trace(json!({}), &l));
+    assert!(w.contains("syscall fallocate has no model task"), "{w}");
+}
+
 /// Right after an open that invalidated the cache (fio's
 /// `--invalidate=1`), a DONTNEED has no clean page to drop: the read
 /// after it is checked; with a read between the open and the DONTNEED

@@ -14,6 +14,7 @@
 //! | fstat, newfstatat(fd, "", AT_EMPTY_PATH) | `fstat fd=N path=REL` |
 //! | fcntl | `fcntl fd=N cmd=F_SETLK path=REL` (the number if unnamed) |
 //! | fadvise64 | `fadvise64 fd=N OFF LEN ADVICE path=REL` (`DONTNEED`...) |
+//! | fallocate | `fallocate fd=N mode=0xM OFF LEN path=REL` (since 4 Dec 2026; before, `fallocate fd=N path=REL`) |
 //! | mmap of a mount fd | `mmap fd=N off=O len=L shared\|private [populate] prot=rw\|r\|… path=REL` (`populate`: MAP_POPULATE or MAP_LOCKED); its ret mark ends ` vma=exec` when the new mapping is executable (VM_EXEC in /proc/PID/maps: PROT_EXEC or READ_IMPLIES_EXEC) |
 //! | mlockall with MCL_FUTURE (no MCL_ONFAULT) | `mlockall future`: later mappings are populated by their mmap |
 //! | munmap, msync on a mount mapping | `munmap off=O len=L path=REL`, `msync MS_SYNC off=O len=L path=REL` (`msync_async` for MS_ASYNC) |
@@ -618,6 +619,15 @@ fn fd_call(env: &Env, pid: i32, nr: i64, a: [u64; 6], rel: &str) -> Option<Call>
         libc::SYS_fadvise64 => call(
             "fadvise64",
             format!("fd={fd} {} {} {} path={rel}", a[1], a[2], fadvice(a[3])),
+        ),
+        // the mode says whether fuse_file_fallocate writes back and
+        // drops pages (PUNCH_HOLE, ZERO_RANGE) before its request
+        libc::SYS_fallocate => call(
+            "fallocate",
+            format!(
+                "fd={fd} mode={:#x} {} {} path={rel}",
+                a[1] as u32, a[2], a[3]
+            ),
         ),
         libc::SYS_ftruncate => call("ftruncate", format!("fd={fd} {} path={rel}", a[1])),
         libc::SYS_sync_file_range => call(
