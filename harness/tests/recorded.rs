@@ -120,6 +120,13 @@ fn altered_traces_do_not_conform() {
         // there: docs/findings.md M-maxpages)
         ("maxpages_position_over_cap", At("req WRITE u=14 off=65536 size=98304")),
         ("maxpages_write_over_cap", At("req WRITE u=12 off=0 size=163840")),
+        // (traces/record/fio_default_hints.jsonl with its fadvise RANDOM
+        // made NORMAL: the reads after it would read ahead, and the 4 KiB
+        // READ the kernel sent is one no window gives)
+        (
+            "fio_hints_random_made_normal",
+            At("req READ u=50 off=0 size=4096"),
+        ),
         (
             "b_ftrunc_dup_reply",
             Bad("#20 a second reply to WRITE u=10"),
@@ -437,4 +444,39 @@ fn a_direct_write_cut_at_fc_max_pages_is_not_modelled() {
         "{}",
         c.word
     );
+}
+
+/// fio's buffered randrw job with its defaults for `--fallocate` and
+/// `--fadvise_hint` (`wbspec record -- fio --name=j --filename={mnt}/f
+/// --size=16k --bs=4k --rw=randrw --verify=crc32c --do_verify=1
+/// --verify_state_save=0 --unlink=0 --number_ios=64 --output=/dev/null
+/// --ioengine=psync`, Linux 6.18.44, fio 3.33, 4 Dec 2026): its
+/// fallocate failed (the server answers ENOSYS), and its two opens after
+/// the layout advise RANDOM, so every read READs its 4 KiB alone
+/// (force_page_cache_ra). It conforms with the reads mapped `random`;
+/// the same trace with the advice made NORMAL is a VIOLATION
+/// (traces/altered/fio_hints_random_made_normal.jsonl).
+#[test]
+fn fio_with_its_default_hints_conforms() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/record/fio_default_hints.jsonl"),
+    )
+    .unwrap();
+    let ev = parse_trace(&text).unwrap();
+    let Ok(wbspec_harness::conform::Translation::Modelled(m)) =
+        wbspec_harness::conform::translate(&ev, None)
+    else {
+        panic!("not modelled")
+    };
+    assert_eq!(m.filtered["syscall fadvise64 RANDOM/NORMAL"], 2);
+    assert_eq!(m.filtered["syscall fallocate (failed, no page touched)"], 1);
+    let random = m
+        .cfg
+        .tasks
+        .iter()
+        .filter(|t| matches!(t, wbspec_models::fuse::TaskSpec::Read { random: true, .. }))
+        .count();
+    assert_eq!(random, 4, "{:?}", m.cfg.tasks);
+    let c = conform_trace(&ev, None).unwrap();
+    assert_eq!(c.word, "conforms", "{}", c.word);
 }

@@ -107,6 +107,10 @@ pub const FILTERED_SYSCALLS: &[(&str, &str)] = &[
         "opendir, fchdir, close, fsync/fdatasync and the stat family on the mount's root (path=.): OPENDIR, ACCESS (fuse_permission), RELEASEDIR, FSYNCDIR (fuse_dir_fsync) and GETATTR on nodeid 1; the root has no page cache and is not the model's inode",
     ),
     (
+        "fadvise64 RANDOM/NORMAL",
+        "generic_fadvise sets (RANDOM) or clears (NORMAL) FMODE_RANDOM on the open file: no request, no page; the buffered reads of that open after it are `read ... random` (force_page_cache_ra); a read of the same open running at the same time is not modelled",
+    ),
+    (
         "fallocate (failed, no page touched)",
         "a fallocate that returned an error and whose mode has neither PUNCH_HOLE nor ZERO_RANGE (or that fc->no_fallocate or an unknown mode ended before the inode lock): fuse_file_fallocate changes i_size and drops pages only after a successful FALLOCATE, and writes back only for those modes; the inode lock it holds and the wait for writeback in flight of its fuse_flush_time_update are not modelled (more permissive)",
     ),

@@ -78,6 +78,8 @@ pub(super) enum RawTask {
         /// The open (numbered in trace order) whose fd the read used:
         /// reads of one open share its readahead state (file->f_ra).
         open: Option<usize>,
+        /// That open has FMODE_RANDOM (a posix_fadvise(RANDOM) before).
+        random: bool,
     },
     SyncRange {
         first: u64,

@@ -49,6 +49,9 @@ pub(super) struct Pending {
     /// An fcntl(F_DUPFD[_CLOEXEC]) of this fd: its return is a new fd of
     /// the same open file.
     dup_of: Option<i64>,
+    /// A posix_fadvise(RANDOM or NORMAL): the open whose FMODE_RANDOM it
+    /// sets or clears.
+    advises: Option<usize>,
 }
 
 pub(super) fn arg<'a>(args: &'a str, key: &str) -> Option<&'a str> {
@@ -623,6 +626,10 @@ pub(super) fn scan(
     // a fadvise(DONTNEED) dropped clean pages, which the model does not:
     // until an open invalidates the cache, no task may read it
     let mut dropped: Option<u64> = None;
+    // opens (numbered in trace order) with FMODE_RANDOM: a
+    // posix_fadvise(RANDOM) returned on one of their fds, and no
+    // NORMAL since
+    let mut random: HashSet<usize> = HashSet::new();
     // the last task of the file was an open that invalidated the cache
     // (no FOPEN_KEEP_CACHE): no page is cached, in kernel or model
     let mut fresh_open = false;
@@ -721,6 +728,7 @@ pub(super) fn scan(
                         through_write: false,
                         map: None,
                         dup_of: None,
+                        advises: None,
                     };
                     let failed = ret_of.get(&i).is_some_and(|r| r.0 < 0);
                     // ENOENT: the name's LOOKUP found nothing
@@ -916,6 +924,41 @@ pub(super) fn scan(
                                 })
                             }
                         }
+                        // generic_fadvise (FUSE has no ->fadvise):
+                        // RANDOM sets FMODE_RANDOM on the open file,
+                        // NORMAL clears it (and restores ra_pages, which
+                        // only SEQUENTIAL changes): no request, no page.
+                        // A buffered read on an open with FMODE_RANDOM
+                        // is `read ... random` (force_page_cache_ra); one
+                        // running at the same time on the same open could
+                        // see either mode: not modelled
+                        "fadvise64"
+                            if matches!(words.get(3).copied(), Some("RANDOM" | "NORMAL")) =>
+                        {
+                            if !failed {
+                                let open = num(arg(&args, "fd"))
+                                    .and_then(|fd| open_of.get(&(fd as i64)).copied());
+                                let Some(open) = open else {
+                                    return nm(format!("#{} a fadvise on an fd whose open the marks do not name", e.seq));
+                                };
+                                let reading = pending.values().any(|q| {
+                                    q.task.is_some_and(|k| {
+                                        matches!(tasks[k].0, RawTask::Read { open: Some(o), .. } if o == open)
+                                    })
+                                });
+                                if reading {
+                                    return nm(format!("#{} a fadvise({}) while a buffered read of the same open file runs: which mode the read saw is not known", e.seq, words[3]));
+                                }
+                                p.advises = Some(open);
+                                if words[3] == "RANDOM" {
+                                    random.insert(open);
+                                } else {
+                                    random.remove(&open);
+                                }
+                            }
+                            filt("syscall fadvise64 RANDOM/NORMAL");
+                            None
+                        }
                         "open" => {
                             let path = words.first().copied().unwrap_or("").to_string();
                             let fl = parse_open_flags(words.get(1).copied().unwrap_or(""));
@@ -1044,7 +1087,13 @@ pub(super) fn scan(
                                     p.read_first = Some(first);
                                     let open = num(arg(&args, "fd"))
                                         .and_then(|fd| open_of.get(&(fd as i64)).copied());
-                                    Some(RawTask::Read { first, n, open })
+                                    if open.is_some()
+                                        && pending.values().any(|q| q.advises.is_some() && q.advises == open)
+                                    {
+                                        return nm(format!("#{} a buffered read while a fadvise on the same open file runs: which mode the read saw is not known", e.seq));
+                                    }
+                                    let random = open.is_some_and(|o| random.contains(&o));
+                                    Some(RawTask::Read { first, n, open, random })
                                 }
                                 FdKind::Dio => Some(RawTask::DioRead { first, n }),
                                 FdKind::Odirect => Some(RawTask::OdirectRead { first, n }),

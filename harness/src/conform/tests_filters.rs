@@ -188,12 +188,79 @@ fn fadvise_dontneed_then_only_what_does_not_read() {
     ]);
     let w = not_modelled(&trace_with(json!({}), &l, CLOSE));
     assert!(w.contains("after the fadvise(DONTNEED)"), "{w}");
-    // other advice is not modelled
+    // other advice but RANDOM and NORMAL is not modelled
     let w = not_modelled(&trace(
         json!({}),
-        &["call T0 fadvise64 fd=6 0 0 RANDOM", "ret T0 fadvise64 0"],
+        &[
+            "call T0 fadvise64 fd=6 0 0 SEQUENTIAL",
+            "ret T0 fadvise64 0",
+        ],
     ));
     assert!(w.contains("syscall fadvise64 has no model task"), "{w}");
+}
+
+/// posix_fadvise(RANDOM) sets FMODE_RANDOM on the open file, NORMAL
+/// clears it: the open's buffered reads after it are `random`, and a
+/// read running at the same time as the advice could see either mode.
+#[test]
+fn fadvise_random_makes_the_opens_later_reads_random() {
+    let l = [
+        "call T0 fadvise64 fd=6 0 0 RANDOM",
+        "ret T0 fadvise64 0",
+        "call T0 pread fd=6 off=0 len=4096",
+        "ret T0 pread 4096 data=A",
+        "call T0 fadvise64 fd=6 0 0 NORMAL",
+        "ret T0 fadvise64 0",
+        "call T0 pread fd=6 off=0 len=4096",
+        "ret T0 pread 4096 data=A",
+    ];
+    let ev = trace(json!({}), &l);
+    let m = mapping(&ev);
+    let random: Vec<bool> = m
+        .cfg
+        .tasks
+        .iter()
+        .filter_map(|t| match t {
+            TaskSpec::Read { random, .. } => Some(*random),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(random, [true, false], "{:?}", m.cfg.tasks);
+    assert_eq!(m.filtered.get("syscall fadvise64 RANDOM/NORMAL"), Some(&2));
+    let (c, w) = class(&ev);
+    assert_eq!(c, Class::Conforms, "{w}");
+    // a failed advice changes nothing
+    let mut f = l.to_vec();
+    f[1] = "ret T0 fadvise64 -1 errno=22";
+    let m = mapping(&trace(json!({}), &f));
+    assert!(m
+        .cfg
+        .tasks
+        .iter()
+        .all(|t| !matches!(t, TaskSpec::Read { random: true, .. })));
+    // at the same time as a read of the same open, in either order
+    let during_read = [
+        "call T1 pread fd=6 off=0 len=4096",
+        "call T0 fadvise64 fd=6 0 0 RANDOM",
+        "ret T0 fadvise64 0",
+        "ret T1 pread 4096 data=A",
+    ];
+    let w = not_modelled(&trace(json!({}), &during_read));
+    assert!(
+        w.contains("while a buffered read of the same open file runs"),
+        "{w}"
+    );
+    let during_advice = [
+        "call T0 fadvise64 fd=6 0 0 RANDOM",
+        "call T1 pread fd=6 off=0 len=4096",
+        "ret T1 pread 4096 data=A",
+        "ret T0 fadvise64 0",
+    ];
+    let w = not_modelled(&trace(json!({}), &during_advice));
+    assert!(
+        w.contains("while a fadvise on the same open file runs"),
+        "{w}"
+    );
 }
 
 /// A failed fallocate touches no page (fio's default `--fallocate`

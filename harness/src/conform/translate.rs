@@ -596,12 +596,18 @@ fn translate_inner(
                     aio: false,
                 }
             }
-            RawTask::Read { first, n, open } => {
+            RawTask::Read {
+                first,
+                n,
+                open,
+                random,
+            } => {
                 let (first, n) = range(*first, *n);
                 TaskSpec::Read {
                     first,
                     n,
                     fd: fd_of(open),
+                    random: *random,
                 }
             }
             RawTask::SyncRange { first, n } => {

@@ -200,6 +200,9 @@ impl FuseModel {
         let req = self.kpage_end(p + req) - start;
         let oversized = req > self.ra_pages() as u32;
         let last = start + req;
+        if self.random_read(t) {
+            return self.forced_window(p, start, req, last);
+        }
         if let Some(win) = self.ondemand_sync(s, t, start, last) {
             return win;
         }
@@ -252,6 +255,37 @@ impl FuseModel {
             // "Standalone, small random read. Read as is, and do not
             // pollute the readahead state."
             keep: asz != 0,
+        }
+    }
+
+    /// Read task `t`'s open file has FMODE_RANDOM (`read A+N random`).
+    pub(super) fn random_read(&self, t: usize) -> bool {
+        matches!(
+            self.cfg.tasks.get(t),
+            Some(super::config::TaskSpec::Read { random: true, .. })
+        )
+    }
+
+    /// page_cache_sync_ra with FMODE_RANDOM ("be dumb", 6.1 and 6.18
+    /// alike): force_page_cache_ra(ractl, req_count) reads the request
+    /// from the miss at kernel page `start`, at most max(io_pages,
+    /// ra_pages) = ra_pages pages, in one do_page_cache_ra chunk (2 MiB
+    /// is more than any ra_pages here) with lookahead_size 0: no
+    /// PG_readahead mark, and file->f_ra is not touched. The read's
+    /// prev_pos is still set by filemap_read, and a folio an earlier
+    /// window marked still starts page_cache_async_ra, which does not
+    /// look at FMODE_RANDOM.
+    fn forced_window(&self, p: u8, start: u32, req: u32, last: u32) -> Window {
+        let w = req.min(self.ra_pages() as u32);
+        let (_, hi) = self.model_span(start, start + w);
+        Window {
+            lo: p,
+            hi,
+            asz: 0,
+            kstart: start,
+            ksize: w,
+            last,
+            keep: false,
         }
     }
 
@@ -968,7 +1002,7 @@ impl FuseModel {
         let win = self.read_window(s, t, p, first + n - p);
         let (lookup_miss, seq) = (
             task.ph == PH_GET && !s.pages[p as usize].present(),
-            p > 0 && self.sequential_miss(s, t, p),
+            p > 0 && !self.random_read(t) && self.sequential_miss(s, t, p),
         );
         match self.get_folio(s, t, p as usize, false, win)? {
             Got::Step(step) => {

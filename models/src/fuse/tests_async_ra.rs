@@ -343,3 +343,50 @@ fn on_l(variant: &str, real: &[u8], prog: &str) -> FuseModel {
     c.real_pages[..n].copy_from_slice(real);
     model(c)
 }
+
+/// FMODE_RANDOM (`read ... random`, posix_fadvise RANDOM on the open):
+/// page_cache_sync_ra calls force_page_cache_ra, which reads the
+/// request and no more, capped at ra_pages (32), and sets no mark, on
+/// 6.1 as on 6.18. Without it a read of page 0 takes the initial
+/// window (4 pages for a 1-page request). Recorded: fio's buffered job
+/// with its default fadvise_hint (harness/tests/record.rs).
+#[test]
+fn a_random_read_reads_the_request_only() {
+    // pages 0-3 one each, then 31 and 5
+    let real = [1, 1, 1, 1, 31, 5];
+    for k in ["T2", "L"] {
+        let m = |prog: &str| {
+            let mut c = from_toml(&format!(
+                "kernel = \"{k}\"\npages = 6\ninit_size = 6\ndaemon_threads = 1\nthreads = [[{prog}]]\n"
+            ))
+            .unwrap();
+            c.real_pages[..6].copy_from_slice(&real);
+            model(c)
+        };
+        let r = reads(&m("\"read 1+1 fd=0 random\""));
+        assert_eq!(r, [(1, 2)].into_iter().collect(), "{k}: {r:?}");
+        let r = reads(&m("\"read 0+1 fd=0\""));
+        assert_eq!(r, [(0, 4)].into_iter().collect(), "{k}: {r:?}");
+        // 37 pages asked: the first 32, then the next lookup's forced
+        // readahead reads the rest
+        let r = reads(&m("\"read 3+3 fd=0 random\""));
+        assert_eq!(r, [(3, 35), (35, 40)].into_iter().collect(), "{k}: {r:?}");
+        // no mark: nothing read past the request
+        let m = m("\"read 0+1 fd=0 random\", \"read 1+1 fd=0 random\"");
+        assert_eq!(reads(&m), [(0, 1), (1, 2)].into_iter().collect(), "{k}");
+        assert!(reachable(&m)
+            .iter()
+            .all(|s| s.pages.iter().all(|p| p.flags & PG_READAHEAD == 0)));
+    }
+}
+
+#[test]
+fn the_random_word_parses_and_prints() {
+    let t = |s: &str| TaskSpec::parse(s);
+    for s in ["read 0+2 fd=1 random", "read 0+2 random", "read 0+2 fd=1"] {
+        assert_eq!(t(s).unwrap().to_string(), s);
+    }
+    assert!(t("read 0+2 random fd=1").is_err());
+    assert!(t("read 0+2 fd=1 random x").is_err());
+    assert!(t("read 0+2 randomly").is_err());
+}

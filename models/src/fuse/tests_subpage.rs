@@ -35,7 +35,8 @@ fn task_ranges_in_units_and_pages() {
         TaskSpec::Read {
             first: 0,
             n: 4,
-            fd: None
+            fd: None,
+            random: false
         }
     );
     // a range without a count: one page, or one unit
@@ -49,7 +50,8 @@ fn task_ranges_in_units_and_pages() {
         TaskSpec::Read {
             first: 1,
             n: 1,
-            fd: None
+            fd: None,
+            random: false
         },
         "unit 1"
     );

@@ -102,6 +102,11 @@ pub enum TaskSpec {
         n: u8,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         fd: Option<u8>,
+        /// The open file has FMODE_RANDOM (posix_fadvise
+        /// POSIX_FADV_RANDOM before the read): page_cache_sync_ra
+        /// reads the request as is (force_page_cache_ra), no window.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        random: bool,
     },
     /// munmap of a shared mapping: fuse_vma_close → write_inode_now(inode,
     /// 1), WB_SYNC_ALL writeback of the whole file and a wait.
@@ -204,7 +209,7 @@ pub const SYNTAX: &[&str] = &[
     "odirect-write F+N",
     "odirect-read F+N",
     "aio dio-write|dio-read|odirect-write|odirect-read F+N",
-    "read F+N [fd=N]",
+    "read F+N [fd=N] [random]",
     "munmap",
     "msync F+N",
     "sync_file_range F+N",
@@ -345,8 +350,26 @@ impl TaskSpec {
             }
             Some("read") => {
                 let (first, n) = range(words.get(1))?;
-                let fd = fd_word(words.get(2), "read takes a range and optionally fd=F")?;
-                TaskSpec::Read { first, n, fd }
+                let usage = "read takes a range and optionally fd=F, then random";
+                let mut rest = &words[2.min(words.len())..];
+                let fd = match rest.first() {
+                    Some(w) if w.starts_with("fd=") => {
+                        rest = &rest[1..];
+                        fd_word(Some(w), usage)?
+                    }
+                    _ => None,
+                };
+                let random = match rest {
+                    [] => false,
+                    ["random"] => true,
+                    _ => return Err(format!("task '{s}': {usage}")),
+                };
+                TaskSpec::Read {
+                    first,
+                    n,
+                    fd,
+                    random,
+                }
             }
             // sendfile(2) into the file: iter_file_splice_write →
             // vfs_iter_write → fuse_file_write_iter, the write(2) path
@@ -418,7 +441,8 @@ impl TaskSpec {
             | TaskSpec::Timeout => 1,
             TaskSpec::Open { .. } => 4,
             TaskSpec::NotifyInval { .. } => 3,
-            TaskSpec::Read { .. } | TaskSpec::Fault { .. } | TaskSpec::EnvAccess { .. } => 3,
+            TaskSpec::Read { .. } => 4,
+            TaskSpec::Fault { .. } | TaskSpec::EnvAccess { .. } => 3,
             _ => 2,
         };
         if words.len() > max_words {
@@ -588,7 +612,17 @@ impl fmt::Display for TaskSpec {
                     if aio { "aio " } else { "" }
                 )
             }
-            TaskSpec::Read { first, n, fd } => write!(f, "read {first}+{n}{}", fd_suffix(fd)),
+            TaskSpec::Read {
+                first,
+                n,
+                fd,
+                random,
+            } => write!(
+                f,
+                "read {first}+{n}{}{}",
+                fd_suffix(fd),
+                if random { " random" } else { "" }
+            ),
             TaskSpec::Munmap => write!(f, "munmap"),
             TaskSpec::Msync { first, n } => write!(f, "msync {first}+{n}"),
             TaskSpec::SyncRange { first, n } => write!(f, "sync_file_range {first}+{n}"),
