@@ -14,6 +14,24 @@ fn verdict(p: &Path) -> (String, Class) {
     (c.word, c.class)
 }
 
+/// The trace at `rel` under tests/traces, and its mapping onto the model
+/// (it must be modelled).
+fn modelled(
+    rel: &str,
+) -> (
+    Vec<wbspec_harness::trace::Event>,
+    Box<wbspec_harness::conform::Mapping>,
+) {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/traces")
+        .join(rel);
+    let ev = parse_trace(&std::fs::read_to_string(p).unwrap()).unwrap();
+    match wbspec_harness::conform::translate(&ev, None) {
+        Ok(wbspec_harness::conform::Translation::Modelled(m)) => (ev, m),
+        other => panic!("{rel}: not modelled: {other:?}"),
+    }
+}
+
 fn files(dir: &str) -> Vec<std::path::PathBuf> {
     let d = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/traces")
@@ -389,17 +407,7 @@ fn seed5_long_trace_conforms_at_the_threshold_the_kernel_had() {
 /// (32 pages, `read_max_pages`), not max_write's 2 pages.
 #[test]
 fn a_readahead_read_above_max_write_conforms() {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/traces/max-write/read_16k_max_write_8k.jsonl"),
-    )
-    .unwrap();
-    let ev = parse_trace(&text).unwrap();
-    let Ok(wbspec_harness::conform::Translation::Modelled(m)) =
-        wbspec_harness::conform::translate(&ev, None)
-    else {
-        panic!("not modelled")
-    };
+    let (ev, m) = modelled("max-write/read_16k_max_write_8k.jsonl");
     assert_eq!((m.cfg.max_pages, m.cfg.read_max_pages), (1, 2));
     let c = conform_trace(&ev, None).unwrap();
     assert_eq!(c.word, "conforms", "{}", c.word);
@@ -458,16 +466,7 @@ fn a_direct_write_cut_at_fc_max_pages_is_not_modelled() {
 /// (traces/altered/fio_hints_random_made_normal.jsonl).
 #[test]
 fn fio_with_its_default_hints_conforms() {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces/record/fio_default_hints.jsonl"),
-    )
-    .unwrap();
-    let ev = parse_trace(&text).unwrap();
-    let Ok(wbspec_harness::conform::Translation::Modelled(m)) =
-        wbspec_harness::conform::translate(&ev, None)
-    else {
-        panic!("not modelled")
-    };
+    let (ev, m) = modelled("record/fio_default_hints.jsonl");
     assert_eq!(m.filtered["syscall fadvise64 RANDOM/NORMAL"], 2);
     assert_eq!(m.filtered["syscall fallocate (failed, no page touched)"], 1);
     let random = m
