@@ -45,11 +45,14 @@ pub(super) fn posix_locks_off(events: &[Event]) -> bool {
     })
 }
 
-/// The seq of the first reply that answered a FALLOCATE with ENOSYS:
-/// from then on `fc->no_fallocate` is set and fuse_file_fallocate
+/// The seq from which `fc->no_fallocate` is surely set: the first reply
+/// that answered a FALLOCATE with ENOSYS makes the fuse_file_fallocate
+/// that sent it set the flag before it returns, so once every fallocate
+/// called before that reply has returned (its ret mark), a later one
 /// returns -EOPNOTSUPP before it takes the inode lock (fs/fuse/file.c).
+/// None: no such reply, or a fallocate of then never returns.
 pub(super) fn no_fallocate_from(events: &[Event]) -> Option<u64> {
-    events
+    let reply = events
         .iter()
         .find(|e| {
             e.ev == "reply"
@@ -58,6 +61,24 @@ pub(super) fn no_fallocate_from(events: &[Event]) -> Option<u64> {
                     .as_ref()
                     .and_then(|r| r["errno"].as_i64())
                     .is_some_and(|n| n == libc::ENOSYS as i64)
-        })
-        .map(|e| e.seq)
+        })?
+        .seq;
+    let mut open: HashMap<&str, u64> = HashMap::new();
+    let mut from = reply;
+    for e in events
+        .iter()
+        .filter(|e| e.ev == "mark" && e.syscall.as_deref() == Some("fallocate"))
+    {
+        let (Some(kind), Some(a)) = (e.kind.as_deref(), e.actor.as_deref()) else {
+            continue;
+        };
+        match kind {
+            "call" if e.seq < reply => {
+                open.insert(a, e.seq);
+            }
+            "ret" if open.remove(a).is_some() => from = from.max(e.seq),
+            _ => {}
+        }
+    }
+    open.is_empty().then_some(from)
 }
