@@ -885,11 +885,25 @@ pub(super) fn scan(
                                 .and_then(|m| u32::from_str_radix(m.trim_start_matches("0x"), 16).ok())
                                 .ok_or_else(|| format!("#{} a failed fallocate whose mark has no mode= (recorded before 4 Dec 2026): whether it wrote back pages is not known", e.seq))?;
                             let known = libc::FALLOC_FL_KEEP_SIZE | libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_ZERO_RANGE;
-                            let early = mode & !(known as u32) != 0
+                            let (punch, keep) = (libc::FALLOC_FL_PUNCH_HOLE as u32, libc::FALLOC_FL_KEEP_SIZE as u32);
+                            // vfs_fallocate's refusals before f_op->fallocate
+                            // (fs/open.c): offset < 0 or len <= 0 (EINVAL), a
+                            // punch without KEEP_SIZE (EOPNOTSUPP), an fd
+                            // not open for writing (EBADF); then
+                            // fuse_file_fallocate's: a mode it does not
+                            // know, fc->no_fallocate
+                            // (the recorder writes the registers unsigned)
+                            let signed = |k: usize| words.get(k).and_then(|w| w.parse::<u64>().ok()).map(|x| x as i64);
+                            let errno = ret_of.get(&i).map(|r| r.1);
+                            let early = signed(2).is_some_and(|o| o < 0)
+                                || signed(3).is_some_and(|l| l <= 0)
+                                || (mode & punch != 0 && mode & keep == 0)
+                                || errno == Some(libc::EBADF as i64)
+                                || mode & !(known as u32) != 0
                                 || no_fallocate.is_some_and(|s| s < e.seq);
                             let pages = mode & (libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_ZERO_RANGE) as u32 != 0;
                             if pages && !early {
-                                return nm(format!("#{} a failed fallocate with mode {mode:#x}: fuse_writeback_range wrote back the range before its request, which no model task does alone", e.seq));
+                                return nm(format!("#{} a failed fallocate with mode {mode:#x}: fuse_file_fallocate may have written the range back (fuse_writeback_range) before it failed, which no model task does alone", e.seq));
                             }
                             filt("syscall fallocate (failed, no page touched)");
                             None

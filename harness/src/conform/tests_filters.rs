@@ -303,6 +303,35 @@ fn a_failed_fallocate_that_touches_no_page_is_filtered() {
     ];
     let w = not_modelled(&trace(json!({}), &race));
     assert!(w.contains("fallocate with mode 0x3"), "{w}");
+    // vfs_fallocate refused these before fuse_file_fallocate: a punch
+    // without KEEP_SIZE, a length of 0, a negative offset, an fd not
+    // open for writing
+    for (call, ret) in [
+        (
+            "call T0 fallocate fd=6 mode=0x2 0 4096",
+            "ret T0 fallocate -1 errno=95",
+        ),
+        (
+            "call T0 fallocate fd=6 mode=0x3 0 0",
+            "ret T0 fallocate -1 errno=22",
+        ),
+        (
+            "call T0 fallocate fd=6 mode=0x3 18446744073709551615 4096",
+            "ret T0 fallocate -1 errno=22",
+        ),
+        (
+            "call T0 fallocate fd=6 mode=0x3 0 4096",
+            "ret T0 fallocate -1 errno=9",
+        ),
+    ] {
+        let m = mapping(&trace(json!({}), &[call, ret]));
+        assert_eq!(
+            m.filtered
+                .get("syscall fallocate (failed, no page touched)"),
+            Some(&1),
+            "{call}"
+        );
+    }
     // a mark without its mode (an older recording)
     let mut l = enosys[..4].to_vec();
     l[0] = "call T0 fallocate fd=6";
