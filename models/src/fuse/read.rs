@@ -42,11 +42,19 @@ pub const RA_BYTES: u32 = 128 * 1024;
 /// its file->f_ra (`keep`: page_cache_sync_ra's initial and prev-miss
 /// windows; not a standalone read, not a fault, whose file the model does
 /// not keep).
+///
+/// `ra_asz` is what fuse_readahead's congestion check reads,
+/// rac->ra->async_size when read_pages runs: `asz` for a window the file
+/// keeps, but the file's older async_size for one that leaves file->f_ra
+/// alone (a standalone read, force_page_cache_ra), whose lookahead `asz`
+/// is 0. Found by an attack on FMODE_RANDOM (4 Dec 2026): before, such a
+/// window read 0 there and was never skipped while congested.
 #[derive(Clone, Copy)]
 pub(super) struct Window {
     pub lo: u8,
     pub hi: u8,
     pub asz: u8,
+    pub ra_asz: u8,
     pub kstart: u32,
     pub ksize: u32,
     pub last: u32,
@@ -201,7 +209,7 @@ impl FuseModel {
         let oversized = req > self.ra_pages() as u32;
         let last = start + req;
         if self.random_read(t) {
-            return self.forced_window(p, start, req, last);
+            return self.forced_window(s, t, p, start, req, last);
         }
         if let Some(win) = self.ondemand_sync(s, t, start, last) {
             return win;
@@ -245,10 +253,17 @@ impl FuseModel {
             }
         };
         let (_, hi) = self.model_span(start, start + w);
+        let asz = asz.min(255) as u8;
         Window {
             lo: p,
             hi,
-            asz: asz.min(255) as u8,
+            asz,
+            // (a standalone read leaves the file's async_size as it was)
+            ra_asz: if asz != 0 {
+                asz
+            } else {
+                self.ra_state(s, t).asz
+            },
             kstart: start,
             ksize: w,
             last,
@@ -271,17 +286,19 @@ impl FuseModel {
     /// from the miss at kernel page `start`, at most max(io_pages,
     /// ra_pages) = ra_pages pages, in one do_page_cache_ra chunk (2 MiB
     /// is more than any ra_pages here) with lookahead_size 0: no
-    /// PG_readahead mark, and file->f_ra is not touched. The read's
+    /// PG_readahead mark, and file->f_ra is not touched (fuse_readahead's
+    /// congestion check reads its older async_size). The read's
     /// prev_pos is still set by filemap_read, and a folio an earlier
     /// window marked still starts page_cache_async_ra, which does not
     /// look at FMODE_RANDOM.
-    fn forced_window(&self, p: u8, start: u32, req: u32, last: u32) -> Window {
+    fn forced_window(&self, s: &State, t: usize, p: u8, start: u32, req: u32, last: u32) -> Window {
         let w = req.min(self.ra_pages() as u32);
         let (_, hi) = self.model_span(start, start + w);
         Window {
             lo: p,
             hi,
             asz: 0,
+            ra_asz: self.ra_state(s, t).asz,
             kstart: start,
             ksize: w,
             last,
@@ -317,6 +334,7 @@ impl FuseModel {
             lo,
             hi,
             asz: asz.min(255) as u8,
+            ra_asz: asz.min(255) as u8,
             kstart: end,
             ksize: size,
             last,
@@ -370,7 +388,7 @@ impl FuseModel {
         task.ra = 0;
         task.ra_todo = todo;
         task.ra_mark = mark;
-        task.saved = win.asz;
+        task.saved = win.ra_asz;
         task.ph = if todo == 0 { PH_RA_DONE } else { PH_RA_ADD };
         absent
     }
@@ -618,6 +636,7 @@ impl FuseModel {
             lo,
             hi,
             asz: w.asz,
+            ra_asz: w.asz,
             kstart: start,
             ksize: size,
             last: win.last,
@@ -1047,6 +1066,7 @@ impl FuseModel {
             lo,
             hi,
             asz: ra / 4,
+            ra_asz: ra / 4,
             kstart,
             ksize: ra as u32,
             last: self.real_start(page) + 1,
