@@ -753,7 +753,15 @@ impl FuseModel {
                 return done(sent, skipped);
             }
             let count = self.real_start(first + len) - self.real_start(first);
-            if self.congested(s) && s.tasks[t].saved as u32 >= count {
+            // rac->ra->async_size now: an open shared by `fd=F` has the
+            // file's current value (another reader's async readahead or
+            // sync miss may have set it since this window was set up;
+            // nothing locks f_ra between); else the window's, `saved`
+            let asz = match self.ra_fd(t) {
+                Some(f) => s.ra_win[f].asz,
+                None => s.tasks[t].saved,
+            };
+            if self.congested(s) && asz as u32 >= count {
                 // "Congested and only async pages left, so skip the
                 // rest": read_pages drops the folios it was given
                 for p in pages_mask(first, len) {
