@@ -65,6 +65,9 @@ pub(super) fn no_fallocate_from(events: &[Event]) -> Option<u64> {
         .seq;
     let mut open: HashMap<&str, u64> = HashMap::new();
     let mut from = reply;
+    // one of them returned EOPNOTSUPP: the reply reached it (after an
+    // abort the kernel drops replies, and the flag stays clear)
+    let mut reached = false;
     for e in events
         .iter()
         .filter(|e| e.ev == "mark" && e.syscall.as_deref() == Some("fallocate"))
@@ -76,9 +79,12 @@ pub(super) fn no_fallocate_from(events: &[Event]) -> Option<u64> {
             "call" if e.seq < reply => {
                 open.insert(a, e.seq);
             }
-            "ret" if open.remove(a).is_some() => from = from.max(e.seq),
+            "ret" if open.remove(a).is_some() => {
+                from = from.max(e.seq);
+                reached |= e.errno == Some(libc::EOPNOTSUPP);
+            }
             _ => {}
         }
     }
-    open.is_empty().then_some(from)
+    (open.is_empty() && reached).then_some(from)
 }

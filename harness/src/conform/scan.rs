@@ -894,16 +894,18 @@ pub(super) fn scan(
                             // know, fc->no_fallocate
                             // (the recorder writes the registers unsigned)
                             let signed = |k: usize| words.get(k).and_then(|w| w.parse::<u64>().ok()).map(|x| x as i64);
-                            let errno = ret_of.get(&i).map(|r| r.1);
+                            // (an fd opened O_RDONLY: the server's own
+                            // reply could say EBADF after a write-back)
+                            let ro = num(arg(&args, "fd")).is_some_and(|f| readonly.contains(&(f as i64)));
                             let early = signed(2).is_some_and(|o| o < 0)
                                 || signed(3).is_some_and(|l| l <= 0)
                                 || (mode & punch != 0 && mode & keep == 0)
-                                || errno == Some(libc::EBADF as i64)
+                                || ro
                                 || mode & !(known as u32) != 0
                                 || no_fallocate.is_some_and(|s| s < e.seq);
                             let pages = mode & (libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_ZERO_RANGE) as u32 != 0;
                             if pages && !early {
-                                return nm(format!("#{} a failed fallocate with mode {mode:#x}: fuse_file_fallocate may have written the range back (fuse_writeback_range) before it failed, which no model task does alone", e.seq));
+                                return nm(format!("#{} a failed fallocate with mode {mode:#x}: fuse_file_fallocate may have written back from its offset to the end of the file (fuse_writeback_range) before it failed, which no model task does alone", e.seq));
                             }
                             filt("syscall fallocate (failed, no page touched)");
                             None
