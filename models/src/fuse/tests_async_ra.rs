@@ -390,3 +390,46 @@ fn the_random_word_parses_and_prints() {
     assert!(t("read 0+2 fd=1 random x").is_err());
     assert!(t("read 0+2 randomly").is_err());
 }
+
+/// fuse_readahead reads `rac->ra->async_size` when it runs, and nothing
+/// locks f_ra between the window's setup and then: on an open shared by
+/// `fd=F`, another reader's async readahead may have raised it
+/// (docs/findings.md M-ra-stale-asz). T0's window is pages 0-3
+/// (async_size 3, the mark on page 1); T1 finds the marked folio while
+/// T0 is still adding folios and reads the next window (async_size 8).
+/// With a background request in flight (congested), T0's READ of 4
+/// pages is skipped: 8 >= 4. Read at setup, 3 < 4, it was sent.
+#[test]
+fn the_congestion_check_reads_the_files_async_size_when_it_sends() {
+    use super::model::Actor;
+    use super::read::PH_RA;
+    let m = model(
+        from_toml(
+            "kernel = \"T2\"\npages = 12\ninit_size = 12\ndaemon_threads = 1\ncongestion_threshold = 1\nthreads = [[\"read 0+1 fd=0\"], [\"read 1+1 fd=0\"]]\n",
+        )
+        .unwrap(),
+    );
+    let mut s = reachable(&m)
+        .into_iter()
+        .find(|s| {
+            s.tasks[0].ph == PH_RA
+                && s.tasks[0].ra != 0
+                && s.tasks[0].saved == 3
+                && s.ra_win[0].asz == 8
+                && m.num_background(s) == 0
+        })
+        .expect("T1's async readahead before T0's READ");
+    s.bg_q.push(Req::CacheWrite {
+        first: 11,
+        n: 1,
+        sent: 1,
+    });
+    let mut out = Vec::new();
+    m.successors(&s, &mut out);
+    let steps: Vec<Step> = out
+        .iter()
+        .filter(|(a, _)| a.actor == Actor::Task(0))
+        .map(|(a, _)| a.step)
+        .collect();
+    assert_eq!(steps, [Step::RaSkip]);
+}
