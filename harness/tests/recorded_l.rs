@@ -96,6 +96,15 @@ fn ra_async_traces_have_their_pinned_verdicts() {
     check_dir("ra-async", "T''");
 }
 
+/// The recordings behind finding M-ra-stale-asz (6.18.44, state T2,
+/// congestion_threshold 1): two that conform since the congestion
+/// check reads the file's async_size, one still a false VIOLATION (the
+/// open gap: a VIOLATION is not refined).
+#[test]
+fn ra_congested_traces_have_their_pinned_verdicts() {
+    check_dir("ra-congested", "T''");
+}
+
 /// The recording behind finding M-maxpages (6.18.44, state T2): a
 /// false VIOLATION of conformance's max_pages, counted in positions,
 /// pinned as the open gap it is.
