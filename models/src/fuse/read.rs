@@ -44,11 +44,13 @@ pub const RA_BYTES: u32 = 128 * 1024;
 /// not keep).
 ///
 /// `ra_asz` is what fuse_readahead's congestion check reads,
-/// rac->ra->async_size when read_pages runs: `asz` for a window the file
-/// keeps, but the file's older async_size for one that leaves file->f_ra
-/// alone (a standalone read, force_page_cache_ra), whose lookahead `asz`
-/// is 0. Found by an attack on FMODE_RANDOM (4 Dec 2026): before, such a
-/// window read 0 there and was never skipped while congested.
+/// rac->ra->async_size, as of the window's setup: `asz` for a window the
+/// file keeps, but the file's older async_size for one that leaves
+/// file->f_ra alone (a standalone read, force_page_cache_ra), whose
+/// lookahead `asz` is 0. Found by an attack on FMODE_RANDOM (4 Dec
+/// 2026): before, such a window read 0 there and was never skipped while
+/// congested. (For an open shared by `fd=F` the check reads the file's
+/// value again when the READ goes out: `ra_send`.)
 #[derive(Clone, Copy)]
 pub(super) struct Window {
     pub lo: u8,
