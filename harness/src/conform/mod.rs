@@ -561,9 +561,9 @@ fn conform_file_bounded(
 ) -> project::FileVerdict {
     // The split the trace names, then (whole pages or uneven positions)
     // refined where the model's readahead windows ended inside a
-    // position that was not cached (models/src/fuse/cuts.rs): a
-    // conforming verdict of the coarser split may rest on a window the
-    // kernel did not take.
+    // position that was not cached (models/src/fuse/cuts.rs): the
+    // coarser split's verdict, conforming or not, may rest on a window
+    // the kernel did not take.
     let mut extra: std::collections::BTreeSet<u64> = std::collections::BTreeSet::new();
     let mut coarser: Option<(Conformance, u64, String)> = None;
     let mut round = 0;
@@ -633,7 +633,13 @@ fn conform_file_bounded(
             .map(|&k| k as u64)
             .filter(|k| !starts.contains(k))
             .collect();
-        if !(conforms && page_split && !new.is_empty()) {
+        // a VIOLATION is refined too: a window rounded out to a whole
+        // position also moves the readahead mark and what a congested
+        // fuse_readahead skips, so the coarser split can lack a
+        // behaviour of the finer one (ra-congested/
+        // async_window_inside_position)
+        let violation = c.word.starts_with("VIOLATION");
+        if !((conforms || violation) && page_split && !new.is_empty()) {
             return Ok((c, at));
         }
         if round == MAX_REFINEMENTS {
