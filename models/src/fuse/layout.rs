@@ -300,6 +300,25 @@ impl super::model::FuseModel {
         self.pos_of_kpage(self.lay.kpage[start as usize] + c.max_pages as u32) as u16
     }
 
+    /// Has a readahead READ of positions `first..first+n` room for one
+    /// more kernel page (fuse_readahead takes the next folio while
+    /// `pages < cur_pages`; a folio that then does not fit is held for
+    /// the next READ)? Counted as `ra_fits` counts.
+    pub(super) fn ra_room(&self, first: u8, n: u8) -> bool {
+        let c = &self.cfg;
+        if !self.lay.uneven && c.read_max_kpages > 0 {
+            return self.pages_spanned(first, n) < c.read_max_kpages;
+        }
+        if !self.lay.uneven {
+            return (n as u16) < c.readahead_units().min(u8::MAX as u16);
+        }
+        let mp = match c.read_max_pages {
+            0 => c.max_pages,
+            r => r,
+        };
+        self.pages_spanned(first, n) < mp as u16
+    }
+
     /// Do positions `first..end` fit one readahead READ (fuse_readahead's
     /// `min(fc->max_pages, fc->max_read / PAGE_SIZE)` pages)?
     pub(super) fn ra_fits(&self, first: u8, end: u8) -> bool {

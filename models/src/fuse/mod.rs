@@ -138,6 +138,8 @@ const SWITCHES: &[SwitchDef] = &[
     SwitchDef { name: "ra_round_end", kind: SwitchKind::Kernel, description: "6.17's readahead series: page_cache_async_ra rounds the next window's end down (ra->order += 2)" },
     SwitchDef { name: "ra_ondemand", kind: SwitchKind::Kernel, description: "6.1 - 6.10's ondemand_readahead: a miss at the expected index or at ra->start + ra->size pushes the window forward; a window starting at the index with size == async_size merges the next" },
     SwitchDef { name: "ra_prev_pos_each_copy", kind: SwitchKind::Kernel, description: "6.1 - 6.5's filemap_read: ra->prev_pos after each folio copied, so a miss later in the same read takes the initial window" },
+    SwitchDef { name: "ra_skip_shrinks", kind: SwitchKind::Kernel, description: "6.13 and before (until 7a1eb89f7918): read_pages lowers ra->size and ra->async_size by each folio a congested fuse_readahead skipped" },
+    SwitchDef { name: "ra_count_batch", kind: SwitchKind::Kernel, description: "before 6.13's folio conversion: fuse_readahead's congestion check counts the whole previous READ of the batch (__readahead_batch)" },
     SwitchDef { name: "mut_no_tail_zero", kind: SwitchKind::Mutant, description: "truncate_inode_partial_folio without zeroing the tail" },
     SwitchDef { name: "mut_no_eof_zero", kind: SwitchKind::Mutant, description: "a partial write into a new folio beyond EOF without zeroing the rest" },
     SwitchDef { name: "mut_crop_by_page", kind: SwitchKind::Mutant, description: "fuse_send_writepage crops at the page holding i_size" },

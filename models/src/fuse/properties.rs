@@ -780,7 +780,7 @@ pub fn w_stale_cached(m: &FuseModel, s: &State) -> bool {
 pub fn w_ra_blocked(m: &FuseModel, s: &State) -> bool {
     s.tasks
         .iter()
-        .any(|t| t.ra != 0 && t.ph == super::read::PH_RA)
+        .any(|t| t.ra != 0 && matches!(t.ph, super::read::PH_RA | super::read::PH_RA_GET))
         && m.bg_blocked(s)
 }
 

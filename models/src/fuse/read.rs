@@ -11,7 +11,7 @@
 //! Phases of a lookup (`Task::ph`): `PH_GET` is filemap_get_pages from the
 //! top, `PH_RA_ADD` page_cache_ra_unbounded's loop over the window (one
 //! folio per step), `PH_RA` fuse_readahead with folios of a batch left to
-//! send, `PH_RA_DONE` the rest of the call after readahead, `PH_FOLIO_L`
+//! send (`PH_RA_GET` when its next READ waits in fuse_get_req), `PH_RA_DONE` the rest of the call after readahead, `PH_FOLIO_L`
 //! (L) read_folio holding the folio lock while the rb-tree covers it,
 //! `PH_FOLIO` waiting for the read_folio READ's reply.
 
@@ -26,6 +26,10 @@ pub(super) const PH_RA_DONE: u8 = 2;
 pub(super) const PH_FOLIO_L: u8 = 3;
 pub(super) const PH_FOLIO: u8 = 4;
 pub(super) const PH_RA_ADD: u8 = 5;
+/// fuse_readahead past its congestion check (and L's writeback wait) for
+/// its next READ, waiting in fuse_get_req while fc->blocked: when it
+/// wakes it sends that READ without checking again.
+pub(super) const PH_RA_GET: u8 = 6;
 
 /// The readahead window in bytes: ra->ra_pages for a FUSE bdi is
 /// VM_READAHEAD_PAGES = SZ_128K / PAGE_SIZE (32 pages of 4 KiB, 2 of 64
@@ -730,6 +734,13 @@ impl FuseModel {
     /// `None` when nothing could be done (the task waits).
     fn ra_send(&self, s: &mut State, t: usize) -> Option<Step> {
         let (mut sent, mut skipped) = (false, false);
+        // the previous READ of this batch: its end and what
+        // readahead_count(rac) still counts of it at the next check
+        let mut prev: Option<(u8, u32)> = None;
+        // woken in fuse_get_req: this READ passed its check
+        let waited = s.tasks[t].ph == PH_RA_GET;
+        let mut passed = waited;
+        s.tasks[t].ph = PH_RA;
         let done = |sent: bool, skipped: bool| match (sent, skipped) {
             (true, _) => Some(Step::RaSend),
             (false, true) => Some(Step::RaSkip),
@@ -747,14 +758,19 @@ impl FuseModel {
                 len += 1;
             }
             let v = &self.cfg.variant;
-            if v.temp_pages
+            if !passed
+                && v.temp_pages
                 && !v.mut_l_read_no_wait
                 && pages_mask(first, len).any(|p| self.in_tree(s, p).is_some())
             {
                 // L: wait_event(page_waitq, !fuse_range_is_writeback())
                 return done(sent, skipped);
             }
-            let count = self.real_start(first + len) - self.real_start(first);
+            let left = self.real_start(first + len) - self.real_start(first);
+            // readahead_count(rac) at the check: the pages left, and of
+            // the previous READ of this batch what the rac has not yet
+            // dropped (`prev`, below)
+            let count = left + prev.filter(|&(end, _)| end == first).map_or(0, |(_, k)| k);
             // rac->ra->async_size now: an open shared by `fd=F` has the
             // file's current value (another reader's async readahead or
             // sync miss may have set it since this window was set up;
@@ -763,20 +779,30 @@ impl FuseModel {
                 Some(f) => s.ra_win[f].asz,
                 None => s.tasks[t].saved,
             };
-            if self.congested(s) && asz as u32 >= count {
+            if !passed && self.congested(s) && asz as u32 >= count {
                 // "Congested and only async pages left, so skip the
                 // rest": read_pages drops the folios it was given
                 for p in pages_mask(first, len) {
                     s.pages[p] = Page::default();
                 }
                 s.tasks[t].ra &= !(low_mask(len) << first);
+                if self.cfg.variant.ra_skip_shrinks && self.ra_kept(t) {
+                    // read_pages before 7a1eb89f7918: "The sizes in ->ra
+                    // may be used to size the next readahead", ra->size
+                    // and ra->async_size lose each folio left (asz >=
+                    // count >= left: every folio is removed)
+                    let mut w = self.ra_state(s, t);
+                    w.size = (w.size as u32).saturating_sub(left) as u8;
+                    w.asz = (w.asz as u32).saturating_sub(left) as u8;
+                    self.set_ra_state(s, t, w);
+                }
                 skipped = true;
                 continue;
             }
             // fuse_readahead: a READ of the whole folios that fit
             // min(max_pages, max_read) pages (model pages are blocks with
             // sub-page blocks)
-            let (mut n, mut pos) = (0u8, first as usize);
+            let (mut n, mut pos, mut last) = (0u8, first as usize, 0u32);
             while pos < (first + len) as usize {
                 let f = self.folio(pos);
                 if !self.ra_fits(first, f.end as u8) {
@@ -789,8 +815,12 @@ impl FuseModel {
                     break;
                 }
                 n += f.len() as u8;
+                last = self.real_start(f.end as u8) - self.real_start(f.start as u8);
                 pos = f.end;
             }
+            // held: a folio taken while the READ had room that did not
+            // fit stays for the next READ
+            let held = pos < (first + len) as usize && self.ra_room(first, n);
             if n == 0 {
                 // a large folio that fits no READ (lfolio.rs): v5's guard
                 // stops and read_pages unlocks the rest, not uptodate; the
@@ -808,8 +838,14 @@ impl FuseModel {
                 return Some(Step::RaEmpty);
             }
             if self.bg_blocked(s) {
-                return done(sent, skipped); // fuse_get_req: fc->blocked
+                // fuse_get_req: wait while fc->blocked, the check passed
+                if waited && !sent && !skipped {
+                    return None; // still waiting
+                }
+                s.tasks[t].ph = PH_RA_GET;
+                return done(sent, skipped).or(Some(Step::RaGetWait));
             }
+            passed = false;
             self.check_read_limits(s, first, n);
             // fuse_send_readpages: ia->read.attr_ver = fuse_get_attr_version()
             self.sample_attr(s, t);
@@ -823,6 +859,31 @@ impl FuseModel {
             );
             s.tasks[t].ra &= !(low_mask(n) << first);
             sent = true;
+            // what the next check's readahead_count still counts of this
+            // READ: with __readahead_batch (before the folio
+            // conversion, 6.13) the whole READ, as _batch_count is
+            // dropped at the next batch; with __readahead_folio its last
+            // folio, dropped at the next call, unless a folio that did
+            // not fit is held (it is the next READ's first)
+            prev = Some((
+                first + n,
+                match (self.cfg.variant.ra_count_batch, held) {
+                    (true, _) => self.real_start(first + n) - self.real_start(first),
+                    (false, true) => 0,
+                    (false, false) => last,
+                },
+            ));
+        }
+    }
+
+    /// Whether task `t`'s readahead_control points at a file_ra_state
+    /// the model keeps: a read's (its `fd=F`'s or its own file's), a
+    /// fault's only with `fd=F` (`keeps_ra`).
+    fn ra_kept(&self, t: usize) -> bool {
+        use super::config::TaskSpec;
+        match self.cfg.tasks.get(t) {
+            Some(TaskSpec::Fault { .. } | TaskSpec::EnvAccess { .. }) => self.ra_fd(t).is_some(),
+            _ => true,
         }
     }
 
@@ -947,7 +1008,7 @@ impl FuseModel {
                 self.read_folio_send(s, t, q);
                 return Some(Got::Step(Step::ReadFolio));
             }
-            PH_RA => return self.ra_send(s, t).map(Got::Step),
+            PH_RA | PH_RA_GET => return self.ra_send(s, t).map(Got::Step),
             PH_RA_ADD => return Some(Got::Step(self.ra_add(s, t))),
             _ => {}
         }

@@ -107,6 +107,9 @@ pub enum Step {
     TruncPartial,
     RaAlloc,
     RaSend,
+    /// fuse_readahead's next READ passed its congestion check and waits
+    /// in fuse_get_req while fc->blocked (read.rs `PH_RA_GET`).
+    RaGetWait,
     RaEmpty,
     RaStop,
     RaNone,
@@ -378,6 +381,8 @@ impl Step {
             Step::RaSend if tree == Tree::V619 => "fuse_iomap_read_submit: fuse_send_readpages",
             Step::RaSend if rd => "iomap_readahead: submit_read, fuse_send_readpages",
             Step::RaSend => "fuse_readahead: fuse_send_readpages",
+            Step::RaGetWait if rd => "fuse_send_readpages: fuse_get_req waits (fc->blocked)",
+            Step::RaGetWait => "fuse_readahead: checked, fuse_get_req waits (fc->blocked)",
             Step::RaEmpty if rd => "(<= 6.18 only) fuse_readahead: READ with no folio",
             Step::RaEmpty => "fuse_readahead: READ with no folio (oops)",
             Step::RaStop if rd => "(<= 6.18 only) fuse_readahead: no folio fits, stop",
@@ -498,6 +503,7 @@ impl Step {
         Step::TruncPartial,
         Step::RaAlloc,
         Step::RaSend,
+        Step::RaGetWait,
         Step::RaEmpty,
         Step::RaStop,
         Step::RaNone,
@@ -658,6 +664,7 @@ mod tests {
             | Step::TruncPartial
             | Step::RaAlloc
             | Step::RaSend
+            | Step::RaGetWait
             | Step::RaEmpty
             | Step::RaStop
             | Step::RaNone

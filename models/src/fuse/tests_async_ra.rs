@@ -433,3 +433,108 @@ fn the_congestion_check_reads_the_files_async_size_when_it_sends() {
         .collect();
     assert_eq!(steps, [Step::RaSkip]);
 }
+
+/// One thread's reads on state `kernel` with `variant`, 12 one-page
+/// positions, READs of at most `max_pages` pages and
+/// congestion_threshold 1 (a readahead's first READ congests the
+/// connection for its next check).
+fn congested(kernel: &str, variant: &str, max_pages: u8, prog: &str) -> FuseModel {
+    let v = match variant {
+        "" => String::new(),
+        v => format!("variant = [\"{v}\"]\n"),
+    };
+    model(
+        from_toml(&format!(
+            "kernel = \"{kernel}\"\n{v}pages = 12\ninit_size = 12\nmax_pages = {max_pages}\ncongestion_threshold = 1\ndaemon_threads = 1\nthreads = [[{prog}]]\n"
+        ))
+        .unwrap(),
+    )
+}
+
+/// fuse_readahead's congestion check, "rac->ra->async_size >=
+/// readahead_count(rac)", at a batch's second and later READs: the
+/// count still holds part of the previous READ. A read of page 0 takes
+/// the window 0-3, async_size 3; its first READ congests. 6.13 on
+/// (__readahead_folio, which drops a folio at the next call): the
+/// previous READ's last folio counts, so with 1-page READs the second
+/// check counts 3 + 1 = 4 > 3 (page 1 is READ) and the third 2 + 1 = 3
+/// (skipped); with 2-page READs the second counts 2 + 1 = 3 (skipped).
+/// 6.1 - 6.12 (__readahead_batch, ra_count_batch): the whole previous
+/// READ counts, 2 + 2 = 4 > 3, and pages 2-3 are READ too. (Until 5
+/// Dec 2026 the model counted only the pages left: page 1 was skipped.)
+#[test]
+fn a_batchs_next_read_counts_what_the_rac_still_holds() {
+    let read0 = "\"read 0+1 fd=0\"";
+    for k in ["T2", "L"] {
+        let r = reads(&congested(k, "", 1, read0));
+        assert_eq!(r, [(0, 1), (1, 2)].into_iter().collect(), "{k}: {r:?}");
+        let r = reads(&congested(k, "", 2, read0));
+        assert_eq!(r, [(0, 2)].into_iter().collect(), "{k}: {r:?}");
+    }
+    let r = reads(&congested("L", "ra_count_batch", 2, read0));
+    assert_eq!(r, [(0, 2), (2, 4)].into_iter().collect(), "6.12: {r:?}");
+    let r = reads(&congested("L", "ra_count_batch", 1, read0));
+    assert_eq!(r, [(0, 1), (1, 2)].into_iter().collect(), "6.12: {r:?}");
+}
+
+/// read_pages until 7a1eb89f7918 (ra_skip_shrinks; 6.1 - 6.13) lowers
+/// the file's ra->size and ra->async_size by the folios a congested
+/// fuse_readahead skipped. The read of page 0 READs pages 0 and 1 and
+/// skips 2-3 (above): the window is now 2 pages, async_size 1. A read
+/// of the marked page 1 hits the expected index (start + size -
+/// async_size = 1 either way) and pushes the window forward by its
+/// size: from 2 to 4 pages (get_next_ra_size), pages 2-5, where later
+/// kernels push it from 4 to 8, pages 4-11. The first READ of either
+/// window goes out (nothing in flight once the first read's READs are
+/// answered); the rest is skipped.
+#[test]
+fn a_congested_skip_shrinks_the_window_on_6_13_and_before() {
+    let prog = "\"read 0+1 fd=0\", \"read 1+1 fd=0\"";
+    let r = reads(&congested("L", "ra_skip_shrinks", 1, prog));
+    assert!(r.contains(&(2, 3)) && !r.contains(&(4, 5)), "6.1: {r:?}");
+    let r = reads(&congested("L", "", 1, prog));
+    assert!(r.contains(&(4, 5)) && !r.contains(&(2, 3)), "later: {r:?}");
+}
+
+/// fuse_readahead checks congestion before it takes a READ's folios and
+/// calls fuse_get_req, which waits while fc->blocked (num_background at
+/// max_background): woken, it sends that READ without checking again
+/// (read.rs `PH_RA_GET`, step `RaGetWait`). A writeback WRITE and the
+/// window's first READ fill max_background 2; the second READ passes
+/// its check (3 pages left and the first READ's folio: 4 > async_size
+/// 3) and waits. When one reply leaves the connection congested
+/// (threshold 1) a check then would skip (3 >= 3), and the model sends.
+/// Until 5 Dec 2026 the model checked again when it woke, without the
+/// previous READ's folio.
+#[test]
+fn a_read_woken_in_fuse_get_req_is_not_checked_again() {
+    use super::model::Actor;
+    use super::read::PH_RA_GET;
+    let m = model(
+        from_toml(
+            "kernel = \"T2\"\npages = 12\ninit_size = 12\ncached = [8]\ndirty = [8]\nmax_pages = 1\nmax_background = 2\ncongestion_threshold = 1\ndaemon_threads = 1\nthreads = [[\"read 0+1 fd=0\"], [\"wb none\"]]\n",
+        )
+        .unwrap(),
+    );
+    let woken: Vec<State> = reachable(&m)
+        .into_iter()
+        .filter(|s| {
+            s.tasks[0].ph == PH_RA_GET
+                && s.tasks[0].ra == 0b1110
+                && !m.bg_blocked(s)
+                && m.congested(s)
+        })
+        .collect();
+    assert!(!woken.is_empty(), "no READ woken while congested");
+    for s in woken {
+        assert_eq!(s.ra_win[0].asz, 3);
+        let mut out = Vec::new();
+        m.successors(&s, &mut out);
+        let steps: Vec<Step> = out
+            .iter()
+            .filter(|(a, _)| a.actor == Actor::Task(0))
+            .map(|(a, _)| a.step)
+            .collect();
+        assert_eq!(steps, [Step::RaSend]);
+    }
+}

@@ -165,6 +165,27 @@ pub struct Variant {
     /// request done", 6.6). On for the 6.1 release.
     #[serde(default)]
     pub ra_prev_pos_each_copy: bool,
+    /// read_pages lowers the file's ra->size and ra->async_size by each
+    /// folio a ->readahead left ("The sizes in ->ra may be used to size
+    /// the next readahead"): a congested fuse_readahead's skip shrinks
+    /// the window the next readahead grows from. Removed by 7a1eb89f7918
+    /// ("readahead: don't shorten readahead window in read_pages()",
+    /// Jan Kara, posted 4 Dec 2024, merged for 6.14 or 6.15: the release
+    /// was not read); present in the 6.1.166, 6.12.19 and 6.13.7 trees,
+    /// absent from L's 6.15 files and from 6.17 and 6.18 (read
+    /// 2026-12-05). On for the 6.1 and 6.12 releases.
+    #[serde(default)]
+    pub ra_skip_shrinks: bool,
+    /// fuse_readahead takes each READ's pages with __readahead_batch,
+    /// whose _batch_count readahead_count(rac) still counts until the
+    /// next batch: the congestion check of a batch's second READ counts
+    /// the whole previous READ (6.1.166 and 6.12.19 trees). Off: 6.13's
+    /// folio conversion takes them with __readahead_folio, which drops a
+    /// folio at the next call, so the check counts the previous READ's
+    /// last folio (6.13.7, L's 6.15 files, 6.17, 6.18; read
+    /// 2026-12-05). On for the 6.1 and 6.12 releases.
+    #[serde(default)]
+    pub ra_count_batch: bool,
     /// Large folios: the folio order cap honours max_read (the Aug 2025
     /// "fuse: enable large folios" posting); off, v2 patch 12's cap
     /// ilog2(min(max_write / PAGE, max_pages)). (lfolio.rs)
@@ -349,6 +370,8 @@ pub const VARIANT_FLAGS: &[&str] = &[
     "ra_round_end",
     "ra_ondemand",
     "ra_prev_pos_each_copy",
+    "ra_skip_shrinks",
+    "ra_count_batch",
     "lf_cap_max_read",
     "lf_readahead_guard",
     "mut_vmscan_ignores_flag",
@@ -447,6 +470,8 @@ impl Variant {
             "ra_round_end" => &mut self.ra_round_end,
             "ra_ondemand" => &mut self.ra_ondemand,
             "ra_prev_pos_each_copy" => &mut self.ra_prev_pos_each_copy,
+            "ra_skip_shrinks" => &mut self.ra_skip_shrinks,
+            "ra_count_batch" => &mut self.ra_count_batch,
             "lf_cap_max_read" => &mut self.lf_cap_max_read,
             "lf_readahead_guard" => &mut self.lf_readahead_guard,
             "mut_vmscan_ignores_flag" => &mut self.mut_vmscan_ignores_flag,
@@ -526,6 +551,8 @@ impl Variant {
             ("ra_round_end", self.ra_round_end),
             ("ra_ondemand", self.ra_ondemand),
             ("ra_prev_pos_each_copy", self.ra_prev_pos_each_copy),
+            ("ra_skip_shrinks", self.ra_skip_shrinks),
+            ("ra_count_batch", self.ra_count_batch),
             ("lf_cap_max_read", self.lf_cap_max_read),
             ("lf_readahead_guard", self.lf_readahead_guard),
             ("mut_vmscan_ignores_flag", self.mut_vmscan_ignores_flag),
