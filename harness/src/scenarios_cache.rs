@@ -28,6 +28,14 @@ fn bg1_queue(c: &mut ServerConfig) {
     c.congestion_threshold = 1;
 }
 
+/// bg1_queue with the max_read mount option at `b` bytes: readahead
+/// READs of at most b / 4096 pages, so a window takes several READs,
+/// and the connection is congested from the first.
+fn bg1_max_read(c: &mut ServerConfig, b: u32) {
+    bg1_queue(c);
+    c.max_read = b;
+}
+
 pub fn all() -> Vec<Scenario> {
     vec![
         sc!("f_overtake", "max_background 1 (threshold 1): a held writeback WRITE makes the connection congested, so a second sync_file_range (WB_SYNC_NONE) writes nothing; a FOPEN_DIRECT_IO READ goes straight out; the second WRITE comes with fsync after the first reply", bg1_queue, |c| wrap(c, f_overtake)),
@@ -36,6 +44,8 @@ pub fn all() -> Vec<Scenario> {
         sc!("r_reread_dio", "a buffered re-read after a FOPEN_DIRECT_IO write of a cached page READs it again (invalidated before and after the direct WRITE); the other page need not be READ (clean pages may be evicted at any time, so none is required to stay cached)", dflt, |c| wrap(c, r_reread_dio)),
         sc!("r_ra_skip", "a read of page 0 reads ahead pages 0-3, PG_readahead on page 1; a read of page 4 skips the mark and misses at ra->start + ra->size: 6.11 and later (page_cache_sync_ra) take the cached pages before it, 4 from the file's start, doubled: 9 pages; 6.1 - 6.10 (ondemand_readahead) push the window forward and merge the next: 24 pages (the model's ra_ondemand); a read of page 13, just past the 9, names the difference", dflt, |c| wrap(c, r_ra_skip)),
         sc!("r_ra_midread", "standalone reads of pages 2 and 8, then a read of pages 2-5: page 2 is cached, page 3 misses; 6.6 and later set ra->prev_pos when a read ends, so the miss is no sequential one and 2 cached pages are too few: READ of pages 3-5 as asked; 6.1 - 6.5 set it after each page copied, so the miss is sequential: the initial window of 8, pages 3-10 but the cached 8 (the model's ra_prev_pos_each_copy)", dflt, |c| wrap(c, r_ra_midread)),
+        sc!("r_ra_cong_batch", "max_read 8192 (2-page readahead READs), max_background 1, congestion 1: a read of page 0 takes the window 0-3, async_size 3; the READ of pages 0-1 congests; fuse_readahead's next check counts what readahead_count still holds: 6.13 and later (__readahead_folio) 2 pages left and the previous READ's last folio, 3 <= 3, skip; 6.1 and 6.12 (__readahead_batch) the whole previous READ, 4 > 3, wait in fuse_get_req and READ pages 2-3 (the model's ra_count_batch)", |c| bg1_max_read(c, 8192), |c| wrap(c, r_ra_cong_batch)),
+        sc!("r_ra_cong_shrink", "max_read 4096 (1-page readahead READs), max_background 1, congestion 1: a read of page 0 READs pages 0 and 1 and skips 2-3 (window 0-3, async_size 3: 2 left + 1 held <= 3) on every kernel; 6.1 - 6.13 also shrink the file's window to 2 pages, async_size 1 (read_pages before 7a1eb89f7918), so a read of the marked page 1 pushes the window forward by 2: pages 2-5, READ of page 2; later kernels by 4: pages 4-11, READ of page 4 (the model's ra_skip_shrinks)", |c| bg1_max_read(c, 4096), |c| wrap(c, r_ra_cong_shrink)),
         sc!("r_ra_mmap", "readahead of 4 pages with its READ held: an mmap store to page 2 waits on the locked folio until the reply; munmap writes the store back", dflt, |c| wrap(c, r_ra_mmap)),
         sc!("c_munmap_held", "munmap of a shared mapping (fuse_vma_close: write_inode_now) waits for a held writeback WRITE", dflt, |c| wrap(c, c_munmap_held)),
         sc!("c_msync_held", "msync(MS_SYNC) waits for a held writeback WRITE, then sends FSYNC(datasync)", dflt, |c| wrap(c, c_msync_held)),
@@ -286,6 +296,18 @@ fn r_ra_skip(ctx: &mut Ctx) -> Res {
 fn r_ra_midread(ctx: &mut Ctx) -> Res {
     let tags: String = (b'A'..=b'P').map(char::from).collect();
     reads_of_uncached(ctx, &tags, &[(2, 1, "C"), (8, 1, "I"), (2, 4, "CDEF")])
+}
+
+/// 8 pages on the server, none cached; on one fd pread page 0.
+fn r_ra_cong_batch(ctx: &mut Ctx) -> Res {
+    reads_of_uncached(ctx, "ABCDEFGH", &[(0, 1, "A")])
+}
+
+/// 16 pages on the server, none cached; on one fd pread page 0, then
+/// page 1.
+fn r_ra_cong_shrink(ctx: &mut Ctx) -> Res {
+    let tags: String = (b'A'..=b'P').map(char::from).collect();
+    reads_of_uncached(ctx, &tags, &[(0, 1, "A"), (1, 1, "B")])
 }
 
 /// `tags` (a page each) on the server, none cached; then on one fd a

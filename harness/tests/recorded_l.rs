@@ -105,6 +105,65 @@ fn ra_congested_traces_have_their_pinned_verdicts() {
     check_dir("ra-congested", "T''");
 }
 
+/// Scenarios r_ra_cong_batch and r_ra_cong_shrink (max_read 8192 or
+/// 4096, max_background 1, congestion 1; 5 Dec 2026) on Debian's 6.1
+/// and 6.12 in a wbspec vm guest and on this host's 6.18.44: the
+/// kernels' READs differ as the model's switches ra_count_batch and
+/// ra_skip_shrinks say (docs/findings.md M-ra-stale-asz), each trace
+/// conforms as its kernel's, and the 6.1 and 6.12 ones read as a 6.18
+/// kernel's are VIOLATIONs at their READ of page 2. The 6.18
+/// r_ra_cong_shrink was a false VIOLATION (at the READ of page 1) while
+/// the model counted only the pages left.
+#[test]
+fn ra_cong_traces_show_how_each_kernel_counts_and_shrinks() {
+    check_dir("ra-cong-6.1", "L (6.1.y)");
+    check_dir("ra-cong-6.12", "L+dio (6.12.64+)");
+    check_dir("ra-cong-6.18", "T''");
+    let reads = |dir: &str, name: &str| -> Vec<(u64, u64)> {
+        let p =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/traces/{dir}/{name}.jsonl"));
+        parse_trace(&std::fs::read_to_string(p).unwrap())
+            .unwrap()
+            .iter()
+            .filter(|e| e.ev == "req" && e.op.as_deref() == Some("READ"))
+            .map(|e| (e.offset.unwrap() / 4096, e.size.unwrap() / 4096))
+            .collect()
+    };
+    for old in ["ra-cong-6.1", "ra-cong-6.12"] {
+        // __readahead_batch: 2 left + the whole previous READ > 3
+        assert_eq!(reads(old, "r_ra_cong_batch"), [(0, 2), (2, 2)], "{old}");
+        // the skip shrank the window: the next one is pages 2-5
+        assert_eq!(
+            reads(old, "r_ra_cong_shrink"),
+            [(0, 1), (1, 1), (2, 1)],
+            "{old}"
+        );
+    }
+    // __readahead_folio: 2 left + 1 folio <= 3, skipped
+    assert_eq!(reads("ra-cong-6.18", "r_ra_cong_batch"), [(0, 2)]);
+    // no shrink: the next window is pages 4-11
+    assert_eq!(
+        reads("ra-cong-6.18", "r_ra_cong_shrink"),
+        [(0, 1), (1, 1), (4, 1)]
+    );
+    for old in ["ra-cong-6.1", "ra-cong-6.12"] {
+        for name in ["r_ra_cong_batch", "r_ra_cong_shrink"] {
+            let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("tests/traces/{old}/{name}.jsonl"));
+            let mut ev = parse_trace(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            ev[0].kernel = Some("6.18.44".into());
+            let c = conform_trace(&ev, None).unwrap();
+            assert!(
+                c.word.starts_with("VIOLATION")
+                    && c.word.contains("req READ u=")
+                    && c.word.contains("off=8192"),
+                "{old}/{name} as 6.18's: {}",
+                c.word
+            );
+        }
+    }
+}
+
 /// The recording behind finding M-maxpages (6.18.44, state T2): a
 /// false VIOLATION of conformance's max_pages, counted in positions,
 /// pinned as the open gap it is.

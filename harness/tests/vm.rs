@@ -81,7 +81,9 @@ fn run_vm(args: &[&str]) -> (Output, u32) {
 /// (Scenario::expect_on); the others conform (their kernel checks are
 /// T2's). r_ra_skip conforms on 6.1 only with the release's
 /// ra_ondemand, on 6.12 only without it; r_ra_midread the same with
-/// ra_prev_pos_each_copy (docs/findings.md M-ra-ondemand).
+/// ra_prev_pos_each_copy (docs/findings.md M-ra-ondemand);
+/// r_ra_cong_batch and r_ra_cong_shrink need ra_count_batch and
+/// ra_skip_shrinks, on for both releases (M-ra-stale-asz).
 const SCENARIOS: &[&str] = &[
     "a_fsync",
     "b_ftrunc",
@@ -92,6 +94,8 @@ const SCENARIOS: &[&str] = &[
     "b_wait_after",
     "r_ra_skip",
     "r_ra_midread",
+    "r_ra_cong_batch",
+    "r_ra_cong_shrink",
 ];
 
 fn conforms_on(series: &str, label: &str) {

@@ -405,10 +405,21 @@ fn translate_inner(
     // max_write: the server (fuser 0.18) sets it from max(max_write,
     // max_readahead), the kernel asking for 128 KiB (VM_READAHEAD_PAGES),
     // so it exceeds max_write's cap when max_write is below 128 KiB
-    let real_read_pages = numc("max_write", 1 << 20)
+    let fc_read_pages = numc("max_write", 1 << 20)
         .max(128 << 10)
         .div_ceil(PG)
         .clamp(1, 256);
+    // and by the max_read mount option (fuse_readahead: min(fc->max_pages,
+    // fc->max_read / PAGE_SIZE); the server refuses one below a page)
+    let max_read = numc("max_read", 0);
+    let real_read_pages = match max_read {
+        0 => fc_read_pages,
+        b => fc_read_pages.min((b / PG).max(1)),
+    };
+    let read_cap_name = match real_read_pages < fc_read_pages {
+        true => "max_read",
+        false => "fc->max_pages",
+    };
     let read_max_pages = match fit(real_read_pages) {
         k if k == max_pages => 0,
         k => k,
@@ -489,7 +500,7 @@ fn translate_inner(
                 }
             }
             RawTask::DioRead { first, n } | RawTask::OdirectRead { first, n } => {
-                (*first, *n, real_read_pages * PG, "fc->max_pages")
+                (*first, *n, real_read_pages * PG, read_cap_name)
             }
             _ => continue,
         };

@@ -9,6 +9,12 @@ pub struct ServerConfig {
     /// Negotiate FUSE_WRITEBACK_CACHE.
     pub writeback_cache: bool,
     pub max_write: u32,
+    /// The `max_read` mount option (fc->max_read): 0 leaves the kernel's
+    /// default (~0). It caps a readahead READ at min(fc->max_pages,
+    /// max_read / PAGE_SIZE) pages (fuse_readahead) and a direct READ at
+    /// max_read bytes (fuse_direct_io). Absent from headers when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_read: u32,
     pub max_background: u16,
     /// Always set together with max_background (fuser's default 3/4 rounds
     /// max_background=1 down to 0, which the kernel ignores). At most
@@ -54,6 +60,10 @@ pub struct ServerConfig {
     pub raw: bool,
 }
 
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
 /// Longest a lingering server waits for `quit` after its session ended.
 pub const LINGER_MAX_MS: u64 = 20_000;
 
@@ -62,6 +72,7 @@ impl Default for ServerConfig {
         ServerConfig {
             writeback_cache: true,
             max_write: 1 << 20,
+            max_read: 0,
             max_background: 16,
             congestion_threshold: 12,
             direct_io_allow_mmap: false,
@@ -113,6 +124,10 @@ impl ServerConfig {
         if self.raw {
             a.push("--raw".into());
         }
+        if self.max_read != 0 {
+            a.push("--max-read".into());
+            a.push(self.max_read.to_string());
+        }
         for (k, v) in [
             ("--max-write", self.max_write as u64),
             ("--max-bg", self.max_background as u64),
@@ -136,6 +151,12 @@ impl ServerConfig {
     pub fn check(&self) -> Result<(), String> {
         if self.max_write < 4096 || self.max_background == 0 || self.congestion_threshold == 0 {
             return Err("--max-write is at least 4096, --max-bg and --cong at least 1".into());
+        }
+        if self.max_read != 0 && self.max_read < 4096 {
+            return Err(format!(
+                "--max-read {} is below 4096: fuse_readahead would read no page (max_read / PAGE_SIZE = 0)",
+                self.max_read
+            ));
         }
         // fuser 0.18 KernelConfig::set_max_write: `if value >
         // MAX_WRITE_SIZE as u32 { return Err(MAX_WRITE_SIZE as u32) }`,
@@ -182,6 +203,9 @@ impl ServerConfig {
             // (out of range is an error, not the value's low bits)
             "--max-write" => {
                 self.max_write = u32::try_from(val(arg)?).map_err(|e| format!("{arg}: {e}"))?
+            }
+            "--max-read" => {
+                self.max_read = u32::try_from(val(arg)?).map_err(|e| format!("{arg}: {e}"))?
             }
             "--max-bg" => {
                 self.max_background = u16::try_from(val(arg)?).map_err(|e| format!("{arg}: {e}"))?

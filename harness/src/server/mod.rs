@@ -158,6 +158,12 @@ pub fn run_server(
         MountOption::FSName("wbspec".into()),
         MountOption::Subtype("wbspec".into()),
     ];
+    if cfg.max_read != 0 {
+        // fuse_fill_super's max_read (fc->max_read)
+        config
+            .mount_options
+            .push(MountOption::CUSTOM(format!("max_read={}", cfg.max_read)));
+    }
     config.acl = SessionACL::All;
     config.n_threads = Some(1);
     let session = Session::new(RecFs { core: core.clone() }, mountpoint, &config)?;
