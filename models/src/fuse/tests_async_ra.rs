@@ -401,7 +401,6 @@ fn the_random_word_parses_and_prints() {
 /// pages is skipped: 8 >= 4. Read at setup, 3 < 4, it was sent.
 #[test]
 fn the_congestion_check_reads_the_files_async_size_when_it_sends() {
-    use super::model::Actor;
     use super::read::PH_RA;
     let m = model(
         from_toml(
@@ -424,14 +423,7 @@ fn the_congestion_check_reads_the_files_async_size_when_it_sends() {
         n: 1,
         sent: 1,
     });
-    let mut out = Vec::new();
-    m.successors(&s, &mut out);
-    let steps: Vec<Step> = out
-        .iter()
-        .filter(|(a, _)| a.actor == Actor::Task(0))
-        .map(|(a, _)| a.step)
-        .collect();
-    assert_eq!(steps, [Step::RaSkip]);
+    assert_eq!(task0_steps(&m, &s), [Step::RaSkip]);
 }
 
 /// One thread's reads on state `kernel` with `variant`, 12 one-page
@@ -508,7 +500,6 @@ fn a_congested_skip_shrinks_the_window_on_6_13_and_before() {
 /// previous READ's folio.
 #[test]
 fn a_read_woken_in_fuse_get_req_is_not_checked_again() {
-    use super::model::Actor;
     use super::read::PH_RA_GET;
     let m = model(
         from_toml(
@@ -528,13 +519,16 @@ fn a_read_woken_in_fuse_get_req_is_not_checked_again() {
     assert!(!woken.is_empty(), "no READ woken while congested");
     for s in woken {
         assert_eq!(s.ra_win[0].asz, 3);
-        let mut out = Vec::new();
-        m.successors(&s, &mut out);
-        let steps: Vec<Step> = out
-            .iter()
-            .filter(|(a, _)| a.actor == Actor::Task(0))
-            .map(|(a, _)| a.step)
-            .collect();
-        assert_eq!(steps, [Step::RaSend]);
+        assert_eq!(task0_steps(&m, &s), [Step::RaSend]);
     }
+}
+
+/// The steps task 0 can take from `s`.
+fn task0_steps(m: &FuseModel, s: &State) -> Vec<Step> {
+    let mut out = Vec::new();
+    m.successors(s, &mut out);
+    out.iter()
+        .filter(|(a, _)| a.actor == super::model::Actor::Task(0))
+        .map(|(a, _)| a.step)
+        .collect()
 }
