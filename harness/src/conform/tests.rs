@@ -693,3 +693,21 @@ fn a_direct_write_above_fc_max_pages_is_not_modelled() {
         "{why}"
     );
 }
+
+/// The search's bound on the states possible at one event never exceeds
+/// what MemAvailable holds (three copies of a state): a 2 GiB guest
+/// gets an inconclusive verdict, not the OOM killer.
+#[test]
+fn the_state_bound_fits_the_machines_memory() {
+    use super::search::states_in;
+    let guest = "MemTotal:        2014000 kB\nMemFree:   1800000 kB\nMemAvailable:    1700000 kB\n";
+    // 1,700,000 KiB over 3 * 1,500 + 64 bytes
+    assert_eq!(states_in(guest, 1500), Some(381_419));
+    assert!(states_in(guest, 1500).unwrap() < DEFAULT_BOUND);
+    // a 23 GB host keeps the default bound
+    let host = "MemAvailable:   23000000 kB\n";
+    assert!(states_in(host, 1500).unwrap() > DEFAULT_BOUND);
+    assert_eq!(states_in("MemTotal: 1 kB\n", 1500), None);
+    assert_eq!(states_in("MemAvailable: x kB\n", 1500), None);
+    assert_eq!(states_in("MemAvailable: 1 kB\n", 1500), Some(1000));
+}
