@@ -11,8 +11,9 @@
 //! Phases of a lookup (`Task::ph`): `PH_GET` is filemap_get_pages from the
 //! top, `PH_RA_ADD` page_cache_ra_unbounded's loop over the window (one
 //! folio per step), `PH_RA` fuse_readahead with folios of a batch left to
-//! send (`PH_RA_GET` when its next READ waits in fuse_get_req), `PH_RA_DONE` the rest of the call after readahead, `PH_FOLIO_L`
-//! (L) read_folio holding the folio lock while the rb-tree covers it,
+//! send (`PH_RA_GET` when its next READ waits in fuse_get_req),
+//! `PH_RA_DONE` the rest of the call after readahead, `PH_FOLIO_L` (L)
+//! read_folio holding the folio lock while the rb-tree covers it,
 //! `PH_FOLIO` waiting for the read_folio READ's reply.
 
 use super::config::{low_mask, PageMask};
