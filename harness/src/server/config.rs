@@ -154,7 +154,7 @@ impl ServerConfig {
         }
         if self.max_read != 0 && self.max_read < 4096 {
             return Err(format!(
-                "--max-read {} is below 4096: fuse_readahead would read no page (max_read / PAGE_SIZE = 0)",
+                "--max-read {} is below 4096: the kernel raises it to 4096 (fuse_fill_super: max_t(unsigned int, 4096, max_read)), so the header would misstate it",
                 self.max_read
             ));
         }

@@ -778,6 +778,10 @@ impl FuseModel {
             // nothing locks f_ra between); else the window's, `saved`
             let asz = match self.ra_fd(t) {
                 Some(f) => s.ra_win[f].asz,
+                // a read's own file: its f_ra, which a skip of an earlier
+                // batch of this window may have shrunk (ra_skip_shrinks;
+                // else it is `saved`)
+                None if self.ra_kept(t) => s.tasks[t].raw.asz,
                 None => s.tasks[t].saved,
             };
             if !passed && self.congested(s) && asz as u32 >= count {
@@ -820,8 +824,15 @@ impl FuseModel {
                 pos = f.end;
             }
             // held: a folio taken while the READ had room that did not
-            // fit stays for the next READ
-            let held = pos < (first + len) as usize && self.ra_room(first, n);
+            // fit stays for the next READ. Without large folios (no FUSE
+            // tree before the large-folio series) every folio is one
+            // kernel page, whatever kernel pages a position stands for:
+            // the last folio is 1 page and none is ever held
+            let large = self.cfg.folio_pages > 1;
+            let held = large && pos < (first + len) as usize && self.ra_room(first, n);
+            if !large {
+                last = 1;
+            }
             if n == 0 {
                 // a large folio that fits no READ (lfolio.rs): v5's guard
                 // stops and read_pages unlocks the rest, not uptodate; the
@@ -866,9 +877,13 @@ impl FuseModel {
             // dropped at the next batch; with __readahead_folio its last
             // folio, dropped at the next call, unless a folio that did
             // not fit is held (it is the next READ's first)
+            // iomap_readahead (C, 6.19) takes each folio with
+            // readahead_folio before fuse_handle_readahead checks at the
+            // next READ's first folio: nothing of the previous READ
             prev = Some((
                 first + n,
                 match (self.cfg.variant.ra_count_batch, held) {
+                    _ if self.cfg.tree().iomap_reads() => 0,
                     (true, _) => self.real_start(first + n) - self.real_start(first),
                     (false, true) => 0,
                     (false, false) => last,

@@ -737,8 +737,12 @@ fn readahead_waits_in_fuse_get_req_and_wb_skips_when_congested() {
     let s = run(&m, &s, T1, Step::RaWindow);
     let s = run(&m, &s, T1, Step::RaAdd);
     assert!(s.pages[1].locked() && s.tasks[1].ra != 0);
-    // read_pages is next: fuse_readahead's fuse_get_req waits
+    // read_pages is next: fuse_readahead checks congestion (async_size
+    // 0 < 1 page: not skipped), then fuse_get_req waits
     assert!(s.tasks[1].ph == super::read::PH_RA);
+    assert!(super::properties::w_ra_blocked(&m, &s));
+    let s = run(&m, &s, T1, Step::RaGetWait);
+    assert!(s.tasks[1].ph == super::read::PH_RA_GET);
     assert!(super::properties::w_ra_blocked(&m, &s));
     assert!(enabled(&m, &s, T1).is_empty(), "fuse_get_req waits");
     let s = run(&m, &s, T2, Step::WbCongested);

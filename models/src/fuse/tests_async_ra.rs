@@ -532,3 +532,96 @@ fn task0_steps(m: &FuseModel, s: &State) -> Vec<Step> {
         .map(|(a, _)| a.step)
         .collect()
 }
+
+/// iomap's readahead (C, and T19 for 6.19) takes each folio with
+/// readahead_folio before fuse_handle_readahead checks congestion at
+/// the next READ's first folio: readahead_count is the pages left,
+/// nothing of the previous READ. Window 0-3 (async_size 3), 1-page
+/// READs: the second check counts 3 <= 3 and skips. (Found by an
+/// attack on 5 Dec 2026, when the model added the previous READ's last
+/// folio in every tree.)
+#[test]
+fn the_iomap_check_counts_only_the_pages_left() {
+    let read0 = "\"read 0+1 fd=0\"";
+    for k in ["T19", "C"] {
+        let r = reads(&congested(k, "", 1, read0));
+        assert_eq!(r, [(0, 1)].into_iter().collect(), "{k}: {r:?}");
+    }
+}
+
+/// Positions of several kernel pages (conform's real_pages): FUSE's
+/// folios are order-0 before the large-folio series (6.18's fs/fuse has
+/// no mapping_set_large_folios), so readahead_count holds 1 page of the
+/// previous READ, not the position's 3. An oversized read of 35 pages:
+/// window of 32, async_size 16, READs of one 3-page position. After
+/// the READ ending at page 18 the check counts 14 + 1 = 15 <= 16 and,
+/// congested, skips: the READ at position 6 is never sent. (Found by
+/// the same attack: the model counted 14 + 3 and always sent it.)
+#[test]
+fn a_position_of_several_pages_is_order_0_folios_to_the_count() {
+    let mut real = [3u8; 12];
+    real[10] = 2;
+    let m = seq(
+        &real,
+        "[\"read 0+12 fd=0\"]",
+        "max_pages = 1\ncongestion_threshold = 1\ndaemon_threads = 1\n",
+    );
+    assert_eq!(m.lay.kpage[6], 18);
+    let (mut sent6, mut dropped6) = (0, 0);
+    reachable_from(&m, m.initial(), |s, _a, n| {
+        if s.tasks[0].ra & (1 << 5) != 0
+            && s.tasks[0].ra & (1 << 6) != 0
+            && n.tasks[0].ra & (1 << 6) == 0
+        {
+            let q = n
+                .fuse_q
+                .iter()
+                .chain(n.bg_q.iter())
+                .any(|r| matches!(*r, Req::ReadPages { first: 6, .. }));
+            if q {
+                sent6 += 1
+            } else {
+                dropped6 += 1
+            }
+        }
+    });
+    assert!(
+        dropped6 > 0 && sent6 == 0,
+        "sent {sent6}, dropped {dropped6}"
+    );
+}
+
+/// With ra_skip_shrinks a read on its own open checks its file's f_ra,
+/// which a skip of an earlier batch of the same window shrank (both
+/// read_pages calls of page_cache_ra_unbounded pass &file->f_ra). read
+/// 0+4 with page 4 cached: window 0-7, async_size 4; batch 0-3 (4 <=
+/// 4) is skipped while congested and f_ra goes to size 4, async_size 0;
+/// batch 5-7 then checks 0 >= 3, false: READ. (Found by the same
+/// attack: the model checked the window's async_size, 4, and skipped.)
+#[test]
+fn a_shrunk_async_size_is_what_the_next_batch_checks() {
+    let m = model(
+        from_toml(
+            "kernel = \"L\"\nvariant = [\"ra_skip_shrinks\", \"ra_count_batch\"]\npages = 12\ninit_size = 12\ncached = [4, 10]\ndirty = [10]\nmax_pages = 4\ncongestion_threshold = 1\ndaemon_threads = 1\nthreads = [[\"read 0+4\"], [\"wb none\"]]\n",
+        )
+        .unwrap(),
+    );
+    let hits: Vec<State> = reachable(&m)
+        .into_iter()
+        .filter(|s| {
+            s.tasks[0].ph == super::read::PH_RA
+                && s.tasks[0].ra == 0b1110_0000
+                && m.congested(s)
+                && s.tasks[0].raw.asz == 0
+        })
+        .collect();
+    assert!(!hits.is_empty(), "no batch 5-7 after a shrinking skip");
+    for s in hits {
+        assert_eq!(
+            task0_steps(&m, &s),
+            [Step::RaSend],
+            "saved {}",
+            s.tasks[0].saved
+        );
+    }
+}
