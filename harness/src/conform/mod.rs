@@ -570,14 +570,10 @@ fn conform_file_bounded(
     loop {
         let m = match translate::translate_split(events, scenario, &extra)? {
             Translation::NotModelled(why) => {
-                if let Some((mut c, at, cuts)) = coarser {
+                if let Some((c, at, cuts)) = coarser {
                     // the finer split is not modelled (too many
                     // positions): the coarser verdict stands, weaker
-                    c.word = format!(
-                        "{} (readahead edges inside positions at pages {cuts} not checked: {why})",
-                        c.word
-                    );
-                    return Ok((c, at));
+                    return Ok((unchecked(c, &cuts, &why), at));
                 }
                 return Ok((
                     Conformance {
@@ -611,17 +607,18 @@ fn conform_file_bounded(
         };
         let ((c, at, conforms, m), cuts) =
             wbspec_models::fuse::cuts::collecting(|| judge_mapping(*m, threads, b));
-        if let Some((mut cc, cat, cuts)) = coarser.take() {
+        if let Some((cc, cat, cuts)) = coarser.take() {
             if !conforms && c.word.starts_with("inconclusive") {
                 // the finer split reached its bound: nothing shown
-                cc.word = format!("{} (readahead edges inside positions at pages {cuts} not checked: the finer split's search is inconclusive)", cc.word);
-                return Ok((cc, cat));
+                return Ok((
+                    unchecked(cc, &cuts, "the finer split's search is inconclusive"),
+                    cat,
+                ));
             }
             if !conforms && !whole {
                 // the finer split's max_pages may forbid a request the
                 // kernel sent: the coarser verdict stands, weaker
-                cc.word = format!("{} (readahead edges inside positions at pages {cuts} not checked: the finer split does not conform, and its max_pages counts positions of different sizes)", cc.word);
-                return Ok((cc, cat));
+                return Ok((unchecked(cc, &cuts, "the finer split does not conform, and its max_pages counts positions of different sizes"), cat));
             }
         }
         // (units below a page have no page boundary inside a position;
@@ -640,17 +637,42 @@ fn conform_file_bounded(
         // async_window_inside_position)
         let violation = c.word.starts_with("VIOLATION");
         if !((conforms || violation) && page_split && !new.is_empty()) {
+            let mut c = c;
+            if violation && round > 0 {
+                // a VIOLATION of a split the trace does not name: say so
+                let all: Vec<u64> = extra.iter().copied().collect();
+                c.word = format!("{} (positions split again at pages {all:?})", c.word);
+            }
             return Ok((c, at));
         }
         if round == MAX_REFINEMENTS {
-            let mut c = c;
-            c.word = format!("{} (readahead edges inside positions at pages {new:?} not checked: {MAX_REFINEMENTS} refinements)", c.word);
-            return Ok((c, at));
+            let why = format!("{MAX_REFINEMENTS} refinements");
+            return Ok((unchecked(c, &format!("{new:?}"), &why), at));
         }
         extra.extend(new.iter().copied());
         coarser = Some((c, at, format!("{new:?}")));
         round += 1;
     }
+}
+
+/// A verdict whose finer split could not be checked (`why`) where the
+/// model's windows or requests ended inside positions at kernel pages
+/// `cuts`: a conforming one stands, weaker; a VIOLATION is not shown
+/// (the rounding to whole positions may be what the kernel's behaviour
+/// lacks), so it is inconclusive, naming the VIOLATION of the split
+/// the trace names.
+fn unchecked(mut c: Conformance, cuts: &str, why: &str) -> Conformance {
+    let note = format!("readahead edges inside positions at pages {cuts} not checked: {why}");
+    if c.word.starts_with("VIOLATION") {
+        c.word = format!(
+            "inconclusive (split as the trace names it: {}; {note})",
+            c.word
+        );
+        c.class = Class::DoesNotConform;
+    } else {
+        c.word = format!("{} ({note})", c.word);
+    }
+    c
 }
 
 /// The kernel pages at which a position of `m` starts.
